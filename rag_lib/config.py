@@ -1,0 +1,44 @@
+"""Paths and settings, in one place.
+
+Settings come from ``rag_lib/workbook.yaml``; paths are derived from the repository root.
+Environment variables only ever override *locations* (``RAG_MODELS_DIR``, ``RAG_CACHE_DIR``)
+and API credentials, which are never written to disk.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parent
+DATA_DIR = REPO_ROOT / "data"
+SNAPSHOTS_DIR = DATA_DIR / "snapshots"
+BENCHMARK_DIR = DATA_DIR / "benchmark"
+RESULTS_DIR = REPO_ROOT / "results"
+
+
+def cache_dir() -> Path:
+    """Where rebuildable caches (embeddings) live; never committed."""
+    return Path(os.environ.get("RAG_CACHE_DIR", REPO_ROOT / ".cache"))
+
+
+@cache
+def settings() -> dict[str, Any]:
+    """The parsed ``workbook.yaml``."""
+    with open(PACKAGE_DIR / "workbook.yaml", encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def default_batch() -> str:
+    """The corpus snapshot batch the workbook runs on."""
+    return str(settings()["snapshot"]["batch"])
+
+
+def batch_dir(batch: str | None = None) -> Path:
+    """Folder of one snapshot batch: ``data/snapshots/<batch>/``."""
+    return SNAPSHOTS_DIR / (batch or default_batch())
