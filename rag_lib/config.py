@@ -19,7 +19,14 @@ REPO_ROOT = PACKAGE_DIR.parent
 DATA_DIR = REPO_ROOT / "data"
 SNAPSHOTS_DIR = DATA_DIR / "snapshots"
 BENCHMARK_DIR = DATA_DIR / "benchmark"
+NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 RESULTS_DIR = REPO_ROOT / "results"
+KERNEL_NAME = "ragbench-workbook"
+
+
+def results_dir() -> Path:
+    """Where experiments write their results; tests point it at a temporary folder."""
+    return Path(os.environ.get("RAG_RESULTS_DIR", RESULTS_DIR))
 
 
 def cache_dir() -> Path:

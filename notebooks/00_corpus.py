@@ -1,0 +1,128 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 00 · The corpus: snapshot → normalized pages → chunks
+#
+# **Question.** What exactly does retrieval search over? Every later rank is a rank among these
+# chunks, so this notebook builds them and compares their shape with the casebook's corpus
+# (section 01 and the reproduction notes of section 08).
+#
+# **Configuration.** Snapshot batch and chunk limit from `rag_lib/workbook.yaml` (printed below).
+# No model is used here. Normaliser: `rag_lib.normalize` with the section rules in
+# `data/snapshots/<batch>/sections.yaml`; chunker: `rag_lib.chunking` (structure-aware, zero overlap).
+#
+# **Re-run.** `make reproduce` (all notebooks) or `.venv/bin/python -m rag_lib.reproduce 00_corpus`.
+# Outputs: `data/snapshots/<batch>/normalized/`, `chunks.jsonl`, and `results/00_corpus/`.
+#
+# Corpus licence: Cloudflare documentation © Cloudflare, Inc., CC-BY-4.0
+# (source: github.com/cloudflare/cloudflare-docs; see `data/snapshots/<batch>/raw/README.md`).
+
+# %% tags=["parameters"]
+batch = None  # None: the batch named in rag_lib/workbook.yaml
+max_chars = None  # None: the chunk size limit in rag_lib/workbook.yaml
+
+# %%
+import pandas as pd
+from IPython.display import Image, Markdown, display
+
+from rag_lib import corpus as corpus_mod
+from rag_lib import figures, report
+from rag_lib.casebook import published
+
+corpus = corpus_mod.build_corpus(batch, max_chars)
+chunks_path = corpus_mod.write_corpus(corpus)
+stats = corpus_mod.corpus_stats(corpus)
+print(f"batch: {stats['batch']} | chunk limit: {stats['max_chars_limit']} characters | wrote {chunks_path.name}")
+
+# %% [markdown]
+# ## Our corpus beside the casebook's
+# The casebook's figures are theirs (26 pages of snapshot v1-2026-10-04); ours come from this run.
+
+# %%
+theirs = published()["corpus"]
+comparison = pd.DataFrame(
+    [
+        ("pages", stats["pages"], theirs["pages"]),
+        ("chunks", stats["chunks"], theirs["chunks"]),
+        ("embeddable chunks", stats["embeddable_chunks"], theirs["embeddable_chunks"]),
+        ("heading-only chunks", stats["heading_only_chunks"], theirs["chunks"] - theirs["embeddable_chunks"]),
+        ("median chunk length (chars)", stats["median_chars"], theirs["median_chars"]),
+        ("longest chunk (chars)", stats["max_chars"], theirs["max_chars"]),
+        ("chunks over the limit", len(stats["oversized"]), theirs["oversized"]),
+    ],
+    columns=["figure", "ours", "casebook (published)"],
+).set_index("figure")
+comparison
+
+# %% [markdown]
+# ## Chunks over the limit
+# Only a single table, code block or `<details>` may exceed the limit; it is kept whole.
+
+# %%
+pd.DataFrame(stats["oversized"])
+
+# %% [markdown]
+# ## Chunk length distribution
+
+# %%
+histogram = figures.chunk_length_histogram(
+    [c.n_chars for c in corpus.embeddable], stats["max_chars_limit"], report.experiment_dir("00_corpus") / "chunk_lengths.png"
+)
+display(Image(filename=str(histogram)))
+
+# %% [markdown]
+# ## Chunks per page
+
+# %%
+pd.Series(stats["chunks_per_page"], name="chunks").to_frame()
+
+# %% [markdown]
+# ## What normalisation removed
+# Every removal is logged in `normalized/removals.jsonl`: front-matter, imports, interface-only
+# components, and the sections that `sections.yaml` drops from long mixed pages (with the reason
+# recorded there). The Workers pricing page loses its KV section, so the casebook's Q9a
+# ("how large is the Workers KV free allowance?") truly has no answer in this corpus.
+
+# %%
+removals = pd.DataFrame([r.__dict__ for p in corpus.pages for r in p.removals])
+display(removals.groupby("kind").agg(count=("chars", "size"), chars=("chars", "sum")))
+display(removals[removals["kind"].str.startswith("section")][["page", "detail", "chars"]])
+print("normaliser warnings:", stats["warnings"] or "none")
+
+# %%
+template = """# 00 · Corpus
+
+Snapshot `{batch}`: {pages} pages ({partials} partials inlined), {chunks} chunks, of which
+{embeddable_chunks} have embeddable body text and {heading_only_chunks} are headings only.
+Median chunk length {median_chars} characters; longest {max_chars} (limit {max_chars_limit});
+{n_oversized} chunk(s) over the limit, each a single block kept whole.
+Normalisation removed {removed_chars} characters ({n_removals} removals, logged).
+
+| figure | ours | casebook (published, theirs) |
+| --- | --- | --- |
+| pages | {pages} | {casebook.pages} |
+| chunks | {chunks} | {casebook.chunks} |
+| embeddable chunks | {embeddable_chunks} | {casebook.embeddable_chunks} |
+| median length | {median_chars} | {casebook.median_chars} |
+| longest chunk | {max_chars} | {casebook.max_chars} |
+| over the limit | {n_oversized} | {casebook.oversized} |
+
+Figure: `chunk_lengths.png`.
+"""
+stored = report.write_experiment(
+    "00_corpus",
+    {**stats, "n_oversized": len(stats["oversized"]), "n_removals": len(removals), "casebook": theirs},
+    template,
+)
+display(Markdown((report.experiment_dir("00_corpus") / "report.md").read_text()))

@@ -1,0 +1,142 @@
+"""``make reproduce``: execute every notebook headless into ``results/``.
+
+Each notebook is authored as a jupytext percent script (``notebooks/NN_name.py``), paired with
+its ``.ipynb``. It is executed with papermill on the project's kernel, with the parameters of
+``rag_lib/workbook.yaml``, and written to ``results/notebooks/<name>.ipynb`` and ``.html``.
+Volatile metadata (timings, papermill bookkeeping) is stripped, so an unchanged run is
+byte-identical. A failing notebook is reported with its error and the others still run; the
+command exits non-zero at the end if any failed. ``--check`` compares the figures in the
+experiments' ``results.json`` with ``results/expected.yaml``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, results_dir, settings
+from rag_lib.io import atomic_open, write_text
+
+
+@dataclass(frozen=True)
+class NotebookRun:
+    """One execution of a notebook: its output name, source and papermill parameters."""
+
+    name: str
+    notebook: str
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> Path:
+        return NOTEBOOKS_DIR / f"{self.notebook}.py"
+
+
+def planned_runs() -> list[NotebookRun]:
+    """The runs listed in ``workbook.yaml``, in order."""
+    return [
+        NotebookRun(r["name"], r["notebook"], dict(r.get("parameters") or {}))
+        for r in settings()["reproduce"]["notebooks"]
+    ]
+
+
+def read_notebook(source: Path) -> nbformat.NotebookNode:
+    """The notebook of a jupytext percent script, with the project's kernel."""
+    import jupytext
+
+    nb = jupytext.read(source)
+    nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python (ragbench-workbook)", "language": "python"}
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Remove what changes from run to run without the results changing."""
+    papermill = nb.metadata.get("papermill", {})
+    nb.metadata["papermill"] = {k: papermill[k] for k in ("parameters",) if k in papermill}
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.execution_count = None
+            for output in cell.get("outputs", []):
+                if "execution_count" in output:
+                    output["execution_count"] = None
+    return nb
+
+
+def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
+    """Execute one notebook; write ``<name>.ipynb`` and ``<name>.html`` atomically."""
+    import papermill as pm
+    from nbconvert import HTMLExporter
+
+    nb = read_notebook(run.source)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scratch = out_dir / f".{run.name}.running.ipynb"
+    try:
+        executed = pm.execute_notebook(
+            nb, str(scratch), parameters=run.parameters, kernel_name=KERNEL_NAME, cwd=str(NOTEBOOKS_DIR),
+            progress_bar=False, execution_timeout=cell_timeout,
+        )
+    finally:
+        scratch.unlink(missing_ok=True)
+    executed = strip_volatile(executed)
+    target = out_dir / f"{run.name}.ipynb"
+    with atomic_open(target) as fh:
+        nbformat.write(executed, fh)
+    html, _ = HTMLExporter(template_name="lab").from_notebook_node(executed)
+    write_text(out_dir / f"{run.name}.html", html)
+    return target
+
+
+def run_all(only: list[str] | None = None) -> int:
+    """Execute the planned notebooks; return the number that failed."""
+    runs = [r for r in planned_runs() if not only or r.name in only or r.notebook in only]
+    out_dir = results_dir() / "notebooks"
+    cell_timeout = int(settings()["reproduce"]["cell_timeout_s"])
+    failures: dict[str, str] = {}
+    started = time.perf_counter()
+    for i, run in enumerate(runs, 1):
+        print(f"[{i}/{len(runs)}] {run.name} {run.parameters or ''}", flush=True)
+        t0 = time.perf_counter()
+        try:
+            execute(run, out_dir, cell_timeout)
+            print(f"    ok in {time.perf_counter() - t0:.1f}s", flush=True)
+        except Exception as exc:  # one failing notebook must not stop the others
+            failures[run.name] = f"{type(exc).__name__}: {exc}"
+            print(f"    FAILED in {time.perf_counter() - t0:.1f}s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
+    from rag_lib.report import write_results_index
+
+    write_results_index(results_dir(), runs, failures)
+    total = time.perf_counter() - started
+    print(f"{len(runs) - len(failures)}/{len(runs)} notebooks ok in {total:.1f}s; index: {results_dir() / 'README.md'}")
+    for name, error in failures.items():
+        print(f"FAILED {name}: {error.splitlines()[0][:300]}")
+    return len(failures)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines()[-12:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.reproduce", description=__doc__)
+    parser.add_argument("names", nargs="*", help="run only these notebooks (names or notebook stems)")
+    parser.add_argument("--check", action="store_true", help="compare results with results/expected.yaml")
+    args = parser.parse_args(argv)
+    if args.check:
+        from rag_lib.expected import check_expected
+
+        return 1 if check_expected(results_dir()) else 0
+    return 1 if run_all(args.names) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Atomic writes and reports whose figures come from results.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rag_lib import report
+from rag_lib.io import atomic_open, read_jsonl, write_jsonl
+
+
+def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
+    target = tmp_path / "chunks.jsonl"
+    write_jsonl(target, [{"a": 1}])
+    with pytest.raises(RuntimeError), atomic_open(target) as fh:
+        fh.write('{"a": 2}\n{"half')
+        raise RuntimeError("interrupted")
+    assert read_jsonl(target) == [{"a": 1}]
+    assert [p.name for p in tmp_path.iterdir()] == ["chunks.jsonl"]
+
+
+def test_report_is_rendered_from_the_stored_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
+    stored = report.write_experiment("x", {"q7": {"ranks": [52, 36]}, "mrr": 0.123456}, "C1 {q7.ranks.0}, MRR {mrr:.3f}")
+    assert (tmp_path / "x" / "report.md").read_text() == "C1 52, MRR 0.123\n"
+    assert json.loads((tmp_path / "x" / "results.json").read_text()) == stored
+    with pytest.raises(KeyError, match="'missing' is not in results.json"):
+        report.write_experiment("y", {"a": 1}, "{missing}")
+
+
+def test_markdown_table_escapes_pipes() -> None:
+    table = report.markdown_table([{"a": "x|y", "b": 0.5}])
+    assert table.splitlines() == ["| a | b |", "| --- | --- |", "| x\\|y | 0.500 |"]
