@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 KERNEL := ragbench-workbook
 STAMP := $(VENV)/.installed
 
-.PHONY: reproduce test check lab clean bench models lock lint venv
+.PHONY: reproduce test check lab clean bench models lock sync venv
 
 venv: $(STAMP)
 
@@ -27,11 +27,18 @@ reproduce: $(STAMP)
 ## All tests: unit, property, notebook regression (nbval) and lint.
 test: $(STAMP)
 	$(VENV)/bin/ruff check rag_lib tests benchmarks notebooks
-	$(PY) -m pytest
+	# Unit tests, then every executed notebook in results/ re-run and compared cell by cell (nbval);
+	# experiments write to a scratch folder so the committed results stay as they are.
+	RAG_RESULTS_DIR=$$(mktemp -d) $(PY) -m pytest tests results/notebooks --nbval \
+	  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 1800
 
 ## Compare the latest results with results/expected.yaml (OK / OKish / FAIL).
 check: $(STAMP)
-	$(PY) -m rag_lib.reproduce --check
+	$(PY) -m rag_lib.expected
+
+## Re-pair each notebook with its jupytext percent script (the newer file wins).
+sync: $(STAMP)
+	$(VENV)/bin/jupytext --sync notebooks/*.py
 
 ## JupyterLab on the project's environment.
 lab: $(STAMP)

@@ -77,7 +77,9 @@ pd.DataFrame(stats["oversized"])
 
 # %%
 histogram = figures.chunk_length_histogram(
-    [c.n_chars for c in corpus.embeddable], stats["max_chars_limit"], report.experiment_dir("00_corpus") / "chunk_lengths.png"
+    [c.n_chars for c in corpus.embeddable],
+    stats["max_chars_limit"],
+    report.experiment_dir("00_corpus") / "chunk_lengths.png",
 )
 display(Image(filename=str(histogram)))
 

@@ -65,7 +65,8 @@ class _Lines:
 def plain_heading(text: str) -> str:
     """Heading text without Markdown decoration: links, code ticks, emphasis."""
     text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
-    text = re.sub(r"[`*_]", "", text)
+    text = re.sub(r"(?<!\w)_{1,2}([^_]+?)_{1,2}(?!\w)", r"\1", text)  # _emphasis_, not _routes.json
+    text = re.sub(r"[`*]", "", text)
     return re.sub(r"\s+", " ", text).strip()
 
 

@@ -5,8 +5,8 @@ its ``.ipynb``. It is executed with papermill on the project's kernel, with the 
 ``rag_lib/workbook.yaml``, and written to ``results/notebooks/<name>.ipynb`` and ``.html``.
 Volatile metadata (timings, papermill bookkeeping) is stripped, so an unchanged run is
 byte-identical. A failing notebook is reported with its error and the others still run; the
-command exits non-zero at the end if any failed. ``--check`` compares the figures in the
-experiments' ``results.json`` with ``results/expected.yaml``.
+command exits non-zero at the end if any failed. ``make check`` (:mod:`rag_lib.expected`) then
+compares the figures in the experiments' ``results.json`` with ``results/expected.yaml``.
 """
 
 from __future__ import annotations
@@ -51,24 +51,24 @@ def read_notebook(source: Path) -> nbformat.NotebookNode:
     import jupytext
 
     nb = jupytext.read(source)
-    nb.metadata["kernelspec"] = {"name": KERNEL_NAME, "display_name": "Python (ragbench-workbook)", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": KERNEL_NAME, "display_name": "Python (ragbench-workbook)", "language": "python",
+    }
     nb.metadata.pop("jupytext", None)
     return nb
 
 
 def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Remove what changes from run to run without the results changing."""
+    """Remove what changes from run to run without the results changing.
+
+    Execution counts stay: they are sequential (deterministic) and nbval needs them.
+    """
     papermill = nb.metadata.get("papermill", {})
     nb.metadata["papermill"] = {k: papermill[k] for k in ("parameters",) if k in papermill}
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
-        if cell.cell_type == "code":
-            cell.execution_count = None
-            for output in cell.get("outputs", []):
-                if "execution_count" in output:
-                    output["execution_count"] = None
     return nb
 
 
@@ -111,7 +111,8 @@ def run_all(only: list[str] | None = None) -> int:
             print(f"    ok in {time.perf_counter() - t0:.1f}s", flush=True)
         except Exception as exc:  # one failing notebook must not stop the others
             failures[run.name] = f"{type(exc).__name__}: {exc}"
-            print(f"    FAILED in {time.perf_counter() - t0:.1f}s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
+            elapsed = time.perf_counter() - t0
+            print(f"    FAILED in {elapsed:.1f}s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
     from rag_lib.report import write_results_index
 
     write_results_index(results_dir(), runs, failures)
@@ -129,12 +130,7 @@ def _indent(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag_lib.reproduce", description=__doc__)
     parser.add_argument("names", nargs="*", help="run only these notebooks (names or notebook stems)")
-    parser.add_argument("--check", action="store_true", help="compare results with results/expected.yaml")
     args = parser.parse_args(argv)
-    if args.check:
-        from rag_lib.expected import check_expected
-
-        return 1 if check_expected(results_dir()) else 0
     return 1 if run_all(args.names) else 0
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lib.chunking import anchor_slug, chunk_page, parse_blocks
+from rag_lib.chunking import anchor_slug, chunk_page, parse_blocks, plain_heading
 from rag_lib.documents import NormalizedPage
 from rag_lib.errors import ChunkingError
 
@@ -170,3 +170,5 @@ def test_anchor_slug_matches_the_docs_site() -> None:
     assert anchor_slug("Add secrets with `wrangler secret put`") == "add-secrets-with-wrangler-secret-put"
     assert anchor_slug("Compare secrets and environment variables") == "compare-secrets-and-environment-variables"
     assert anchor_slug("[Local development](/x/) with .dev.vars") == "local-development-with-devvars"
+    assert plain_heading("Create a `_routes.json` file") == "Create a _routes.json file"
+    assert plain_heading("An _emphasised_ **word**") == "An emphasised word"

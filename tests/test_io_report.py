@@ -23,10 +23,11 @@ def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
 
 def test_report_is_rendered_from_the_stored_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
-    stored = report.write_experiment("x", {"q7": {"ranks": [52, 36]}, "mrr": 0.123456}, "C1 {q7.ranks.0}, MRR {mrr:.3f}")
+    results = {"q7": {"ranks": [52, 36]}, "mrr": 0.123456}
+    stored = report.write_experiment("x", results, "C1 {q7.ranks.0}, MRR {mrr:.3f}")
     assert (tmp_path / "x" / "report.md").read_text() == "C1 52, MRR 0.123\n"
     assert json.loads((tmp_path / "x" / "results.json").read_text()) == stored
-    with pytest.raises(KeyError, match="'missing' is not in results.json"):
+    with pytest.raises(KeyError, match=r"'missing' is not in results\.json"):
         report.write_experiment("y", {"a": 1}, "{missing}")
 
 

@@ -1,0 +1,118 @@
+"""Expected figures per experiment, checked OK / OKish / FAIL (pyserini two-click style).
+
+``results/expected.yaml`` lists figures as ``{experiment, path, value, tolerance}``: ``path`` is a
+dotted path into ``results/<experiment>/results.json``. A figure is **OK** when it equals the
+expected value, **OKish** when it differs by at most ``tolerance`` (absolute), and **FAIL**
+otherwise, or when it is missing. Values are recorded from a reference run with
+``python -m rag_lib.expected --freeze`` (never typed by hand); tolerances are chosen by people.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rag_lib.config import results_dir
+from rag_lib.io import write_text
+from rag_lib.report import lookup
+
+
+@dataclass(frozen=True)
+class Verdict:
+    experiment: str
+    path: str
+    expected: Any
+    actual: Any
+    status: str  # OK | OKish | FAIL
+
+
+def _compare(expected: Any, actual: Any, tolerance: float) -> str:
+    if actual == expected:
+        return "OK"
+    numbers = (int, float)
+    if isinstance(expected, numbers) and isinstance(actual, numbers) and not isinstance(actual, bool):
+        if math.isclose(expected, actual, rel_tol=0, abs_tol=1e-12):
+            return "OK"
+        if abs(expected - actual) <= tolerance:
+            return "OKish"
+    return "FAIL"
+
+
+def load_expected(root: Path) -> list[dict[str, Any]]:
+    path = root / "expected.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing; record it from a reference run with "
+                                "`python -m rag_lib.expected --freeze`.")
+    return list(yaml.safe_load(path.read_text(encoding="utf-8"))["figures"])
+
+
+_MISSING = ("<no results.json>", "<missing>")
+
+
+def _actual(root: Path, experiment: str, path: str) -> Any:
+    results = root / experiment / "results.json"
+    if not results.is_file():
+        return _MISSING[0]
+    try:
+        return lookup(json.loads(results.read_text(encoding="utf-8")), path)
+    except (KeyError, IndexError):
+        return _MISSING[1]
+
+
+def verdicts(root: Path) -> list[Verdict]:
+    return [
+        Verdict(f["experiment"], f["path"], f["value"], actual := _actual(root, f["experiment"], f["path"]),
+                _compare(f["value"], actual, float(f.get("tolerance", 0))))
+        for f in load_expected(root)
+    ]
+
+
+def check_expected(root: Path | None = None) -> int:
+    """Print one line per figure; return the number of FAILs."""
+    root = root or results_dir()
+    results = verdicts(root)
+    for v in results:
+        print(f"{v.status:5s}  {v.experiment}:{v.path}  expected {v.expected!r}  got {v.actual!r}")
+    failed = sum(v.status == "FAIL" for v in results)
+    counts = {s: sum(v.status == s for v in results) for s in ("OK", "OKish", "FAIL")}
+    print(f"{counts['OK']} OK, {counts['OKish']} OKish, {counts['FAIL']} FAIL")
+    return failed
+
+
+def freeze(root: Path | None = None) -> Path:
+    """Rewrite ``expected.yaml`` with the values of the current results (tolerances kept)."""
+    root = root or results_dir()
+    figures = load_expected(root)
+    for f in figures:
+        value = _actual(root, f["experiment"], f["path"])
+        if value in _MISSING:
+            raise ValueError(f"cannot freeze {f['experiment']}:{f['path']}: {value}; run `make reproduce` first.")
+        f["value"] = value
+    header = (
+        "# Expected figures of each experiment, checked by `make check` (OK / OKish / FAIL).\n"
+        "# Values are recorded from a reference run by `python -m rag_lib.expected --freeze`;\n"
+        "# tolerances (absolute) are chosen by people and say how much drift is acceptable.\n"
+    )
+    text = header + yaml.safe_dump({"figures": figures}, sort_keys=False, allow_unicode=True, width=110)
+    write_text(root / "expected.yaml", text)
+    return root / "expected.yaml"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.expected", description=__doc__)
+    parser.add_argument("--freeze", action="store_true", help="record the current values as expected")
+    args = parser.parse_args(argv)
+    if args.freeze:
+        print(f"wrote {freeze()}")
+        return 0
+    return 1 if check_expected() else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,36 @@
+"""Notebook hygiene: paired, parameterised, headed, and stripped of execution state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+from rag_lib.config import NOTEBOOKS_DIR
+from rag_lib.reproduce import planned_runs
+
+SCRIPTS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.py"))
+
+
+def test_every_planned_run_has_its_notebook() -> None:
+    assert {run.notebook for run in planned_runs()} <= {p.stem for p in SCRIPTS}
+
+
+@pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: p.stem)
+def test_notebook_is_paired_and_clean(script: Path) -> None:
+    paired = script.with_suffix(".ipynb")
+    assert paired.is_file(), f"{paired.name} missing: run `make sync`"
+    nb = nbformat.read(paired, as_version=4)
+    source = jupytext.read(script)
+    assert [c.source for c in nb.cells] == [c.source for c in source.cells], f"{paired.name} differs: run `make sync`"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.outputs and c.execution_count is None for c in code), "committed notebooks carry no outputs"
+    assert "papermill" not in nb.metadata
+    tagged = [c for c in code if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged `parameters`"
+    header = nb.cells[0]
+    assert header.cell_type == "markdown"
+    for part in ("**Question.**", "**Configuration.**", "**Re-run.**"):
+        assert part in header.source, f"header cell lacks {part}"
