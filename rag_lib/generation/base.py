@@ -1,0 +1,275 @@
+"""The generation protocol, its result types, and the shared logic of the LLM backends.
+
+Every way a generation can fail (empty or oversized question, backend timeout, non-JSON reply,
+JSON that fails the schema, an answer that cites nothing) becomes a visible
+:class:`GenerationResult` with ``status="error"`` and an ``error_kind``; nothing is retried
+silently and nothing crashes the caller.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
+
+from pydantic import BaseModel, ValidationError
+
+from rag_lib.citations import CitationReport, check_citations
+from rag_lib.documents import Chunk
+from rag_lib.generation.prompts import build_messages, decline_wording_problems
+from rag_lib.generation.schema import (
+    DEFAULT_LIMITS,
+    Answer,
+    RecoverySuggestions,
+    SchemaLimits,
+    SufficiencyVerdict,
+    answer_json_schema,
+    recovery_json_schema,
+    sufficiency_json_schema,
+)
+from rag_lib.llm_calls import CallRecord, CallRecorder, LLMCallError, LLMRequest, LLMResponse, ReplayMissError
+
+Status = Literal["answered", "insufficient", "error"]
+ERROR_KINDS = (
+    "empty_question", "question_too_long", "timeout", "rate_limited", "server_error", "backend_error",
+    "replay_miss", "non_json", "schema_invalid", "no_citations", "no_valid_citations",
+)
+MAX_QUESTION_CHARS = 4000  # a longer "question" is refused, not truncated: truncation changes its meaning
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """The outcome of one generation: an answer, a decline, or a named error."""
+
+    status: Status
+    question: str
+    backend: str
+    model: str
+    model_version: str | None
+    evidence_ids: tuple[str, ...] = ()
+    answer: Answer | None = None
+    citations: CitationReport | None = None
+    call_keys: tuple[str, ...] = ()
+    replayed: bool = False
+    latency_s: float = 0.0  # model time as recorded (the original latency when replayed)
+    cost_usd: float | None = 0.0
+    error_kind: str | None = None
+    error: str | None = None
+    raw_output: str | None = None
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status, "question": self.question, "backend": self.backend, "model": self.model,
+            "model_version": self.model_version, "evidence_ids": list(self.evidence_ids),
+            "answer": self.answer.model_dump() if self.answer else None,
+            "citations": self.citations.to_json() if self.citations else None,
+            "call_keys": list(self.call_keys), "replayed": self.replayed, "latency_s": self.latency_s,
+            "cost_usd": self.cost_usd, "error_kind": self.error_kind, "error": self.error,
+            "raw_output": self.raw_output, "warnings": list(self.warnings),
+        }
+
+
+@dataclass(frozen=True)
+class LLMOutcome:
+    """The outcome of a recovery-loop or sufficiency-judge call: ``value`` or a named error."""
+
+    task: str
+    status: Literal["ok", "error"]
+    backend: str
+    model: str
+    model_version: str | None
+    value: BaseModel | None = None
+    call_keys: tuple[str, ...] = ()
+    replayed: bool = False
+    latency_s: float = 0.0
+    error_kind: str | None = None
+    error: str | None = None
+    raw_output: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task, "status": self.status, "backend": self.backend, "model": self.model,
+            "model_version": self.model_version, "value": self.value.model_dump() if self.value else None,
+            "call_keys": list(self.call_keys), "replayed": self.replayed, "latency_s": self.latency_s,
+            "error_kind": self.error_kind, "error": self.error, "raw_output": self.raw_output,
+        }
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """Answers a question from ranked evidence chunks."""
+
+    backend: str
+    model: str
+
+    @property
+    def model_version(self) -> str | None: ...
+
+    def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult: ...
+
+
+def question_problem(question: str, max_chars: int = MAX_QUESTION_CHARS) -> tuple[str, str] | None:
+    """``(error_kind, message)`` when the question cannot be sent, else ``None``."""
+    if not question or not question.strip():
+        return "empty_question", "The question is empty or only whitespace; pass a non-empty question."
+    if len(question) > max_chars:
+        return "question_too_long", (
+            f"The question has {len(question)} characters, over the limit of {max_chars}; it was refused, "
+            "not truncated. Shorten it or raise max_question_chars."
+        )
+    return None
+
+
+def parse_json_object(text: str) -> Any:
+    """Parse a model reply as JSON, tolerating a Markdown code fence around it."""
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        stripped = stripped.rsplit("```", 1)[0]
+    return json.loads(stripped)
+
+
+def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk]) -> GenerationResult:
+    """Check citations and wording of a parsed answer and build its result."""
+    report = check_citations(answer.citations, evidence)
+    notes: list[str] = []
+    if report.dropped:
+        notes.append(f"dropped {len(report.dropped)} invalid citation(s): {report.dropped_by_reason}")
+    if answer.status == "insufficient":
+        notes.extend(decline_wording_problems(answer.answer))
+        return GenerationResult(status="insufficient", answer=answer, citations=report,
+                                warnings=tuple(notes), **base)
+    if not answer.citations:
+        return GenerationResult(status="error", error_kind="no_citations", answer=answer, citations=report,
+                                error="The answer cites nothing, so it cannot be checked against the evidence.",
+                                warnings=tuple(notes), **base)
+    if not report.valid:
+        return GenerationResult(status="error", error_kind="no_valid_citations", answer=answer,
+                                citations=report, warnings=tuple(notes),
+                                error="Every citation failed the check (unknown id, or quote not in the chunk).",
+                                **base)
+    return GenerationResult(status="answered", answer=answer, citations=report, warnings=tuple(notes), **base)
+
+
+class LLMGenerator:
+    """Shared logic of the LLM backends: prompt, recorded call, parsing, citation check.
+
+    Subclasses set ``backend`` and ``model`` and implement :meth:`_params` (request parameters)
+    and :meth:`_complete` (one live call). Every call goes through the :class:`CallRecorder`.
+    """
+
+    backend: ClassVar[str] = "llm"
+
+    def __init__(
+        self,
+        model: str,
+        recorder: CallRecorder | None = None,
+        limits: SchemaLimits = DEFAULT_LIMITS,
+        max_question_chars: int = MAX_QUESTION_CHARS,
+    ) -> None:
+        self.model = model
+        self.recorder = recorder if recorder is not None else CallRecorder()
+        self.limits = limits
+        self.max_question_chars = max_question_chars
+
+    @property
+    def model_version(self) -> str | None:
+        return None
+
+    # -- to implement -------------------------------------------------------------------------
+    def _params(self, json_schema: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _complete(self, request: LLMRequest) -> LLMResponse:
+        raise NotImplementedError
+
+    # -- public API ---------------------------------------------------------------------------
+    def request(self, task: str, question: str, evidence: Sequence[Chunk]) -> LLMRequest:
+        """The exact request that ``task`` would send (useful to look up its record)."""
+        schemas = {
+            "answer": lambda: answer_json_schema([c.id for c in evidence], self.limits),
+            "recovery": lambda: recovery_json_schema(self.limits),
+            "sufficiency": lambda: sufficiency_json_schema(self.limits),
+        }
+        return LLMRequest(
+            backend=self.backend, model=self.model, model_version=self.model_version,
+            messages=tuple(build_messages(task, question, evidence)), params=self._params(schemas[task]()),
+        )
+
+    def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult:
+        """Answer ``question`` from ``evidence`` (rank order), with checked citations."""
+        base: dict[str, Any] = {"question": question, "backend": self.backend, "model": self.model,
+                                "model_version": self.model_version,
+                                "evidence_ids": tuple(c.id for c in evidence)}
+        problem = question_problem(question, self.max_question_chars)
+        if problem:
+            return GenerationResult(status="error", error_kind=problem[0], error=problem[1], **base)
+        record, failure = self._recorded_call(self.request("answer", question, evidence))
+        if record is None:
+            return GenerationResult(status="error", error_kind=failure[0], error=failure[1], **base)
+        base.update(call_keys=(record.key,), replayed=record.replayed, latency_s=record.latency_s,
+                    cost_usd=record.cost_usd, raw_output=record.response.content,
+                    model_version=self._version_of(record))
+        parsed = self._parse(record.response.content, Answer)
+        if isinstance(parsed, tuple):
+            return GenerationResult(status="error", error_kind=parsed[0], error=parsed[1], **base)
+        return finish_answer(base, parsed, evidence)
+
+    def suggest_questions(self, question: str, evidence: Sequence[Chunk]) -> LLMOutcome:
+        """Recovery loop: 2–3 narrower questions from the question and its current Top-k only."""
+        return self._structured("recovery", question, evidence, RecoverySuggestions)
+
+    def judge_sufficiency(self, question: str, evidence: Sequence[Chunk]) -> LLMOutcome:
+        """Ask the model whether ``evidence`` is sufficient to answer ``question``."""
+        return self._structured("sufficiency", question, evidence, SufficiencyVerdict)
+
+    # -- internals ----------------------------------------------------------------------------
+    def _structured(self, task: str, question: str, evidence: Sequence[Chunk], model: type[M]) -> LLMOutcome:
+        base: dict[str, Any] = {"task": task, "backend": self.backend, "model": self.model,
+                                "model_version": self.model_version}
+        problem = question_problem(question, self.max_question_chars)
+        if problem:
+            return LLMOutcome(status="error", error_kind=problem[0], error=problem[1], **base)
+        record, failure = self._recorded_call(self.request(task, question, evidence))
+        if record is None:
+            return LLMOutcome(status="error", error_kind=failure[0], error=failure[1], **base)
+        base.update(call_keys=(record.key,), replayed=record.replayed, latency_s=record.latency_s,
+                    raw_output=record.response.content, model_version=self._version_of(record))
+        parsed = self._parse(record.response.content, model)
+        if isinstance(parsed, tuple):
+            return LLMOutcome(status="error", error_kind=parsed[0], error=parsed[1], **base)
+        return LLMOutcome(status="ok", value=parsed, **base)
+
+    def _version_of(self, record: CallRecord) -> str | None:
+        # A hosted model has no file to hash: the model id the server answered with is its version.
+        return self.model_version or record.response.model_version or record.response.served_model
+
+    def _recorded_call(self, request: LLMRequest) -> tuple[CallRecord | None, tuple[str, str]]:
+        try:
+            return self.recorder.call(request, self._complete), ("", "")
+        except LLMCallError as exc:
+            return None, (exc.kind, str(exc))
+        except ReplayMissError as exc:
+            return None, ("replay_miss", str(exc))
+
+    @staticmethod
+    def _parse(content: str, model: type[M]) -> M | tuple[str, str]:
+        try:
+            data = parse_json_object(content)
+        except ValueError as exc:
+            return "non_json", f"The model's reply is not JSON ({exc}); see raw_output."
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            summary = "; ".join(f"{'.'.join(map(str, e['loc'])) or '<root>'}: {e['msg']}" for e in exc.errors())
+            return "schema_invalid", f"The model's JSON does not match the {model.__name__} schema: {summary}"
+
+
+__all__ = [
+    "ERROR_KINDS", "GenerationResult", "Generator", "LLMGenerator", "LLMOutcome",
+    "finish_answer", "parse_json_object", "question_problem",
+]

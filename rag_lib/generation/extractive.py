@@ -1,0 +1,135 @@
+"""A deterministic baseline with no LLM: quote the evidence sentences that best match the question.
+
+Each sentence of each chunk is scored by *coverage*: the share of the question's content terms
+(jieba tokens, so Chinese works too; lower-cased; stopwords dropped) that the sentence contains.
+The best sentences are quoted verbatim with citations. When even the best sentence covers less
+than ``min_coverage`` of the question, it declines (status ``insufficient``) — a relevance floor,
+not a claim that the answer does not exist.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from rag_lib.documents import Chunk
+from rag_lib.generation.base import MAX_QUESTION_CHARS, GenerationResult, finish_answer, question_problem
+from rag_lib.generation.schema import Answer, Citation
+from rag_lib.generation.specs import backend_defaults
+
+# Sentence ends: Western punctuation followed by whitespace, CJK punctuation, or a line break.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
+_WORD = re.compile(r"\w")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+STOPWORDS = frozenset({
+    # English function and question words
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "in",
+    "is", "it", "its", "my", "of", "on", "or", "the", "their", "this", "to", "what", "when", "where",
+    "which", "who", "why", "will", "with", "you", "your", "me", "we", "our", "should", "each", "there",
+    "between", "difference",
+    # Chinese function and question words
+    "怎么", "如何", "什么", "哪些", "是", "的", "了", "吗", "呢", "和", "与", "在", "并", "给", "里",
+    "它", "我", "我们", "你", "有", "是否", "应该", "分别", "多少", "后", "时", "以及", "还是", "或",
+    "及", "要", "请", "可以", "能", "一个", "这个", "那个", "吧",
+})
+
+
+@cache
+def _jieba() -> Any:
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)  # jieba logs its dictionary load at INFO
+    return jieba
+
+
+def terms(text: str) -> frozenset[str]:
+    """Content terms of ``text``: jieba tokens, lower-cased, without stopwords and punctuation."""
+    tokens = (t.strip().lower() for t in _jieba().lcut(text))
+    return frozenset(t for t in tokens if t and _WORD.search(t) and t not in STOPWORDS)
+
+
+def sentences(text: str) -> list[str]:
+    """The non-empty sentences of ``text``, each a verbatim (stripped) substring of it."""
+    return [s.strip() for s in _SENTENCE_BREAK.split(text) if s and s.strip()]
+
+
+@dataclass(frozen=True)
+class ScoredSentence:
+    coverage: float
+    rank: int  # rank of the chunk in the evidence (0-based)
+    position: int  # sentence index inside the chunk
+    chunk_id: str
+    text: str
+
+
+class ExtractiveGenerator:
+    """Answers by quoting the best-matching evidence sentences; no model, fully deterministic.
+
+    Parameters
+    ----------
+    max_sentences
+        How many sentences to quote at most.
+    min_coverage
+        Decline when the best sentence covers less than this share of the question's terms.
+    """
+
+    backend = "extractive"
+
+    def __init__(
+        self,
+        max_sentences: int | None = None,
+        min_coverage: float | None = None,
+        max_question_chars: int = MAX_QUESTION_CHARS,
+    ) -> None:
+        spec = backend_defaults("extractive")
+        self.model = str(spec["model"])
+        self._version = str(spec["version"])
+        self.max_sentences = int(max_sentences if max_sentences is not None else spec["max_sentences"])
+        self.min_coverage = float(min_coverage if min_coverage is not None else spec["min_coverage"])
+        self.max_question_chars = max_question_chars
+
+    @property
+    def model_version(self) -> str:
+        return f"{self._version}:max_sentences={self.max_sentences},min_coverage={self.min_coverage}"
+
+    def score(self, question: str, evidence: Sequence[Chunk]) -> list[ScoredSentence]:
+        """Every evidence sentence with its coverage, best first (ties: higher rank, earlier sentence)."""
+        wanted = terms(question)
+        scored = []
+        for rank, chunk in enumerate(evidence):
+            for position, sentence in enumerate(sentences(chunk.text)):
+                coverage = len(wanted & terms(sentence)) / len(wanted) if wanted else 0.0
+                scored.append(ScoredSentence(coverage, rank, position, chunk.id, sentence))
+        return sorted(scored, key=lambda s: (-s.coverage, s.rank, s.position))
+
+    def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult:
+        """Quote the best sentences, or decline below the coverage floor."""
+        base: dict[str, Any] = {"question": question, "backend": self.backend, "model": self.model,
+                                "model_version": self.model_version,
+                                "evidence_ids": tuple(c.id for c in evidence)}
+        problem = question_problem(question, self.max_question_chars)
+        if problem:
+            return GenerationResult(status="error", error_kind=problem[0], error=problem[1], **base)
+        chosen = [s for s in self.score(question, evidence) if s.coverage >= self.min_coverage]
+        chosen = chosen[: self.max_sentences]
+        if not chosen:
+            answer = Answer(status="insufficient", answer=self._decline(question), missing=[question.strip()])
+        else:
+            ranks = {c.id: i + 1 for i, c in enumerate(evidence)}
+            answer = Answer(
+                status="answered",
+                answer=" ".join(f"{s.text} [{ranks[s.chunk_id]}]" for s in chosen),
+                citations=[Citation(chunk_id=s.chunk_id, quote=s.text) for s in chosen],
+            )
+        return finish_answer(base, answer, evidence)
+
+    @staticmethod
+    def _decline(question: str) -> str:
+        if _CJK.search(question):
+            return f"提供的证据中未包含回答该问题所需的信息：{question.strip()}"
+        return f"The evidence provided does not include an answer to: {question.strip()}"

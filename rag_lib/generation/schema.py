@@ -1,0 +1,104 @@
+"""The JSON the models must return, as pydantic models, and the JSON schemas sent to constrain them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Citation(BaseModel):
+    """One cited chunk and the words quoted from it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_id: str
+    quote: str
+
+
+class Answer(BaseModel):
+    """A grounded answer, or a decline naming what the evidence does not include."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["answered", "insufficient"]
+    answer: str
+    citations: list[Citation] = Field(default_factory=list)
+    missing: list[str] = Field(default_factory=list)
+
+
+class RecoverySuggestions(BaseModel):
+    """Recovery loop (casebook section 06): 2–3 narrower questions, no answer."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reason: str
+    suggestions: list[str] = Field(min_length=2, max_length=3)
+
+
+class SufficiencyVerdict(BaseModel):
+    """LLM sufficiency judge (Joren et al., ICLR 2025): is the evidence enough to answer?"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sufficient: bool
+    missing: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class SchemaLimits:
+    """Length caps written into the JSON schema so a constrained decoder always closes the JSON."""
+
+    max_answer_chars: int = 2000
+    max_quote_chars: int = 400
+    max_citations: int = 8
+    max_missing: int = 5
+    max_item_chars: int = 300  # one "missing" aspect, one suggestion, the recovery reason
+
+
+DEFAULT_LIMITS = SchemaLimits()
+
+
+def _string(max_chars: int) -> dict[str, Any]:
+    return {"type": "string", "maxLength": max_chars}
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties),
+            "additionalProperties": False}
+
+
+def answer_json_schema(chunk_ids: Sequence[str], limits: SchemaLimits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """JSON schema of :class:`Answer`, with ``chunk_id`` restricted to the ids actually sent.
+
+    The enum makes a fabricated id impossible for grammar-constrained backends; the citation
+    check still verifies every id, because not every backend honours a schema.
+    """
+    citation = _object({"chunk_id": {"type": "string", "enum": list(chunk_ids)},
+                        "quote": _string(limits.max_quote_chars)})
+    if not chunk_ids:  # an empty enum is not valid JSON schema; no evidence means no citations
+        citation["properties"]["chunk_id"] = {"type": "string"}
+    return _object({
+        "status": {"type": "string", "enum": ["answered", "insufficient"]},
+        "answer": _string(limits.max_answer_chars),
+        "citations": {"type": "array", "items": citation, "maxItems": limits.max_citations},
+        "missing": {"type": "array", "items": _string(limits.max_item_chars), "maxItems": limits.max_missing},
+    })
+
+
+def recovery_json_schema(limits: SchemaLimits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """JSON schema of :class:`RecoverySuggestions`."""
+    return _object({
+        "reason": _string(limits.max_item_chars),
+        "suggestions": {"type": "array", "items": _string(limits.max_item_chars), "minItems": 2, "maxItems": 3},
+    })
+
+
+def sufficiency_json_schema(limits: SchemaLimits = DEFAULT_LIMITS) -> dict[str, Any]:
+    """JSON schema of :class:`SufficiencyVerdict`."""
+    return _object({
+        "sufficient": {"type": "boolean"},
+        "missing": {"type": "array", "items": _string(limits.max_item_chars), "maxItems": limits.max_missing},
+    })

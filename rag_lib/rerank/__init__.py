@@ -1,0 +1,55 @@
+"""Reranking: a registry of cross-encoders whose backends are imported only when used.
+
+>>> reranker = get_reranker("bge-reranker-v2-m3")        # doctest: +SKIP
+>>> reranked = reranker.rerank(query, ranking, texts, top_n=20)  # doctest: +SKIP
+
+:func:`available_rerankers` says, without loading anything, which models can run here and
+why the others cannot.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from typing import Any
+
+from rag_lib.errors import ModelUnavailableError
+from rag_lib.rerank.base import BaseReranker, RerankerSpec, get_spec, load_specs, resolve_files
+
+# backend keyword -> "module:class"; a backend pulls in its runtime, so import on use only.
+BACKENDS = {
+    "onnx_cross_encoder": "rag_lib.rerank.onnx_cross_encoder:OnnxCrossEncoder",
+}
+
+
+def _backend_class(backend: str) -> type[BaseReranker]:
+    if backend not in BACKENDS:
+        raise ValueError(f"Unknown reranker backend {backend!r}; known: {sorted(BACKENDS)}")
+    module, cls = BACKENDS[backend].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def get_reranker(name: str | RerankerSpec = "bge-reranker-v2-m3", **kwargs: Any) -> BaseReranker:
+    """Build the reranker registered as ``name`` (or from a :class:`RerankerSpec`).
+
+    Keyword arguments go to the backend (``models_dir``, ``threads``, ``batch_size``). Missing
+    model files raise :class:`~rag_lib.errors.ModelUnavailableError`; nothing is substituted.
+    """
+    spec = name if isinstance(name, RerankerSpec) else get_spec(name)
+    return _backend_class(spec.backend)(spec, **kwargs)
+
+
+def available_rerankers(models_dir: str | os.PathLike[str] | None = None) -> dict[str, bool | str]:
+    """Every registered name -> ``True`` if its files are here, else the reason it is not."""
+    status: dict[str, bool | str] = {}
+    for name, spec in load_specs().items():
+        try:
+            resolve_files(spec, models_dir)
+        except ModelUnavailableError as exc:
+            status[name] = str(exc)
+        else:
+            status[name] = True
+    return status
+
+
+__all__ = ["BaseReranker", "RerankerSpec", "available_rerankers", "get_reranker", "get_spec", "load_specs"]

