@@ -47,7 +47,7 @@ lab: $(STAMP)
 
 ## Performance measurements (installs peers such as sentence-transformers and rank_bm25).
 bench: $(STAMP)
-	$(PY) -m pip install --quiet torch==2.13.0 sentence-transformers==6.2.0
+	$(PY) -m pip install --quiet torch==2.13.0 sentence-transformers==6.2.0 rank-bm25==0.2.2
 	$(PY) benchmarks/embed_throughput.py
 	$(PY) benchmarks/query_latency.py
 
