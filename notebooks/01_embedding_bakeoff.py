@@ -43,7 +43,7 @@ import pandas as pd
 from IPython.display import Image, Markdown, display
 
 from rag_lib import figures, report
-from rag_lib.bakeoff import run_bakeoff
+from rag_lib.experiments.bakeoff import run_bakeoff
 
 result = run_bakeoff(embedders, k=k, languages=languages)
 print("configurations run:", ", ".join(result["configurations"]))
