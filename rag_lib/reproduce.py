@@ -24,6 +24,8 @@ import nbformat
 from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, results_dir, settings
 from rag_lib.io import atomic_open, write_text
 
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
 
 @dataclass(frozen=True)
 class NotebookRun:
@@ -66,9 +68,15 @@ def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     papermill = nb.metadata.get("papermill", {})
     nb.metadata["papermill"] = {k: papermill[k] for k in ("parameters",) if k in papermill}
     nb.metadata.pop("widgets", None)
-    for cell in nb.cells:
+    widget_ids: dict[str, str] = {}
+    for index, cell in enumerate(nb.cells):
+        cell["id"] = f"cell-{index:02d}"  # jupytext and papermill draw random ids
         cell.metadata.pop("papermill", None)
         cell.metadata.pop("execution", None)
+        for output in cell.get("outputs", []):
+            view = output.get("data", {}).get(_WIDGET_VIEW)
+            if view and "model_id" in view:  # random per kernel: number them in order instead
+                view["model_id"] = widget_ids.setdefault(view["model_id"], f"widget-{len(widget_ids) + 1}")
     return nb
 
 

@@ -1,0 +1,106 @@
+"""``explain(question)``: the full ranking with each gold piece marked, its score gap to the top-k
+cut, and the layer diagnosis — the analyst's first look at why an answer is incomplete.
+
+>>> explain("q07", lang="zh")                        # doctest: +SKIP
+>>> explain("How do I add a secret?", key="hybrid")  # free text: no gold pieces to mark
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from rag_lib.benchmark import Question
+from rag_lib.evaluation import Diagnosis, diagnose, piece_ranks
+from rag_lib.retrieval import Ranking
+from rag_lib.workbench import Workbench
+
+
+@dataclass
+class Explanation:
+    """One question ranked by one configuration, with its gold pieces located."""
+
+    question: str
+    key: str
+    k: int
+    ranking: Ranking
+    table: pd.DataFrame  # one row per ranked chunk: rank, score, piece, page, heading, chunk id
+    pieces: list[dict[str, Any]] = field(default_factory=list)  # per gold piece: rank, score, gap to the cut
+    diagnosis: Diagnosis | None = None
+
+    def top(self, n: int | None = None) -> pd.DataFrame:
+        """The first ``n`` rows (default: up to the deepest gold piece, at least ``2k``)."""
+        deepest = max((p["rank"] or 0 for p in self.pieces), default=0)
+        return self.table.head(n or max(2 * self.k, deepest))
+
+    def summary(self) -> str:
+        layer = self.diagnosis.layer.value if self.diagnosis else "no gold pieces (free-text question)"
+        ranks = ", ".join(f"{p['piece']}@{p['rank']}" for p in self.pieces) or "—"
+        return f"{self.key} · k={self.k} · pieces: {ranks} · diagnosis: {layer}"
+
+    def _repr_html_(self) -> str:
+        pieces = pd.DataFrame(self.pieces).to_html(index=False) if self.pieces else ""
+        return f"<p><b>{self.question}</b><br>{self.summary()}</p>{pieces}{self.top().to_html(index=False)}"
+
+
+def _resolve_question(wb: Workbench, question: str | Question, lang: str | None) -> tuple[str, Question | None]:
+    if isinstance(question, Question):
+        return question.text(lang or "en"), question
+    try:
+        q = wb.benchmark[question]
+        return q.text(lang or "en"), q
+    except KeyError:
+        pass
+    for q in wb.benchmark.questions():
+        if question in {q.text("zh"), q.text("en")}:
+            return question, q
+    return question, None
+
+
+def explain(
+    question: str | Question, key: str = "dense", k: int = 5, lang: str | None = None,
+    workbench: Workbench | None = None,
+) -> Explanation:
+    """Rank ``question`` and locate its gold pieces.
+
+    Parameters
+    ----------
+    question
+        A benchmark id (``"q07"``), a :class:`Question`, or free text. Free text that equals a
+        benchmark question's wording is matched to it, so its gold pieces are shown.
+    key
+        Retrieval configuration: ``"dense"``, ``"bm25"``, ``"hybrid"`` or ``"dense:<embedder>"``.
+    k
+        The evidence cut (casebook: Top-5).
+    lang
+        ``"zh"`` or ``"en"`` for a benchmark question (default English).
+    """
+    wb = workbench or Workbench()
+    text, gold_question = _resolve_question(wb, question, lang)
+    if not text.strip():
+        raise ValueError("explain() needs a non-empty question; pass a benchmark id like 'q07' or a question text.")
+    ranking = wb.rank(text, key)
+    marks: dict[str, str] = {}
+    pieces: list[dict[str, Any]] = []
+    diagnosis = None
+    if gold_question is not None and gold_question.answerable:
+        ids = [p.id for p in gold_question.gold] if hasattr(gold_question, "gold") else []
+        for index, chunk_ids in enumerate(gold_question.pieces):
+            name = ids[index] if index < len(ids) else f"C{index + 1}"
+            for cid in chunk_ids:
+                marks[cid] = f"{marks[cid]}+{name}" if cid in marks else name
+        cut = ranking.scores[k - 1] if len(ranking) >= k else float("nan")
+        for name, rank in zip(ids or [f"C{i + 1}" for i in range(len(gold_question.pieces))],
+                              piece_ranks(gold_question.pieces, ranking), strict=True):
+            score = ranking.scores[rank - 1] if rank else float("nan")
+            pieces.append({"piece": name, "rank": rank, "score": round(score, 4),
+                           "gap_to_top_k_cut": round(cut - score, 4) if rank and rank > k else 0.0})
+        diagnosis = diagnose(gold_question.pieces, ranking, k)
+    rows = []
+    for rank, (cid, score) in enumerate(ranking, 1):
+        chunk = wb.by_id[cid]
+        rows.append({"rank": rank, "score": round(score, 4), "piece": marks.get(cid, ""), "page": chunk.page,
+                     "heading": " > ".join(chunk.heading_path), "chunk": cid})
+    return Explanation(text, key, k, ranking, pd.DataFrame(rows), pieces, diagnosis)
