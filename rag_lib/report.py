@@ -78,6 +78,33 @@ def write_experiment(name: str, results: dict[str, Any], report_template: str) -
     return stored
 
 
+def write_headline(table: str) -> Path:
+    """``results/08_summary/headline.md``: the table the results index and the README show."""
+    target = experiment_dir("08_summary") / "headline.md"
+    write_text(target, table.rstrip() + "\n")
+    return target
+
+
+def update_readme_headline(readme: Path, root: Path) -> bool:
+    """Replace the README's generated headline block with ``08_summary/headline.md``, if both exist."""
+    headline = root / "08_summary" / "headline.md"
+    start, end = "<!-- headline:start -->", "<!-- headline:end -->"
+    if not headline.is_file() or not readme.is_file():
+        return False
+    text = readme.read_text(encoding="utf-8")
+    if start not in text or end not in text:
+        return False
+    before, rest = text.split(start, 1)
+    after = rest.split(end, 1)[1]
+    body = (
+        "Q7 (question in Chinese): first rank of each of its four gold pieces, per configuration, mechanism and\n"
+        "recovery suggestion; **bold** = inside the Top-10. From `results/08_summary/results.json`.\n\n"
+        + headline.read_text(encoding="utf-8").strip()
+    )
+    write_text(readme, f"{before}{start}\n{body}\n{end}{after}")
+    return True
+
+
 def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[str, str]) -> Path:
     """``results/README.md``: every report, executed notebook and figure, and the headline table."""
     lines = [

@@ -21,7 +21,7 @@ from typing import Any
 
 import nbformat
 
-from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, results_dir, settings
+from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, REPO_ROOT, RESULTS_DIR, results_dir, settings
 from rag_lib.io import atomic_open, write_text
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -121,9 +121,11 @@ def run_all(only: list[str] | None = None) -> int:
             failures[run.name] = f"{type(exc).__name__}: {exc}"
             elapsed = time.perf_counter() - t0
             print(f"    FAILED in {elapsed:.1f}s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
-    from rag_lib.report import write_results_index
+    from rag_lib.report import update_readme_headline, write_results_index
 
     write_results_index(results_dir(), runs, failures)
+    if results_dir() == RESULTS_DIR:  # the README shows the committed results only
+        update_readme_headline(REPO_ROOT / "README.md", RESULTS_DIR)
     total = time.perf_counter() - started
     print(f"{len(runs) - len(failures)}/{len(runs)} notebooks ok in {total:.1f}s; index: {results_dir() / 'README.md'}")
     for name, error in failures.items():
