@@ -106,7 +106,12 @@ def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
 
 def run_all(only: list[str] | None = None) -> int:
     """Execute the planned notebooks; return the number that failed."""
-    runs = [r for r in planned_runs() if not only or r.name in only or r.notebook in only]
+    planned = planned_runs()
+    unknown = sorted(set(only or ()) - {r.name for r in planned} - {r.notebook for r in planned})
+    if unknown:
+        raise SystemExit(f"unknown notebook run(s) {unknown}; planned: {[r.name for r in planned]} "
+                         "(register new notebooks under reproduce.notebooks in rag_lib/workbook.yaml)")
+    runs = [r for r in planned if not only or r.name in only or r.notebook in only]
     out_dir = results_dir() / "notebooks"
     cell_timeout = int(settings()["reproduce"]["cell_timeout_s"])
     failures: dict[str, str] = {}

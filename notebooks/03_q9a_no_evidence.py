@@ -1,0 +1,153 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 03 · Q9a: no evidence in the corpus, and the evidence-sufficiency gate on the whole benchmark
+#
+# **Question.** Q9a asks for the Workers KV free allowance, which the corpus does not contain. Is that
+# true of our corpus? Can a score threshold tell Q9a's Top-5 from Q5's (casebook: 0.574–0.593 vs
+# 0.608, "a score threshold cannot block it")? Does the gate decline without calling the model, and
+# what do the generators do when the gate is bypassed on purpose? How well does each gate separate
+# "enough evidence" from "not enough" over the whole benchmark, and what does the default generator
+# do behind the gate on every benchmark question?
+#
+# **Configuration.** Dense retrieval with the default embedder, Top-k from the parameters. Gates from
+# `rag_lib.evidence`: `checklist` (an oracle built from the gold labels), `floor`, `aspects` and
+# `floor+aspects`, their parameters chosen by one fixed rule (maximise refusal correctness − false-
+# refusal rate) over every candidate value on this same benchmark: there is no held-out set, so the
+# figures are in-sample. LLM: the `generation.llm` backend (offline SmolLM2-135M via llama.cpp), calls
+# recorded in `results/llm_calls/` and replayed. The cell after the parameters prints the models,
+# backends and versions from provenance.
+#
+# **Re-run.** `.venv/bin/python -m rag_lib.reproduce 03_q9a_no_evidence`. Writes `results/03_q9a_no_evidence/`.
+
+# %% tags=["parameters"]
+languages = ["zh", "en"]
+k = 5
+generators = ["extractive", "llama_cpp"]
+bypass_lang = "en"
+judge_questions = ["q05", "q09a"]
+generation_lang = "en"
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from rag_lib import report
+from rag_lib.experiments.q9a import run_q9a
+
+result = run_q9a(languages=languages, k=k, generators=generators, bypass_lang=bypass_lang,
+                 judge_questions=judge_questions, generation_lang=generation_lang)
+models = {"retrieval": result["provenance"]["embedder"], "generation (whole benchmark)": result["generation"]["generator"],
+          **{f"bypass: {name}": {"model": row["model"], "model_version": row["model_version"]}
+             for name, row in result["bypass"].items() if name != "lang"}}
+pd.DataFrame({name: pd.Series(value) for name, value in models.items()})
+
+# %% [markdown]
+# ## Corpus check: chunks that mention KV, and the allowance strings no chunk may contain
+
+# %%
+result["corpus_check"]
+
+# %% [markdown]
+# ## Q9a's Top-5 scores vs Q5's rank-5 score
+
+# %%
+for lang in languages:
+    display(pd.DataFrame(result["top"][lang]).set_index("rank"))
+pd.DataFrame(result["scores"]).T
+
+# %% [markdown]
+# ## Floor sweep: refusal correctness vs false refusals (answerable questions with complete evidence)
+
+# %%
+for lang in languages:
+    sweep = pd.DataFrame(result["floor_sweep"][lang]).set_index("floor")
+    display(sweep[["refusal_correctness", "false_refusal_rate", "precision", "recall"]].plot(
+        title=f"floor sweep ({lang})").figure)
+pd.DataFrame({lang: pd.Series(c["floor_aspects"]) for lang, c in result["calibration"].items()})
+
+# %% [markdown]
+# ## Every gate on the whole benchmark ("insufficient" is the positive class)
+
+# %%
+pd.concat({lang: pd.DataFrame(m).T for lang, m in result["gates"].items()})
+
+# %% [markdown]
+# ## Normal path: the gate declines and the LLM is never asked (zero recorded calls)
+
+# %%
+pd.DataFrame(result["gated_decline"]).T
+
+# %% [markdown]
+# ## Bypass: the generators face the five distractors (judged automatically)
+
+# %%
+pd.DataFrame({n: r for n, r in result["bypass"].items() if n != "lang"}).T
+
+# %% [markdown]
+# ## LLM sufficiency judge: smoke test with the offline model (recorded calls)
+
+# %%
+pd.DataFrame(result["judge_smoke_test"])
+
+# %% [markdown]
+# ## Default generator behind the gate, every benchmark question
+
+# %%
+display(pd.Series({k: v for k, v in result["generation"].items() if k != "rows"}, dtype=object))
+pd.DataFrame(result["generation"]["rows"]).set_index("question")
+
+# %%
+template = """# 03 · Q9a: no evidence, and the gate on the whole benchmark
+
+Retrieval: dense, {provenance.embedder.model} ({provenance.embedder.backend}, {provenance.embedder.version}); k = {k}.
+
+Corpus check: {corpus_check.chunks} chunks on {corpus_check.pages} pages mention KV; the allowance strings
+occur {corpus_check.absent_found} times (casebook: {casebook.kv_mentions.chunks} chunks on {casebook.kv_mentions.pages} pages).
+
+Q9a Top-{k} scores vs Q5's rank-{k} score (casebook, bge-m3: {casebook.q9a_top5.0}–{casebook.q9a_top5.1} vs {casebook.q5_rank5}):
+- zh: {scores.zh.q9a_min:.3f}–{scores.zh.q9a_max:.3f} vs {scores.zh.q5_rank_k:.3f} (separable: {scores.zh.separable})
+- en: {scores.en.q9a_min:.3f}–{scores.en.q9a_max:.3f} vs {scores.en.q5_rank_k:.3f} (separable: {scores.en.separable})
+
+Chosen parameters (rule: maximise refusal correctness − false-refusal rate over every candidate; same
+benchmark, no held-out set):
+- zh: floor alone {calibration.zh.floor.floor}; floor+aspects: floor {calibration.zh.floor_aspects.floor},
+  coverage ≥ {calibration.zh.floor_aspects.min_coverage}
+- en: floor alone {calibration.en.floor.floor}; floor+aspects: floor {calibration.en.floor_aspects.floor},
+  coverage ≥ {calibration.en.floor_aspects.min_coverage}
+
+Gates on the whole benchmark, zh:
+
+{gate_tables.zh}
+
+Gates on the whole benchmark, en:
+
+{gate_tables.en}
+
+Normal path (en): status {gated_decline.en.status}; generator called: {gated_decline.en.generator_called};
+recorded LLM calls: {gated_decline.en.recorded_calls}. (zh: status {gated_decline.zh.status}; calls
+{gated_decline.zh.recorded_calls}.)
+
+Bypass ({bypass.lang}): extractive passed = {bypass.extractive.passed} (status {bypass.extractive.status},
+citations {bypass.extractive.citations}); llama_cpp passed = {bypass.llama_cpp.passed} (status
+{bypass.llama_cpp.status}, citations {bypass.llama_cpp.citations}, calls {bypass.llama_cpp.calls}).
+
+Default generator ({generation.generator.backend}) behind the `{generation.gate}` gate, {generation.lang},
+{generation.n} questions: answered {generation.answered}, declined by the gate {generation.declined_by_gate},
+declined by the generator {generation.declined_by_generator}, errors {generation.errors}; citations valid
+{generation.citations_valid} / {generation.citations_total}; refusal correctness {generation.refusal_correctness}
+({generation.unanswerable_declined} / {generation.unanswerable} unanswerable declined).
+"""
+stored = report.write_experiment("03_q9a_no_evidence", result, template)
+display(Markdown(report.experiment_dir("03_q9a_no_evidence").joinpath("report.md").read_text()))

@@ -1,0 +1,141 @@
+"""Whole-benchmark generation figures, and the bad-input / backend-fault outcome table.
+
+:func:`run_generation_eval` answers every benchmark question (one language, Top-k of one
+retriever) behind a gate and counts: answered, declined by the gate, declined by the generator,
+errors; citation validity (valid / total over every answer); refusal correctness (share of
+unanswerable questions not answered). :func:`fault_outcomes` shows that bad input and backend
+faults each end as a recorded, visible outcome, never a crash.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Sequence
+from typing import Any
+
+from rag_lib.evidence import Gate, label_insufficient
+from rag_lib.generation import Generator
+from rag_lib.generation.base import question_problem
+from rag_lib.generation.gated import GatedGenerator, GatedResult, scripted_generator
+from rag_lib.llm_calls import CallRecorder, LLMCallError
+from rag_lib.workbench import Workbench
+
+
+def answer_question(question: str, wb: Workbench, gated: GatedGenerator, key: str = "dense", k: int = 5) -> GatedResult:
+    """Retrieve the Top-``k``, gate, and generate; an unusable question is refused before retrieval."""
+    if question_problem(question):  # do not embed 100 KB of text only to refuse it afterwards
+        return gated.generate(question, [])
+    ranking = wb.rank(question, key)
+    evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+    return gated.generate(question, evidence, ranking)
+
+
+def run_generation_eval(
+    wb: Workbench, gate: Gate, generator: Generator, lang: str = "en", k: int = 5, key: str = "dense"
+) -> dict[str, Any]:
+    """Answer every benchmark question behind ``gate``; return JSON-ready counts and per-question rows."""
+    gated = GatedGenerator(generator, gate)
+    rows = []
+    for q in wb.benchmark:
+        ranking = wb.rank(q.text(lang), key)
+        evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+        out = gated.generate(q.text(lang), evidence, ranking)
+        cit = out.result.citations
+        rows.append({
+            "question": q.id, "answerable": q.answerable,
+            "label": "insufficient" if label_insufficient(q, [c.id for c in evidence]) else "sufficient",
+            "gate": "sufficient" if out.decision and out.decision.sufficient else "insufficient",
+            "status": out.result.status, "declined_by": _declined_by(out),
+            "error_kind": out.result.error_kind,
+            "citations_valid": cit.n_valid if cit else 0, "citations_total": cit.n_total if cit else 0,
+        })
+    answered = [r for r in rows if r["status"] == "answered"]
+    unanswerable = [r for r in rows if not r["answerable"]]
+    valid = sum(r["citations_valid"] for r in rows)
+    total = sum(r["citations_total"] for r in rows)
+    return {
+        "lang": lang, "k": k, "retriever": key, "gate": gate.name,
+        "generator": {"backend": generator.backend, "model": generator.model,
+                      "model_version": generator.model_version},
+        "n": len(rows),
+        "answered": len(answered),
+        "declined_by_gate": sum(r["declined_by"] == "gate" for r in rows),
+        "declined_by_generator": sum(r["declined_by"] == "generator" for r in rows),
+        "errors": sum(r["status"] == "error" for r in rows),
+        "generator_calls": gated.calls,
+        "citations_valid": valid, "citations_total": total,
+        "citation_validity": round(valid / total, 4) if total else None,
+        "unanswerable": len(unanswerable),
+        "unanswerable_declined": sum(r["status"] == "insufficient" for r in unanswerable),
+        "unanswerable_answered": sum(r["status"] == "answered" for r in unanswerable),
+        "refusal_correctness": round(sum(r["status"] == "insufficient" for r in unanswerable) / len(unanswerable), 4)
+        if unanswerable else None,
+        "answered_with_complete_evidence": sum(r["label"] == "sufficient" for r in answered),
+        "rows": rows,
+    }
+
+
+def _declined_by(out: GatedResult) -> str | None:
+    if out.result.status != "insufficient":
+        return None
+    return "gate" if not out.generator_called else "generator"
+
+
+# ------------------------------------------------------------------------------ faults
+
+def _answer_json(citations: Sequence[dict[str, str]] = ()) -> str:
+    import json
+
+    return json.dumps({"status": "answered", "answer": "An answer.", "citations": list(citations), "missing": []})
+
+
+FAULTS: tuple[tuple[str, str, str | Exception], ...] = (
+    # (case, what the backend replies (or raises), how it fails)
+    ("backend times out", "timeout", LLMCallError("timeout", "timed out after 60 s (scripted)")),
+    ("backend returns non-JSON", "non_json", "Sure! You configure it in the dashboard."),
+    ("JSON fails the schema", "schema_invalid", '{"status": "answered", "text": "no answer field"}'),
+    ("answer cites nothing", "no_citations", _answer_json()),
+    ("citation with a made-up chunk id", "no_valid_citations",
+     _answer_json([{"chunk_id": "made-up-000-00000000", "quote": "Redeploy your project"}])),
+)
+
+BAD_INPUTS: tuple[tuple[str, str], ...] = (
+    ("empty question", ""),
+    ("whitespace-only question", " \n\t "),
+    ("100 KB question", "How do I configure R2? " * 4348),  # 100,004 characters
+    ("question in Russian (unexpected language)", "Как настроить привязку R2 для Pages Functions?"),
+)
+
+
+def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_question: str,
+                   key: str = "dense", k: int = 5) -> list[dict[str, Any]]:
+    """One row per bad input and per scripted backend fault: where it stopped, status and error kind.
+
+    Bad inputs go through the whole pipeline (retrieval, ``gate``, ``generator``). Backend faults
+    use a scripted LLM backend (no model) behind the same gate, on the Top-``k`` of
+    ``evidence_question``, which the gate accepts, so each fault reaches the backend.
+    """
+    rows = []
+    for case, text in BAD_INPUTS:
+        out = answer_question(text, wb, GatedGenerator(generator, gate), key, k)
+        rows.append(_fault_row(case, f"{len(text):,} characters", out))
+    ranking = wb.rank(evidence_question, key)
+    evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+    for case, _, reply in FAULTS:
+        with tempfile.TemporaryDirectory() as tmp:  # scripted replies are not worth keeping
+            scripted = scripted_generator(reply, CallRecorder(tmp, mode="live"))
+            out = GatedGenerator(scripted, gate).generate(evidence_question, evidence, ranking)
+        rows.append(_fault_row(case, "scripted backend", out))
+    return rows
+
+
+def _fault_row(case: str, given: str, out: GatedResult) -> dict[str, Any]:
+    if out.decision is None:
+        stage = "input check"
+    elif not out.generator_called:
+        stage = "gate"
+    else:
+        stage = "generator"
+    return {"case": case, "input": given, "stopped_at": stage, "status": out.result.status,
+            "error_kind": out.result.error_kind or "", "generator_called": out.generator_called,
+            "message": (out.result.error or (out.result.warnings[0] if out.result.warnings else ""))[:160]}

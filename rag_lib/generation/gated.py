@@ -1,0 +1,139 @@
+"""Generation behind an evidence-sufficiency gate: decline without calling the model.
+
+Casebook section 03 (Q9a), normal path: "the evidence status is insufficient, and the system
+declines without calling the model". :class:`GatedGenerator` asks a :class:`rag_lib.evidence.Gate`
+first; only evidence the gate accepts reaches the wrapped generator. A gated decline is a
+:class:`GenerationResult` with ``status="insufficient"``, ``backend="gate"`` and no call keys,
+worded as the answer prompt requires ("The evidence provided does not include …").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag_lib.documents import Chunk
+from rag_lib.evidence import Gate, GateDecision
+from rag_lib.generation.base import GenerationResult, Generator, question_problem
+from rag_lib.generation.schema import Answer
+from rag_lib.llm_calls import CallRecord, CallRecorder, LLMRequest, LLMResponse
+from rag_lib.retrieval import Ranking
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+MAX_MISSING = 5  # the Answer schema's cap on "missing" items
+
+
+class CountingRecorder(CallRecorder):
+    """A :class:`CallRecorder` that counts every request reaching it, replayed or live.
+
+    ``requests == 0`` after a run proves the model was not asked anything (not even from disk).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.requests = 0
+
+    def call(self, request: LLMRequest, live: Any) -> CallRecord:
+        self.requests += 1
+        return super().call(request, live)
+
+
+@dataclass(frozen=True)
+class GatedResult:
+    """The gate's decision (``None`` when the question was refused before the gate) and the result."""
+
+    decision: GateDecision | None
+    result: GenerationResult
+    generator_called: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"decision": self.decision.to_json() if self.decision else None,
+                "generator_called": self.generator_called, "result": self.result.to_json()}
+
+
+def decline_text(question: str, missing: Sequence[str]) -> str:
+    """The decline, in the question's language, naming what the evidence does not include."""
+    what = "; ".join(missing) if missing else question.strip()
+    if _CJK.search(question):
+        return f"提供的证据中未包含回答该问题所需的信息（{what}）。"
+    return f"The evidence provided does not include what this question needs ({what})."
+
+
+class GatedGenerator:
+    """Wraps a generator: the gate decides first, and a decline never calls the generator.
+
+    Parameters
+    ----------
+    generator
+        Any :class:`Generator` (extractive, llama_cpp, openai).
+    gate
+        Any :class:`rag_lib.evidence.Gate`.
+    """
+
+    def __init__(self, generator: Generator, gate: Gate) -> None:
+        self.generator = generator
+        self.gate = gate
+        self.calls = 0  # how many times the wrapped generator was asked
+
+    @property
+    def backend(self) -> str:
+        return self.generator.backend
+
+    @property
+    def model(self) -> str:
+        return self.generator.model
+
+    def generate(self, question: str, evidence: Sequence[Chunk], ranking: Ranking | None = None) -> GatedResult:
+        """Gate, then (only if sufficient) generate."""
+        ids = tuple(c.id for c in evidence)
+        problem = question_problem(question)
+        if problem:  # nothing to gate: the question itself cannot be used
+            result = GenerationResult(status="error", question=question, backend="gate", model=self.gate.name,
+                                      model_version=None, evidence_ids=ids, error_kind=problem[0], error=problem[1])
+            return GatedResult(None, result, False)
+        decision = self.gate.decide(question, evidence, ranking)
+        if not decision.sufficient:
+            missing = list(decision.missing[:MAX_MISSING])
+            answer = Answer(status="insufficient", answer=decline_text(question, missing), missing=missing)
+            result = GenerationResult(
+                status="insufficient", question=question, backend="gate", model=decision.gate, model_version=None,
+                evidence_ids=ids, answer=answer, call_keys=decision.calls,
+                warnings=(f"declined by the {decision.gate} gate; the generator was not called: {decision.reason}",),
+            )
+            return GatedResult(decision, result, False)
+        self.calls += 1
+        return GatedResult(decision, self.generator.generate(question, evidence), True)
+
+
+class ScriptedLLM:
+    """Replies of a fake LLM backend, for showing failure outcomes without a model.
+
+    ``reply`` is the text the "model" returns, or an exception to raise (e.g.
+    ``LLMCallError("timeout", …)``). Used with :func:`scripted_generator`.
+    """
+
+    def __init__(self, reply: str | Exception) -> None:
+        self.reply = reply
+
+    def __call__(self, request: LLMRequest) -> LLMResponse:
+        if isinstance(self.reply, Exception):
+            raise self.reply
+        return LLMResponse(content=self.reply, prompt_tokens=0, completion_tokens=0, served_model="scripted")
+
+
+def scripted_generator(reply: str | Exception, recorder: CallRecorder) -> Generator:
+    """An :class:`LLMGenerator` whose backend replies ``reply`` (the fake-able path of the generation layer)."""
+    from rag_lib.generation.base import LLMGenerator
+
+    class ScriptedGenerator(LLMGenerator):
+        backend = "scripted"
+
+        def _params(self, json_schema: dict[str, Any]) -> dict[str, Any]:
+            return {"temperature": 0, "schema": json_schema}
+
+        def _complete(self, request: LLMRequest) -> LLMResponse:
+            return ScriptedLLM(reply)(request)
+
+    return ScriptedGenerator("scripted", recorder=recorder)

@@ -1,0 +1,115 @@
+"""The results of notebooks 02 (Q5) and 03 (Q9a): schema, and every figure in report.md is in results.json."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rag_lib.config import RESULTS_DIR
+
+# A number standing on its own (not part of an identifier such as "q9a" or "e5").
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+
+SCHEMAS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "02_q5_success": {
+        "casebook": dict, "question": dict, "k": int, "provenance": dict, "generator": dict, "top": list,
+        "pieces": list, "gate_params": dict, "gate_used": str, "decisions": dict, "answer": dict, "citations": list,
+        "citations_valid": int, "citations_total": int, "wrangler_r2": list, "wrangler_rank": dict, "faults": list,
+    },
+    "03_q9a_no_evidence": {
+        "casebook": dict, "question": dict, "k": int, "provenance": dict, "corpus_check": dict, "top": dict,
+        "scores": dict, "calibration": dict, "floor_sweep": dict, "gates": dict, "gated_decline": dict,
+        "bypass": dict, "judge_smoke_test": list, "generation": dict,
+    },
+}
+
+
+def _load(name: str) -> tuple[dict[str, Any], str]:
+    folder = RESULTS_DIR / name
+    if not (folder / "results.json").is_file():
+        pytest.skip(f"{folder}/results.json not generated yet: run `python -m rag_lib.reproduce {name}`")
+    return json.loads((folder / "results.json").read_text()), (folder / "report.md").read_text()
+
+
+def _numbers_in(node: Any) -> set[str]:
+    """Every number in the JSON, as written and in the formats a report uses (also inside strings)."""
+    out: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out |= _numbers_in(key) | _numbers_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            out |= _numbers_in(value)
+    elif isinstance(node, bool) or node is None:
+        pass
+    elif isinstance(node, int | float):
+        out |= {str(node), f"{node:.3f}", f"{node:.2f}", f"{node:,}"}
+    elif isinstance(node, str):
+        out |= set(_NUMBER.findall(node))
+    return out
+
+
+def _report_numbers(report: str) -> set[str]:
+    body = report.split("\n", 1)[1]  # the title line carries the notebook number
+    return set(_NUMBER.findall(body))
+
+
+@pytest.mark.parametrize("name", sorted(SCHEMAS))
+def test_results_schema_and_report_numbers(name: str) -> None:
+    results, report = _load(name)
+    assert results["experiment"] == name
+    for key, kind in SCHEMAS[name].items():
+        assert isinstance(results.get(key), kind), f"{name}: results.json[{key!r}] missing or not {kind}"
+    missing = _report_numbers(report) - _numbers_in(results)
+    assert not missing, f"{name}: report.md states numbers that results.json does not hold: {sorted(missing)}"
+
+
+def test_q5_figures_are_consistent() -> None:
+    results, _ = _load("02_q5_success")
+    assert [row["rank"] for row in results["top"]] == list(range(1, results["k"] + 1))
+    scores = [row["score"] for row in results["top"]]
+    assert scores == sorted(scores, reverse=True)
+    assert results["citations_valid"] == sum(c["valid"] for c in results["citations"]) <= results["citations_total"]
+    assert all(c["deep_link"].startswith("https://") and "#:~:text=" in c["deep_link"]
+               for c in results["citations"] if c["valid"])
+    assert {row["page"] for row in results["wrangler_r2"]} == {"workers/wrangler/configuration",
+                                                               "pages/functions/wrangler-configuration"}
+    outcomes = {row["case"]: row for row in results["faults"]}
+    assert outcomes["empty question"]["error_kind"] == "empty_question"
+    assert outcomes["100 KB question"]["error_kind"] == "question_too_long"
+    assert outcomes["backend times out"]["error_kind"] == "timeout"
+    assert outcomes["answer cites nothing"]["error_kind"] == "no_citations"
+
+
+def test_q9a_figures_are_consistent() -> None:
+    results, _ = _load("03_q9a_no_evidence")
+    assert results["corpus_check"]["absent_found"] == 0  # the corpus holds no KV allowance
+    for lang, row in results["scores"].items():
+        top = [r["score"] for r in results["top"][lang]]
+        assert (row["q9a_min"], row["q9a_max"]) == (min(top), max(top))
+        assert row["separable"] == (row["q5_rank_k"] > row["q9a_max"])
+    for lang, gates in results["gates"].items():
+        oracle = gates["checklist"]
+        assert (oracle["precision"], oracle["recall"], oracle["fp"], oracle["fn"]) == (1.0, 1.0, 0, 0)
+        for scores in gates.values():
+            assert scores["n"] == scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
+        chosen = results["calibration"][lang]["floor"]
+        assert (gates["floor"]["tp"], gates["floor"]["fp"]) == (chosen["tp"], chosen["fp"])  # sweep = measurement
+    for lang, decline in results["gated_decline"].items():
+        if decline["status"] == "insufficient":
+            assert (decline["generator_called"], decline["recorded_calls"]) == (False, 0), lang
+    gen = results["generation"]
+    assert gen["answered"] + gen["declined_by_gate"] + gen["declined_by_generator"] + gen["errors"] == gen["n"]
+    assert gen["citations_valid"] <= gen["citations_total"]
+    assert gen["generator_calls"] == gen["n"] - gen["declined_by_gate"]
+
+
+def test_reports_exist_beside_results() -> None:
+    for name in SCHEMAS:
+        folder: Path = RESULTS_DIR / name
+        if (folder / "results.json").is_file():
+            assert (folder / "report.md").is_file()
