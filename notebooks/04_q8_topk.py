@@ -1,0 +1,100 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 04 · Top-k: how many chunks does a two-piece answer need, and what does a larger k cost?
+#
+# **Question.** The casebook's Q8 needs two pieces; with the Top-5 it covered 1/2, with k = 6 it
+# covered 2/2. Where does our benchmark's Q8 (`q08`) get both pieces, and over the whole answerable
+# benchmark, how does piece coverage grow with k (1..20), per language, against the evidence size
+# that generation then has to read (characters and approximate tokens of the top-k chunks)?
+#
+# **Configuration.** Dense retrieval with the default embedder (`workbook.yaml` → `embedding.default`)
+# unless `retriever` says otherwise. Tokens are estimated without a model: one per CJK character plus
+# one per four other characters. The casebook's Q8 figures are printed beside ours, marked as theirs.
+#
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 04_q8_topk`.
+# Writes `results/04_q8_topk/`.
+
+# %% tags=["parameters"]
+retriever = "dense"
+max_k = 20
+languages = ["zh", "en"]
+
+# %%
+import pandas as pd
+from IPython.display import Image, Markdown, display
+
+from rag_lib import figures, report
+from rag_lib.experiments.topk import run_topk
+
+NAME = "04_q8_topk"
+result = run_topk(retriever, max_k=max_k, languages=languages)
+result["provenance"]
+
+# %% [markdown]
+# ## Q8: pieces covered at each k (ours), and the casebook's (theirs)
+
+# %%
+display(pd.DataFrame({lang: result["q8"][lang]["piece_ranks"] for lang in languages}).rename_axis("piece"))
+print("casebook (theirs):", result["casebook_q8"])
+pd.DataFrame(
+    {lang: result["q8"][lang]["covered"] for lang in languages}
+).rename_axis("k").T
+
+# %% [markdown]
+# ## Whole benchmark: coverage@k and the evidence it costs
+
+# %%
+curve = pd.DataFrame(result["curve_rows"]).set_index(["language", "k"])
+curve.unstack("language")
+
+# %%
+out = report.experiment_dir(NAME)
+plot_cov = figures.curves(result["plot"]["coverage"], "k", "mean piece coverage@k", out / "coverage_at_k.png",
+                          title="piece coverage@k, answerable questions")
+plot_tok = figures.curves(result["plot"]["tokens"], "k", "≈ tokens of top-k evidence", out / "tokens_at_k.png",
+                          title="context cost of the top-k evidence")
+display(Image(filename=str(plot_cov)), Image(filename=str(plot_tok)))
+
+# %%
+template = """# 04 · Top-k sensitivity
+
+Configuration: {configuration}; answerable benchmark questions: {n_answerable}.
+
+## Q8 (`{q8.id}`, two pieces)
+
+Piece ranks — zh: C1 {q8.zh.piece_ranks.C1}, C2 {q8.zh.piece_ranks.C2} (both covered from k = {q8.zh.first_full_k});
+en: C1 {q8.en.piece_ranks.C1}, C2 {q8.en.piece_ranks.C2} (both covered from k = {q8.en.first_full_k}).
+At k = 5 we cover {q8.zh.covered_at_5} (zh) and {q8.en.covered_at_5} (en);
+at k = 6 {q8.zh.covered_at_6} (zh) and {q8.en.covered_at_6} (en).
+The casebook (theirs, bge-m3 on their snapshot): {casebook_q8.k5} at k = 5, {casebook_q8.k6} at k = 6.
+
+{q8_table}
+
+## Whole benchmark: coverage@k and context cost
+
+Token estimate: {token_estimate}.
+At k = 5: coverage {curve.zh.5.coverage:.3f} (zh), {curve.en.5.coverage:.3f} (en);
+≈{curve.zh.5.tokens:.0f} tokens (zh), ≈{curve.en.5.tokens:.0f} tokens (en).
+At k = 10: coverage {curve.zh.10.coverage:.3f} (zh), {curve.en.10.coverage:.3f} (en);
+≈{curve.zh.10.tokens:.0f} tokens (zh), ≈{curve.en.10.tokens:.0f} tokens (en).
+At k = 20: coverage {curve.zh.20.coverage:.3f} (zh), {curve.en.20.coverage:.3f} (en);
+≈{curve.zh.20.tokens:.0f} tokens (zh), ≈{curve.en.20.tokens:.0f} tokens (en).
+
+{curve_table}
+
+Figures: `coverage_at_k.png`, `tokens_at_k.png`.
+"""
+stored = report.write_experiment(NAME, result, template)
+display(Markdown((out / "report.md").read_text()))

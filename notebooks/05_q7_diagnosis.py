@@ -1,0 +1,100 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 05 · Q7 diagnosis: everything looks relevant, yet the answer is incomplete
+#
+# **Question.** For Q7 (environment variables, secrets and plain configuration; local versus
+# production), what is in the Top-10, where does each of its four pieces C1–C4 first appear, how
+# many are covered, and at which layer does retrieval fail: is a piece missing from the corpus, just
+# outside the top k, or there but ranked deep? Asked for each of the casebook's three phrasings
+# (original, Chinese-terms, document-aligned) in Chinese and English.
+#
+# **Configuration.** Dense retrieval with the default embedder (`workbook.yaml`), k = 5 for the layer
+# diagnosis (worst piece: ≤ k in top k; ≤ 2k just outside; deeper = ranked deep). The casebook's
+# published ranks (bge-m3 on their snapshot) are printed beside ours and marked as theirs.
+#
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 05_q7_diagnosis`.
+# Writes `results/05_q7_diagnosis/`.
+
+# %% tags=["parameters"]
+retriever = "dense"
+k = 5
+languages = ["zh", "en"]
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from rag_lib import report
+from rag_lib.experiments.q7_diagnosis import run_q7_diagnosis
+
+NAME = "05_q7_diagnosis"
+result = run_q7_diagnosis(retriever, k=k, languages=languages)
+display(pd.Series(result["pieces"], name="what the piece is").to_frame())
+result["provenance"]
+
+# %% [markdown]
+# ## Piece ranks and layer, ours beside the casebook's (theirs)
+
+# %%
+pd.DataFrame(result["rank_rows"]).set_index(["source", "phrasing", "language"])
+
+# %% [markdown]
+# ## Top-10 of each phrasing and language
+
+# %%
+for phrasing, by_lang in result["cases"].items():
+    for lang, case in by_lang.items():
+        display(Markdown(f"### {phrasing} · {lang}\n\n{case['question']}\n\n"
+                         f"covered in top {k}: {case['coverage_at_k']}, in top 10: {case['coverage_top10']}, "
+                         f"layer: **{case['layer']}**"))
+        display(pd.DataFrame(case["top10"]).set_index("rank")[["score", "heading", "page", "covers"]])
+
+# %%
+template = """# 05 · Q7 diagnosis
+
+Configuration: {configuration}; layer judged at k = {k} by the worst piece.
+
+Original question (zh): {cases.original.zh.question}
+
+Our Top-10 for it covers {cases.original.zh.coverage_top10} pieces; the pieces first appear at
+C1 {cases.original.zh.piece_ranks.C1}, C2 {cases.original.zh.piece_ranks.C2}, C3 {cases.original.zh.piece_ranks.C3},
+C4 {cases.original.zh.piece_ranks.C4}; layer: {cases.original.zh.layer}.
+In English: C1 {cases.original.en.piece_ranks.C1}, C2 {cases.original.en.piece_ranks.C2},
+C3 {cases.original.en.piece_ranks.C3}, C4 {cases.original.en.piece_ranks.C4}; layer: {cases.original.en.layer}.
+The casebook (theirs, bge-m3 on their snapshot): C1 {casebook.piece_ranks.C1}, C2 {casebook.piece_ranks.C2},
+C3 {casebook.piece_ranks.C3}; {casebook.coverage_top10} in the Top-10.
+
+## Piece ranks, every phrasing and language
+
+{rank_table}
+
+## Top-10, original question (zh)
+
+{cases.original.zh.top10_table}
+
+## Top-10, original question (en)
+
+{cases.original.en.top10_table}
+
+## Top-10, terms phrasing (zh)
+
+{cases.terms.zh.top10_table}
+
+## Top-10, aligned phrasing (en)
+
+{cases.aligned.en.top10_table}
+"""
+stored = report.write_experiment(NAME, result, template)
+display(Markdown(report.experiment_dir(NAME).joinpath("report.md").read_text()))

@@ -1,0 +1,109 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 06 · Q7 mechanisms: does one mechanism bring Q7's missing pieces into the Top-10?
+#
+# **Question.** The casebook tried six mechanisms on Q7 and none brought C1–C3 into the Top-10. For
+# the mechanism named in the parameters: where do C1–C4 first appear after it, for Q7's three
+# phrasings and both languages, and what does it do to the whole answerable benchmark (hit@5,
+# coverage@10, MRR, and coverage at the mechanism's own evidence size), as a paired difference
+# against the baseline with a bootstrap 95% confidence interval over questions?
+#
+# **Configuration.** Baseline: dense retrieval, default embedder, top 5 (`workbook.yaml`).
+# Mechanisms: `topk` (k = 10 / 20), `dedup_mmr` (near-duplicate demotion and MMR over the top 50),
+# `reranker` (bge-reranker-v2-m3 over the top 20, only if its files are here; otherwise reported as
+# unavailable with the reason), `query_split` (rule-based sentence / clause splitting with RRF or
+# round-robin merge; LLM splitting), `query_rewrite` (LLM rewriting; the casebook's hand-written
+# document-aligned phrasing), `embedding` (every other available embedder), `hybrid` (BM25 + dense
+# RRF). LLM variants use `generation.llm` (offline: SmolLM2-135M-Instruct, temperature 0, replies capped
+# at 96 tokens), every call recorded under `results/llm_calls/` and replayed on re-runs. To keep the
+# runtime modest, LLM rewriting is compared on the whole benchmark only in `llm_languages` (English),
+# and LLM splitting runs on Q7 only; both run on Q7's three phrasings in both languages. A 135M model
+# rewrites poorly: its outputs for Q7 are printed below, and a failed reply falls back to the question.
+#
+# **Re-run.** `make reproduce` runs it once per mechanism, or
+# `.venv/bin/python -m rag_lib.reproduce 06_q7_mechanism-<mechanism>`.
+# Writes `results/06_q7_mechanism-<mechanism>/`.
+
+# %% tags=["parameters"]
+mechanism = "topk"
+languages = ["zh", "en"]
+llm_languages = ["en"]
+n_boot = 10000
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from rag_lib import report
+from rag_lib.experiments.mechanisms import run_mechanism
+
+NAME = f"06_q7_mechanism-{mechanism}"
+result = run_mechanism(mechanism, languages=languages, llm_languages=llm_languages, n_boot=n_boot)
+print(f"mechanism: {mechanism}; status: {result['status']}; variants: {result['variants_text']}")
+if result["status"] == "unavailable":
+    display(Markdown(f"**Not run: the model is not available on this machine.** {result['reason']}"))
+
+# %% [markdown]
+# ## Provenance, and the models that are not here
+
+# %%
+display(pd.Series(result["unavailable"], name="why not available", dtype=object).to_frame())
+result["provenance"]
+
+# %% [markdown]
+# ## Q7: first rank of each piece, baseline and after the mechanism
+
+# %%
+pd.DataFrame(result["q7_rows"]).set_index(["variant", "phrasing", "language"])
+
+# %% [markdown]
+# ## Whole benchmark: paired difference against the baseline (answerable questions)
+
+# %%
+columns = ["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI"]
+pd.DataFrame(result["benchmark_rows"], columns=columns).set_index(["variant", "language", "metric"])
+
+# %% [markdown]
+# ## What the LLM produced for Q7 (LLM variants only)
+
+# %%
+for variant in result["variants"]:
+    for text, outcome in variant.get("q7_llm_outputs", {}).items():
+        print(f"[{variant['name']}] {text}\n  -> {outcome['status']}: {outcome['queries'] or outcome['error_kind']}")
+    if "llm_calls" in variant:
+        print(f"[{variant['name']}] calls: {variant['llm_calls']}")
+    for note in variant["notes"]:
+        print(f"[{variant['name']}] note: {note}")
+
+# %%
+template = """# 06 · Q7 mechanism: {mechanism}
+
+Status: **{status}**. {reason}
+
+Variants: {variants_text}. Baseline: dense retrieval with the default embedder, top 5.
+Benchmark: {provenance.n_answerable} answerable questions; differences are mechanism − baseline with
+bootstrap {provenance.ci_percent}% intervals ({provenance.n_boot} resamples, seed {provenance.seed}).
+`coverage@evidence` compares coverage at the variant's evidence size with the baseline's coverage@5.
+
+## Q7: first rank of C1–C4
+
+{q7_table}
+
+## Whole benchmark
+
+{benchmark_table}
+"""
+stored = report.write_experiment(NAME, result, template)
+display(Markdown(report.experiment_dir(NAME).joinpath("report.md").read_text()))

@@ -1,0 +1,389 @@
+"""Q7 mechanisms (casebook section 05): one retrieval mechanism against the dense baseline.
+
+Every mechanism is a set of **variants**; a variant turns a question text into a full ranking
+(and says how many chunks go to generation: ``evidence_k``). For each variant we report
+
+* where Q7's pieces C1–C4 first appear, for its three phrasings and each language;
+* its effect on the answerable benchmark questions (hit@5, coverage@10, MRR, and coverage at
+  the variant's own evidence size against the baseline's coverage@5), as paired differences
+  against the baseline with bootstrap 95% intervals over questions.
+
+The baseline is dense retrieval with the default embedder and k = 5 (``workbook.yaml``). The
+result has one uniform shape for every mechanism (see :func:`run_mechanism`), which the summary
+notebook reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from rag_lib.benchmark import Question
+from rag_lib.config import settings
+from rag_lib.embedding import available_embedders
+from rag_lib.embedding.registry import default_embedder_name
+from rag_lib.evaluation import MRR, HitAt, PieceCoverage, paired_bootstrap, piece_ranks
+from rag_lib.generation import get_generator
+from rag_lib.query_ops import QueryLLM, QueryOutcome, RuleSplitter, fuse
+from rag_lib.report import markdown_table
+from rag_lib.rerank import available_rerankers, get_reranker
+from rag_lib.retrieval import Ranking
+from rag_lib.retrieval.diversity import demote_near_duplicates, mmr
+from rag_lib.workbench import RunKey, Workbench
+
+MECHANISMS = ("topk", "dedup_mmr", "reranker", "query_split", "query_rewrite", "embedding", "hybrid")
+Q7_PHRASINGS: tuple[str | None, ...] = (None, "terms", "aligned")
+METRICS = ("hit@5", "coverage@10", "mrr", "coverage@evidence")
+RERANKER = "bge-reranker-v2-m3"
+LLM_MAX_TOKENS = 96  # a query is short; a degenerate reply stops here (and fails as non_json, visibly)
+
+
+@dataclass
+class Variant:
+    """One way a mechanism changes retrieval.
+
+    ``rank`` maps a question text to a full ranking; ``evidence_k`` is how many chunks of it go
+    to generation; ``languages`` limits the benchmark comparison (``None``: every language run);
+    ``q7_phrasings`` are the Q7 phrasings it is applied to.
+    """
+
+    name: str
+    description: str
+    rank: Callable[[str], Ranking]
+    evidence_k: int = 5
+    languages: tuple[str, ...] | None = None
+    q7_phrasings: tuple[str | None, ...] = Q7_PHRASINGS
+    notes: list[str] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+    llm: LLMQueries | None = None
+
+
+class LLMQueries:
+    """Turns a question into queries with an LLM task, remembering every outcome (for the report).
+
+    A failed call (non-JSON, schema-invalid, backend error) falls back to the question itself,
+    so the ranking equals the baseline's, and the failure is counted, never hidden.
+    """
+
+    def __init__(self, qllm: QueryLLM, task: str) -> None:
+        self.qllm = qllm
+        self.task = task
+        self.outcomes: dict[str, QueryOutcome] = {}
+
+    def __call__(self, text: str) -> list[str]:
+        if text not in self.outcomes:
+            self.outcomes[text] = self.qllm.run(self.task, text)
+        outcome = self.outcomes[text]
+        return list(outcome.queries) if outcome.status == "ok" else [text]
+
+    def summary(self) -> dict[str, Any]:
+        kinds: dict[str, int] = {}
+        for o in self.outcomes.values():
+            key = "ok" if o.status == "ok" else str(o.error_kind)
+            kinds[key] = kinds.get(key, 0) + 1
+        return {"calls": len(self.outcomes), "by_status": dict(sorted(kinds.items()))}
+
+    def outputs(self, texts: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The outcome of each of ``texts`` that was asked, as JSON.
+
+        ``replayed`` is left out: it says how this run got the reply, not what the reply was, and
+        keeping it would make a replayed re-run differ from the recording run.
+        """
+        return {t: {k: v for k, v in self.outcomes[t].to_json().items() if k != "replayed"}
+                for t in dict.fromkeys(texts) if t in self.outcomes}
+
+
+# --------------------------------------------------------------------------- variants per mechanism
+class BaselineDense:
+    """The baseline (dense, default embedder), with each question's vector and ranking kept.
+
+    Every variant starts from the same few hundred question texts; embedding each once keeps a
+    mechanism run to seconds (the rankings are identical either way).
+    """
+
+    def __init__(self, wb: Workbench) -> None:
+        self.retriever = wb.retriever("dense")
+        self.embedder = wb.embedder()
+        self._vectors: dict[str, np.ndarray] = {}
+        self._rankings: dict[str, Ranking] = {}
+
+    def vector(self, text: str) -> np.ndarray:
+        if text not in self._vectors:
+            self._vectors[text] = np.asarray(self.embedder.embed_queries([text]), dtype=np.float32).reshape(-1)
+        return self._vectors[text]
+
+    def __call__(self, text: str) -> Ranking:
+        if text not in self._rankings:
+            q = self.vector(text)
+            scores = self.retriever.vectors @ (q / max(float(np.linalg.norm(q)), 1e-12))
+            self._rankings[text] = Ranking.from_scores(self.retriever.ids, scores, source=self.retriever.name)
+        return self._rankings[text]
+
+
+def topk_variants(base: BaselineDense, ks: Sequence[int] = (10, 20)) -> list[Variant]:
+    """Same ranking, more evidence: the top k chunks go to generation instead of the top 5."""
+    return [Variant(f"k={k}", f"dense baseline ranking, top {k} as evidence instead of top 5", base, evidence_k=k)
+            for k in ks]
+
+
+def dedup_mmr_variants(wb: Workbench, base: BaselineDense, candidates: int = 50, threshold: float = 0.95,
+                       text_threshold: float = 0.8, lambda_: float = 0.5) -> list[Variant]:
+    """Near-duplicate demotion (by chunk vectors, or by chunk text) and MMR over the baseline's top ``candidates``."""
+    index = wb.matrix()
+    texts = {c.id: c.text for c in wb.embeddable}
+
+    def dedup(text: str) -> Ranking:
+        return demote_near_duplicates(base(text), index=index, threshold=threshold, depth=candidates)
+
+    def dedup_text(text: str) -> Ranking:
+        return demote_near_duplicates(base(text), texts=texts, threshold=text_threshold, depth=candidates)
+
+    def with_mmr(text: str, ranking: Ranking | None = None) -> Ranking:
+        return mmr(ranking or base(text), index, base.vector(text), lambda_=lambda_, candidates=candidates)
+
+    return [
+        Variant("dedup", f"near-duplicates (chunk-vector cosine > {threshold}) in the top {candidates} moved to "
+                         "the end", dedup),
+        Variant("dedup-text", f"near-duplicates (word-trigram Jaccard > {text_threshold}) in the top {candidates} "
+                              "moved to the end", dedup_text),
+        Variant("mmr", f"MMR (lambda={lambda_}) re-orders the top {candidates}", with_mmr),
+        Variant("dedup+mmr", "near-duplicate demotion, then MMR, over the same candidates",
+                lambda text: with_mmr(text, dedup(text))),
+    ]
+
+
+def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER,
+                      candidates: int | None = None) -> list[Variant]:
+    """The cross-encoder over the baseline's top candidates (``retrieval.rerank_candidates``)."""
+    n = int(candidates or settings()["retrieval"]["rerank_candidates"])
+    reranker = get_reranker(name)
+    texts = {c.id: c.embed_input for c in wb.embeddable}
+    return [Variant(f"{name} top-{n}", f"{name} re-scores the dense top {n}",
+                    lambda text: reranker.rerank(text, base(text), texts, top_n=n),
+                    provenance={"reranker": reranker.provenance})]
+
+
+def _split_rank(base: BaselineDense, split: Callable[[str], list[str]], fusion: str) -> Callable[[str], Ranking]:
+    k = int(settings()["retrieval"]["rrf_k"])
+    return lambda text: fuse([base(part) for part in split(text)], fusion, k=k)
+
+
+def query_split_variants(base: BaselineDense, qllm: QueryLLM | None) -> list[Variant]:
+    """Rule-based splitting (sentences; sentences + clauses), fused by RRF or round-robin; LLM splitting."""
+    variants = []
+    for splitter in (RuleSplitter(), RuleSplitter(clauses=True)):
+        for fusion in ("rrf", "round_robin"):
+            variants.append(Variant(f"{splitter.name}+{fusion}",
+                                    f"{splitter.name} parts, each ranked densely, merged by {fusion}",
+                                    _split_rank(base, splitter.split, fusion)))
+    if qllm is not None:
+        queries = LLMQueries(qllm, "split")
+        # Optional second variant, on Q7 only: the rewrite variant already spends the LLM budget on
+        # the whole benchmark, and SmolLM2 calls take seconds each on this machine's shared CPUs.
+        variants.append(Variant("llm-split+rrf", "the configured LLM splits the question; parts merged by RRF",
+                                _split_rank(base, queries, "rrf"), languages=(),
+                                provenance={"llm": qllm.describe()}, llm=queries,
+                                notes=["LLM splitting runs on Q7 only (runtime); no whole-benchmark comparison."]))
+    return variants
+
+
+def query_rewrite_variants(base: BaselineDense, qllm: QueryLLM | None, llm_languages: Sequence[str]) -> list[Variant]:
+    """LLM rewriting of the question, and the casebook's hand-written document-aligned phrasing of Q7."""
+    variants = []
+    if qllm is not None:
+        queries = LLMQueries(qllm, "rewrite")
+        variants.append(Variant("llm-rewrite", "the configured LLM rewrites the question into one search query",
+                                lambda text: base(queries(text)[0]), languages=tuple(llm_languages),
+                                provenance={"llm": qllm.describe()}, llm=queries))
+    variants.append(Variant(
+        "casebook-aligned", "the casebook's hand-written document-aligned phrasing (Q7 only)", base,
+        languages=(), q7_phrasings=("aligned",),
+        notes=["Only Q7 has a hand-written document-aligned phrasing, so this variant has no whole-benchmark "
+               "comparison; its Q7 ranks are the baseline's ranks for the `aligned` phrasing."]))
+    return variants
+
+
+def embedding_variants(wb: Workbench, status: dict[str, bool | str]) -> list[Variant]:
+    """Every other available embedder, dense, in place of the default."""
+    default = default_embedder_name()
+    out = []
+    for name, ok in status.items():
+        if ok is True and name != default:
+            key = RunKey("dense", name)
+            out.append(Variant(f"dense:{name}", f"dense retrieval with {name} instead of {default}",
+                               wb.retriever(key).rank, provenance=wb.provenance(key)))
+    return out
+
+
+def hybrid_variants(wb: Workbench) -> list[Variant]:
+    """BM25 + dense (default embedder) fused by RRF."""
+    key = RunKey("hybrid", default_embedder_name())
+    return [Variant("hybrid", f"BM25 + dense RRF (k={settings()['retrieval']['rrf_k']})", wb.retriever(key).rank,
+                    provenance=wb.provenance(key))]
+
+
+# --------------------------------------------------------------------------- measuring
+def q7_piece_ranks(q7: Question, rank: Callable[[str], Ranking], phrasings: Sequence[str | None],
+                   languages: Sequence[str]) -> dict[str, dict[str, dict[str, int | None]]]:
+    """``{phrasing: {lang: {"C1": rank, …}}}`` (first rank of each piece)."""
+    out: dict[str, dict[str, dict[str, int | None]]] = {}
+    for phrasing in phrasings:
+        for lang in languages:
+            ranks = piece_ranks(q7.pieces, rank(q7.text(lang, phrasing)))
+            out.setdefault(phrasing or "original", {})[lang] = {f"C{i + 1}": r for i, r in enumerate(ranks)}
+    return out
+
+
+def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
+    measures = (HitAt(5), PieceCoverage(10), MRR(), PieceCoverage(evidence_k))
+    table = wb.evaluate(rankings, measures)
+    cols = {"hit@5": "hit@5", "coverage@10": "coverage@10", "mrr": "mrr", "coverage@evidence": f"coverage@{evidence_k}"}
+    return {metric: [float(v) for v in table[col]] for metric, col in cols.items()}
+
+
+def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> dict[str, Any]:
+    """Means, paired mean difference and its bootstrap 95% interval, rounded for the report."""
+    diff, lo, hi = paired_bootstrap(mechanism, baseline, n=n_boot, seed=seed)
+    return {"baseline": round(float(np.mean(baseline)), 4), "mechanism": round(float(np.mean(mechanism)), 4),
+            "diff": round(diff, 4), "ci95": [round(lo, 4), round(hi, 4)]}
+
+
+def run_mechanism(
+    mechanism: str,
+    languages: Sequence[str] = ("zh", "en"),
+    llm_languages: Sequence[str] = ("en",),
+    use_llm: bool = True,
+    n_boot: int = 10000,
+    seed: int = 0,
+    workbench: Workbench | None = None,
+) -> dict[str, Any]:
+    """Run every variant of ``mechanism`` and compare it with the baseline.
+
+    Parameters
+    ----------
+    mechanism : str
+        One of :data:`MECHANISMS`.
+    languages : sequence of str
+        Benchmark languages.
+    llm_languages : sequence of str
+        Languages in which LLM-based variants run on the whole benchmark (they always run on Q7's
+        three phrasings in every language); fewer languages keep runtime modest.
+    use_llm : bool
+        Build the LLM variants (rewrite, LLM split) with ``generation.llm`` from workbook.yaml.
+
+    Returns
+    -------
+    dict
+        ``{"mechanism", "status": "ran"|"unavailable", "reason", "variants": [{"name", "description",
+        "evidence_k", "benchmark_languages", "q7": {phrasing: {lang: {"C1": rank, …}}},
+        "benchmark": {lang: {metric: {"baseline", "mechanism", "diff", "ci95"}}}, …}],
+        "baseline": {...}, "provenance": {...}}`` plus report tables.
+    """
+    if mechanism not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {mechanism!r}; use one of {MECHANISMS}")
+    wb = workbench or Workbench()
+    q7 = wb.benchmark.by_casebook("Q7")
+    questions = wb.benchmark.questions(answerable=True)
+    base_rank = BaselineDense(wb)
+    base_key = RunKey("dense", default_embedder_name())
+    provenance: dict[str, Any] = {"baseline": {**wb.provenance(base_key), "k": 5}, "n_boot": n_boot, "seed": seed,
+                                  "ci_percent": 95, "n_answerable": len(questions), "languages": list(languages)}
+    result: dict[str, Any] = {"mechanism": mechanism, "status": "ran", "reason": "", "variants": []}
+    base_runs = {lang: {q.id: base_rank(q.text(lang)) for q in questions} for lang in languages}
+    base_scores = {lang: _scores(wb, base_runs[lang], 5) for lang in languages}
+    result["baseline"] = {
+        "q7": q7_piece_ranks(q7, base_rank, Q7_PHRASINGS, languages),
+        "benchmark": {lang: {m: round(float(np.mean(v)), 4) for m, v in s.items()} for lang, s in base_scores.items()},
+    }
+
+    variants, unavailable = _variants(mechanism, wb, base_rank, use_llm, llm_languages, provenance)
+    result["unavailable"] = unavailable
+    if mechanism == "reranker" and not variants:
+        result["status"] = "unavailable"
+        result["reason"] = unavailable.get(RERANKER, "")
+    for v in variants:
+        langs = [lang for lang in languages if v.languages is None or lang in v.languages]
+        entry: dict[str, Any] = {
+            "name": v.name, "description": v.description, "evidence_k": v.evidence_k,
+            "benchmark_languages": langs, "notes": list(v.notes),
+            "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages),
+            "benchmark": {},
+        }
+        for lang in langs:
+            runs = {q.id: v.rank(q.text(lang)) for q in questions}
+            scores = _scores(wb, runs, v.evidence_k)
+            entry["benchmark"][lang] = {
+                m: compare(scores[m], base_scores[lang][m], n_boot, seed) for m in METRICS
+            }
+        if v.llm is not None:
+            entry["llm_calls"] = v.llm.summary()
+            entry["q7_llm_outputs"] = v.llm.outputs([q7.text(lang, ph) for ph in Q7_PHRASINGS for lang in languages])
+            if langs and not set(languages) <= set(langs):
+                entry["notes"].append(
+                    f"LLM variant compared on the whole benchmark in {', '.join(langs) or 'no language'} only "
+                    f"(runtime); Q7 in every language.")
+        if v.provenance:
+            entry["provenance"] = v.provenance
+        result["variants"].append(entry)
+    result["provenance"] = provenance
+    result.update(_tables(result, languages))
+    return result
+
+
+def _variants(mechanism: str, wb: Workbench, base: BaselineDense, use_llm: bool, llm_languages: Sequence[str],
+              provenance: dict[str, Any]) -> tuple[list[Variant], dict[str, str]]:
+    """The variants of ``mechanism`` that can run here, and the reason for each model that cannot."""
+    if mechanism == "topk":
+        return topk_variants(base), {}
+    if mechanism == "dedup_mmr":
+        return dedup_mmr_variants(wb, base), {}
+    if mechanism == "reranker":
+        status = available_rerankers()
+        provenance["rerankers"] = {name: ok is True for name, ok in status.items()}
+        missing = {name: str(ok) for name, ok in status.items() if ok is not True}
+        return (reranker_variants(wb, base) if status.get(RERANKER) is True else []), missing
+    if mechanism == "embedding":
+        status = available_embedders()
+        return embedding_variants(wb, status), {name: str(ok) for name, ok in status.items() if ok is not True}
+    if mechanism == "hybrid":
+        return hybrid_variants(wb), {}
+    qllm = None
+    if use_llm:
+        backend = str(settings()["generation"]["llm"])
+        qllm = QueryLLM(get_generator(backend, max_tokens=LLM_MAX_TOKENS))
+        provenance["llm"] = {**qllm.describe(), "max_tokens": LLM_MAX_TOKENS, "temperature": qllm.generator.temperature}
+    if mechanism == "query_split":
+        return query_split_variants(base, qllm), {}
+    return query_rewrite_variants(base, qllm, llm_languages), {}
+
+
+def _tables(result: dict[str, Any], languages: Sequence[str]) -> dict[str, Any]:
+    """Markdown tables (and flat rows) for the report, built from the result itself."""
+    q7_rows = []
+    sources = [("baseline", result["baseline"]["q7"], 5)]
+    sources += [(v["name"], v["q7"], v["evidence_k"]) for v in result["variants"]]
+    for name, q7, evidence_k in sources:
+        for phrasing, by_lang in q7.items():
+            for lang, ranks in by_lang.items():
+                in10 = sum(r is not None and r <= 10 for r in ranks.values())
+                in_evidence = sum(r is not None and r <= evidence_k for r in ranks.values())
+                q7_rows.append({"variant": name, "phrasing": phrasing, "language": lang, **ranks,
+                                "in top 10": f"{in10}/{len(ranks)}", "evidence k": evidence_k,
+                                "in evidence": f"{in_evidence}/{len(ranks)}"})
+    bench_rows = []
+    for v in result["variants"]:
+        for lang, metrics in v["benchmark"].items():
+            for metric, c in metrics.items():
+                bench_rows.append({"variant": v["name"], "language": lang, "metric": metric,
+                                   "baseline": c["baseline"], "mechanism": c["mechanism"], "diff": c["diff"],
+                                   "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]"})
+    return {
+        "q7_rows": q7_rows,
+        "q7_table": markdown_table(q7_rows),
+        "benchmark_rows": bench_rows,
+        "benchmark_table": markdown_table(bench_rows),
+        "variants_text": ", ".join(v["name"] for v in result["variants"]) or "none",
+    }

@@ -1,0 +1,93 @@
+"""Q7 diagnosis (casebook sections 04–05): its Top-10, each piece's first rank, and the failing layer.
+
+For each phrasing (original, terms, aligned) and language: the Top-10 with headings, scores and
+the piece each chunk covers; each piece's first rank; coverage at 5 and 10; and the layer the
+retrieval fails at, judged by the worst piece (missing from the corpus / just outside the top k /
+ranked deep), next to the casebook's published ranks, which are THEIRS (bge-m3, their snapshot).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rag_lib.benchmark import Question
+from rag_lib.casebook import published
+from rag_lib.evaluation import Layer, diagnose, piece_ranks
+from rag_lib.experiments.topk import full_label
+from rag_lib.report import markdown_table
+from rag_lib.retrieval import Ranking
+from rag_lib.workbench import Workbench
+
+Q7_PHRASINGS: tuple[str | None, ...] = (None, "terms", "aligned")
+
+
+def piece_layer(rank: int | None, k: int) -> str:
+    """Where one piece stands: ``in_top_k``, ``just_outside`` (≤ 2k), ``ranked_deep`` or ``not_in_corpus``."""
+    if rank is None:
+        return str(Layer.NOT_IN_CORPUS)
+    if rank <= k:
+        return str(Layer.IN_TOP_K)
+    return str(Layer.JUST_OUTSIDE) if rank <= 2 * k else str(Layer.RANKED_DEEP)
+
+
+def top_rows(question: Question, ranking: Ranking, wb: Workbench, n: int = 10) -> list[dict[str, Any]]:
+    """The first ``n`` of ``ranking``: rank, score, page, heading path and the pieces the chunk covers."""
+    rows = []
+    for rank, (cid, score) in enumerate(ranking.top(n), start=1):
+        chunk = wb.by_id[cid]
+        covers = [f"C{i + 1}" for i, piece in enumerate(question.pieces) if cid in piece]
+        rows.append({"rank": rank, "score": round(score, 4), "page": chunk.page,
+                     "heading": " > ".join(chunk.heading_path) or chunk.title, "covers": ",".join(covers) or "-",
+                     "chunk_id": cid})
+    return rows
+
+
+def run_q7_diagnosis(
+    key: str = "dense", k: int = 5, languages: Sequence[str] = ("zh", "en"), workbench: Workbench | None = None
+) -> dict[str, Any]:
+    """Diagnose Q7 for every phrasing and language with retrieval ``key``; JSON-ready."""
+    wb = workbench or Workbench()
+    q7 = wb.benchmark.by_casebook("Q7")
+    cases: dict[str, dict[str, Any]] = {}
+    rank_rows = []
+    for phrasing in Q7_PHRASINGS:
+        name = phrasing or "original"
+        for lang in languages:
+            ranking = wb.rank(q7.text(lang, phrasing), key)
+            ranks = piece_ranks(q7.pieces, ranking)
+            d = diagnose(q7.pieces, ranking, k)
+            n = len(ranks)
+            in5 = sum(r is not None and r <= k for r in ranks)
+            in10 = sum(r is not None and r <= 10 for r in ranks)
+            rows = top_rows(q7, ranking, wb, 10)
+            cases.setdefault(name, {})[lang] = {
+                "question": q7.text(lang, phrasing),
+                "top10": rows,
+                "top10_table": markdown_table(rows, ["rank", "score", "heading", "page", "covers"]),
+                "piece_ranks": {f"C{i + 1}": r for i, r in enumerate(ranks)},
+                "piece_layers": {f"C{i + 1}": piece_layer(r, k) for i, r in enumerate(ranks)},
+                "coverage_at_k": f"{in5}/{n}",
+                "coverage_top10": f"{in10}/{n}",
+                "layer": str(d.layer),
+                "worst_rank": d.worst_rank,
+            }
+            rank_rows.append({"phrasing": name, "language": lang, "source": "ours",
+                              **{f"C{i + 1}": r for i, r in enumerate(ranks)},
+                              f"in top {k}": f"{in5}/{n}", "in top 10": f"{in10}/{n}", "layer": str(d.layer)})
+    theirs = published()["q7"]
+    rank_rows.append({"phrasing": "original", "language": "zh", "source": "casebook (theirs, bge-m3)",
+                      **theirs["piece_ranks"], "C4": "≤ 10", "in top 10": theirs["coverage_top10"],
+                      "layer": str(Layer.RANKED_DEEP)})
+    return {
+        "configuration": full_label(key),
+        "provenance": wb.provenance(key),
+        "k": k,
+        "languages": list(languages),
+        "pieces": {p.id: p.what for p in q7.gold},
+        "cases": cases,
+        "rank_rows": rank_rows,
+        "rank_table": markdown_table(rank_rows),
+        "casebook": {"piece_ranks": dict(theirs["piece_ranks"]), "coverage_top10": theirs["coverage_top10"],
+                     "note": "THEIRS: bge-m3 on their 26-page snapshot; the casebook gives C4 only as 'in the Top-10'"},
+    }

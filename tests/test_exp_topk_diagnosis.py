@@ -1,0 +1,121 @@
+"""Experiments 04 (top-k) and 05 (Q7 diagnosis): their helpers, and their results.json / report.md."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from rag_lib.config import RESULTS_DIR
+from rag_lib.experiments.q7_diagnosis import piece_layer
+from rag_lib.experiments.topk import approx_tokens, coverage_at, first_full_k
+
+# A number standing on its own (not part of an identifier such as "q08", "C1" or "e5").
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
+
+
+# --------------------------------------------------------------------------- helpers
+def test_approx_tokens_counts_cjk_one_each_and_other_text_by_four() -> None:
+    assert approx_tokens("") == 0
+    assert approx_tokens("abcd") == 1
+    assert approx_tokens("abcde") == 2  # rounded up
+    assert approx_tokens("环境变量") == 4
+    assert approx_tokens("环境 vars？") == 2 + 2 + 1  # 环境, " vars" (5 → 2), full-width ？ counts as CJK
+
+
+def test_coverage_and_first_full_k() -> None:
+    ranks = [3, 6]  # the casebook's Q8 shape: one piece in the top 5, the other at 6
+    assert [coverage_at(ranks, k) for k in (2, 3, 5, 6, 20)] == [0, 1, 1, 2, 2]
+    assert first_full_k(ranks) == 6
+    assert first_full_k([1, None]) is None
+    assert first_full_k([]) is None
+    assert coverage_at([None, 1], 1) == 1
+
+
+@pytest.mark.parametrize(("rank", "layer"), [
+    (None, "not_in_corpus"), (1, "in_top_k"), (5, "in_top_k"), (6, "just_outside"), (10, "just_outside"),
+    (11, "ranked_deep"), (52, "ranked_deep"),
+])
+def test_piece_layer_boundaries(rank: int | None, layer: str) -> None:
+    assert piece_layer(rank, 5) == layer
+
+
+# --------------------------------------------------------------------------- results.json and report.md
+def load(name: str) -> tuple[dict[str, Any], str]:
+    folder = RESULTS_DIR / name
+    if not (folder / "results.json").is_file():
+        pytest.skip(f"{folder}/results.json not generated yet: run `python -m rag_lib.reproduce {name}`")
+    return json.loads((folder / "results.json").read_text()), (folder / "report.md").read_text()
+
+
+def numbers_in(node: Any) -> set[str]:
+    """Every number in the JSON, as written and in the formats a report uses (also inside strings)."""
+    out: set[str] = set()
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out |= numbers_in(key) | numbers_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            out |= numbers_in(value)
+    elif isinstance(node, bool) or node is None:
+        pass
+    elif isinstance(node, int | float):
+        out |= {str(node), f"{node:.3f}", f"{node:.2f}", f"{node:.0f}", f"{node:+.3f}"}
+    elif isinstance(node, str):
+        out |= set(_NUMBER.findall(node))
+    return out
+
+
+def report_numbers_not_in_json(results: dict[str, Any], report: str, allowed: set[str] = frozenset()) -> set[str]:
+    """Numbers stated in report.md (title line aside) that results.json does not hold."""
+    body = report.split("\n", 1)[1]
+    return set(_NUMBER.findall(body)) - numbers_in(results) - set(allowed)
+
+
+def test_topk_results() -> None:
+    results, report = load("04_q8_topk")
+    assert results["experiment"] == "04_q8_topk"
+    ks = [str(k) for k in range(1, results["max_k"] + 1)]
+    for lang in results["languages"]:
+        q8 = results["q8"][lang]
+        ranks = list(q8["piece_ranks"].values())
+        assert q8["n_pieces"] == len(ranks) == 2
+        assert [q8["covered"][k] for k in ks] == [coverage_at(ranks, int(k)) for k in ks]
+        assert q8["first_full_k"] == first_full_k(ranks)
+        curve = results["curve"][lang]
+        assert sorted(curve, key=int) == ks  # results.json keeps keys sorted as text
+        cov = [curve[k]["coverage"] for k in ks]
+        cost = [curve[k]["chars"] for k in ks]
+        assert cov == sorted(cov) and cost == sorted(cost), "coverage and context size only grow with k"
+        assert all(0.0 <= curve[k]["full"] <= curve[k]["coverage"] <= 1.0 for k in ks)
+    assert results["casebook_q8"]["k5"] == "1/2" and results["casebook_q8"]["k6"] == "2/2"
+    # k values written in the report's own sentences ("k = 5") are parameters, not measurements
+    assert not report_numbers_not_in_json(results, report)
+
+
+def test_q7_diagnosis_results() -> None:
+    results, report = load("05_q7_diagnosis")
+    assert results["experiment"] == "05_q7_diagnosis"
+    k = results["k"]
+    assert set(results["cases"]) == {"original", "terms", "aligned"}
+    for by_lang in results["cases"].values():
+        for case in by_lang.values():
+            ranks = case["piece_ranks"]
+            assert list(ranks) == ["C1", "C2", "C3", "C4"]
+            assert [row["rank"] for row in case["top10"]] == list(range(1, 11))
+            scores = [row["score"] for row in case["top10"]]
+            assert scores == sorted(scores, reverse=True)
+            # a piece is listed in the Top-10 table exactly when its first rank is ≤ 10
+            listed = {p for row in case["top10"] for p in row["covers"].split(",") if p != "-"}
+            assert listed == {p for p, r in ranks.items() if r is not None and r <= 10}
+            assert case["coverage_top10"] == f"{len(listed)}/4"
+            assert case["piece_layers"] == {p: piece_layer(r, k) for p, r in ranks.items()}
+            worst = max(ranks.values())
+            assert case["worst_rank"] == worst
+            assert case["layer"] == piece_layer(worst, k)
+    theirs = [row for row in results["rank_rows"] if row["source"].startswith("casebook")]
+    assert theirs and theirs[0]["C1"] == 52 and theirs[0]["C2"] == 36 and theirs[0]["C3"] == 36
+    assert "theirs" in theirs[0]["source"]
+    assert not report_numbers_not_in_json(results, report)

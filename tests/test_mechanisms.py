@@ -1,0 +1,175 @@
+"""Query operations (splitting, fusion, recorded LLM rewriting) and experiment 06's results."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rag_lib.config import RESULTS_DIR
+from rag_lib.experiments.mechanisms import MECHANISMS, METRICS, LLMQueries, compare
+from rag_lib.generation.base import LLMGenerator
+from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
+from rag_lib.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
+from rag_lib.retrieval import Ranking
+
+Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
+Q7_EN = ("How should environment variables, secrets and plain configuration each be set? "
+         "What is the difference between local development and a production deployment?")
+
+
+# --------------------------------------------------------------------------- rule-based splitting
+def test_sentence_split_chinese_and_english() -> None:
+    assert RuleSplitter().split(Q7_ZH) == [
+        "环境变量、secret 和普通配置应该分别怎么设置？", "本地开发和线上部署有什么区别？"]
+    assert RuleSplitter().split(Q7_EN) == [
+        "How should environment variables, secrets and plain configuration each be set?",
+        "What is the difference between local development and a production deployment?",
+    ]
+
+
+def test_clause_split_at_marks_and_conjunctions() -> None:
+    assert RuleSplitter(clauses=True).split(Q7_ZH) == [
+        "环境变量", "secret", "普通配置应该分别怎么设置？", "本地开发", "线上部署有什么区别？"]
+    assert RuleSplitter(clauses=True).split("Add vars, add secrets, and use .dev.vars files.") == [
+        "Add vars", "add secrets", "use .dev.vars files."]
+
+
+def test_split_keeps_file_names_and_unsplittable_text() -> None:
+    assert RuleSplitter().split("Where does wrangler.toml go? And .dev.vars?") == [
+        "Where does wrangler.toml go?", "And .dev.vars?"]
+    assert RuleSplitter(clauses=True).split("R2 绑定") == ["R2 绑定"]
+    assert RuleSplitter(clauses=True, min_chars=3).split("A、BC 和 DEF") == ["A BC", "DEF"]
+
+
+# --------------------------------------------------------------------------- fusion
+def _ranking(ids: str, source: str) -> Ranking:
+    return Ranking(tuple(ids), tuple(float(len(ids) - i) for i in range(len(ids))), source=source)
+
+
+def test_round_robin_interleaves_and_keeps_first_slot() -> None:
+    merged = round_robin([_ranking("abcd", "p1"), _ranking("cbda", "p2")])
+    assert merged.ids == ("a", "c", "b", "d")
+    assert merged.scores == (1.0, 0.5, 1 / 3, 0.25)
+
+
+def test_fuse_rrf_and_single_part() -> None:
+    one = _ranking("abc", "p1")
+    assert fuse([one]) is one
+    fused = fuse([_ranking("abc", "p1"), _ranking("cba", "p2")], "rrf", k=60)
+    # a and c tie at 1/61 + 1/63 = 0.032266 (the first ranking breaks the tie); b has 2/62 = 0.032258
+    assert fused.ids == ("a", "c", "b")
+    assert fuse([_ranking("abc", "p1"), _ranking("cba", "p2")], "round_robin").ids == ("a", "c", "b")
+    with pytest.raises(ValueError, match="unknown fusion"):
+        fuse([one, one], "max")
+
+
+# --------------------------------------------------------------------------- recorded LLM query operations
+class CannedGenerator(LLMGenerator):
+    """An LLM backend whose live call returns canned replies in order, counting calls."""
+
+    backend = "canned"
+
+    def __init__(self, replies: list[str], recorder: CallRecorder) -> None:
+        super().__init__("canned-model", recorder=recorder)
+        self.replies = list(replies)
+        self.temperature = 0.0
+        self.calls = 0
+
+    def _params(self, json_schema: dict[str, Any]) -> dict[str, Any]:
+        return {"temperature": 0, "schema": json_schema}
+
+    def _complete(self, request: LLMRequest) -> LLMResponse:
+        self.calls += 1
+        return LLMResponse(content=self.replies.pop(0))
+
+
+def test_query_llm_records_then_replays(tmp_path: Path) -> None:
+    recorder = CallRecorder(tmp_path)
+    gen = CannedGenerator(['{"query": "wrangler secret put production"}'], recorder)
+    first = QueryLLM(gen).rewrite("How do I add a secret?")
+    assert (first.status, first.queries, first.replayed) == ("ok", ("wrangler secret put production",), False)
+    assert (tmp_path / f"{first.call_key}.json").is_file()
+    replay_gen = CannedGenerator([], CallRecorder(tmp_path, mode="replay_only"))
+    again = QueryLLM(replay_gen).rewrite("How do I add a secret?")
+    assert (again.queries, again.replayed, replay_gen.calls) == (first.queries, True, 0)
+
+
+def test_query_llm_failures_are_named_and_fall_back(tmp_path: Path) -> None:
+    gen = CannedGenerator(["1.1.1.1", '{"questions": []}', '{"questions": ["a?", " ", "b?"]}'], CallRecorder(tmp_path))
+    qllm = QueryLLM(gen)
+    bad = qllm.rewrite("q1")
+    assert (bad.status, bad.error_kind, bad.queries) == ("error", "non_json", ())
+    assert qllm.split("q2").error_kind == "schema_invalid"  # fewer than one part
+    assert qllm.split("q3").queries == ("a?", "b?")
+    assert qllm.run("split", "   ").error_kind == "empty_question"
+    queries = LLMQueries(QueryLLM(CannedGenerator(["oops"], CallRecorder(tmp_path / "x"))), "rewrite")
+    assert queries("original question") == ["original question"]  # failure: the question itself
+    assert queries.summary() == {"calls": 1, "by_status": {"non_json": 1}}
+    assert queries.outputs(["original question", "never asked"]) == {"original question": {
+        "task": "rewrite", "question": "original question", "status": "error", "queries": [],
+        "call_key": queries.outcomes["original question"].call_key, "raw_output": "oops",
+        "error_kind": "non_json", "error": queries.outcomes["original question"].error}}
+    with pytest.raises(TypeError, match="LLM backend"):
+        QueryLLM(object())  # type: ignore[arg-type]
+
+
+def test_compare_paired_difference() -> None:
+    c = compare([1.0, 1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], n_boot=2000, seed=0)
+    assert (c["baseline"], c["mechanism"], c["diff"]) == (0.5, 0.75, 0.25)
+    assert c["ci95"][0] == 0.0 and c["ci95"][1] <= 0.75
+    assert compare([0.5, 0.5], [0.5, 0.5], n_boot=100, seed=0)["ci95"] == [0.0, 0.0]
+
+
+# --------------------------------------------------------------------------- results of 06_q7_mechanism-*
+_NUMBER = re.compile(r"(?<![\w.+-])[+-]?\d+(?:[.,]\d+)*(?![\w])")
+
+
+def _numbers(node: Any) -> set[str]:
+    if isinstance(node, dict):
+        return set().union(*(_numbers(k) | _numbers(v) for k, v in node.items())) if node else set()
+    if isinstance(node, list):
+        return set().union(*(_numbers(v) for v in node)) if node else set()
+    if isinstance(node, bool) or node is None:
+        return set()
+    if isinstance(node, int | float):
+        return {str(node), f"{node:.3f}", f"{node:+.3f}", f"{node:.2f}"}
+    return set(_NUMBER.findall(str(node)))
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_mechanism_results(mechanism: str) -> None:
+    folder = RESULTS_DIR / f"06_q7_mechanism-{mechanism}"
+    if not (folder / "results.json").is_file():
+        pytest.skip(f"{folder}/results.json not generated yet: python -m rag_lib.reproduce {folder.name}")
+    results = json.loads((folder / "results.json").read_text())
+    report = (folder / "report.md").read_text()
+    assert results["mechanism"] == mechanism and results["status"] in {"ran", "unavailable"}
+    assert isinstance(results["provenance"], dict) and "baseline" in results["provenance"]
+    if results["status"] == "unavailable":
+        assert results["variants"] == [] and results["reason"], "an unavailable mechanism says why"
+        assert results["reason"] in report
+    else:
+        assert results["variants"]
+    for variant in results["variants"]:
+        assert {"name", "q7", "benchmark"} <= set(variant)
+        for by_lang in variant["q7"].values():
+            for ranks in by_lang.values():
+                assert list(ranks) == ["C1", "C2", "C3", "C4"]
+                assert all(r is None or r >= 1 for r in ranks.values())
+        for metrics in variant["benchmark"].values():
+            assert set(metrics) == set(METRICS)
+            for c in metrics.values():
+                assert c["diff"] == pytest.approx(c["mechanism"] - c["baseline"], abs=1e-3)
+                assert c["ci95"][0] <= c["diff"] + 1e-9 and c["diff"] <= c["ci95"][1] + 1e-9
+    if mechanism == "topk":  # same ranking: every rank-based metric is unchanged, only the evidence grows
+        for variant in results["variants"]:
+            assert variant["q7"] == {p: results["baseline"]["q7"][p] for p in variant["q7"]}
+            for metrics in variant["benchmark"].values():
+                assert metrics["hit@5"]["diff"] == metrics["mrr"]["diff"] == 0.0
+                assert metrics["coverage@evidence"]["diff"] >= 0.0
+    missing = set(_NUMBER.findall(report.split("\n", 1)[1])) - _numbers(results)
+    assert not missing, f"report.md states numbers that results.json does not hold: {sorted(missing)}"
