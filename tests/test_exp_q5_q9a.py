@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
-from typing import Any
 
 import pytest
+from report_checks import load_results, report_numbers_not_in_json
 
 from rag_lib.config import RESULTS_DIR
 
 # A number standing on its own (not part of an identifier such as "q9a" or "e5").
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 
 SCHEMAS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "02_q5_success": {
@@ -28,48 +25,18 @@ SCHEMAS: dict[str, dict[str, type | tuple[type, ...]]] = {
 }
 
 
-def _load(name: str) -> tuple[dict[str, Any], str]:
-    folder = RESULTS_DIR / name
-    if not (folder / "results.json").is_file():
-        pytest.skip(f"{folder}/results.json not generated yet: run `python -m rag_lib.reproduce {name}`")
-    return json.loads((folder / "results.json").read_text()), (folder / "report.md").read_text()
-
-
-def _numbers_in(node: Any) -> set[str]:
-    """Every number in the JSON, as written and in the formats a report uses (also inside strings)."""
-    out: set[str] = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out |= _numbers_in(key) | _numbers_in(value)
-    elif isinstance(node, list):
-        for value in node:
-            out |= _numbers_in(value)
-    elif isinstance(node, bool) or node is None:
-        pass
-    elif isinstance(node, int | float):
-        out |= {str(node), f"{node:.3f}", f"{node:.2f}", f"{node:,}"}
-    elif isinstance(node, str):
-        out |= set(_NUMBER.findall(node))
-    return out
-
-
-def _report_numbers(report: str) -> set[str]:
-    body = report.split("\n", 1)[1]  # the title line carries the notebook number
-    return set(_NUMBER.findall(body))
-
-
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 def test_results_schema_and_report_numbers(name: str) -> None:
-    results, report = _load(name)
+    results, report = load_results(name)
     assert results["experiment"] == name
     for key, kind in SCHEMAS[name].items():
         assert isinstance(results.get(key), kind), f"{name}: results.json[{key!r}] missing or not {kind}"
-    missing = _report_numbers(report) - _numbers_in(results)
+    missing = report_numbers_not_in_json(results, report)
     assert not missing, f"{name}: report.md states numbers that results.json does not hold: {sorted(missing)}"
 
 
 def test_q5_figures_are_consistent() -> None:
-    results, _ = _load("02_q5_success")
+    results, _ = load_results("02_q5_success")
     assert [row["rank"] for row in results["top"]] == list(range(1, results["k"] + 1))
     scores = [row["score"] for row in results["top"]]
     assert scores == sorted(scores, reverse=True)
@@ -86,7 +53,7 @@ def test_q5_figures_are_consistent() -> None:
 
 
 def test_q9a_figures_are_consistent() -> None:
-    results, _ = _load("03_q9a_no_evidence")
+    results, _ = load_results("03_q9a_no_evidence")
     assert results["corpus_check"]["absent_found"] == 0  # the corpus holds no KV allowance
     for lang, row in results["scores"].items():
         top = [r["score"] for r in results["top"][lang]]

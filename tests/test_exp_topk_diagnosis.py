@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Any
-
 import pytest
+from report_checks import load_results, report_numbers_not_in_json
 
-from rag_lib.config import RESULTS_DIR
 from rag_lib.experiments.q7_diagnosis import piece_layer
 from rag_lib.experiments.topk import approx_tokens, coverage_at, first_full_k
 
 # A number standing on its own (not part of an identifier such as "q08", "C1" or "e5").
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 
 
 # --------------------------------------------------------------------------- helpers
@@ -43,39 +38,8 @@ def test_piece_layer_boundaries(rank: int | None, layer: str) -> None:
 
 
 # --------------------------------------------------------------------------- results.json and report.md
-def load(name: str) -> tuple[dict[str, Any], str]:
-    folder = RESULTS_DIR / name
-    if not (folder / "results.json").is_file():
-        pytest.skip(f"{folder}/results.json not generated yet: run `python -m rag_lib.reproduce {name}`")
-    return json.loads((folder / "results.json").read_text()), (folder / "report.md").read_text()
-
-
-def numbers_in(node: Any) -> set[str]:
-    """Every number in the JSON, as written and in the formats a report uses (also inside strings)."""
-    out: set[str] = set()
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out |= numbers_in(key) | numbers_in(value)
-    elif isinstance(node, list):
-        for value in node:
-            out |= numbers_in(value)
-    elif isinstance(node, bool) or node is None:
-        pass
-    elif isinstance(node, int | float):
-        out |= {str(node), f"{node:.3f}", f"{node:.2f}", f"{node:.0f}", f"{node:+.3f}"}
-    elif isinstance(node, str):
-        out |= set(_NUMBER.findall(node))
-    return out
-
-
-def report_numbers_not_in_json(results: dict[str, Any], report: str, allowed: set[str] = frozenset()) -> set[str]:
-    """Numbers stated in report.md (title line aside) that results.json does not hold."""
-    body = report.split("\n", 1)[1]
-    return set(_NUMBER.findall(body)) - numbers_in(results) - set(allowed)
-
-
 def test_topk_results() -> None:
-    results, report = load("04_q8_topk")
+    results, report = load_results("04_q8_topk")
     assert results["experiment"] == "04_q8_topk"
     ks = [str(k) for k in range(1, results["max_k"] + 1)]
     for lang in results["languages"]:
@@ -96,7 +60,7 @@ def test_topk_results() -> None:
 
 
 def test_q7_diagnosis_results() -> None:
-    results, report = load("05_q7_diagnosis")
+    results, report = load_results("05_q7_diagnosis")
     assert results["experiment"] == "05_q7_diagnosis"
     k = results["k"]
     assert set(results["cases"]) == {"original", "terms", "aligned"}

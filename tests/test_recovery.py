@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import pytest
 
 from rag_lib.benchmark import Question
+from rag_lib.config import RESULTS_DIR
 from rag_lib.documents import Chunk
 from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, echoes_prompt
 from rag_lib.generation.base import LLMGenerator
@@ -21,7 +22,7 @@ from rag_lib.recovery import (
     choose_suggestion,
     run_recovery,
 )
-from rag_lib.report import experiment_dir, render
+from rag_lib.report import render
 from rag_lib.retrieval import Ranking
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
@@ -152,7 +153,7 @@ def test_echoes_prompt() -> None:
 
 
 # -- results.json of the notebook -------------------------------------------------------------------
-RESULTS = experiment_dir("07_recovery_loop") / "results.json"
+RESULTS = RESULTS_DIR / "07_recovery_loop" / "results.json"  # the committed results, not a scratch run
 
 
 @pytest.mark.skipif(not RESULTS.is_file(), reason="run `python -m rag_lib.reproduce 07_recovery_loop` first")
