@@ -22,14 +22,14 @@ $(STAMP): requirements.txt requirements-weights.txt pyproject.toml
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).
 reproduce: $(STAMP)
-	$(PY) -m rag_lib.reproduce
+	$(PY) -m rag_lib.reproduce $(if $(FORCE),--force)
 
 ## All tests: unit, property, notebook regression (nbval) and lint.
 test: $(STAMP)
 	$(VENV)/bin/ruff check rag_lib tests benchmarks notebooks
 	# Unit tests, then every executed notebook in results/ re-run and compared cell by cell (nbval);
 	# experiments write to a scratch folder so the committed results stay as they are.
-	RAG_RESULTS_DIR=$$(mktemp -d) $(PY) -m pytest tests results/notebooks --nbval \
+	RAG_PROGRESS=0 RAG_RESULTS_DIR=$$(mktemp -d) $(PY) -m pytest tests results/notebooks --nbval \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 1800
 
 ## Compare the latest results with results/expected.yaml (OK / OKish / FAIL).

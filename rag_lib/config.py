@@ -29,6 +29,12 @@ def results_dir() -> Path:
     return Path(os.environ.get("RAG_RESULTS_DIR", RESULTS_DIR))
 
 
+def progress_bars() -> bool:
+    """Show progress bars, unless ``RAG_PROGRESS=0`` (headless runs: a bar's text differs between a
+    cold and a warm cache, and executed notebooks must not)."""
+    return os.environ.get("RAG_PROGRESS", "1") != "0"
+
+
 def cache_dir() -> Path:
     """Where rebuildable caches (embeddings) live; never committed."""
     return Path(os.environ.get("RAG_CACHE_DIR", REPO_ROOT / ".cache"))

@@ -120,7 +120,10 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
         lines += ["## Headline", "", headline.read_text(encoding="utf-8").strip(), ""]
     lines += ["## Notebooks", "", "| run | notebook | HTML | status |", "| --- | --- | --- | --- |"]
     for run in runs:
-        status = f"FAILED: {failures[run.name].splitlines()[0][:120]}" if run.name in failures else "ok"
+        if run.name in failures:
+            status = f"FAILED: {failures[run.name].splitlines()[0][:120]}"
+        else:
+            status = "ok" if (root / "notebooks" / f"{run.name}.ipynb").is_file() else "not run yet"
         params = f" `{json.dumps(run.parameters, sort_keys=True)}`" if run.parameters else ""
         lines.append(
             f"| {run.name}{params} | [ipynb](notebooks/{run.name}.ipynb) | [html](notebooks/{run.name}.html) "

@@ -12,6 +12,9 @@ compares the figures in the experiments' ``results.json`` with ``results/expecte
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
+import os
 import sys
 import time
 import traceback
@@ -21,7 +24,7 @@ from typing import Any
 
 import nbformat
 
-from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, REPO_ROOT, RESULTS_DIR, results_dir, settings
+from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, REPO_ROOT, RESULTS_DIR, cache_dir, results_dir, settings
 from rag_lib.io import atomic_open, write_text
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -104,8 +107,46 @@ def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
     return target
 
 
-def run_all(only: list[str] | None = None) -> int:
-    """Execute the planned notebooks; return the number that failed."""
+# What a notebook's results depend on. Derived corpus files (rebuilt by 00_corpus) and the caches
+# (embeddings, recorded LLM calls) are left out: they follow from these inputs.
+_INPUT_ROOTS = ("rag_lib", "data", "requirements.txt")
+_DERIVED = ("/normalized/", "chunks.jsonl", "__pycache__")
+
+
+def _input_files() -> list[Path]:
+    files: list[Path] = []
+    for root in _INPUT_ROOTS:
+        path = REPO_ROOT / root
+        candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        files += [p for p in candidates if not any(d in p.as_posix() for d in _DERIVED)]
+    return files
+
+
+def fingerprint(run: NotebookRun, earlier: list[NotebookRun], files: list[Path]) -> str:
+    """sha256 over the code, data, notebook source, parameters and the results of earlier runs."""
+    digest = hashlib.sha256()
+    for path in [*files, run.source, *(results_dir() / e.name / "results.json" for e in earlier)]:
+        if path.is_file():
+            label = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path.relative_to(path.parents[1])
+            digest.update(label.as_posix().encode())
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    digest.update(json.dumps(run.parameters, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _stamp(run: NotebookRun) -> Path:
+    return cache_dir() / "reproduce" / f"{run.name}.sha256"
+
+
+def run_all(only: list[str] | None = None, force: bool = False) -> int:
+    """Execute the planned notebooks; return the number that failed.
+
+    A run whose inputs (:func:`fingerprint`) are unchanged since its last successful execution
+    on this machine, and whose executed notebook is still there, is reported up to date and not
+    executed again; ``force`` executes everything. The stamps live in the (uncommitted) cache, so a
+    fresh clone executes every notebook.
+    """
+    os.environ["RAG_PROGRESS"] = "0"  # kernels inherit it: no progress bars in executed notebooks
     planned = planned_runs()
     unknown = sorted(set(only or ()) - {r.name for r in planned} - {r.notebook for r in planned})
     if unknown:
@@ -116,11 +157,19 @@ def run_all(only: list[str] | None = None) -> int:
     cell_timeout = int(settings()["reproduce"]["cell_timeout_s"])
     failures: dict[str, str] = {}
     started = time.perf_counter()
+    files = _input_files()
     for i, run in enumerate(runs, 1):
         print(f"[{i}/{len(runs)}] {run.name} {run.parameters or ''}", flush=True)
         t0 = time.perf_counter()
+        inputs = fingerprint(run, planned[: planned.index(run)], files)
+        stamp = _stamp(run)
+        if not force and stamp.is_file() and stamp.read_text() == inputs and (out_dir / f"{run.name}.ipynb").is_file():
+            print(f"    up to date (inputs unchanged, {inputs[:12]}); `make reproduce FORCE=1` re-executes it")
+            continue
         try:
+            stamp.unlink(missing_ok=True)
             execute(run, out_dir, cell_timeout)
+            write_text(stamp, inputs)
             print(f"    ok in {time.perf_counter() - t0:.1f}s", flush=True)
         except Exception as exc:  # one failing notebook must not stop the others
             failures[run.name] = f"{type(exc).__name__}: {exc}"
@@ -128,7 +177,7 @@ def run_all(only: list[str] | None = None) -> int:
             print(f"    FAILED in {elapsed:.1f}s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
     from rag_lib.report import update_readme_headline, write_results_index
 
-    write_results_index(results_dir(), runs, failures)
+    write_results_index(results_dir(), planned, failures)  # every planned run, not only this invocation's
     if results_dir() == RESULTS_DIR:  # the README shows the committed results only
         update_readme_headline(REPO_ROOT / "README.md", RESULTS_DIR)
     total = time.perf_counter() - started
@@ -145,8 +194,9 @@ def _indent(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag_lib.reproduce", description=__doc__)
     parser.add_argument("names", nargs="*", help="run only these notebooks (names or notebook stems)")
+    parser.add_argument("--force", action="store_true", help="execute even the notebooks whose inputs are unchanged")
     args = parser.parse_args(argv)
-    return 1 if run_all(args.names) else 0
+    return 1 if run_all(args.names, force=args.force) else 0
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ class Workbench:
 
     def __init__(self, batch: str | None = None, store: EmbeddingStore | None = None) -> None:
         self.batch = batch
-        self.store = store or EmbeddingStore(progress=True)
+        self.store = store or EmbeddingStore()
         self._embedders: dict[str, BaseEmbedder] = {}
         self._matrices: dict[str, EmbeddingMatrix] = {}
         self._retrievers: dict[RunKey, Retriever] = {}

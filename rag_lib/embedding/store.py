@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from rag_lib.config import cache_dir
+from rag_lib.config import cache_dir, progress_bars
 from rag_lib.documents import Chunk
 from rag_lib.embedding.base import BaseEmbedder, input_hash
 from rag_lib.errors import IndexMismatchError
@@ -104,16 +104,16 @@ class EmbeddingStore:
         Cache folder; default ``rag_lib.config.cache_dir() / "embeddings"``.
     batch_size : int
         Inputs per embedder call (one progress-bar step).
-    progress : bool
+    progress : bool, optional
         Show a tqdm bar while embedding (it hides itself when stderr is not a terminal).
     """
 
     def __init__(
-        self, root: str | Path | None = None, *, batch_size: int = 64, progress: bool = True
+        self, root: str | Path | None = None, *, batch_size: int = 64, progress: bool | None = None
     ) -> None:
         self.root = Path(root) if root is not None else cache_dir() / "embeddings"
         self.batch_size = batch_size
-        self.progress = progress
+        self.progress = progress_bars() if progress is None else progress
 
     def path_for(self, embedder: BaseEmbedder) -> Path:
         """The cache file of one model configuration."""

@@ -1,0 +1,43 @@
+"""The runner: fingerprints that decide whether a notebook is up to date, and volatile-field stripping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from rag_lib.reproduce import NotebookRun, fingerprint, strip_volatile
+
+
+def test_fingerprint_follows_inputs_parameters_and_earlier_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
+    code = tmp_path / "code.py"
+    code.write_text("x = 1\n")
+    first, second = NotebookRun("00_a", "00_corpus"), NotebookRun("01_b", "00_corpus", {"k": 5})
+    base = fingerprint(second, [first], [code])
+    assert base == fingerprint(second, [first], [code])
+    assert base != fingerprint(NotebookRun("01_b", "00_corpus", {"k": 6}), [first], [code])
+    (tmp_path / "00_a").mkdir()
+    (tmp_path / "00_a" / "results.json").write_text("{}")
+    with_result = fingerprint(second, [first], [code])
+    assert with_result != base, "a result of an earlier run is an input"
+    code.write_text("x = 2\n")
+    assert fingerprint(second, [first], [code]) != with_result
+
+
+def test_strip_volatile_numbers_cells_and_widgets() -> None:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("x")
+    cell.metadata["papermill"] = {"duration": 1.5}
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "application/vnd.jupyter.widget-view+json": {"model_id": "f00", "version_major": 2}})]
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), cell]
+    nb.metadata["papermill"] = {"start_time": "now", "parameters": {"k": 5}}
+    out = strip_volatile(nb)
+    assert [c["id"] for c in out.cells] == ["cell-00", "cell-01"]
+    assert out.metadata["papermill"] == {"parameters": {"k": 5}}
+    assert "papermill" not in out.cells[1].metadata
+    assert out.cells[1].outputs[0]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == "widget-1"
