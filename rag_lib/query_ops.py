@@ -212,23 +212,19 @@ class QueryLLM:
 
     def request(self, task: str, question: str) -> LLMRequest:
         """The exact request ``task`` sends for ``question`` (its ``key`` names the record file)."""
-        g = self.generator
-        return LLMRequest(backend=g.backend, model=g.model, model_version=g.model_version,
-                          messages=tuple(build_query_messages(task, question)),
-                          params=g._params(_json_schema(task, self.max_chars)))
+        return self.generator.build_request(build_query_messages(task, question), _json_schema(task, self.max_chars))
 
     def run(self, task: str, question: str) -> QueryOutcome:
         """Run ``task`` on ``question``; failures come back as ``status="error"``, never raised."""
         problem = question_problem(question)
         if problem:
             return QueryOutcome(task, question, "error", error_kind=problem[0], error=problem[1])
-        record, failure = self.generator._recorded_call(self.request(task, question))
-        if record is None:
-            return QueryOutcome(task, question, "error", error_kind=failure[0], error=failure[1])
-        common = {"call_key": record.key, "replayed": record.replayed, "raw_output": record.response.content}
-        parsed = self.generator._parse(record.response.content, _REPLY_MODELS[task])
-        if isinstance(parsed, tuple):
-            return QueryOutcome(task, question, "error", error_kind=parsed[0], error=parsed[1], **common)
+        outcome = self.generator.run_request(task, self.request(task, question), _REPLY_MODELS[task])
+        common = {"call_key": outcome.call_keys[0] if outcome.call_keys else None, "replayed": outcome.replayed,
+                  "raw_output": outcome.raw_output}
+        if outcome.status == "error":
+            return QueryOutcome(task, question, "error", error_kind=outcome.error_kind, error=outcome.error, **common)
+        parsed = outcome.value
         raw = [parsed.query] if isinstance(parsed, RewrittenQuery) else list(getattr(parsed, "questions", []))
         queries = [q.strip() for q in raw if q.strip()]
         if not queries:

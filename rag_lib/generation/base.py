@@ -9,7 +9,7 @@ silently and nothing crashes the caller.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -195,10 +195,29 @@ class LLMGenerator:
             "recovery": lambda: recovery_json_schema(self.limits),
             "sufficiency": lambda: sufficiency_json_schema(self.limits),
         }
-        return LLMRequest(
-            backend=self.backend, model=self.model, model_version=self.model_version,
-            messages=tuple(build_messages(task, question, evidence)), params=self._params(schemas[task]()),
-        )
+        return self.build_request(build_messages(task, question, evidence), schemas[task]())
+
+    def build_request(self, messages: Sequence[Mapping[str, str]], json_schema: dict[str, Any]) -> LLMRequest:
+        """A request for any task: chat ``messages`` and the JSON schema the reply must follow."""
+        return LLMRequest(backend=self.backend, model=self.model, model_version=self.model_version,
+                          messages=tuple(messages), params=self._params(json_schema))
+
+    def run_request(self, task: str, request: LLMRequest, reply_model: type[M]) -> LLMOutcome:
+        """Send ``request`` through the recorder and parse the reply into ``reply_model``.
+
+        Failures (transport, replay miss, non-JSON, schema) come back as ``status="error"``.
+        """
+        base: dict[str, Any] = {"task": task, "backend": self.backend, "model": self.model,
+                                "model_version": self.model_version}
+        record, failure = self._recorded_call(request)
+        if record is None:
+            return LLMOutcome(status="error", error_kind=failure[0], error=failure[1], **base)
+        base.update(call_keys=(record.key,), replayed=record.replayed, latency_s=record.latency_s,
+                    raw_output=record.response.content, model_version=self._version_of(record))
+        parsed = self._parse(record.response.content, reply_model)
+        if isinstance(parsed, tuple):
+            return LLMOutcome(status="error", error_kind=parsed[0], error=parsed[1], **base)
+        return LLMOutcome(status="ok", value=parsed, **base)
 
     def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult:
         """Answer ``question`` from ``evidence`` (rank order), with checked citations."""
@@ -234,15 +253,7 @@ class LLMGenerator:
         problem = question_problem(question, self.max_question_chars)
         if problem:
             return LLMOutcome(status="error", error_kind=problem[0], error=problem[1], **base)
-        record, failure = self._recorded_call(self.request(task, question, evidence))
-        if record is None:
-            return LLMOutcome(status="error", error_kind=failure[0], error=failure[1], **base)
-        base.update(call_keys=(record.key,), replayed=record.replayed, latency_s=record.latency_s,
-                    raw_output=record.response.content, model_version=self._version_of(record))
-        parsed = self._parse(record.response.content, model)
-        if isinstance(parsed, tuple):
-            return LLMOutcome(status="error", error_kind=parsed[0], error=parsed[1], **base)
-        return LLMOutcome(status="ok", value=parsed, **base)
+        return self.run_request(task, self.request(task, question, evidence), model)
 
     def _version_of(self, record: CallRecord) -> str | None:
         # A hosted model has no file to hash: the model id the server answered with is its version.
