@@ -1,4 +1,5 @@
-"""Download model files from the Hugging Face Hub (``make models``), where a network allows it.
+"""Download model files (embedders and rerankers) from the Hugging Face Hub (``make models``), where a
+network allows it.
 
     python -m rag_lib.embedding.download --paper            # the casebook's models
     python -m rag_lib.embedding.download bge-m3 --dest DIR  # one model into DIR/BAAI__bge-m3/
@@ -15,9 +16,11 @@ from pathlib import Path
 
 from rag_lib.embedding.base import EmbedderSpec, load_specs
 from rag_lib.embedding.files import hf_cache_dir, local_folder_name, required_files
+from rag_lib.rerank.base import RerankerSpec
+from rag_lib.rerank.base import load_specs as load_reranker_specs
 
 
-def download(spec: EmbedderSpec, dest: Path | None = None) -> Path:
+def download(spec: EmbedderSpec | RerankerSpec, dest: Path | None = None) -> Path:
     """Fetch the files ``spec`` lists; return the folder that holds them."""
     from huggingface_hub import snapshot_download
 
@@ -31,8 +34,9 @@ def download(spec: EmbedderSpec, dest: Path | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    specs = load_specs()
-    hub_models = sorted(name for name, spec in specs.items() if not spec.package)
+    # Embedders and rerankers share the file layout (hf_id, revision, files), so one downloader serves both.
+    specs: dict[str, EmbedderSpec | RerankerSpec] = {**load_specs(), **load_reranker_specs()}
+    hub_models = sorted(name for name, spec in specs.items() if not getattr(spec, "package", None))
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
