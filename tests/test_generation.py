@@ -356,6 +356,19 @@ def test_llama_cpp_uses_rag_gguf_path_and_its_sha256(monkeypatch: pytest.MonkeyP
     assert not generator.loaded  # nothing is loaded until a live call needs it
 
 
+def test_llama_cpp_refuses_a_schema_its_grammar_cannot_hold(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
+
+    gguf = tmp_path / "other.gguf"
+    gguf.write_bytes(b"not really a model")
+    monkeypatch.setenv("RAG_GGUF_PATH", str(gguf))
+    generator = LlamaCppGenerator(recorder=CallRecorder(tmp_path / "calls"), limits=SchemaLimits(max_answer_chars=2000))
+    result = generator.generate("How do I add a secret?", [_chunk("c1", "Run wrangler secret put.")])
+    assert result.status == "error" and result.error_kind == "schema_too_large"
+    assert "2000 characters" in (result.error or "")
+    assert not generator.loaded, "refused before llama.cpp was asked to build the grammar"
+
+
 def test_every_backend_satisfies_the_protocol() -> None:
     from rag_lib.generation import Generator
 

@@ -66,6 +66,19 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
     return _sha256_cached(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
 
 
+MAX_GRAMMAR_STRING = 1000  # the answer schema's default 2000-character answer crashed llama.cpp; 400 works
+
+
+def _longest_string_cap(schema: Any) -> int:
+    """The largest ``maxLength`` anywhere in a JSON schema."""
+    if isinstance(schema, dict):
+        own = schema.get("maxLength", 0) if isinstance(schema.get("maxLength"), int) else 0
+        return max([own, *(_longest_string_cap(v) for v in schema.values())])
+    if isinstance(schema, list):
+        return max((_longest_string_cap(v) for v in schema), default=0)
+    return 0
+
+
 class LlamaCppGenerator(LLMGenerator):
     """Grounded generation with a local GGUF model.
 
@@ -140,6 +153,12 @@ class LlamaCppGenerator(LLMGenerator):
     def _complete(self, request: LLMRequest) -> LLMResponse:
         params = dict(request.params)
         params.pop("n_ctx")  # a load-time setting, kept in the params only so it is part of the key
+        longest = _longest_string_cap(params.get("response_format", {}).get("schema", {}))
+        if longest > MAX_GRAMMAR_STRING:
+            # llama.cpp expands maxLength into one grammar rule per character and aborts the whole
+            # process past its rule limit: refuse here, as a recorded outcome, instead of crashing.
+            raise LLMCallError("schema_too_large", f"a string field allows {longest} characters; llama.cpp's JSON "
+                               f"grammar supports at most {MAX_GRAMMAR_STRING} here. Pass smaller SchemaLimits.")
         try:
             reply = self._load().create_chat_completion(messages=[dict(m) for m in request.messages], **params)
         except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
