@@ -48,17 +48,16 @@ Example
 from __future__ import annotations
 
 import inspect
-import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rag_lib.benchmark import Benchmark, Question, collapse_ws
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError, WorkbookError
 from rag_lib.retrieval import Ranking
+from rag_lib.retrieval.tokenize import jieba_tokenizer
 
 if TYPE_CHECKING:
     from rag_lib.generation.base import LLMGenerator
@@ -237,16 +236,6 @@ CHINESE_STOPWORDS = frozenset({
 })
 
 
-@cache
-def _jieba() -> Any:
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)  # jieba logs its dictionary load at INFO
-    tokenizer = jieba.Tokenizer()  # private, so words added elsewhere cannot change our aspects
-    tokenizer.initialize()
-    return tokenizer
-
-
 def stem(word: str) -> str:
     """Light suffix stripping (see the module docstring); identifiers with '.' or '-' stay whole."""
     if not word.isalpha():
@@ -265,7 +254,7 @@ def aspects(question: str) -> list[str]:
         if _OTHER.fullmatch(text):  # another script (Cyrillic, Kana …): one aspect per word
             words = [text.lower()]
         elif _CJK_WORD.match(text):
-            words = [w for w in _jieba().lcut(text) if w.strip() and w not in CHINESE_STOPWORDS]
+            words = [w for w in jieba_tokenizer().lcut(text) if w.strip() and w not in CHINESE_STOPWORDS]
         else:
             lowered = text.lower()
             words = [] if lowered in ENGLISH_STOPWORDS or len(lowered) < 2 else [lowered]

@@ -9,15 +9,12 @@ not a claim that the answer does not exist.
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from typing import Any
 
 from rag_lib.documents import Chunk
-from rag_lib.generation.base import MAX_QUESTION_CHARS, GenerationResult, finish_answer, question_problem
+from rag_lib.generation.base import MAX_QUESTION_CHARS, GenerationResult, finish_answer, result_fields
 from rag_lib.generation.schema import Answer, Citation
 from rag_lib.generation.specs import backend_defaults
 
@@ -39,17 +36,11 @@ STOPWORDS = frozenset({
 })
 
 
-@cache
-def _jieba() -> Any:
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)  # jieba logs its dictionary load at INFO
-    return jieba
-
-
 def terms(text: str) -> frozenset[str]:
     """Content terms of ``text``: jieba tokens, lower-cased, without stopwords and punctuation."""
-    tokens = (t.strip().lower() for t in _jieba().lcut(text))
+    from rag_lib.retrieval.tokenize import jieba_tokenizer  # imported on use: jieba loads a dictionary
+
+    tokens = (t.strip().lower() for t in jieba_tokenizer().lcut(text))
     return frozenset(t for t in tokens if t and _WORD.search(t) and t not in STOPWORDS)
 
 
@@ -109,12 +100,9 @@ class ExtractiveGenerator:
 
     def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult:
         """Quote the best sentences, or decline below the coverage floor."""
-        base: dict[str, Any] = {"question": question, "backend": self.backend, "model": self.model,
-                                "model_version": self.model_version,
-                                "evidence_ids": tuple(c.id for c in evidence)}
-        problem = question_problem(question, self.max_question_chars)
-        if problem:
-            return GenerationResult(status="error", error_kind=problem[0], error=problem[1], **base)
+        base, refused = result_fields(self, question, evidence, self.max_question_chars)
+        if refused:
+            return refused
         chosen = [s for s in self.score(question, evidence) if s.coverage >= self.min_coverage]
         chosen = chosen[: self.max_sentences]
         if not chosen:

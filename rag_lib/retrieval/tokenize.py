@@ -42,8 +42,12 @@ ENGLISH_STOPWORDS: frozenset[str] = frozenset(STOPWORDS_EN)
 
 
 @cache
-def _jieba() -> jieba.Tokenizer:
-    """A private jieba tokenizer on the default dictionary, initialised once, logging quiet."""
+def jieba_tokenizer() -> jieba.Tokenizer:
+    """A private jieba tokenizer on the default dictionary, initialised once, logging quiet.
+
+    Every module that segments Chinese uses this one, so words added to jieba's global
+    dictionary elsewhere cannot change retrieval, the evidence gate or the extractive answers.
+    """
     jieba.setLogLevel(logging.WARNING)
     tokenizer = jieba.Tokenizer()  # default dictionary (jieba/dict.txt)
     tokenizer.initialize()
@@ -73,7 +77,7 @@ class Tokenizer:
         tokens: list[str] = []
         for match in _TOKEN_RE.finditer(text):
             if match.lastgroup == "cjk":
-                tokens.extend(t for t in _jieba().cut_for_search(match.group()) if t.strip())
+                tokens.extend(t for t in jieba_tokenizer().cut_for_search(match.group()) if t.strip())
             else:
                 tokens.extend(self._identifier_tokens(match.group().lower()))
         return [t for t in tokens if t not in self.stopwords]
