@@ -77,14 +77,10 @@ def answer_question(
     wb = workbench or Workbench()
     params = calibrated_gate_parameters(language_of(question))
     gated = GatedGenerator(get_generator(generator), get_gate("floor+aspects", **params))
-    outcome = gated_answer(question, wb, gated, key=key, k=k)
+    outcome, ranking = gated_answer(question, wb, gated, key=key, k=k)
     evidence = []
-    if outcome.decision is not None:
-        ranking = wb.rank(question, key)
-        for rank, (cid, score) in enumerate(ranking, 1):
-            if rank > k:
-                break
-            chunk = wb.by_id[cid]
-            evidence.append({"rank": rank, "score": score, "page": chunk.page,
-                             "heading": " > ".join(chunk.heading_path), "id": cid})
+    for rank, (cid, score) in enumerate(ranking.top(k) if ranking else (), 1):
+        chunk = wb.by_id[cid]
+        evidence.append({"rank": rank, "score": score, "page": chunk.page,
+                         "heading": " > ".join(chunk.heading_path), "id": cid})
     return AskOutcome(question, key, params, evidence, outcome)

@@ -18,16 +18,22 @@ from rag_lib.generation import Generator
 from rag_lib.generation.base import question_problem
 from rag_lib.generation.gated import GatedGenerator, GatedResult, scripted_generator
 from rag_lib.llm_calls import CallRecorder, LLMCallError
+from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
 
-def answer_question(question: str, wb: Workbench, gated: GatedGenerator, key: str = "dense", k: int = 5) -> GatedResult:
-    """Retrieve the Top-``k``, gate, and generate; an unusable question is refused before retrieval."""
+def answer_question(
+    question: str, wb: Workbench, gated: GatedGenerator, key: str = "dense", k: int = 5
+) -> tuple[GatedResult, Ranking | None]:
+    """Retrieve the Top-``k``, gate, and generate; an unusable question is refused before retrieval.
+
+    Returns the outcome and the ranking it was drawn from (``None`` when nothing was retrieved).
+    """
     if question_problem(question):  # do not embed 100 KB of text only to refuse it afterwards
-        return gated.generate(question, [])
+        return gated.generate(question, []), None
     ranking = wb.rank(question, key)
     evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
-    return gated.generate(question, evidence, ranking)
+    return gated.generate(question, evidence, ranking), ranking
 
 
 def run_generation_eval(
@@ -37,13 +43,12 @@ def run_generation_eval(
     gated = GatedGenerator(generator, gate)
     rows = []
     for q in wb.benchmark:
-        ranking = wb.rank(q.text(lang), key)
-        evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
-        out = gated.generate(q.text(lang), evidence, ranking)
+        out, ranking = answer_question(q.text(lang), wb, gated, key, k)
+        evidence_ids = list(ranking.ids[:k]) if ranking else []
         cit = out.result.citations
         rows.append({
             "question": q.id, "answerable": q.answerable,
-            "label": "insufficient" if label_insufficient(q, [c.id for c in evidence]) else "sufficient",
+            "label": "insufficient" if label_insufficient(q, evidence_ids) else "sufficient",
             "gate": "sufficient" if out.decision and out.decision.sufficient else "insufficient",
             "status": out.result.status, "declined_by": _declined_by(out),
             "error_kind": out.result.error_kind,
@@ -117,7 +122,7 @@ def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_que
     """
     rows = []
     for case, text in BAD_INPUTS:
-        out = answer_question(text, wb, GatedGenerator(generator, gate), key, k)
+        out, _ = answer_question(text, wb, GatedGenerator(generator, gate), key, k)
         rows.append(_fault_row(case, f"{len(text):,} characters", out))
     ranking = wb.rank(evidence_question, key)
     evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]

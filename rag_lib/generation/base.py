@@ -124,6 +124,19 @@ def question_problem(question: str, max_chars: int = MAX_QUESTION_CHARS) -> tupl
     return None
 
 
+def result_fields(
+    generator: Any, question: str, evidence: Sequence[Chunk], max_chars: int = MAX_QUESTION_CHARS
+) -> tuple[dict[str, Any], GenerationResult | None]:
+    """The fields every :class:`GenerationResult` of ``generator`` shares, and the error result when
+    the question cannot be answered at all (empty, too long), else ``None``."""
+    fields: dict[str, Any] = {"question": question, "backend": generator.backend, "model": generator.model,
+                              "model_version": generator.model_version,
+                              "evidence_ids": tuple(c.id for c in evidence)}
+    problem = question_problem(question, max_chars)
+    refused = GenerationResult(status="error", error_kind=problem[0], error=problem[1], **fields) if problem else None
+    return fields, refused
+
+
 def parse_json_object(text: str) -> Any:
     """Parse a model reply as JSON, tolerating a Markdown code fence around it."""
     stripped = text.strip()
@@ -221,12 +234,9 @@ class LLMGenerator:
 
     def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult:
         """Answer ``question`` from ``evidence`` (rank order), with checked citations."""
-        base: dict[str, Any] = {"question": question, "backend": self.backend, "model": self.model,
-                                "model_version": self.model_version,
-                                "evidence_ids": tuple(c.id for c in evidence)}
-        problem = question_problem(question, self.max_question_chars)
-        if problem:
-            return GenerationResult(status="error", error_kind=problem[0], error=problem[1], **base)
+        base, refused = result_fields(self, question, evidence, self.max_question_chars)
+        if refused:
+            return refused
         record, failure = self._recorded_call(self.request("answer", question, evidence))
         if record is None:
             return GenerationResult(status="error", error_kind=failure[0], error=failure[1], **base)
