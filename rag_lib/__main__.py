@@ -1,37 +1,71 @@
 """Command line for one-off questions on the default configuration.
 
     python -m rag_lib rank "怎么给 Pages Functions 配置 R2 绑定？"       # ranked evidence (+ gold pieces if labelled)
+    python -m rag_lib rank q07 --lang zh                               # a benchmark id: its gold pieces marked
     python -m rag_lib ask  "How do I add a secret for production?"   # evidence, gate decision, cited answer
+
+``ask`` exits 0 when answered (every citation verified), 3 when declined, 4 when the answer is
+withheld because citations failed (support policy ``verified-citations-only``), 2 on an error.
+LLM calls made here are recorded in a scratch folder (``.cache/llm_calls_adhoc``) unless
+``--record-to-results``; recorded calls are replayed (marked REPLAYED) unless ``--live``.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+from typing import Any
 
-from rag_lib.errors import WorkbookError
+from rag_lib.errors import EXIT_ERROR, cli_errors, printable
+
+EXIT_CODES = {"answered": 0, "error": EXIT_ERROR, "declined": 3, "withheld": 4}
+
+
+def _say(text: str, err: bool = False) -> None:
+    from rag_lib.redaction import redact_text
+
+    print(printable(redact_text(text)[0]), file=sys.stderr if err else sys.stdout)
 
 
 def _rank(args: argparse.Namespace) -> int:
     from rag_lib.explain import explain
 
-    result = explain(args.question, key=args.retriever, k=args.k, lang=args.lang)
-    print(result.summary())
-    if result.pieces:
-        for piece in result.pieces:
-            print(f"  {piece['piece']}: rank {piece['rank']}, score {piece['score']}, "
-                  f"gap to the top-{args.k} cut {piece['gap_to_top_k_cut']}")
+    result = explain(printable(args.question), key=args.retriever, k=args.k, lang=args.lang)
+    _say(result.summary())
+    for piece in result.pieces:
+        _say(f"  {piece['piece']}: rank {piece['rank']}, score {piece['score']}, "
+             f"gap to the top-{args.k} cut {piece['gap_to_top_k_cut']}")
     shown = result.top(args.show) if args.show else result.top()
-    print(shown[["rank", "score", "piece", "page", "heading"]].to_string(index=False))
+    _say(shown[["rank", "score", "piece", "page", "heading"]].to_string(index=False))
     return 0
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from rag_lib.answer import answer_question
+    from rag_lib.answer import answer_question, cli_recorder
+    from rag_lib.explain import resolve_question
+    from rag_lib.generation import get_generator
+    from rag_lib.workbench import Workbench
 
-    outcome = answer_question(args.question, key=args.retriever, k=args.k, generator=args.generator)
-    print(outcome.render_text())
-    return 2 if outcome.gated.result.status == "error" else 0
+    wb = Workbench()
+    question, _ = resolve_question(wb, printable(args.question), args.lang)
+    name = args.generator
+    kwargs: dict[str, Any] = {}
+    if name in {"openai", "llama_cpp"}:
+        kwargs["recorder"] = cli_recorder(live=args.live, record_to_results=args.record_to_results)
+    elif args.live or args.record_to_results:
+        raise ValueError("--live and --record-to-results apply to --generator openai or llama_cpp only.")
+    if args.timeout is not None:
+        if name != "openai":
+            raise ValueError("--timeout applies to --generator openai only.")
+        if args.timeout <= 0:
+            raise ValueError(f"--timeout must be a positive number of seconds; got {args.timeout}.")
+        kwargs["timeout_s"] = args.timeout
+    generator = get_generator(name, **kwargs)
+    outcome = answer_question(question, key=args.retriever, k=args.k, generator=generator, workbench=wb,
+                              max_evidence_tokens=args.max_evidence_tokens)
+    _say(outcome.render_text())
+    return EXIT_CODES[outcome.status]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,18 +76,30 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name, help=help_text)
         p.add_argument("question", help="question text, or a benchmark id such as q07")
         p.add_argument("--retriever", default="dense", help="dense | bm25 | hybrid | dense:<embedder>")
-        p.add_argument("--k", type=int, default=5, help="evidence cut (default 5, as in the casebook)")
+        p.add_argument("--k", type=int, default=5, help="evidence cut, 1..number of chunks (default 5, as in the casebook)")
+        p.add_argument("--lang", choices=["zh", "en"], default=None, help="language of a benchmark id (default en)")
         if name == "rank":
-            p.add_argument("--lang", choices=["zh", "en"], default=None, help="language of a benchmark id")
             p.add_argument("--show", type=int, default=0, help="rows to print (default: down to the deepest piece)")
         else:
             p.add_argument("--generator", default=None, help="extractive | llama_cpp | openai (default: workbook.yaml)")
+            p.add_argument("--live", action="store_true", help="call the model even when a recorded call exists")
+            p.add_argument("--record-to-results", action="store_true",
+                           help="record calls into results/llm_calls/ (default: a scratch folder in .cache/)")
+            p.add_argument("--timeout", type=float, default=None, help="seconds per attempt (openai; default models.yaml)")
+            p.add_argument("--max-evidence-tokens", type=int, default=None,
+                           help="cap on the evidence sent to a paid endpoint (estimated tokens; default 8000)")
     args = parser.parse_args(argv)
+    if args.command == "ask" and args.max_evidence_tokens is None:
+        from rag_lib.answer import MAX_EVIDENCE_TOKENS
+
+        args.max_evidence_tokens = MAX_EVIDENCE_TOKENS
+    # Retry notices of the LLM backends go to stderr, so a slow endpoint is never silent.
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     try:
-        return _rank(args) if args.command == "rank" else _ask(args)
-    except (WorkbookError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        with cli_errors():
+            return _rank(args) if args.command == "rank" else _ask(args)
+    except SystemExit as exc:  # cli_errors already printed the message
+        return int(exc.code or 0)
 
 
 if __name__ == "__main__":

@@ -3,24 +3,72 @@
 The gate is the general ``floor+aspects`` gate with the parameters that notebook 03 chose and
 stored in ``results/03_q9a_no_evidence/results.json`` (calibrated on the benchmark, per language);
 ``python -m rag_lib ask`` says which parameters it used.
+
+Support policy (``verified-citations-only``): the generator's answer text is shown only when
+every citation it gives passes the check (:mod:`rag_lib.citations`). The answer schema does not
+tie sentences to citations, so an answer with any failed citation cannot be trimmed to its
+supported claims: its text is withheld, the verified quotes (verbatim evidence) are shown instead,
+and each dropped citation is listed with its reason. ``ask`` exits 0 answered, 3 declined,
+4 withheld, 2 error.
 """
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from rag_lib.config import RESULTS_DIR
+from rag_lib.config import RESULTS_DIR, cache_dir
+from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evidence import get_gate
+from rag_lib.explain import check_k
 from rag_lib.experiments.generation_eval import answer_question as gated_answer
-from rag_lib.generation import get_generator
+from rag_lib.generation import Generator, get_generator
+from rag_lib.generation.base import GenerationResult, result_fields
 from rag_lib.generation.gated import GatedGenerator, GatedResult
+from rag_lib.io import read_json
+from rag_lib.llm_calls import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallMode, CallRecord, CallRecorder
 from rag_lib.workbench import Workbench
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
+SUPPORT_POLICY = "verified-citations-only"
+ASK_STATUSES = ("answered", "declined", "withheld", "error")
+MAX_EVIDENCE_TOKENS = 8000  # default cap on what a paid endpoint is sent (estimated tokens)
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count: one per CJK character, one per four other characters (an estimate,
+    on the high side for English, used only to refuse oversized prompts before they are paid for)."""
+    cjk = len(_CJK.findall(text))
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+class EvidenceCap:
+    """A :class:`Generator` that refuses evidence over ``max_tokens`` before a paid call is made."""
+
+    def __init__(self, generator: Generator, max_tokens: int) -> None:
+        self.generator = generator
+        self.max_tokens = max_tokens
+        self.backend, self.model = generator.backend, generator.model
+
+    @property
+    def model_version(self) -> str | None:
+        return self.generator.model_version
+
+    def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult:
+        tokens = sum(estimate_tokens(c.text) for c in evidence) + estimate_tokens(question)
+        if tokens > self.max_tokens:
+            fields, _ = result_fields(self, question, evidence)
+            return GenerationResult(
+                status="error", error_kind="evidence_too_large", **fields,
+                error=f"The prompt would carry about {tokens} tokens of evidence, over the cap of {self.max_tokens} "
+                      f"for the paid {self.backend} endpoint; nothing was sent. Lower --k or raise "
+                      "--max-evidence-tokens.",
+            )
+        return self.generator.generate(question, evidence)
 
 
 def language_of(question: str) -> str:
@@ -33,7 +81,11 @@ def calibrated_gate_parameters(lang: str) -> dict[str, float]:
     path = RESULTS_DIR / "03_q9a_no_evidence" / "results.json"
     if not path.is_file():
         raise WorkbookError(f"{path} is missing: the gate's parameters come from notebook 03; run `make reproduce`.")
-    chosen = json.loads(path.read_text(encoding="utf-8"))["calibration"][lang]["floor_aspects"]
+    try:
+        chosen = read_json(path)["calibration"][lang]["floor_aspects"]
+    except (KeyError, TypeError) as exc:
+        raise WorkbookError(f"{path} has no calibration.{lang}.floor_aspects ({exc}); re-run notebook 03 "
+                            "(`make reproduce`).") from exc
     return {"floor": float(chosen["floor"]), "min_coverage": float(chosen["min_coverage"])}
 
 
@@ -47,6 +99,17 @@ class AskOutcome:
     evidence: list[dict[str, Any]]
     gated: GatedResult
 
+    @property
+    def status(self) -> str:
+        """``answered`` (every citation verified), ``declined``, ``withheld`` (the model answered but
+        some or all of its citations failed: see the support policy) or ``error``."""
+        result = self.gated.result
+        if result.status == "insufficient":
+            return "declined"
+        if result.status == "answered":
+            return "answered" if result.citations is not None and not result.citations.dropped else "withheld"
+        return "withheld" if result.error_kind in {"no_citations", "no_valid_citations"} else "error"
+
     def render_text(self) -> str:
         result = self.gated.result
         lines = [f"question: {self.question}", f"retrieval: {self.key}; evidence (Top-{len(self.evidence)}):"]
@@ -56,27 +119,57 @@ class AskOutcome:
             verdict = "sufficient" if decision.sufficient else "insufficient"
             lines.append(f"gate floor+aspects {self.gate_parameters}: {verdict} ({decision.reason})")
         lines.append(f"generator: {result.backend} {result.model} ({result.model_version}); "
-                     f"called: {self.gated.generator_called}; status: {result.status}")
+                     f"called: {self.gated.generator_called}; status: {self.status}")
+        if result.call_keys:
+            lines.append(f"call: {'REPLAYED from a recorded call' if result.replayed else 'live'} "
+                         f"({', '.join(k[:12] for k in result.call_keys)})")
         lines.append("")
-        lines.append(result.answer.answer if result.answer else (result.error or ""))
-        if result.citations is not None:
+        lines += self._body()
+        if result.citations is not None and result.citations.checked:
             lines.append("")
             lines.append(f"citations: {result.citations.n_valid}/{result.citations.n_total} valid")
             for c in result.citations.valid:
                 lines.append(f"  {c.chunk_id}: \"{c.quote[:100]}\"\n    {c.deep_link}")
+            for c in result.citations.dropped:
+                lines.append(f"  DROPPED ({c.reason}) {c.chunk_id or '<no id>'}: \"{c.quote[:100]}\"")
+        for warning in result.warnings:
+            lines.append(f"warning: {warning}")
         return "\n".join(lines)
+
+    def _body(self) -> list[str]:
+        result = self.gated.result
+        status = self.status
+        if status in {"answered", "declined"} and result.answer is not None:
+            return [result.answer.answer]
+        if status == "withheld":
+            reason = result.error or "some citations failed the check"
+            body = [f"answer withheld ({SUPPORT_POLICY} policy): {reason} Only the verified quotes below "
+                    "are supported by the evidence."]
+            if result.citations is not None and result.citations.valid:
+                body += [f"  supported: \"{c.quote}\" ({c.chunk_id})" for c in result.citations.valid]
+            return body
+        return [f"error ({result.error_kind}): {result.error or ''}"]
 
 
 def answer_question(
-    question: str, key: str = "dense", k: int = 5, generator: str | None = None, workbench: Workbench | None = None
+    question: str, key: str = "dense", k: int = 5, generator: str | Generator | None = None,
+    workbench: Workbench | None = None, max_evidence_tokens: int = MAX_EVIDENCE_TOKENS,
 ) -> AskOutcome:
-    """Rank, gate and answer one question with the workbook's defaults."""
+    """Rank, gate and answer one question with the workbook's defaults.
+
+    ``generator`` is a name (default: ``workbook.yaml``) or a built :class:`Generator`; a paid
+    endpoint (any backend that is not local) is sent at most ``max_evidence_tokens`` of evidence.
+    """
     if key != "dense":
         raise WorkbookError(f"ask uses the gate calibrated on dense scores of the default embedder; got {key!r}. "
                             "Use --retriever dense, or `rank` to compare retrievers.")
     wb = workbench or Workbench()
+    check_k(k, len(wb.embeddable))
     params = calibrated_gate_parameters(language_of(question))
-    gated = GatedGenerator(get_generator(generator), get_gate("floor+aspects", **params))
+    chosen = generator if generator is not None and not isinstance(generator, str) else get_generator(generator)
+    if chosen.backend not in LOCAL_BACKENDS:
+        chosen = EvidenceCap(chosen, max_evidence_tokens)
+    gated = GatedGenerator(chosen, get_gate("floor+aspects", **params))
     outcome, ranking = gated_answer(question, wb, gated, key=key, k=k)
     evidence = []
     for rank, (cid, score) in enumerate(ranking.top(k) if ranking else (), 1):
@@ -84,3 +177,30 @@ def answer_question(
         evidence.append({"rank": rank, "score": score, "page": chunk.page,
                          "heading": " > ".join(chunk.heading_path), "id": cid})
     return AskOutcome(question, key, params, evidence, outcome)
+
+
+ADHOC_CALLS_DIR = "llm_calls_adhoc"  # under cache_dir(): where ad-hoc `ask` calls are recorded
+
+
+class AdhocRecorder(CallRecorder):
+    """Records into a scratch folder, and also replays the committed records of ``results/``.
+
+    Ad-hoc questions must not add files to the committed ``results/llm_calls/``; they may still
+    reuse what is recorded there.
+    """
+
+    def __init__(self, directory: Path, mode: CallMode = "replay_or_live", committed: Path = DEFAULT_CALLS_DIR) -> None:
+        super().__init__(directory, mode)
+        self.committed = CallRecorder(committed, mode)
+
+    def load(self, key: str) -> CallRecord | None:
+        return super().load(key) or self.committed.load(key)
+
+
+def cli_recorder(live: bool = False, record_to_results: bool = False) -> CallRecorder:
+    """The recorder of ``python -m rag_lib ask``: scratch folder unless ``record_to_results``;
+    ``live`` calls the model even when a record exists."""
+    mode: CallMode = "live" if live else "replay_or_live"
+    if record_to_results:
+        return CallRecorder(DEFAULT_CALLS_DIR, mode)
+    return AdhocRecorder(cache_dir() / ADHOC_CALLS_DIR, mode)

@@ -41,7 +41,7 @@ import yaml
 
 from rag_lib.config import BENCHMARK_DIR, batch_dir
 from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
+from rag_lib.errors import BenchmarkError, cli_errors
 
 DEFAULT_PATH = BENCHMARK_DIR / "questions.yaml"
 LANGS = ("zh", "en")
@@ -567,8 +567,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     from rag_lib.io import read_jsonl
 
     chunks_path = Path(args.chunks) if args.chunks else batch_dir() / "chunks.jsonl"
-    chunks = [Chunk.from_json(r) for r in read_jsonl(chunks_path)] if chunks_path.exists() else None
-    bench = load_benchmark(args.path, chunks)
+    with cli_errors():
+        chunks = [Chunk.from_json(r) for r in read_jsonl(chunks_path)] if chunks_path.exists() else None
+        bench = load_benchmark(args.path, chunks)
     print(f"ok: {bench.summary()}")
     print(f"resolved against {chunks_path}" if chunks is not None else f"not resolved: {chunks_path} does not exist")
 

@@ -1,7 +1,10 @@
 """The corpus pipeline: raw snapshot → normalized pages → chunks, and the figures about it.
 
 ``python -m rag_lib.corpus build`` rebuilds ``normalized/`` and ``chunks.jsonl`` of a batch.
-Both are written atomically; the raw layer is only ever read.
+Both are written atomically; the raw layer is only ever read. The build also records
+``derived.sha256.json``: the manifest it was built from, each normalized page (slug, source file,
+sha256) and the sha256 of ``chunks.jsonl``. :func:`load_chunks` verifies all of it before anything
+ranks a chunk, so an edited or injected chunk is an error, not evidence.
 """
 
 from __future__ import annotations
@@ -16,9 +19,11 @@ from typing import Any
 from rag_lib.chunking import DEFAULT_MAX_CHARS, chunk_pages
 from rag_lib.config import batch_dir, settings
 from rag_lib.documents import Chunk, NormalizedPage
-from rag_lib.errors import SnapshotError
-from rag_lib.io import read_jsonl, write_json, write_jsonl, write_text
-from rag_lib.snapshot import Snapshot, load_snapshot
+from rag_lib.errors import SnapshotError, cli_errors
+from rag_lib.io import read_json, read_jsonl, write_json, write_jsonl, write_text
+from rag_lib.snapshot import Snapshot, load_snapshot, sha256_file
+
+DERIVED_FILE = "derived.sha256.json"
 
 
 @dataclass(frozen=True)
@@ -57,15 +62,80 @@ def write_corpus(corpus: Corpus) -> Path:
     write_jsonl(root / "normalized" / "removals.jsonl", (asdict(r) for p in corpus.pages for r in p.removals))
     write_json(root / "normalized" / "warnings.json", {p.slug: list(p.warnings) for p in corpus.pages if p.warnings})
     write_jsonl(root / "chunks.jsonl", (c.to_json() for c in corpus.chunks))
+    write_json(root / DERIVED_FILE, {
+        "format": 1,
+        "manifest_sha256": sha256_file(corpus.snapshot.raw_dir / "manifest.json"),
+        "pages": {p.slug: {"source": p.path, "sha256": sha256_file(root / "normalized" / f"{p.slug}.md")}
+                  for p in corpus.pages},
+        "chunks_sha256": sha256_file(root / "chunks.jsonl"),
+    })
     return root / "chunks.jsonl"
 
 
-def load_chunks(batch: str | None = None, embeddable_only: bool = False) -> list[Chunk]:
-    """The committed chunk set of a batch (``chunks.jsonl``)."""
-    path = batch_dir(batch) / "chunks.jsonl"
+_REBUILD = "Rebuild the derived files with `python -m rag_lib.corpus build`"
+
+
+def verify_derived(root: Path, chunks: list[Chunk]) -> None:
+    """Check ``chunks`` and the normalized pages of the batch at ``root`` against the manifest.
+
+    Raises
+    ------
+    SnapshotError
+        When the checksum record is missing, was built from another manifest, names a page the
+        manifest does not list, or a normalized page or ``chunks.jsonl`` changed after the build;
+        and when a chunk belongs to no known page. The message names the file or chunk.
+    """
+    record_path = root / DERIVED_FILE
+    if not record_path.is_file():
+        raise SnapshotError(f"{root.name}: no {DERIVED_FILE}, so chunks.jsonl cannot be checked against the "
+                            f"manifest. {_REBUILD} (it records the checksums).")
+    record = read_json(record_path)
+    snapshot = load_snapshot(root=root, verify=False)
+    if sha256_file(snapshot.raw_dir / "manifest.json") != record.get("manifest_sha256"):
+        raise SnapshotError(f"{root.name}: the derived files were built from another raw/manifest.json. {_REBUILD}.")
+    sources = {f.path for f in snapshot.pages}
+    pages: dict[str, Any] = record.get("pages", {})
+    for slug, page in pages.items():
+        if page.get("source") not in sources:
+            raise SnapshotError(f"{root.name}: normalized page {slug!r} comes from {page.get('source')!r}, "
+                                f"which the manifest does not list. {_REBUILD}.")
+    strangers = [c for c in chunks if c.page not in pages]
+    if strangers:
+        listed = ", ".join(f"{c.id} (page {c.page!r})" for c in strangers[:3])
+        raise SnapshotError(f"{root.name}: {len(strangers)} chunk(s) in chunks.jsonl belong to no page of the "
+                            f"manifest: {listed}. Chunks come only from `python -m rag_lib.corpus build`; "
+                            "remove the added lines or rebuild.")
+    for slug, page in pages.items():
+        path = root / "normalized" / f"{slug}.md"
+        if not path.is_file() or sha256_file(path) != page.get("sha256"):
+            raise SnapshotError(f"{root.name}: {path.relative_to(root)} is missing or changed since it was built. "
+                                f"{_REBUILD}.")
+    if sha256_file(root / "chunks.jsonl") != record.get("chunks_sha256"):
+        raise SnapshotError(f"{root.name}: chunks.jsonl changed since it was built (its sha256 differs from "
+                            f"{DERIVED_FILE}). {_REBUILD}.")
+
+
+def load_chunks(batch: str | None = None, embeddable_only: bool = False, *, root: Path | None = None,
+                verify: bool = True) -> list[Chunk]:
+    """The committed chunk set of a batch (``chunks.jsonl``), verified against its manifest.
+
+    Parameters
+    ----------
+    batch, root
+        The batch by name, or its folder (``root`` wins).
+    verify
+        Check the chunks and normalized pages with :func:`verify_derived` (default).
+    """
+    root = root or batch_dir(batch)
+    path = root / "chunks.jsonl"
     if not path.is_file():
         raise SnapshotError(f"No chunk set at {path}. Build it with `python -m rag_lib.corpus build`.")
-    chunks = [Chunk.from_json(row) for row in read_jsonl(path)]
+    try:
+        chunks = [Chunk.from_json(row) for row in read_jsonl(path)]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise SnapshotError(f"{path} is damaged ({exc}). {_REBUILD}.") from exc
+    if verify:
+        verify_derived(root, chunks)
     return [c for c in chunks if c.embeddable] if embeddable_only else chunks
 
 
@@ -102,12 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("command", choices=["build", "stats"])
     parser.add_argument("--batch", default=None)
     args = parser.parse_args(argv)
-    corpus = build_corpus(args.batch)
-    if args.command == "build":
-        print(f"wrote {write_corpus(corpus)}")
-    stats = corpus_stats(corpus)
-    for key in ("pages", "chunks", "embeddable_chunks", "median_chars", "max_chars"):
-        print(f"{key}: {stats[key]}")
+    with cli_errors():
+        corpus = build_corpus(args.batch)
+        if args.command == "build":
+            print(f"wrote {write_corpus(corpus)}")
+        stats = corpus_stats(corpus)
+        for key in ("pages", "chunks", "embeddable_chunks", "median_chars", "max_chars"):
+            print(f"{key}: {stats[key]}")
     return 0
 
 

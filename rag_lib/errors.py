@@ -1,5 +1,12 @@
 """Exceptions raised by the workbook. Each message names the problem and the fix."""
 
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 
 class WorkbookError(Exception):
     """Base class for every error the workbook raises on purpose."""
@@ -27,3 +34,38 @@ class BenchmarkError(WorkbookError):
 
 class IndexMismatchError(WorkbookError):
     """Vectors from different models (or versions) were mixed in one index."""
+
+
+EXIT_ERROR = 2  # the exit status of every command line on a user error (argparse uses it too)
+# ANSI escape sequences and every control character but newline and tab: questions are echoed,
+# and ESC[2J in one must not clear the user's terminal.
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """``text`` without terminal control sequences or control characters (newlines and tabs stay)."""
+    return _CONTROL.sub("", text)
+
+
+@contextmanager
+def cli_errors(prog: str = "error") -> Iterator[None]:
+    """Turn the errors a user can cause (damaged or missing files, bad values) into one line on
+    stderr and exit status 2, instead of a traceback.
+
+    Used by every ``python -m rag_lib…`` entry point. Programming errors still raise.
+    """
+    import yaml  # local: this module must stay importable without third-party packages loaded
+
+    from rag_lib.redaction import redact_text
+
+    try:
+        yield
+    except (WorkbookError, ValueError, KeyError, yaml.YAMLError) as exc:
+        message = str(exc) if not isinstance(exc, KeyError) else f"missing key {exc}"
+        print(printable(f"{prog}: {redact_text(message)[0]}"), file=sys.stderr)
+        raise SystemExit(EXIT_ERROR) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(printable(f"{prog}: {where}{exc.strerror or exc}. Check that the path exists and is readable/writable."),
+              file=sys.stderr)
+        raise SystemExit(EXIT_ERROR) from None

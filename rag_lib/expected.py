@@ -10,7 +10,6 @@ otherwise, or when it is missing. Values are recorded from a reference run with
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,8 @@ from typing import Any
 import yaml
 
 from rag_lib.config import results_dir
-from rag_lib.io import write_text
+from rag_lib.errors import cli_errors
+from rag_lib.io import read_json, write_text
 from rag_lib.report import lookup
 
 
@@ -49,7 +49,16 @@ def load_expected(root: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; record it from a reference run with "
                                 "`python -m rag_lib.expected --freeze`.")
-    return list(yaml.safe_load(path.read_text(encoding="utf-8"))["figures"])
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{path} is not valid YAML ({exc}). Fix that line, or restore the file with git.") from exc
+    figures = data.get("figures") if isinstance(data, dict) else None
+    if not isinstance(figures, list) or not all(isinstance(f, dict) and {"experiment", "path", "value"} <= f.keys()
+                                                for f in figures):
+        raise ValueError(f"{path} must hold `figures:`, a list of {{experiment, path, value, tolerance}}; "
+                         "restore it with git or record it with `python -m rag_lib.expected --freeze`.")
+    return list(figures)
 
 
 _MISSING = ("<no results.json>", "<missing>")
@@ -60,8 +69,8 @@ def _actual(root: Path, experiment: str, path: str) -> Any:
     if not results.is_file():
         return _MISSING[0]
     try:
-        return lookup(json.loads(results.read_text(encoding="utf-8")), path)
-    except (KeyError, IndexError):
+        return lookup(read_json(results), path)
+    except (KeyError, IndexError, TypeError):
         return _MISSING[1]
 
 
@@ -108,10 +117,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag_lib.expected", description=__doc__)
     parser.add_argument("--freeze", action="store_true", help="record the current values as expected")
     args = parser.parse_args(argv)
-    if args.freeze:
-        print(f"wrote {freeze()}")
-        return 0
-    return 1 if check_expected() else 0
+    with cli_errors():
+        if args.freeze:
+            print(f"wrote {freeze()}")
+            return 0
+        return 1 if check_expected() else 0
 
 
 if __name__ == "__main__":

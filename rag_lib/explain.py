@@ -7,13 +7,17 @@ cut, and the layer diagnosis — the analyst's first look at why an answer is in
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from rag_lib.benchmark import Question
+from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import Diagnosis, diagnose, piece_ranks
+from rag_lib.generation.base import question_problem
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
@@ -45,7 +49,22 @@ class Explanation:
         return f"<p><b>{self.question}</b><br>{self.summary()}</p>{pieces}{self.top().to_html(index=False)}"
 
 
-def _resolve_question(wb: Workbench, question: str | Question, lang: str | None) -> tuple[str, Question | None]:
+# What a benchmark id looks like ("q07", "q09a", "a12"): a word with a digit and no space.
+_ID_LIKE = re.compile(r"^[a-z]+\d+[a-z0-9_]*$")
+
+
+def resolve_question(wb: Workbench, question: str | Question, lang: str | None) -> tuple[str, Question | None]:
+    """The text to rank and the benchmark question it is (``None`` for free text).
+
+    A benchmark id resolves to its wording in ``lang`` (default English); text that equals a
+    benchmark question's wording is matched to it.
+
+    Raises
+    ------
+    WorkbookError
+        When ``question`` looks like an id (``q999``) but no question has it; the message lists the
+        nearest ids.
+    """
     if isinstance(question, Question):
         return question.text(lang or "en"), question
     try:
@@ -56,7 +75,18 @@ def _resolve_question(wb: Workbench, question: str | Question, lang: str | None)
     for q in wb.benchmark.questions():
         if question in {q.text("zh"), q.text("en")}:
             return question, q
+    if _ID_LIKE.match(question.strip()):
+        ids = [q.id for q in wb.benchmark]
+        near = difflib.get_close_matches(question.strip(), ids, n=5, cutoff=0.5) or ids[:5]
+        raise WorkbookError(f"no benchmark question has the id {question.strip()!r}; nearest ids: {', '.join(near)}. "
+                            "Quote a full question to ask free text.")
     return question, None
+
+
+def check_k(k: int, n_chunks: int) -> None:
+    """Raise unless the evidence cut ``k`` is within 1..``n_chunks`` (the rankable chunks)."""
+    if not 1 <= k <= n_chunks:
+        raise WorkbookError(f"k must be between 1 and {n_chunks} (the number of rankable chunks); got {k}.")
 
 
 def explain(
@@ -78,9 +108,13 @@ def explain(
         ``"zh"`` or ``"en"`` for a benchmark question (default English).
     """
     wb = workbench or Workbench()
-    text, gold_question = _resolve_question(wb, question, lang)
+    text, gold_question = resolve_question(wb, question, lang)
     if not text.strip():
         raise ValueError("explain() needs a non-empty question; pass a benchmark id like 'q07' or a question text.")
+    problem = question_problem(text)
+    if problem:  # ranking 100 KB of text would take minutes, only to show nothing useful
+        raise WorkbookError(problem[1])
+    check_k(k, len(wb.embeddable))
     ranking = wb.rank(text, key)
     marks: dict[str, str] = {}
     pieces: list[dict[str, Any]] = []

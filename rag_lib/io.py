@@ -1,25 +1,35 @@
-"""Atomic file writes: a reader never sees a half-written result."""
+"""Atomic file writes: a reader never sees a half-written result; no API key reaches a file.
+
+Text written through :func:`write_text`, :func:`write_json` and :func:`write_jsonl` passes
+through :func:`rag_lib.redaction.redact_text` first (results, reports, notebooks, call records).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+
+from rag_lib.errors import WorkbookError
+from rag_lib.redaction import redact_text
 
 
 @contextmanager
 def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO[Any]]:
     """Open a temporary file next to ``path`` and rename it over ``path`` on success.
 
-    If the block raises, the temporary file is removed and ``path`` is left as it was.
+    If the block raises, the temporary file is removed and ``path`` is left as it was. The file
+    gets the usual mode for a new file (``0o666`` less the umask), not ``mkstemp``'s ``0o600``.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.fchmod(fd, 0o666 & ~_umask())
     binary = "b" in mode
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "\n") as fh:
@@ -32,8 +42,23 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
         raise
 
 
+def _umask() -> int:
+    mask = os.umask(0)  # the only way to read it is to set it; put it straight back
+    os.umask(mask)
+    return mask
+
+
+def _redacted(path: str | os.PathLike[str], text: str) -> str:
+    clean, hits = redact_text(text)
+    if hits:
+        warnings.warn(f"{hits} API key value(s) were redacted from {path} before writing.", RuntimeWarning,
+                      stacklevel=3)
+    return clean
+
+
 def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` atomically."""
+    """Write ``text`` atomically, with any configured API key redacted."""
+    text = _redacted(path, text)
     with atomic_open(path) as fh:
         fh.write(text)
 
@@ -47,10 +72,35 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[Any]) -> None:
     """Write one JSON object per line, atomically."""
     with atomic_open(path) as fh:
         for row in rows:
-            fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+            fh.write(_redacted(path, json.dumps(row, ensure_ascii=False, sort_keys=True)) + "\n")
+
+
+class DamagedFileError(WorkbookError, ValueError):
+    """A data file cannot be parsed; the message names the file, the line and the fix."""
+
+
+def read_json(path: str | os.PathLike[str]) -> Any:
+    """Read a JSON file; a parse error names the file and the line."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DamagedFileError(f"{path}, line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg}). "
+                               "Restore the file (git checkout, or re-run what writes it).") from exc
 
 
 def read_jsonl(path: str | os.PathLike[str]) -> list[Any]:
-    """Read a JSON-lines file written by :func:`write_jsonl`."""
+    """Read a JSON-lines file written by :func:`write_jsonl`; a bad line is named with its number."""
+    rows = []
     with open(path, encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                raise DamagedFileError(
+                    f"{path}, line {number} column {exc.colno}: not valid JSON ({exc.msg}). "
+                    "Restore the file (git checkout, or re-run what writes it)."
+                ) from exc
+    return rows

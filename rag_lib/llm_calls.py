@@ -14,16 +14,27 @@ Modes
 ``replay_only``
     Never call the backend; a miss raises :class:`ReplayMissError` naming the request hash.
 
-API keys are never part of a request. As a second line of defence, any value of a credential-like
-environment variable found in a record is replaced by ``[REDACTED]`` before the file is written.
+Integrity
+---------
+Each record stores ``response_sha256``, the sha256 of its response; a record whose response no
+longer matches (edited by hand, damaged) is not replayed. A live call that fails (after its
+retries) is recorded as ``<key>.failed.json`` (kind and message, no response) for the audit
+trail; it is never replayed as an answer, and only replayed as the same failure when asked
+(``replay_failures=True``). Records of format 1 (no checksum) are refused until stamped with
+``python -m rag_lib.llm_calls stamp DIR``.
+
+API keys are never part of a request. As a second line of defence, the exact values of the
+configured key variables (:mod:`rag_lib.redaction`) are replaced by ``[REDACTED]`` in the record
+and in the response handed back to the caller, so nothing built from it carries the key.
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
-import re
+import sys
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -38,18 +49,14 @@ import yaml
 from rag_lib.config import RESULTS_DIR
 from rag_lib.errors import WorkbookError
 from rag_lib.io import write_json
+from rag_lib.redaction import REDACTED, redact
 
 CallMode = Literal["replay_or_live", "live", "replay_only"]
 CALL_MODES: tuple[str, ...] = ("replay_or_live", "live", "replay_only")
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2  # 2: response_sha256 added
 DEFAULT_CALLS_DIR = RESULTS_DIR / "llm_calls"
 MODELS_YAML = Path(__file__).resolve().parent / "generation" / "models.yaml"
 LOCAL_BACKENDS = frozenset({"llama_cpp", "extractive"})
-
-# Environment variables whose values must never reach a file.
-_SECRET_NAME = re.compile(r"(API_KEY|_KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-_MIN_SECRET_LEN = 6
-REDACTED = "[REDACTED]"
 
 
 class ReplayMissError(WorkbookError):
@@ -125,9 +132,10 @@ class CallRecord:
     replayed: bool = False
 
     def to_json(self) -> dict[str, Any]:
+        response = self.response.to_json()
         return {
             "format": RECORD_FORMAT, "key": self.key, "request": self.request.to_json(),
-            "response": self.response.to_json(), "latency_s": self.latency_s,
+            "response": response, "response_sha256": response_sha256(response), "latency_s": self.latency_s,
             "cost_usd": self.cost_usd, "recorded_at": self.recorded_at,
         }
 
@@ -150,24 +158,10 @@ def estimate_cost(backend: str, model: str, prompt_tokens: int | None, completio
     return round(cost, 8)
 
 
-def _secret_values(environ: Mapping[str, str]) -> list[str]:
-    values = {v for k, v in environ.items() if _SECRET_NAME.search(k) and len(v) >= _MIN_SECRET_LEN}
-    return sorted(values, key=len, reverse=True)  # longest first, so a key's prefix is not left behind
-
-
-def redact(obj: Any, environ: Mapping[str, str] | None = None) -> tuple[Any, int]:
-    """Replace every credential value from the environment found anywhere in ``obj``.
-
-    Returns the cleaned object and how many replacements were made.
-    """
-    secrets = _secret_values(os.environ if environ is None else environ)
-    text = json.dumps(obj, ensure_ascii=False)
-    hits = 0
-    for secret in secrets:
-        for candidate in {secret, json.dumps(secret, ensure_ascii=False)[1:-1]}:
-            hits += text.count(candidate)
-            text = text.replace(candidate, REDACTED)
-    return json.loads(text), hits
+def response_sha256(response: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON of a stored response (what replay verifies)."""
+    canonical = json.dumps(dict(response), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 class CallRecorder:
@@ -181,6 +175,9 @@ class CallRecorder:
         ``replay_or_live`` (default), ``live`` or ``replay_only``.
     clock
         Monotonic clock for latency (injectable for tests).
+    replay_failures
+        Replay a recorded failure as the same :class:`LLMCallError` instead of calling again
+        (``replay_or_live``) or reporting a miss (``replay_only``). Off by default.
     """
 
     def __init__(
@@ -188,18 +185,26 @@ class CallRecorder:
         directory: str | os.PathLike[str] | None = None,
         mode: CallMode = "replay_or_live",
         clock: Callable[[], float] = time.perf_counter,
+        *,
+        replay_failures: bool = False,
     ) -> None:
         if mode not in CALL_MODES:
             raise WorkbookError(f"Unknown LLM call mode {mode!r}; use one of {', '.join(CALL_MODES)}.")
         self.directory = Path(directory) if directory is not None else DEFAULT_CALLS_DIR
         self.mode = mode
+        self.replay_failures = replay_failures
         self._clock = clock
 
     def path_for(self, key: str) -> Path:
         return self.directory / f"{key}.json"
 
+    def failure_path_for(self, key: str) -> Path:
+        """Where a failed live call for ``key`` is recorded (never read as an answer)."""
+        return self.directory / f"{key}.failed.json"
+
     def load(self, key: str) -> CallRecord | None:
-        """The stored record for ``key``; ``None`` when absent; a corrupt file warns and gives ``None``."""
+        """The stored record for ``key``; ``None`` when absent; a corrupt, edited or unstamped file
+        warns and gives ``None``."""
         path = self.path_for(key)
         if not path.exists():
             return None
@@ -212,6 +217,11 @@ class CallRecorder:
             )
             if row["key"] != key or request.key != key:
                 raise ValueError("the stored request does not hash to the file's key")
+            if "response_sha256" not in row:
+                raise ValueError(f"record format {row.get('format')} has no response checksum; if you trust it, "
+                                 f"stamp it with `python -m rag_lib.llm_calls stamp {self.directory}`")
+            if response_sha256(row["response"]) != row["response_sha256"]:
+                raise ValueError("the stored response does not match its response_sha256 (edited or damaged)")
             return CallRecord(
                 key=key, request=request, response=LLMResponse.from_json(row["response"]),
                 latency_s=float(row["latency_s"]), cost_usd=row.get("cost_usd"),
@@ -225,6 +235,17 @@ class CallRecorder:
             )
             return None
 
+    def load_failure(self, key: str) -> LLMCallError | None:
+        """The recorded failure of the last live call for ``key``, if any."""
+        path = self.failure_path_for(key)
+        if not path.exists():
+            return None
+        try:
+            row = json.loads(path.read_text(encoding="utf-8"))
+            return LLMCallError(str(row["failure"]["kind"]), f"replayed failure: {row['failure']['message']}")
+        except (ValueError, KeyError, TypeError):
+            return LLMCallError("backend_error", f"replayed failure: {path} is unreadable")
+
     def call(self, request: LLMRequest, live: Callable[[LLMRequest], LLMResponse]) -> CallRecord:
         """Replay the recorded call for ``request`` or make it with ``live`` and record it.
 
@@ -233,21 +254,37 @@ class CallRecorder:
         ReplayMissError
             In ``replay_only`` mode when there is no valid record.
         LLMCallError
-            When the live call fails (nothing is recorded then).
+            When the live call fails (recorded as ``<key>.failed.json``, never as an answer), or
+            when a recorded failure is replayed (``replay_failures=True``).
         """
         key = request.key
         if self.mode != "live":
             record = self.load(key)
             if record is not None:
                 return record
+            failure = self.load_failure(key)
+            if failure is not None and self.replay_failures:
+                raise failure
             if self.mode == "replay_only":
+                failed = f" (its last live call failed: {failure})" if failure is not None else ""
                 raise ReplayMissError(
                     f"No valid recorded LLM call for request {key} ({request.backend}/{request.model}) in "
-                    f"{self.directory}. Record it by running once with mode='replay_or_live' (or 'live') "
+                    f"{self.directory}{failed}. Record it by running once with mode='replay_or_live' (or 'live') "
                     "and the backend available, then commit the file."
                 )
         started = self._clock()
-        response = live(request)
+        try:
+            response = live(request)
+        except LLMCallError as exc:
+            clean, _ = redact(str(exc))
+            write_json(self.failure_path_for(key), {
+                "format": RECORD_FORMAT, "key": key, "request": request.to_json(),
+                "failure": {"kind": exc.kind, "message": clean},
+                "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            })
+            if clean != str(exc):
+                raise LLMCallError(exc.kind, clean) from None  # the key must not reach a log either
+            raise
         latency = round(self._clock() - started, 6)
         record = CallRecord(
             key=key, request=request, response=response, latency_s=latency,
@@ -255,19 +292,73 @@ class CallRecorder:
                                    response.completion_tokens),
             recorded_at=datetime.now(UTC).isoformat(timespec="seconds"),
         )
-        self._write(record)
+        record = self._write(record)
+        self.failure_path_for(key).unlink(missing_ok=True)  # the call works now
         return record
 
-    def _write(self, record: CallRecord) -> None:
-        row, hits = redact(record.to_json())
+    def _write(self, record: CallRecord) -> CallRecord:
+        """Write ``record`` with any key redacted; return it as written (what the caller may show)."""
+        response, hits = redact(record.response.to_json())
         if hits:
             warnings.warn(
                 f"{hits} credential value(s) found in LLM call {record.key} were redacted before writing.",
                 RuntimeWarning, stacklevel=3,
             )
-        write_json(self.path_for(record.key), row)
+            record = CallRecord(record.key, record.request, LLMResponse.from_json(response), record.latency_s,
+                                record.cost_usd, record.recorded_at)
+        write_json(self.path_for(record.key), record.to_json())
+        return record
+
+
+def stamp_records(directory: str | os.PathLike[str]) -> int:
+    """Add ``response_sha256`` to every record in ``directory`` that lacks one; return how many.
+
+    Only for records you trust as they are (e.g. recorded before checksums existed): the stamp
+    vouches for their current content. A record whose request does not hash to its key is skipped.
+    """
+    stamped = 0
+    for path in sorted(Path(directory).glob("*.json")):
+        if path.name.endswith(".failed.json"):
+            continue
+        row = json.loads(path.read_text(encoding="utf-8"))
+        if "response_sha256" in row or row.get("key") != path.stem:
+            continue
+        request = LLMRequest(row["request"]["backend"], row["request"]["model"], tuple(row["request"]["messages"]),
+                             row["request"]["params"], row["request"].get("model_version"))
+        if request.key != row["key"]:
+            warnings.warn(f"{path}: its request does not hash to its key; not stamped.", RuntimeWarning,
+                          stacklevel=2)
+            continue
+        row["format"] = RECORD_FORMAT
+        row["response_sha256"] = response_sha256(row["response"])
+        write_json(path, row)
+        stamped += 1
+    return stamped
 
 
 def messages_tuple(messages: Sequence[Mapping[str, str]]) -> tuple[dict[str, str], ...]:
     """Messages as an immutable tuple of plain ``{"role", "content"}`` dicts."""
     return tuple({"role": str(m["role"]), "content": str(m["content"])} for m in messages)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rag_lib.llm_calls stamp DIR``: add response checksums to trusted older records."""
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.llm_calls", description=main.__doc__)
+    parser.add_argument("command", choices=["stamp"])
+    parser.add_argument("directory", nargs="?", default=str(DEFAULT_CALLS_DIR))
+    args = parser.parse_args(argv)
+    try:
+        print(f"stamped {stamp_records(args.directory)} record(s) in {args.directory}")
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {args.directory}: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+__all__ = [
+    "CALL_MODES", "REDACTED", "CallRecord", "CallRecorder", "LLMCallError", "LLMRequest", "LLMResponse",
+    "ReplayMissError", "estimate_cost", "messages_tuple", "redact", "response_sha256", "stamp_records",
+]
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -121,7 +121,8 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
     lines += ["## Notebooks", "", "| run | notebook | HTML | status |", "| --- | --- | --- | --- |"]
     for run in runs:
         if run.name in failures:
-            status = f"FAILED: {failures[run.name].splitlines()[0][:120]}"
+            cause = " ".join(line.strip() for line in failures[run.name].splitlines() if line.strip())
+            status = f"FAILED: {cause[:200]}"
         else:
             status = "ok" if (root / "notebooks" / f"{run.name}.ipynb").is_file() else "not run yet"
         params = f" `{json.dumps(run.parameters, sort_keys=True)}`" if run.parameters else ""

@@ -14,10 +14,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import fcntl
 import os
+import signal
 import sys
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +29,14 @@ from typing import Any
 import nbformat
 
 from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, REPO_ROOT, RESULTS_DIR, cache_dir, results_dir, settings
-from rag_lib.io import atomic_open, write_text
+from rag_lib.errors import WorkbookError, cli_errors
+from rag_lib.io import write_text
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# papermill's scratch copy of a notebook while it runs; removed after, and at the next start if a
+# killed run left it behind (ignored by git and by nbval).
+RUNNING_PREFIX, RUNNING_SUFFIX = ".", ".running.ipynb"
+LOCK_NAME = ".reproduce.lock"
 
 
 @dataclass(frozen=True)
@@ -90,7 +99,7 @@ def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
 
     nb = read_notebook(run.source)
     out_dir.mkdir(parents=True, exist_ok=True)
-    scratch = out_dir / f".{run.name}.running.ipynb"
+    scratch = out_dir / f"{RUNNING_PREFIX}{run.name}{RUNNING_SUFFIX}"
     try:
         executed = pm.execute_notebook(
             nb, str(scratch), parameters=run.parameters, kernel_name=KERNEL_NAME, cwd=str(NOTEBOOKS_DIR),
@@ -100,8 +109,8 @@ def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
         scratch.unlink(missing_ok=True)
     executed = strip_volatile(executed)
     target = out_dir / f"{run.name}.ipynb"
-    with atomic_open(target) as fh:
-        nbformat.write(executed, fh)
+    text = nbformat.writes(executed)
+    write_text(target, text if text.endswith("\n") else text + "\n")  # as nbformat.write; redacts any API key
     html, _ = HTMLExporter(template_name="lab").from_notebook_node(executed)
     write_text(out_dir / f"{run.name}.html", html)
     return target
@@ -110,7 +119,7 @@ def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
 # What a notebook's results depend on. Derived corpus files (rebuilt by 00_corpus) and the caches
 # (embeddings, recorded LLM calls) are left out: they follow from these inputs.
 _INPUT_ROOTS = ("rag_lib", "data", "requirements.txt")
-_DERIVED = ("/normalized/", "chunks.jsonl", "__pycache__")
+_DERIVED = ("/normalized/", "chunks.jsonl", "derived.sha256.json", "__pycache__")
 
 
 def _input_files() -> list[Path]:
@@ -147,6 +156,55 @@ def run_all(only: list[str] | None = None, force: bool = False) -> int:
     fresh clone executes every notebook.
     """
     os.environ["RAG_PROGRESS"] = "0"  # kernels inherit it: no progress bars in executed notebooks
+    with reproduce_lock(results_dir()):
+        return _run_all(only, force)
+
+
+class ReproduceBusyError(WorkbookError):
+    """Another ``make reproduce`` writes into the same results folder."""
+
+
+@contextmanager
+def reproduce_lock(root: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``root`` for one reproduce run; refuse a second one at once.
+
+    Leftover scratch notebooks of a killed run are removed once the lock is held.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / LOCK_NAME, "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "unknown"
+            raise ReproduceBusyError(
+                f"another `make reproduce` (pid {holder}) is writing into {root}; wait for it to finish. "
+                f"(If no such process exists, delete {root / LOCK_NAME}.)"
+            ) from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        for leftover in (root / "notebooks").glob(f"{RUNNING_PREFIX}*{RUNNING_SUFFIX}"):
+            leftover.unlink(missing_ok=True)
+        try:
+            yield
+        finally:
+            fh.truncate(0)
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def failure_cause(exc: BaseException) -> str:
+    """``"Type: message"`` with the real cause: a notebook's own exception name and value, not
+    papermill's empty first line."""
+    ename, evalue = getattr(exc, "ename", None), getattr(exc, "evalue", None)
+    if ename:
+        return f"{type(exc).__name__}: {ename}: {evalue}"
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[0] if lines else repr(exc)}"
+
+
+def _run_all(only: list[str] | None, force: bool) -> int:
     planned = planned_runs()
     unknown = sorted(set(only or ()) - {r.name for r in planned} - {r.notebook for r in planned})
     if unknown:
@@ -172,7 +230,7 @@ def run_all(only: list[str] | None = None, force: bool = False) -> int:
             write_text(stamp, inputs)
             print(f"    ok in {time.perf_counter() - t0:.1f}s", flush=True)
         except Exception as exc:  # one failing notebook must not stop the others
-            failures[run.name] = f"{type(exc).__name__}: {exc}"
+            failures[run.name] = failure_cause(exc)
             elapsed = time.perf_counter() - t0
             print(f"    FAILED in {elapsed:.1f}s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
     from rag_lib.report import update_readme_headline, write_results_index
@@ -196,7 +254,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="run only these notebooks (names or notebook stems)")
     parser.add_argument("--force", action="store_true", help="execute even the notebooks whose inputs are unchanged")
     args = parser.parse_args(argv)
-    return 1 if run_all(args.names, force=args.force) else 0
+    # SIGTERM ends the run like Ctrl-C, so `finally` blocks remove scratch files and release the lock.
+    signal.signal(signal.SIGTERM, _terminate)
+    with cli_errors():
+        return 1 if run_all(args.names, force=args.force) else 0
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 if __name__ == "__main__":

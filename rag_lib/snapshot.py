@@ -8,6 +8,7 @@ Layout of one batch (``data/snapshots/<batch>/``)::
     sections.yaml         which sections of long, mixed pages are kept (normalisation rules)
     normalized/           the Markdown a reader sees, one file per page (+ removal log)
     chunks.jsonl          the chunk set
+    derived.sha256.json   checksums of normalized/ and chunks.jsonl, checked before use
 
 A batch is never overwritten: :func:`import_batch` refuses an existing folder.
 """

@@ -24,6 +24,7 @@ from rag_lib.embedding import get_embedder
 from rag_lib.embedding.base import BaseEmbedder
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.embedding.store import EmbeddingMatrix, EmbeddingStore
+from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import DEFAULT_MEASURES, Measure, evaluate
 from rag_lib.retrieval import Ranking, Retriever, get_retriever
 
@@ -42,7 +43,12 @@ class RunKey:
     @classmethod
     def parse(cls, label: str) -> RunKey:
         """``"dense:bge-m3"`` → ``RunKey("dense", "bge-m3")``; ``"bm25"`` → ``RunKey("bm25")``."""
-        retriever, _, embedder = label.partition(":")
+        retriever, sep, embedder = label.partition(":")
+        if retriever == "bm25" and sep:  # bm25 has no embedder: a suffix would be silently ignored
+            raise WorkbookError(f"retriever {label!r}: bm25 takes no embedder; use plain 'bm25', "
+                                "or 'dense:<embedder>' / 'hybrid:<embedder>'.")
+        if sep and not embedder:
+            raise WorkbookError(f"retriever {label!r} names no embedder after ':'; use e.g. 'dense:bge-m3'.")
         return cls(retriever, embedder or None)
 
 

@@ -167,7 +167,14 @@ class EmbeddingStore:
 
         if todo or corrupt or prune or last_run != dict(zip(ids, keys, strict=True)):
             store = {k: cached[k] for k in keys} if prune else cached
-            self._save(path, embedder, store, ids, keys)
+            try:
+                self._save(path, embedder, store, ids, keys)
+            except OSError as exc:  # the vectors are good; losing the ranking over the cache would be worse
+                warnings.warn(
+                    f"Embedding cache {path} cannot be written ({exc.strerror or exc}); the vectors are used "
+                    "but not cached, so the next run embeds again. Point RAG_CACHE_DIR at a writable folder.",
+                    RuntimeWarning, stacklevel=2,
+                )
 
         prov = embedder.provenance
         dim = embedder.spec.dimension

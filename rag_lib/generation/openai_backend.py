@@ -8,9 +8,12 @@ passed to the client and never stored: a replayed call needs no key at all.
 
 from __future__ import annotations
 
+import email.utils
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from rag_lib.errors import ModelUnavailableError
@@ -18,6 +21,9 @@ from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
 from rag_lib.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
+
+_LOG = logging.getLogger(__name__)
+MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is reported instead of waited for
 
 
 def _first_set(names: list[str], environ: Mapping[str, str]) -> tuple[str | None, str | None]:
@@ -40,8 +46,9 @@ class OpenAIGenerator(LLMGenerator):
     recorder
         Where calls are recorded and replayed from.
     timeout_s, max_attempts, backoff_s
-        Per-attempt timeout; attempts in all (retries only on 429, 5xx, timeouts and connection
-        errors); first back-off, doubled after each failed attempt.
+        Per-attempt timeout; attempts in all (retries only on 429, 5xx, timeouts, connection errors
+        and HTTP 200 bodies that are not a chat completion); first back-off, doubled after each failed
+        attempt. A ``Retry-After`` header longer than the back-off is honoured (up to 60 s).
     max_tokens, temperature, seed, extra_body
         Request parameters (casebook: temperature 0, ``enable_thinking=false``).
     schema_in_request
@@ -127,44 +134,121 @@ class OpenAIGenerator(LLMGenerator):
 
     def _complete(self, request: LLMRequest) -> LLMResponse:
         import openai  # lazy: only a live call needs the client
+        from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_attempt
 
         try:
             base_url, api_key = self.endpoint()
         except ModelUnavailableError as exc:
             raise LLMCallError("backend_error", str(exc)) from exc
-        # max_retries=0: the only retries are the bounded, counted ones below.
+        # max_retries=0: the only retries are the bounded, counted ones below (tenacity).
         client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=self.timeout_s, max_retries=0,
                                http_client=self._http_client)
         params = dict(request.params)
         extra_body = params.pop("extra_body", None) or None
-        failure: tuple[str, str] = ("backend_error", "no attempt was made")
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                completion = client.chat.completions.create(
-                    model=request.model, messages=[dict(m) for m in request.messages],  # type: ignore[misc]
-                    extra_body=extra_body, **params,
-                )
-            except openai.APITimeoutError as exc:
-                failure = ("timeout", f"timed out after {self.timeout_s} s ({exc})")
-            except openai.APIConnectionError as exc:
-                failure = ("backend_error", f"cannot connect to {base_url} ({exc})")
-            except openai.RateLimitError as exc:
-                failure = ("rate_limited", f"HTTP 429 ({exc})")
-            except openai.APIStatusError as exc:
-                if exc.status_code < 500:  # a 4xx other than 429 will not get better by retrying
-                    raise LLMCallError("backend_error", f"HTTP {exc.status_code} from {base_url}: {exc}") from exc
-                failure = ("server_error", f"HTTP {exc.status_code} ({exc})")
-            else:
-                choice = completion.choices[0] if completion.choices else None
-                usage = completion.usage
-                return LLMResponse(
-                    content=(choice.message.content or "") if choice else "",
-                    finish_reason=choice.finish_reason if choice else None,
-                    prompt_tokens=usage.prompt_tokens if usage else None,
-                    completion_tokens=usage.completion_tokens if usage else None,
-                    served_model=completion.model, attempts=attempt,
-                )
-            if attempt < self.max_attempts:
-                self._sleep(self.backoff_s * 2 ** (attempt - 1))
-        raise LLMCallError(failure[0], f"{failure[1]}; gave up after {self.max_attempts} attempt(s). "
-                                       "Check the endpoint, or raise timeout_s / max_attempts.")
+
+        def attempt_once() -> LLMResponse:
+            completion = self._send(client, openai, base_url, request, params, extra_body)
+            return self._to_response(completion, base_url)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.max_attempts), wait=self._wait, sleep=self._sleep,
+            retry=retry_if_exception_type(_Transient), before_sleep=self._say_retrying,
+        )
+        try:
+            for attempt in retrying:
+                with attempt:
+                    response = attempt_once()
+                    return LLMResponse(**{**response.to_json(), "attempts": attempt.retry_state.attempt_number})
+        except RetryError as exc:
+            last = exc.last_attempt.exception()
+            assert isinstance(last, _Transient)
+            raise LLMCallError(last.kind, f"{last}; gave up after {self.max_attempts} attempt(s). "
+                                          "Check the endpoint, or raise --timeout / max_attempts.") from None
+        raise AssertionError("unreachable: tenacity either returns or raises")
+
+    def _send(self, client: Any, openai: Any, base_url: str, request: LLMRequest, params: dict[str, Any],
+              extra_body: Any) -> Any:
+        """One HTTP round trip; every failure becomes :class:`_Transient` (retried) or :class:`LLMCallError`."""
+        try:
+            return client.chat.completions.create(
+                model=request.model, messages=[dict(m) for m in request.messages], extra_body=extra_body, **params,
+            )
+        except openai.APITimeoutError as exc:
+            raise _Transient("timeout", f"no reply within {self.timeout_s} s from {base_url}") from exc
+        except openai.APIConnectionError as exc:
+            raise _Transient("connection_failed", f"cannot connect to {base_url} ({exc.__cause__ or exc})") from exc
+        except openai.RateLimitError as exc:
+            raise _Transient("rate_limited", f"HTTP 429 from {base_url}", retry_after(exc.response)) from exc
+        except openai.APIStatusError as exc:
+            if exc.status_code >= 500:
+                raise _Transient("server_error", f"HTTP {exc.status_code} from {base_url}",
+                                 retry_after(exc.response)) from exc
+            hint = " (the key was refused: check it)" if exc.status_code in (401, 403) else ""
+            # A 4xx other than 429 will not get better by retrying.
+            raise LLMCallError("backend_error", f"HTTP {exc.status_code} from {base_url}{hint}: {exc.message}") from exc
+        except (openai.APIResponseValidationError, ValueError, TypeError, AttributeError) as exc:
+            # An HTTP 200 whose body is not a chat completion (HTML page, truncated JSON …).
+            raise _Transient("bad_reply", f"HTTP 200 from {base_url} but the body is not a chat completion "
+                                          f"({type(exc).__name__}: {str(exc)[:200]})") from exc
+        except openai.OpenAIError as exc:
+            raise LLMCallError("backend_error", f"{type(exc).__name__} from {base_url}: {exc}") from exc
+
+    @staticmethod
+    def _to_response(completion: Any, base_url: str) -> LLMResponse:
+        choices = getattr(completion, "choices", None)
+        if not isinstance(choices, list) or not choices:
+            shown = "no choices" if isinstance(choices, list) else f"a {type(completion).__name__} body"
+            raise _Transient("bad_reply", f"HTTP 200 from {base_url} with {shown}, not a chat completion")
+        choice = choices[0]
+        message = getattr(choice, "message", None)
+        if message is None or not isinstance(getattr(message, "content", None), str):
+            raise _Transient("bad_reply", f"HTTP 200 from {base_url} whose first choice has no message text")
+        usage = getattr(completion, "usage", None)
+        return LLMResponse(
+            content=message.content, finish_reason=getattr(choice, "finish_reason", None),
+            prompt_tokens=getattr(usage, "prompt_tokens", None), completion_tokens=getattr(usage, "completion_tokens", None),
+            served_model=getattr(completion, "model", None),
+        )
+
+    def _wait(self, state: Any) -> float:
+        """Exponential back-off, or the server's ``Retry-After`` when it asks for longer."""
+        backoff = self.backoff_s * 2 ** (state.attempt_number - 1)
+        error = state.outcome.exception() if state.outcome else None
+        asked = getattr(error, "retry_after", None)
+        if asked is not None and asked > MAX_RETRY_AFTER_S:
+            raise LLMCallError(error.kind, f"{error}; the server asks to retry after {asked:.0f} s, over the "
+                                           f"{MAX_RETRY_AFTER_S:.0f} s this client waits. Try again later.")
+        return max(backoff, asked or 0.0)
+
+    def _say_retrying(self, state: Any) -> None:
+        error = state.outcome.exception() if state.outcome else None
+        wait = state.next_action.sleep if state.next_action else 0.0
+        _LOG.warning("openai attempt %d/%d failed: %s; retrying in %.1f s", state.attempt_number,
+                     self.max_attempts, error, wait)
+
+
+class _Transient(Exception):  # noqa: N818 - internal signal, never leaves this module
+    """A failure worth retrying; ``retry_after`` is the server's Retry-After in seconds, if any."""
+
+    def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.retry_after = retry_after
+
+
+def retry_after(response: Any) -> float | None:
+    """Seconds from ``Retry-After-Ms`` / ``Retry-After`` (seconds or an HTTP date); ``None`` if absent."""
+    headers = getattr(response, "headers", None) or {}
+    try:
+        if headers.get("retry-after-ms"):
+            return max(0.0, float(headers["retry-after-ms"]) / 1000)
+        value = headers.get("retry-after")
+        if not value:
+            return None
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            when = email.utils.parsedate_to_datetime(value)
+            return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    except (TypeError, ValueError):
+        return None  # an unreadable header: fall back to the back-off
