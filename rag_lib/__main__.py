@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name, help=help_text)
         p.add_argument("question", help="question text, or a benchmark id such as q07")
         p.add_argument("--retriever", default="dense", help="dense | bm25 | hybrid | dense:<embedder>")
-        p.add_argument("--k", type=int, default=5, help="evidence cut, 1..number of chunks (default 5, as in the casebook)")
+        p.add_argument("--k", type=int, default=5,
+                       help="evidence cut, 1..number of chunks (default 5, as in the casebook)")
         p.add_argument("--lang", choices=["zh", "en"], default=None, help="language of a benchmark id (default en)")
         if name == "rank":
             p.add_argument("--show", type=int, default=0, help="rows to print (default: down to the deepest piece)")
@@ -85,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--live", action="store_true", help="call the model even when a recorded call exists")
             p.add_argument("--record-to-results", action="store_true",
                            help="record calls into results/llm_calls/ (default: a scratch folder in .cache/)")
-            p.add_argument("--timeout", type=float, default=None, help="seconds per attempt (openai; default models.yaml)")
+            p.add_argument("--timeout", type=float, default=None,
+                           help="seconds per attempt (openai; default models.yaml)")
             p.add_argument("--max-evidence-tokens", type=int, default=None,
                            help="cap on the evidence sent to a paid endpoint (estimated tokens; default 8000)")
     args = parser.parse_args(argv)

@@ -24,8 +24,8 @@ from rag_lib.config import RESULTS_DIR, cache_dir
 from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evidence import get_gate
-from rag_lib.explain import check_k
 from rag_lib.experiments.generation_eval import answer_question as gated_answer
+from rag_lib.explain import check_k
 from rag_lib.generation import Generator, get_generator
 from rag_lib.generation.base import GenerationResult, result_fields
 from rag_lib.generation.gated import GatedGenerator, GatedResult

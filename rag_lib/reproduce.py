@@ -12,9 +12,9 @@ compares the figures in the experiments' ``results.json`` with ``results/expecte
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
-import fcntl
 import os
 import signal
 import sys

@@ -169,7 +169,8 @@ def test_fully_cited_answer_is_shown_and_exit_codes_differ() -> None:
     declined = outcome_for(Answer(status="insufficient", answer="The evidence provided does not include it.",
                                   missing=["price"]))
     assert declined.status == "declined"
-    assert len({EXIT_CODES[s] for s in ("answered", "declined", "withheld", "error")}) == 4 and EXIT_CODES["answered"] == 0
+    assert len({EXIT_CODES[s] for s in ("answered", "declined", "withheld", "error")}) == 4
+    assert EXIT_CODES["answered"] == 0
 
 
 # -- 2. chunks.jsonl and the normalized pages are verified against the manifest ----------------------
@@ -200,7 +201,7 @@ def test_edited_chunk_or_page_and_missing_record_are_errors(batch_copy: Path) ->
     path = batch_copy / "chunks.jsonl"
     original = path.read_text(encoding="utf-8")
     path.write_text(original.replace("wrangler", "wrangIer", 1), encoding="utf-8")
-    with pytest.raises(SnapshotError, match="chunks.jsonl changed since it was built"):
+    with pytest.raises(SnapshotError, match=r"chunks\.jsonl changed since it was built"):
         load_chunks(root=batch_copy)
     path.write_text(original, encoding="utf-8")
     page = next((batch_copy / "normalized").rglob("*.md"))
@@ -208,7 +209,7 @@ def test_edited_chunk_or_page_and_missing_record_are_errors(batch_copy: Path) ->
     with pytest.raises(SnapshotError, match="is missing or changed since it was built"):
         load_chunks(root=batch_copy)
     (batch_copy / DERIVED_FILE).unlink()
-    with pytest.raises(SnapshotError, match=f"no {DERIVED_FILE}.*python -m rag_lib.corpus build"):
+    with pytest.raises(SnapshotError, match=rf"no {re.escape(DERIVED_FILE)}.*python -m rag_lib\.corpus build"):
         load_chunks(root=batch_copy)
 
 
@@ -231,7 +232,8 @@ def test_malformed_http_200_is_a_bad_reply_retried_and_never_recorded_as_answer(
     assert [p.name.endswith(".failed.json") for p in (tmp_path / "calls").iterdir()] == [True]
 
 
-def test_retry_after_is_honoured_then_the_reply_is_used(fake_server: Callable[..., FakeServer], tmp_path: Path) -> None:
+def test_retry_after_is_honoured_then_the_reply_is_used(
+        fake_server: Callable[..., FakeServer], tmp_path: Path) -> None:
     server = fake_server([(429, {**JSON, "Retry-After": "3"}, b'{"error": {"message": "slow down"}}', 0.0),
                           (503, JSON, b'{"error": {"message": "busy"}}', 0.0),
                           (200, JSON, completion(answer_json(VALID)), 0.0)])
@@ -240,7 +242,8 @@ def test_retry_after_is_honoured_then_the_reply_is_used(fake_server: Callable[..
     assert result.status == "answered" and sleeps == [3.0, 1.0] and len(server.requests) == 3
 
 
-def test_a_retry_after_beyond_the_cap_gives_up_at_once(fake_server: Callable[..., FakeServer], tmp_path: Path) -> None:
+def test_a_retry_after_beyond_the_cap_gives_up_at_once(
+        fake_server: Callable[..., FakeServer], tmp_path: Path) -> None:
     server = fake_server([(429, {**JSON, "Retry-After": "3600"}, b'{"error": {"message": "quota"}}', 0.0)])
     gen, sleeps = generator(tmp_path)
     result = gen.generate("Q?", [CHUNK])
@@ -273,7 +276,7 @@ def test_refused_connection_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert result.error_kind == "connection_failed" and f"cannot connect to {url}" in (result.error or "")
 
 
-def test_timeout_flag_reaches_the_backend(fake_server: Callable[..., FakeServer], capsys: pytest.CaptureFixture[str]) -> None:
+def test_timeout_flag_is_for_the_openai_backend(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["ask", "Q?", "--generator", "extractive", "--timeout", "5"]) == 2
     assert "--timeout applies to --generator openai only" in capsys.readouterr().err
 
@@ -400,7 +403,8 @@ def test_control_characters_are_not_echoed(capsys: pytest.CaptureFixture[str]) -
     assert "\x1b" not in err and "'q999'" in err
 
 
-def test_paid_endpoint_evidence_is_capped_before_sending(fake_server: Callable[..., FakeServer], tmp_path: Path) -> None:
+def test_paid_endpoint_evidence_is_capped_before_sending(
+        fake_server: Callable[..., FakeServer], tmp_path: Path) -> None:
     server = fake_server([(200, JSON, completion(answer_json(VALID)), 0.0)])
     capped = EvidenceCap(generator(tmp_path)[0], max_tokens=10)
     result = capped.generate("How much KV storage is free?", [CHUNK] * 5)
@@ -505,7 +509,8 @@ def test_a_failed_notebook_keeps_its_cause_in_the_index(tmp_path: Path) -> None:
     cause = failure_cause(error)
     assert cause == "PapermillExecutionError: ZeroDivisionError: division by zero"
     write_results_index(tmp_path, [NotebookRun("00_corpus", "00_corpus")], {"00_corpus": cause})
-    assert "FAILED: PapermillExecutionError: ZeroDivisionError: division by zero" in (tmp_path / "README.md").read_text()
+    index = (tmp_path / "README.md").read_text()
+    assert "FAILED: PapermillExecutionError: ZeroDivisionError: division by zero" in index
 
 
 def test_written_files_follow_the_umask(tmp_path: Path) -> None:
@@ -525,3 +530,37 @@ def test_no_traceback_from_cli_for_a_damaged_chunk_set(batch_copy: Path, monkeyp
     monkeypatch.setattr(workbench, "load_chunks", lambda batch=None: real(root=batch_copy))
     assert main(["rank", "How?"]) == 2
     assert re.search(r"chunks.jsonl, line 1 column 2: not valid JSON", capsys.readouterr().err)
+
+
+# -- end to end: `ask` on the real corpus against the fake endpoint ----------------------------------
+
+@pytest.mark.slow
+def test_ask_end_to_end_withholds_marks_replays_and_keeps_results_clean(
+        fake_server: Callable[..., FakeServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import rag_lib.answer as answer
+    from rag_lib.llm_calls import DEFAULT_CALLS_DIR
+    from rag_lib.workbench import Workbench
+
+    by_id = Workbench().by_id
+
+    def reply(body: dict[str, Any]) -> Reply:  # cite the first evidence chunk truly, and once falsely
+        first = re.search(r"chunk_id: (\S+)", body["messages"][-1]["content"]).group(1)  # type: ignore[union-attr]
+        quote = " ".join(by_id[first].text.split()[:6])
+        content = answer_json({"chunk_id": first, "quote": quote}, FABRICATED | {"chunk_id": first},
+                              text="Part one. The KV free allowance is 42 GB.")
+        return 200, JSON, completion(content), 0.0
+
+    server = fake_server(reply)
+    monkeypatch.setattr(answer, "ADHOC_CALLS_DIR", str(tmp_path / "adhoc"))
+    committed = sorted(p.name for p in DEFAULT_CALLS_DIR.iterdir())
+    assert main(["ask", "q05", "--generator", "openai", "--timeout", "30"]) == 4
+    out = capsys.readouterr().out
+    assert "status: withheld" in out and "call: live" in out and "The KV free allowance is 42 GB." not in out
+    assert "DROPPED (quote_not_found)" in out and KEY not in out
+    assert main(["ask", "q05", "--generator", "openai", "--timeout", "30"]) == 4
+    assert "call: REPLAYED from a recorded call" in capsys.readouterr().out and len(server.requests) == 1
+    assert len(list((tmp_path / "adhoc").glob("*.json"))) == 1
+    assert sorted(p.name for p in DEFAULT_CALLS_DIR.iterdir()) == committed
+    assert main(["ask", "q05", "--generator", "openai", "--k", "40", "--max-evidence-tokens", "2000"]) == 2
+    assert "evidence_too_large" in capsys.readouterr().out and len(server.requests) == 1

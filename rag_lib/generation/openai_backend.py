@@ -206,7 +206,8 @@ class OpenAIGenerator(LLMGenerator):
         usage = getattr(completion, "usage", None)
         return LLMResponse(
             content=message.content, finish_reason=getattr(choice, "finish_reason", None),
-            prompt_tokens=getattr(usage, "prompt_tokens", None), completion_tokens=getattr(usage, "completion_tokens", None),
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
             served_model=getattr(completion, "model", None),
         )
 
@@ -227,7 +228,7 @@ class OpenAIGenerator(LLMGenerator):
                      self.max_attempts, error, wait)
 
 
-class _Transient(Exception):  # noqa: N818 - internal signal, never leaves this module
+class _Transient(Exception):
     """A failure worth retrying; ``retry_after`` is the server's Retry-After in seconds, if any."""
 
     def __init__(self, kind: str, message: str, retry_after: float | None = None) -> None:
