@@ -168,8 +168,8 @@ def test_failures_become_visible_outcomes(tmp_path: Path, question: str, reply: 
     result = generator.generate(question, EVIDENCE)
     assert (result.status, result.error_kind, generator.calls) == ("error", kind, calls)
     assert result.error  # a message a person can act on
-    recorded = len(list(tmp_path.glob("*.json")))
-    assert recorded == (1 if calls and kind != "timeout" else 0)  # failed calls are not recorded
+    answers = [p for p in tmp_path.glob("*.json") if not p.name.endswith(".failed.json")]
+    assert len(answers) == (1 if calls and kind != "timeout" else 0)  # a failed call is never an answer record
 
 
 def test_valid_answer_and_replay_without_backend(tmp_path: Path) -> None:
@@ -260,7 +260,7 @@ def test_openai_gives_up_after_bounded_attempts(tmp_path: Path) -> None:
 
     result = _openai(tmp_path, handler, sleep=lambda s: None, max_attempts=3).generate("Q?", EVIDENCE)
     assert (result.status, result.error_kind, len(calls)) == ("error", "server_error", 3)
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name.endswith(".failed.json") for p in tmp_path.iterdir()] == [True]  # never an answer record
 
 
 def test_openai_does_not_retry_a_4xx(tmp_path: Path) -> None:

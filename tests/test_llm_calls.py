@@ -109,13 +109,14 @@ def test_corrupt_record_in_replay_only_is_a_miss(tmp_path: Path) -> None:
         CallRecorder(tmp_path, mode="replay_only").call(REQUEST, Live())
 
 
-def test_failed_live_call_records_nothing(tmp_path: Path) -> None:
+def test_failed_live_call_is_recorded_only_as_a_failure(tmp_path: Path) -> None:
     def failing(request: LLMRequest) -> LLMResponse:
         raise LLMCallError("timeout", "timed out")
 
     with pytest.raises(LLMCallError):
         CallRecorder(tmp_path).call(REQUEST, failing)
-    assert list(tmp_path.iterdir()) == []
+    assert [p.name for p in tmp_path.iterdir()] == [f"{REQUEST.key}.failed.json"]
+    assert CallRecorder(tmp_path).load(REQUEST.key) is None
 
 
 def test_cost_estimates() -> None:
@@ -126,7 +127,7 @@ def test_cost_estimates() -> None:
 
 
 def test_a_key_echoed_by_the_model_is_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SOME_SERVICE_API_KEY", FAKE_KEY)
+    monkeypatch.setenv("RAG_LLM_API_KEY", FAKE_KEY)  # a configured key variable (models.yaml key_env)
     with pytest.warns(RuntimeWarning, match="redacted"):
         CallRecorder(tmp_path).call(REQUEST, Live(content=f"your key is {FAKE_KEY}"))
     text = (tmp_path / f"{REQUEST.key}.json").read_text()
