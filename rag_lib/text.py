@@ -1,0 +1,19 @@
+"""Small text helpers shared by every stage: which language a question is in."""
+
+from __future__ import annotations
+
+import re
+
+# CJK Unified Ideographs, Extension A and the compatibility block: enough to tell Chinese from English.
+CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+LANGUAGE_NAMES = {"zh": "Chinese", "en": "English"}
+
+
+def language_of(text: str) -> str:
+    """``"zh"`` when ``text`` contains a Chinese character, else ``"en"``."""
+    return "zh" if CJK_CHAR.search(text) else "en"
+
+
+def language_name(text: str) -> str:
+    """The English name of the language of ``text`` (what a prompt tells the model to answer in)."""
+    return LANGUAGE_NAMES[language_of(text)]
