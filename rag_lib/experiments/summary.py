@@ -112,7 +112,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     theirs = published()
     tables = {lang: side_by_side(lang, root) for lang in languages}
     bench = benchmark_rows(root)
-    missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop")
+    missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm")
                if not (root / name / "results.json").is_file()]
     if not _mechanism_results(root):
         missing.append("06_q7_mechanism-*")
@@ -126,7 +126,14 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
          "casebook (theirs)": f"{theirs['q8']['coverage']['k5']} → {theirs['q8']['coverage']['k6']}"},
     ]
     headline_lang = languages[0]
+    local = _load("10_local_llm", root)
     return {
+        "local_llm": {"tasks": local["tasks"], "answer_table": local["answer_table"],
+                      "judge_table": local["judge_table"]} if local else None,
+        "local_llm_text": (f"Models per task: {local['tasks']}.\n\nAnswers (rates leave out calls without a record, "
+                           f"counted as `missing`):\n\n{local['answer_table']}\n\nThe LLM judge beside "
+                           f"floor+aspects:\n\n{local['judge_table']}") if local
+        else "_(10_local_llm has not run)_",
         "languages": list(languages),
         "missing_inputs": missing,
         "side_by_side": tables,

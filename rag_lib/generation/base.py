@@ -33,7 +33,7 @@ from rag_lib.llm_calls import CallRecord, CallRecorder, LLMCallError, LLMRequest
 Status = Literal["answered", "insufficient", "error"]
 ERROR_KINDS = (
     "empty_question", "question_too_long", "timeout", "rate_limited", "server_error", "backend_error",
-    "replay_miss", "truncated", "non_json", "schema_invalid", "no_citations", "no_valid_citations",
+    "replay_miss", "model_unavailable", "truncated", "non_json", "schema_invalid", "no_citations", "no_valid_citations",
 )
 MAX_QUESTION_CHARS = 4000  # a longer "question" is refused, not truncated: truncation changes its meaning
 

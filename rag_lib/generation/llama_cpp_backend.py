@@ -102,6 +102,15 @@ def yes_no_logits(llm: Any, request: LLMRequest) -> LLMResponse:
     return LLMResponse(content=content, finish_reason="logits", prompt_tokens=evaluated, completion_tokens=0)
 
 
+def default_model() -> str:
+    """The model of ``--generator llama_cpp``: the ``answer`` task's, when that is a llama_cpp model
+    (so ``ask`` answers with the model whose answers the notebooks report), else ``default_model``."""
+    from rag_lib.config import settings
+
+    backend, _, model = str(settings()["generation"]["llm_tasks"].get("answer", "")).partition(":")
+    return model if backend == "llama_cpp" and model else str(backend_defaults("llama_cpp")["default_model"])
+
+
 def _longest_string_cap(schema: Any) -> int:
     """The largest ``maxLength`` anywhere in a JSON schema."""
     if isinstance(schema, dict):
@@ -118,7 +127,7 @@ class LlamaCppGenerator(LLMGenerator):
     Parameters
     ----------
     model
-        A local model name from ``models.yaml`` (default ``llama_cpp.default_model``).
+        A local model name from ``models.yaml`` (default :func:`default_model`).
     model_path
         A ``.gguf`` file instead of a named model (also ``RAG_GGUF_PATH``); its file name is the
         model label and its sha256 the version.
@@ -153,7 +162,7 @@ class LlamaCppGenerator(LLMGenerator):
         path = Path(model_path) if model_path is not None else gguf_override()
         self.spec: LocalModelSpec | None = None
         if path is None:
-            self.spec = local_model_spec(model or str(defaults["default_model"]))
+            self.spec = local_model_spec(model or default_model())
         elif not path.is_file():
             raise ModelUnavailableError(f"GGUF model {path} does not exist; pass an existing .gguf file.")
         self._path = path  # resolved (and assembled) on the first live call when a named model is used
@@ -226,6 +235,12 @@ class LlamaCppGenerator(LLMGenerator):
         return self._complete(request)
 
     def _complete(self, request: LLMRequest) -> LLMResponse:
+        try:
+            return self._complete_loaded(request)
+        except ModelUnavailableError as exc:  # a live call without the model: a named outcome, nothing recorded
+            raise LLMCallError("model_unavailable", str(exc)) from exc
+
+    def _complete_loaded(self, request: LLMRequest) -> LLMResponse:
         params = dict(request.params)
         params.pop("n_ctx")  # a load-time setting, kept in the params only so it is part of the key
         if params.get("operation") == YES_NO_OPERATION:
