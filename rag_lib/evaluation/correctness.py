@@ -403,17 +403,19 @@ def source_problems(key_facts: KeyFacts, bench: Benchmark, chunks: Sequence[Chun
             continue
         if not fact.checkable or not fact.alternatives:
             continue
-        chunk = by_id[fact.source]
         first = fact.alternatives[:1]
-        if find_alternative(first, chunk.text) is None and find_alternative(first, plain_text(chunk.text)) is None:
-            stating = sorted(
-                c for c in gold if find_alternative(first, by_id[c].text) or find_alternative(first, plain_text(by_id[c].text))
-            )
+        if not _stated_in(first, by_id[fact.source]):
+            stating = sorted(c for c in gold if _stated_in(first, by_id[c]))
             problems.append(
                 f"{fact.describe()}: {first[0]!r} is not in source {fact.source}; gold chunks stating it: "
                 f"{stating or 'none (reword the first alternative as the corpus has it)'}"
             )
     return problems
+
+
+def _stated_in(alternatives: Sequence[str], chunk: Chunk) -> bool:
+    """Whether the chunk states one of ``alternatives``, in its Markdown or its plain rendering."""
+    return any(find_alternative(alternatives, text) is not None for text in (chunk.text, plain_text(chunk.text)))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
