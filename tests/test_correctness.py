@@ -257,6 +257,27 @@ def test_every_key_fact_is_stated_in_a_gold_chunk_of_its_question():
     assert not problems, "key facts not backed by the corpus:\n- " + "\n- ".join(problems)
 
 
+# Phrasings written to name the facts on purpose (the casebook's document-aligned Q7); see key_facts.yaml.
+ECHO_ALLOWED = {("q07", "aligned")}
+
+
+def test_no_question_states_its_own_checkable_facts():
+    """A fact the question itself contains is passed by an answer that only repeats the question."""
+    bench = load_benchmark()
+    echoes = []
+    for fact in load_key_facts(bench=bench).all_facts():
+        q = bench[fact.question_id]
+        texts = [(None, q.zh), (None, q.en)] + [(p.id, p.text(lang)) for p in q.phrasings for lang in ("zh", "en")]
+        for phrasing, text in texts:
+            hit = find_alternative(fact.alternatives, text) if fact.checkable else None
+            if hit and (q.id, phrasing) not in ECHO_ALLOWED:
+                echoes.append(f"{fact.describe()}: {hit!r} is in the question ({phrasing or 'zh/en'})")
+    assert not echoes, (
+        "facts an echo of the question passes:\n- " + "\n- ".join(echoes) + "\nFix: choose a token the question "
+        "lacks, or mark the fact checkable: false with a reason."
+    )
+
+
 def test_real_key_facts_judge_a_bilingual_answer():
     zh = "单个文件最大 25 MiB；免费计划最多 20,000 个文件，Workers Paid 为 10 万个。"
     assert answer_correct("a39", zh).correct is True

@@ -36,7 +36,6 @@ Example
 
 from __future__ import annotations
 
-import argparse
 import re
 import unicodedata
 from collections import Counter
@@ -416,29 +415,3 @@ def source_problems(key_facts: KeyFacts, bench: Benchmark, chunks: Sequence[Chun
 def _stated_in(alternatives: Sequence[str], chunk: Chunk) -> bool:
     """Whether the chunk states one of ``alternatives``, in its Markdown or its plain rendering."""
     return any(find_alternative(alternatives, text) is not None for text in (chunk.text, plain_text(chunk.text)))
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m rag_lib.evaluation.correctness``: validate, check against the snapshot's chunks, print counts."""
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--path", default=str(DEFAULT_PATH))
-    args = parser.parse_args(argv)
-    from rag_lib.config import batch_dir
-    from rag_lib.io import read_jsonl
-
-    chunks = [Chunk.from_json(r) for r in read_jsonl(batch_dir() / "chunks.jsonl")]
-    bench = load_benchmark(chunks=chunks)
-    kf = load_key_facts(args.path, bench)
-    problems = source_problems(kf, bench, chunks) + [f"{q}: no key facts" for q in kf.unlabelled(bench)]
-    if problems:
-        raise BenchmarkError(f"{len(problems)} key-fact problem(s):\n- " + "\n- ".join(problems))
-    facts = kf.all_facts()
-    no_check = [q for q, fs in kf.facts.items() if not any(f.checkable for f in fs)]
-    print(
-        f"ok: {len(kf.facts)} questions, {len(facts)} facts ({sum(not f.checkable for f in facts)} not checkable); "
-        f"questions without a checkable fact: {no_check or 'none'}"
-    )
-
-
-if __name__ == "__main__":
-    main()
