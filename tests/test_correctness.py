@@ -69,7 +69,7 @@ QUESTIONS = {
         {"id": "u1", "type": "unanswerable", "compound": False, "zh": "无？", "en": "Nothing?"},
     ]
 }
-BENCH = parse_benchmark(QUESTIONS)
+BENCH = parse_benchmark({**QUESTIONS, "snapshot": "snap-1"})
 
 
 def facts_doc(**overrides: object) -> dict:
@@ -212,6 +212,7 @@ def one(qid: str, pieces: dict) -> dict:
         (one("x2", {"C1": [{**FACT, "alts": 1}]}), "unknown field 'alts'"),
         (facts_doc(questions=facts_doc()["questions"] * 2), "question x1: listed more than once"),
         ({"facts": []}, "expected a mapping with a 'questions' list"),
+        ({**facts_doc(), "snapshot": "other-2027"}, "written for snapshot 'other-2027'"),
     ],
 )
 def test_invalid_key_facts_name_the_question_and_the_fix(doc, message):

@@ -18,7 +18,7 @@ Answer and fact are normalised the same way, in this order:
    curly and corner quotes → ``"``/``'``, ``【】`` → ``[]``, ``《》`` → ``<>``);
 3. case folding;
 4. thousands separators dropped: a comma between a digit and exactly three digits
-   (``10,000`` == ``10000``);
+   (``10,000`` == ``10000``; so a list written without a space, ``64,128``, reads as ``64128``);
 5. whitespace runs collapsed to one space, and whitespace next to a CJK character removed
    (``10 万`` == ``10万``, ``5 分钟`` == ``5分钟``).
 
@@ -30,8 +30,9 @@ is fuzzy: a space between a number and its unit matters (list ``25 MiB`` and ``2
 
 Example
 -------
->>> r = answer_correct("a39", "单个文件最大 25 MiB，最多 20,000 个文件（Workers Paid 为 10 万）。")  # doctest: +SKIP
->>> r.correct, [f.alternatives[0] for f in r.missing]                                     # doctest: +SKIP
+>>> r = answer_correct("a39", "单个文件最大 25 MiB，最多 20,000 个文件。")  # doctest: +SKIP
+>>> r.correct, [f.alternatives[0] for f in r.missing], r.pieces              # doctest: +SKIP
+(False, ['100,000'], {'C1': False, 'C2': True})
 """
 
 from __future__ import annotations
@@ -273,6 +274,12 @@ def parse_key_facts(data: Any, bench: Benchmark, path: Path | None = None) -> Ke
         raise BenchmarkError(
             f"{path or 'key facts'}: expected a mapping with a 'questions' list. "
             "Fix: see the comment block at the top of data/benchmark/key_facts.yaml."
+        )
+    snapshot = data.get("snapshot")
+    if snapshot and bench.snapshot and snapshot != bench.snapshot:
+        raise BenchmarkError(
+            f"{path or 'key facts'}: written for snapshot {snapshot!r}, the benchmark is on {bench.snapshot!r}. "
+            "Fix: re-check every fact against the new snapshot's gold chunks, then update 'snapshot'."
         )
     known = {q.id: q for q in bench}
     facts: dict[str, tuple[KeyFact, ...]] = {}
