@@ -18,26 +18,15 @@ from rag_lib.io import read_jsonl
 REAL_CHUNKS = batch_dir() / "chunks.jsonl"
 
 
-def chunk(cid: str, heading: tuple[str, ...], text: str) -> Chunk:
-    return Chunk(
-        id=cid,
-        page="workers/platform/limits",
-        ordinal=0,
-        title="T",
-        heading_path=heading,
-        text=text,
-        start=0,
-        end=len(text),
-        url="u",
-        embeddable=True,
-        oversized=False,
-    )
+def chunk(cid: str, heading: str, text: str) -> Chunk:
+    fields = {"page": "workers/platform/limits", "ordinal": 0, "title": "Limits", "url": "u", "oversized": False}
+    return Chunk(id=cid, heading_path=(heading,), text=text, start=0, end=len(text), embeddable=True, **fields)
 
 
 CHUNKS = [
-    chunk("lim-1", ("Memory",), "Each isolate can consume up to **128 MB** of memory."),
-    chunk("lim-2", ("Daily requests",), "A daily request limit of 100,000 requests. Cloudflare returns Error 1027."),
-    chunk("lim-3", ("Other",), "Use `wrangler secret put` to add a secret."),
+    chunk("lim-1", "Memory", "Each isolate can consume up to **128 MB** of memory."),
+    chunk("lim-2", "Daily requests", "A daily request limit of 100,000 requests. Cloudflare returns Error 1027."),
+    chunk("lim-3", "Other", "Use `wrangler secret put` to add a secret."),
 ]
 
 def loc(heading: str, phrase: str) -> dict:

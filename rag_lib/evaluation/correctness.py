@@ -46,9 +46,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from rag_lib.benchmark import Benchmark, load_benchmark, plain_text
+from rag_lib.benchmark import Benchmark, load_benchmark, plain_text, read_yaml
 from rag_lib.config import BENCHMARK_DIR
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError
@@ -341,14 +339,7 @@ def load_key_facts(path: str | Path | None = None, bench: Benchmark | None = Non
     ``bench`` defaults to ``load_benchmark()`` (labels only; no chunks needed).
     """
     path = Path(path) if path is not None else DEFAULT_PATH
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except FileNotFoundError as exc:
-        raise BenchmarkError(f"key facts file {path} does not exist. Fix: pass the right path.") from exc
-    except yaml.YAMLError as exc:
-        raise BenchmarkError(f"{path} is not valid YAML ({exc}). Fix: correct the syntax at that line.") from exc
-    return parse_key_facts(data, bench if bench is not None else load_benchmark(), path)
+    return parse_key_facts(read_yaml(path, "key facts file"), bench if bench is not None else load_benchmark(), path)
 
 
 @cache
