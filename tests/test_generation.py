@@ -63,7 +63,8 @@ def test_answer_prompt_numbers_evidence_and_names_the_decline() -> None:
     assert "word for word" in system["content"] and "ONLY" in system["content"]
     text = user["content"]
     assert text.index("[1] chunk_id: secrets-001-aaaa") < text.index("[2] chunk_id: local-002-bbbb")
-    assert "source: Secrets > Local development" in text and text.endswith("Question: How do I add a secret?")
+    assert "source: Secrets > Local development" in text
+    assert text.endswith("Question: How do I add a secret?\n\nReply in English.")
 
 
 def test_recovery_and_sufficiency_prompts() -> None:
@@ -188,7 +189,7 @@ def test_valid_answer_and_replay_without_backend(tmp_path: Path) -> None:
 
 def test_replay_only_miss_is_an_outcome(tmp_path: Path) -> None:
     result = FakeGenerator(_answer(), CallRecorder(tmp_path, mode="replay_only")).generate("Q?", EVIDENCE)
-    assert result.error_kind == "replay_miss" and result.error is not None and "replay_or_live" in result.error
+    assert result.error_kind == "replay_miss" and result.error is not None and "make llm-runs" in result.error
 
 
 def test_decline_with_forbidden_wording_is_flagged(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.config import settings
+from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Case, Gate, GateDecision, LLMJudgeGate, label_insufficient, score_cases
 from rag_lib.experiments.generation_eval import run_generation_eval
 from rag_lib.generation import Generator, get_task_generator, task_generator_name
@@ -19,8 +20,9 @@ from rag_lib.report import markdown_table
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
-ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answered", "answerable",
-                  "refusal_correctness", "citation_validity", "citations_valid", "citations_total", "errors"]
+ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
+                  "correct_when_answered", "refusal_correctness", "citation_validity", "citations_valid",
+                  "citations_total", "errors"]
 
 
 class Ungated:
@@ -39,8 +41,11 @@ def _missing(rows: Sequence[dict[str, Any]]) -> int:
 def answer_figures(result: dict[str, Any]) -> dict[str, Any]:
     """Rates of one :func:`run_generation_eval` result over the questions whose calls are recorded.
 
-    ``answer_rate`` is answered / answerable; ``refusal_correctness`` declined / unanswerable;
-    ``citation_validity`` valid / cited. Questions whose call has no record are left out (``missing``).
+    ``answer_rate`` is answered / answerable; ``answer_correctness`` is answers stating every key
+    fact / answerable questions with a checkable fact (not answering counts as not correct);
+    ``correct_when_answered`` the same over answered ones; ``refusal_correctness`` declined /
+    unanswerable; ``citation_validity`` valid / cited. Questions whose call has no record are left
+    out (``missing``).
     """
     rows = [r for r in result["rows"] if r["error_kind"] != "replay_miss"]
     answerable = [r for r in rows if r["answerable"]]
@@ -48,16 +53,26 @@ def answer_figures(result: dict[str, Any]) -> dict[str, Any]:
     valid = sum(r["citations_valid"] for r in rows)
     total = sum(r["citations_total"] for r in rows)
     errors = Counter(r["error_kind"] for r in rows if r["status"] == "error")
+    checkable = [r for r in answerable if answer_correct_checkable(r["question"])]
+    correct = sum(r["correct"] is True for r in checkable)
+    answered_checkable = [r for r in checkable if r["status"] == "answered"]
     return {
         "lang": result["lang"], "gate": result["gate"], "model": result["generator"]["model"],
         "backend": result["generator"]["backend"], "n": result["n"], "missing": _missing(result["rows"]),
         "answerable": len(answerable), "answered": sum(r["status"] == "answered" for r in answerable),
         "answer_rate": _rate(sum(r["status"] == "answered" for r in answerable), len(answerable)),
+        "correct": correct, "answer_correctness": _rate(correct, len(checkable)),
+        "correct_when_answered": _rate(correct, len(answered_checkable)),
         "unanswerable": len(unanswerable),
         "refusal_correctness": _rate(sum(r["status"] == "insufficient" for r in unanswerable), len(unanswerable)),
         "citations_valid": valid, "citations_total": total, "citation_validity": _rate(valid, total),
         "errors": dict(sorted(errors.items())),
     }
+
+
+def answer_correct_checkable(question_id: str) -> bool:
+    """Whether the question has a checkable key fact (else it is left out of correctness)."""
+    return answer_correct(question_id, "").checkable
 
 
 def _rate(num: int, den: int) -> float | None:
