@@ -40,7 +40,7 @@ CANDIDATES = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 TASKS = ("answer", "judge", "rewrite", "rerank")
 
 
-def sample_questions(wb: Workbench, n_answerable: int = 3, n_unanswerable: int = 1, seed: int = 0,
+def sample_questions(wb: Workbench, n_answerable: int = 2, n_unanswerable: int = 1, seed: int = 0,
                      always: Sequence[str] = ("Q5",)) -> list[Question]:
     """A seeded, stratified sample: the casebook questions in ``always``, then answerable and
     unanswerable questions drawn at random (sorted ids, fixed seed)."""

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from rag_lib.citations import CitationReport, check_citations
 from rag_lib.documents import Chunk
-from rag_lib.generation.prompts import build_messages, decline_wording_problems
+from rag_lib.generation.prompts import build_messages, clip_text, decline_wording_problems
 from rag_lib.generation.schema import (
     DEFAULT_LIMITS,
     Answer,
@@ -29,6 +29,7 @@ from rag_lib.generation.schema import (
     sufficiency_json_schema,
 )
 from rag_lib.llm_calls import CallRecord, CallRecorder, LLMCallError, LLMRequest, LLMResponse, ReplayMissError
+from rag_lib.text import sentences
 
 Status = Literal["answered", "insufficient", "error"]
 ERROR_KINDS = (
@@ -137,6 +138,17 @@ def result_fields(
     return fields, refused
 
 
+def quotable_sentences(text: str, min_chars: int = 15) -> list[str]:
+    """The sentences of ``text`` a constrained citation may quote.
+
+    Left out: fragments under ``min_chars`` or without a letter (fences, list markers), and any
+    sentence with a double quote or a backslash, which llama-cpp-python's schema-to-grammar
+    converter mis-escapes (its grammar then fails to parse and the process aborts).
+    """
+    return [s for s in sentences(text)
+            if len(s) >= min_chars and any(ch.isalpha() for ch in s) and '"' not in s and "\\" not in s]
+
+
 def parse_json_object(text: str) -> Any:
     """Parse a model reply as JSON, tolerating a Markdown code fence around it.
 
@@ -188,12 +200,14 @@ class LLMGenerator:
         limits: SchemaLimits = DEFAULT_LIMITS,
         max_question_chars: int = MAX_QUESTION_CHARS,
         max_chunk_chars: int | None = None,
+        constrain_quotes: bool = False,
     ) -> None:
         self.model = model
         self.recorder = recorder if recorder is not None else CallRecorder()
         self.limits = limits
         self.max_question_chars = max_question_chars
         self.max_chunk_chars = max_chunk_chars  # each evidence chunk cut to this in the prompt (None: whole)
+        self.constrain_quotes = constrain_quotes  # quotes drawn from the cited chunk's sentences (schema)
 
     @property
     def model_version(self) -> str | None:
@@ -209,8 +223,10 @@ class LLMGenerator:
     # -- public API ---------------------------------------------------------------------------
     def request(self, task: str, question: str, evidence: Sequence[Chunk]) -> LLMRequest:
         """The exact request that ``task`` would send (useful to look up its record)."""
+        quotes = ({c.id: quotable_sentences(clip_text(c.text, self.max_chunk_chars).removesuffix(" …"))
+                   for c in evidence} if self.constrain_quotes else None)
         schemas = {
-            "answer": lambda: answer_json_schema([c.id for c in evidence], self.limits),
+            "answer": lambda: answer_json_schema([c.id for c in evidence], self.limits, quotes),
             "recovery": lambda: recovery_json_schema(self.limits),
             "sufficiency": lambda: sufficiency_json_schema(self.limits),
         }

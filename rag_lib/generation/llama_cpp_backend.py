@@ -133,7 +133,7 @@ class LlamaCppGenerator(LLMGenerator):
         model label and its sha256 the version.
     recorder
         Where calls are recorded and replayed from.
-    n_ctx, n_threads, seed, temperature, max_tokens, max_chunk_chars
+    n_ctx, n_threads, seed, temperature, max_tokens, max_chunk_chars, constrain_quotes
         llama.cpp and prompt settings (defaults in ``models.yaml``).
     limits
         Length caps written into the JSON schema; default: the workbook's caps clipped to what
@@ -154,6 +154,7 @@ class LlamaCppGenerator(LLMGenerator):
         temperature: float | None = None,
         max_tokens: int | None = None,
         max_chunk_chars: int | None = None,
+        constrain_quotes: bool | None = None,
         limits: SchemaLimits | None = None,
         max_question_chars: int = MAX_QUESTION_CHARS,
     ) -> None:
@@ -171,7 +172,9 @@ class LlamaCppGenerator(LLMGenerator):
                          limits=limits if limits is not None else DEFAULT_LIMITS.clipped(self.max_grammar_string),
                          max_question_chars=max_question_chars,
                          max_chunk_chars=int(max_chunk_chars if max_chunk_chars is not None
-                                             else defaults["max_evidence_chars"]))
+                                             else defaults["max_evidence_chars"]),
+                         constrain_quotes=bool(defaults["constrain_quotes"] if constrain_quotes is None
+                                               else constrain_quotes))
         self.n_ctx = int(n_ctx if n_ctx is not None else (self.spec.n_ctx if self.spec else defaults["n_ctx"]))
         self.n_threads = int(n_threads if n_threads is not None else defaults["n_threads"])
         self.seed = int(seed if seed is not None else defaults["seed"])
@@ -197,7 +200,8 @@ class LlamaCppGenerator(LLMGenerator):
         return {"backend": self.backend, "model": self.model, "model_version": self.model_version,
                 "spec": self.spec.provenance() if self.spec else {"file": self._path.name},  # type: ignore[union-attr]
                 "n_ctx": self.n_ctx, "n_threads": self.n_threads, "temperature": self.temperature,
-                "seed": self.seed, "max_tokens": self.max_tokens, "max_chunk_chars": self.max_chunk_chars}
+                "seed": self.seed, "max_tokens": self.max_tokens, "max_chunk_chars": self.max_chunk_chars,
+                "constrain_quotes": self.constrain_quotes}
 
     @property
     def loaded(self) -> bool:
