@@ -180,3 +180,16 @@ def test_ask_with_the_llama_cpp_backend_runs_end_to_end_with_default_limits(tmp_
                          timeout=900, cwd=tmp_path)
     assert "schema_too_large" not in out.stdout + out.stderr and "Traceback" not in out.stderr, out.stderr[-2000:]
     assert "smollm2-135m" in out.stdout
+
+
+def test_constrained_citations_pair_each_chunk_with_its_own_quotable_sentences() -> None:
+    from rag_lib.generation.base import quotable_sentences
+    from rag_lib.generation.schema import answer_json_schema
+
+    text = 'Run wrangler secret put.\n```sh\nnpx wrangler "x"\n```\nSecrets are encrypted at rest.'
+    assert quotable_sentences(text) == ["Run wrangler secret put.", "Secrets are encrypted at rest."]
+    schema = answer_json_schema(["c1", "c2"], DEFAULT_LIMITS, {"c1": ["Alpha sentence here."], "c2": []})
+    items = schema["properties"]["citations"]["items"]
+    assert items == {"anyOf": [{"type": "object", "properties": {
+        "chunk_id": {"const": "c1"}, "quote": {"type": "string", "enum": ["Alpha sentence here."]}},
+        "required": ["chunk_id", "quote"], "additionalProperties": False}]}, "a chunk with nothing quotable is left out"
