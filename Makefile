@@ -61,7 +61,7 @@ llm-models: $(STAMP)
 
 ## Fill the missing LLM call records live (resumable; RUNS="02_q5_success …" limits it, MAX_CALLS=N bounds it).
 llm-runs: llm-models
-	$(PY) -m rag_lib.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS))
+	$(PY) -m rag_lib.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS)) $(if $(PRUNE),--prune)
 
 ## Download the paper models (bge-m3, bge-reranker-v2-m3, …) where a network allows it.
 models: $(STAMP)

@@ -176,6 +176,7 @@ def redact(obj: Any, environ: Mapping[str, str] | None = None) -> tuple[Any, int
 
 MODE_ENV = "RAG_LLM_MODE"
 MISSES_ENV = "RAG_LLM_MISSES"
+USED_ENV = "RAG_LLM_USED"  # a file to which every request key asked for is appended (finds orphan records)
 
 
 def default_mode() -> CallMode:
@@ -199,6 +200,14 @@ def log_miss(request: LLMRequest) -> None:
         line = json.dumps({"key": request.key, "request": request.to_json()}, ensure_ascii=False, sort_keys=True)
         with open(target, "a", encoding="utf-8") as fh:  # one short append per miss: whole lines only
             fh.write(line + "\n")
+
+
+def log_use(key: str) -> None:
+    """Append a request key to the ``RAG_LLM_USED`` file, when one is named."""
+    target = os.environ.get(USED_ENV, "").strip()
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(key + "\n")
 
 
 class CallRecorder:
@@ -264,6 +273,7 @@ class CallRecorder:
             When the live call fails (nothing is recorded then).
         """
         key = request.key
+        log_use(key)
         if self.mode != "live":
             record = self.load(key)
             if record is not None:

@@ -32,6 +32,7 @@ from rag_lib.errors import WorkbookError
 from rag_lib.llm_calls import (
     MISSES_ENV,
     MODE_ENV,
+    USED_ENV,
     CallRecorder,
     LLMCallError,
     LLMRequest,
@@ -51,15 +52,16 @@ def read_misses(path: Path) -> list[LLMRequest]:
     return list(seen.values())
 
 
-def collect_misses(runs: list[str] | None) -> list[LLMRequest]:
+def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> list[LLMRequest]:
     """Execute ``runs`` (default: every planned notebook) in replay-only mode into a scratch folder
-    and return the requests that had no record."""
+    and return the requests that had no record (``used`` receives every key asked for)."""
     from rag_lib.reproduce import run_all
 
     with tempfile.TemporaryDirectory(prefix="llm-runs-") as scratch:
-        misses = Path(scratch) / "misses.jsonl"
-        saved = {k: os.environ.get(k) for k in (MODE_ENV, MISSES_ENV, "RAG_RESULTS_DIR")}
-        os.environ.update({MODE_ENV: "replay_only", MISSES_ENV: str(misses), "RAG_RESULTS_DIR": scratch})
+        misses, asked = Path(scratch) / "misses.jsonl", Path(scratch) / "used.txt"
+        saved = {k: os.environ.get(k) for k in (MODE_ENV, MISSES_ENV, USED_ENV, "RAG_RESULTS_DIR")}
+        os.environ.update({MODE_ENV: "replay_only", MISSES_ENV: str(misses), USED_ENV: str(asked),
+                           "RAG_RESULTS_DIR": scratch})
         try:
             run_all(runs, force=True, quiet=True)
         finally:
@@ -68,7 +70,14 @@ def collect_misses(runs: list[str] | None) -> list[LLMRequest]:
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
+        if used is not None and asked.is_file():
+            used.update(line.strip() for line in asked.read_text(encoding="utf-8").splitlines() if line.strip())
         return read_misses(misses)
+
+
+def orphans(recorder: CallRecorder, used: set[str]) -> list[Path]:
+    """Records that no notebook asks for any more (an old prompt, model or setting)."""
+    return sorted(p for p in recorder.directory.glob("*.json") if p.stem not in used)
 
 
 @dataclass
@@ -149,13 +158,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-calls", type=int, default=None, help="stop after this many live calls")
     parser.add_argument("--rounds", type=int, default=3, help="collect/fill rounds at most (default 3)")
     parser.add_argument("--dry-run", action="store_true", help="list the missing calls, make none")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete records no notebook asks for (needs every run: give no RUNS)")
     args = parser.parse_args(argv)
     recorder = CallRecorder(results_dir() / "llm_calls", mode="replay_or_live")
     started = time.perf_counter()
     budget = args.max_calls
+    if args.prune and args.runs:
+        parser.error("--prune needs every notebook run (a record unused by some runs may serve another)")
     for round_no in range(1, args.rounds + 1):
         print(f"round {round_no}: collecting missing calls (notebooks in replay-only mode) …", flush=True)
-        missing = collect_misses(args.runs or None)
+        used: set[str] = set()
+        missing = collect_misses(args.runs or None, used)
+        if args.prune:
+            stale = orphans(recorder, used)
+            for path in stale:
+                path.unlink()
+            print(f"  pruned {len(stale)} record(s) that no notebook asks for", flush=True)
         by_model = Counter(f"{r.backend}:{r.model}" for r in missing)
         print(f"  {len(missing)} missing: {dict(by_model) or 'none'}", flush=True)
         if not missing or args.dry_run:
