@@ -30,7 +30,7 @@ from rag_lib.generation import Generator, get_generator
 from rag_lib.generation.base import GenerationResult, result_fields
 from rag_lib.generation.gated import GatedGenerator, GatedResult
 from rag_lib.io import read_json
-from rag_lib.llm_calls import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallMode, CallRecord, CallRecorder
+from rag_lib.llm_calls import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallMode, CallRecord, CallRecorder, default_mode
 from rag_lib.workbench import Workbench
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -189,7 +189,7 @@ class AdhocRecorder(CallRecorder):
     reuse what is recorded there.
     """
 
-    def __init__(self, directory: Path, mode: CallMode = "replay_or_live", committed: Path = DEFAULT_CALLS_DIR) -> None:
+    def __init__(self, directory: Path, mode: CallMode | None = None, committed: Path = DEFAULT_CALLS_DIR) -> None:
         super().__init__(directory, mode)
         self.committed = CallRecorder(committed, mode)
 
@@ -200,7 +200,7 @@ class AdhocRecorder(CallRecorder):
 def cli_recorder(live: bool = False, record_to_results: bool = False) -> CallRecorder:
     """The recorder of ``python -m rag_lib ask``: scratch folder unless ``record_to_results``;
     ``live`` calls the model even when a record exists."""
-    mode: CallMode = "live" if live else "replay_or_live"
+    mode: CallMode = "live" if live else default_mode()  # RAG_LLM_MODE, else replay_or_live
     if record_to_results:
         return CallRecorder(DEFAULT_CALLS_DIR, mode)
     return AdhocRecorder(cache_dir() / ADHOC_CALLS_DIR, mode)

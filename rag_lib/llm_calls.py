@@ -14,6 +14,10 @@ Modes
 ``replay_only``
     Never call the backend; a miss raises :class:`ReplayMissError` naming the request hash.
 
+The default mode is ``RAG_LLM_MODE`` when set (``make reproduce`` sets ``replay_only``: it never
+calls a model). When ``RAG_LLM_MISSES`` names a file, every replay miss appends its request there
+(one JSON line), so :mod:`rag_lib.llm_runs` can fill exactly the missing records.
+
 Integrity
 ---------
 Each record stores ``response_sha256``, the sha256 of its response; a record whose response no
@@ -164,6 +168,42 @@ def response_sha256(response: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+MODE_ENV = "RAG_LLM_MODE"
+MISSES_ENV = "RAG_LLM_MISSES"
+USED_ENV = "RAG_LLM_USED"  # a file to which every request key asked for is appended (finds orphan records)
+
+
+def default_mode() -> CallMode:
+    """``RAG_LLM_MODE`` if set (checked), else ``replay_or_live``."""
+    mode = os.environ.get(MODE_ENV, "").strip() or "replay_or_live"
+    if mode not in CALL_MODES:
+        raise WorkbookError(f"{MODE_ENV}={mode!r} is not a call mode; use one of {', '.join(CALL_MODES)}.")
+    return mode  # type: ignore[return-value]
+
+
+def request_from_json(row: Mapping[str, Any]) -> LLMRequest:
+    """The :class:`LLMRequest` of its :meth:`LLMRequest.to_json` form."""
+    return LLMRequest(backend=row["backend"], model=row["model"], messages=tuple(row["messages"]),
+                      params=row["params"], model_version=row.get("model_version"))
+
+
+def log_miss(request: LLMRequest) -> None:
+    """Append a missing request to the ``RAG_LLM_MISSES`` file, when one is named."""
+    target = os.environ.get(MISSES_ENV, "").strip()
+    if target:
+        line = json.dumps({"key": request.key, "request": request.to_json()}, ensure_ascii=False, sort_keys=True)
+        with open(target, "a", encoding="utf-8") as fh:  # one short append per miss: whole lines only
+            fh.write(line + "\n")
+
+
+def log_use(key: str) -> None:
+    """Append a request key to the ``RAG_LLM_USED`` file, when one is named."""
+    target = os.environ.get(USED_ENV, "").strip()
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(key + "\n")
+
+
 class CallRecorder:
     """Stores and replays LLM calls.
 
@@ -172,7 +212,7 @@ class CallRecorder:
     directory
         Where the records go; default ``results/llm_calls``.
     mode
-        ``replay_or_live`` (default), ``live`` or ``replay_only``.
+        ``replay_or_live``, ``live`` or ``replay_only``; default :func:`default_mode`.
     clock
         Monotonic clock for latency (injectable for tests).
     replay_failures
@@ -183,11 +223,12 @@ class CallRecorder:
     def __init__(
         self,
         directory: str | os.PathLike[str] | None = None,
-        mode: CallMode = "replay_or_live",
+        mode: CallMode | None = None,
         clock: Callable[[], float] = time.perf_counter,
         *,
         replay_failures: bool = False,
     ) -> None:
+        mode = mode or default_mode()
         if mode not in CALL_MODES:
             raise WorkbookError(f"Unknown LLM call mode {mode!r}; use one of {', '.join(CALL_MODES)}.")
         self.directory = Path(directory) if directory is not None else DEFAULT_CALLS_DIR
@@ -210,11 +251,7 @@ class CallRecorder:
             return None
         try:
             row = json.loads(path.read_text(encoding="utf-8"))
-            request = LLMRequest(
-                backend=row["request"]["backend"], model=row["request"]["model"],
-                messages=tuple(row["request"]["messages"]), params=row["request"]["params"],
-                model_version=row["request"].get("model_version"),
-            )
+            request = request_from_json(row["request"])
             if row["key"] != key or request.key != key:
                 raise ValueError("the stored request does not hash to the file's key")
             if "response_sha256" not in row:
@@ -258,6 +295,7 @@ class CallRecorder:
             when a recorded failure is replayed (``replay_failures=True``).
         """
         key = request.key
+        log_use(key)
         if self.mode != "live":
             record = self.load(key)
             if record is not None:
@@ -266,11 +304,12 @@ class CallRecorder:
             if failure is not None and self.replay_failures:
                 raise failure
             if self.mode == "replay_only":
+                log_miss(request)
                 failed = f" (its last live call failed: {failure})" if failure is not None else ""
                 raise ReplayMissError(
                     f"No valid recorded LLM call for request {key} ({request.backend}/{request.model}) in "
-                    f"{self.directory}{failed}. Record it by running once with mode='replay_or_live' (or 'live') "
-                    "and the backend available, then commit the file."
+                    f"{self.directory}{failed}. Fill the missing records with `make llm-runs` (it loads the model "
+                    "and records each call as it completes), then commit them."
                 )
         started = self._clock()
         try:
@@ -323,8 +362,7 @@ def stamp_records(directory: str | os.PathLike[str]) -> int:
         row = json.loads(path.read_text(encoding="utf-8"))
         if "response_sha256" in row or row.get("key") != path.stem:
             continue
-        request = LLMRequest(row["request"]["backend"], row["request"]["model"], tuple(row["request"]["messages"]),
-                             row["request"]["params"], row["request"].get("model_version"))
+        request = request_from_json(row["request"])
         if request.key != row["key"]:
             warnings.warn(f"{path}: its request does not hash to its key; not stamped.", RuntimeWarning,
                           stacklevel=2)

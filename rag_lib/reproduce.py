@@ -31,6 +31,7 @@ import nbformat
 from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, REPO_ROOT, RESULTS_DIR, cache_dir, results_dir, settings
 from rag_lib.errors import WorkbookError, cli_errors
 from rag_lib.io import write_text
+from rag_lib.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # papermill's scratch copy of a notebook while it runs; removed after, and at the next start if a
@@ -131,9 +132,17 @@ def _input_files() -> list[Path]:
     return files
 
 
+def recorded_calls() -> list[str]:
+    """Names of the recorded LLM calls (request hashes): a run must re-execute when records arrive."""
+    folder = DEFAULT_CALLS_DIR
+    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
 def fingerprint(run: NotebookRun, earlier: list[NotebookRun], files: list[Path]) -> str:
-    """sha256 over the code, data, notebook source, parameters and the results of earlier runs."""
+    """sha256 over the code, data, notebook source, parameters, the results of earlier runs and
+    the set of recorded LLM calls."""
     digest = hashlib.sha256()
+    digest.update("\n".join(recorded_calls()).encode())
     for path in [*files, run.source, *(results_dir() / e.name / "results.json" for e in earlier)]:
         if path.is_file():
             label = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path.relative_to(path.parents[1])
@@ -147,7 +156,7 @@ def _stamp(run: NotebookRun) -> Path:
     return cache_dir() / "reproduce" / f"{run.name}.sha256"
 
 
-def run_all(only: list[str] | None = None, force: bool = False) -> int:
+def run_all(only: list[str] | None = None, force: bool = False, quiet: bool = False) -> int:
     """Execute the planned notebooks; return the number that failed.
 
     A run whose inputs (:func:`fingerprint`) are unchanged since its last successful execution
@@ -157,7 +166,7 @@ def run_all(only: list[str] | None = None, force: bool = False) -> int:
     """
     os.environ["RAG_PROGRESS"] = "0"  # kernels inherit it: no progress bars in executed notebooks
     with reproduce_lock(results_dir()):
-        return _run_all(only, force)
+        return _run_all(only, force, quiet)
 
 
 class ReproduceBusyError(WorkbookError):
@@ -204,7 +213,12 @@ def failure_cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else repr(exc)}"
 
 
-def _run_all(only: list[str] | None, force: bool) -> int:
+def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
+    # Kernels inherit these too: replay recorded LLM calls only (never load a model), and log misses.
+    os.environ.setdefault(MODE_ENV, "replay_only")
+    misses_log = Path(os.environ.setdefault(MISSES_ENV, str(cache_dir() / "reproduce" / "llm-misses.jsonl")))
+    misses_log.parent.mkdir(parents=True, exist_ok=True)
+    misses_log.unlink(missing_ok=True)
     planned = planned_runs()
     unknown = sorted(set(only or ()) - {r.name for r in planned} - {r.notebook for r in planned})
     if unknown:
@@ -242,7 +256,17 @@ def _run_all(only: list[str] | None, force: bool) -> int:
     print(f"{len(runs) - len(failures)}/{len(runs)} notebooks ok in {total:.1f}s; index: {results_dir() / 'README.md'}")
     for name, error in failures.items():
         print(f"FAILED {name}: {error.splitlines()[0][:300]}")
+    missing = _count_lines(misses_log)
+    if missing and not quiet:
+        print(f"{missing} LLM call(s) have no record and are reported as failed (replay_miss) in the results; "
+              "fill them with `make llm-runs` (resumable), then `make reproduce` again.")
     return len(failures)
+
+
+def _count_lines(path: Path) -> int:
+    keys = {json.loads(line)["key"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()} \
+        if path.is_file() else set()
+    return len(keys)
 
 
 def _indent(text: str) -> str:
@@ -256,8 +280,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # SIGTERM ends the run like Ctrl-C, so `finally` blocks remove scratch files and release the lock.
     signal.signal(signal.SIGTERM, _terminate)
-    with cli_errors():
-        return 1 if run_all(args.names, force=args.force) else 0
+    try:
+        with cli_errors():
+            return 1 if run_all(args.names, force=args.force) else 0
+    except KeyboardInterrupt as exc:
+        print(f"interrupted ({exc or 'Ctrl-C'}); finished notebooks are kept, nothing is half-written.",
+              file=sys.stderr)
+        return 130
 
 
 def _terminate(signum: int, frame: Any) -> None:
