@@ -6,6 +6,7 @@ from typing import Any
 
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
+from rag_lib.errors import WorkbookError
 from rag_lib.explain import explain
 from rag_lib.workbench import Workbench
 
@@ -42,7 +43,11 @@ def build_explorer(workbench: Workbench | None = None, rows: int = 15) -> Any:
             if not question:
                 print("Pick a benchmark question or type one.")
                 return
-            result = explain(question, key=key.value, k=k.value, lang=lang.value, workbench=wb)
+            try:
+                result = explain(question, key=key.value, k=k.value, lang=lang.value, workbench=wb)
+            except (WorkbookError, ValueError) as exc:  # a typed id that does not exist, a 100 KB paste …
+                print(f"error: {exc}")
+                return
             print(result.summary())
             display(result.top(max(rows, k.value)))
 
