@@ -48,13 +48,6 @@ FABRICATED = {"chunk_id": CHUNK.id, "quote": "The KV free allowance is 42 GB"}
 UNKNOWN = {"chunk_id": "made-up-000-00000000", "quote": "42 GB"}
 
 
-@pytest.fixture(autouse=True)
-def record_mode(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests record into temporary folders on purpose (no model is loaded: the endpoint is
-    the fake server), so `make test`'s RAG_LLM_MODE=replay_only does not apply to them."""
-    monkeypatch.delenv("RAG_LLM_MODE", raising=False)
-
-
 # -- a scripted OpenAI-compatible server on loopback ------------------------------------------------
 
 Reply = tuple[int, dict[str, str], bytes, float]  # status, headers, body, delay before answering
