@@ -43,20 +43,22 @@ def _rank(args: argparse.Namespace) -> int:
 
 def _ask(args: argparse.Namespace) -> int:
     from rag_lib.answer import answer_question, cli_recorder
+    from rag_lib.config import settings
     from rag_lib.explain import resolve_question
     from rag_lib.generation import get_generator
     from rag_lib.workbench import Workbench
 
     wb = Workbench()
     question, _ = resolve_question(wb, printable(args.question), args.lang)
-    name = args.generator
+    name = args.generator or str(settings()["generation"]["default"])
+    backend = name.partition(":")[0]  # "llama_cpp:qwen2.5-coder-0.5b" is the llama_cpp backend
     kwargs: dict[str, Any] = {}
-    if name in {"openai", "llama_cpp"}:
+    if backend in {"openai", "llama_cpp"}:
         kwargs["recorder"] = cli_recorder(live=args.live, record_to_results=args.record_to_results)
     elif args.live or args.record_to_results:
         raise ValueError("--live and --record-to-results apply to --generator openai or llama_cpp only.")
     if args.timeout is not None:
-        if name != "openai":
+        if backend != "openai":
             raise ValueError("--timeout applies to --generator openai only.")
         if args.timeout <= 0:
             raise ValueError(f"--timeout must be a positive number of seconds; got {args.timeout}.")
