@@ -50,6 +50,7 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet torch==2.13.0 sentence-transformers==6.2.0 rank-bm25==0.2.2
 	$(PY) benchmarks/embed_throughput.py
 	$(PY) benchmarks/query_latency.py
+	$(PY) benchmarks/store_latency.py
 
 ## Download the paper models (bge-m3, bge-reranker-v2-m3, …) where a network allows it.
 models: $(STAMP)

@@ -290,22 +290,18 @@ class MdxNormalizer:
 
         The published site (remark-directive) would run such an aside to the end of the page,
         swallowing every later section into the note; the next heading is where the author's
-        aside evidently ends. Each repair is a warning that names the line.
+        aside evidently ends. A ``:::`` that closes nothing is dropped. Each repair is a warning
+        that quotes the text next to it.
         """
         lines = body.split("\n")
+        code = {i for start, end in _code_spans(body) for i in range(start, end + 1)}
         open_at: list[int] = []
         stray: list[int] = []
         headings: list[int] = []
-        fence = ""
         for idx, line in enumerate(lines):
-            fm = _FENCE_RE.match(line)
-            if fence:
-                if fm and fm.group(2)[0] == fence[0] and len(fm.group(2)) >= len(fence) and not fm.group(3).strip():
-                    fence = ""
+            if idx in code:
                 continue
-            if fm:
-                fence = fm.group(2)
-            elif _ASIDE_OPEN_RE.match(line):
+            if _ASIDE_OPEN_RE.match(line):
                 open_at.append(idx)
             elif _ASIDE_CLOSE_RE.match(line):
                 if open_at:
