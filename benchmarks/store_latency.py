@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     for label, fig in figures.items():
         print(f"{label:<32} {fig['ratio_to_numpy_p50']:8.1f}x numpy exact (p50)")
     for ef, r in recall.items():
-        print(f"hnsw m=16 ef_construction=64 ef_search={ef}: recall@10 of exact = {r:.3f} (over {len(QUERIES)} queries)")
+        print(f"hnsw m=16 ef_construction=64 ef_search={ef}: recall@10 of exact = {r:.3f} ({len(QUERIES)} queries)")
     if args.json:
         write_json(args.json, {"batch": args.batch, "chunks": len(chunks), "embedder": embedder.name,
                                "latency": figures, "hnsw_recall_at_10": {str(k): v for k, v in recall.items()}})

@@ -21,7 +21,6 @@ from rag_lib.errors import SnapshotError
 from rag_lib.io import read_jsonl, write_json, write_jsonl, write_text
 from rag_lib.snapshot import Snapshot, load_snapshot
 
-
 _UNKNOWN_RE = re.compile(r"unknown component <([^>]+)>")
 
 

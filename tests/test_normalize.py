@@ -496,7 +496,8 @@ CUSTOM_HEADERS = (
     "a Worker script</> : <>or Pages Functions (an <a href=\"/pages/functions/advanced-mode/\">\"advanced mode\" "
     "<code>{/* prettier-ignore-start */}_worker.js{/* prettier-ignore-end */}</code></a>)</>}, attach them.\n\n"
     "<Code\n\tlang=\"txt\"\n\tcode={`/static/*\\n\\tX-Robots-Tag: nosnippet\\n\\n${props.product === \"workers\" ? "
-    "\"https://myworker.mysubdomain.workers.dev/*\" : \"https://myproject.pages.dev/*\"}\\n\\tX-Robots-Tag: noindex`}\n/>\n\n"
+    "\"https://myworker.mysubdomain.workers.dev/*\" : \"https://myproject.pages.dev/*\"}"
+    "\\n\\tX-Robots-Tag: noindex`}\n/>\n\n"
     "| <code>{props.product === 'workers' ? 'https://myworker.mysubdomain.workers.dev/home' : "
     "'https://myproject.pages.dev/home'}</code> | `X-Robots-Tag: noindex` |\n\n"
     "The same features that <a href={props.product === 'workers' ? '/workers/static-assets/redirects/' : "
@@ -528,7 +529,8 @@ def test_product_conditionals_in_a_partial_follow_the_render_params(tmp_path: Pa
         "| <code>https://myworker.mysubdomain.workers.dev/home</code> | `X-Robots-Tag: noindex` |\n\n"
         "The same features that [`_redirects`](/workers/static-assets/redirects/) offers.\n\n"
         "To allow CORS from specific [preview URLs](/workers/previews/), handle it in your Worker's code.\n\n"
-        "Author your <code>_headers</code> file in your [static assets directory](/workers/static-assets/binding/#directory).\n"
+        "Author your <code>_headers</code> file in your "
+        "[static assets directory](/workers/static-assets/binding/#directory).\n"
     )
     assert page.warnings == ()
     assert sum(r.kind == "jsx-branch" for r in page.removals) == 8  # every Pages branch, logged
@@ -564,12 +566,14 @@ def test_comment_around_code_fences_is_dropped(tmp_path: Path) -> None:
 
 def test_code_component_becomes_a_fenced_block(tmp_path: Path) -> None:
     body = '<Code\n\tlang="txt"\n\tcode={`https://:project.pages.dev/*\\n\\tAccess-Control-Allow-Origin: *`}\n/>\n'
-    assert norm(tmp_path, body).markdown == "```txt\nhttps://:project.pages.dev/*\n\tAccess-Control-Allow-Origin: *\n```\n"
+    expected = "```txt\nhttps://:project.pages.dev/*\n\tAccess-Control-Allow-Origin: *\n```\n"
+    assert norm(tmp_path, body).markdown == expected
 
 
 def test_link_cards_buttons_and_card_grid_become_links(tmp_path: Path) -> None:
     body = (
-        "## Logs\n\n<CardGrid>\n\t<LinkCard\n\t\ttitle=\"Workers Logs\"\n\t\thref=\"/workers/observability/logs/workers-logs/\"\n"
+        "## Logs\n\n<CardGrid>\n\t<LinkCard\n\t\ttitle=\"Workers Logs\"\n"
+        "\t\thref=\"/workers/observability/logs/workers-logs/\"\n"
         "\t\tdescription=\"Automatically collect, store, filter, and analyze logs.\"\n\t/>\n</CardGrid>\n\n"
         '<LinkButton href="/workers/configuration/sites/start-from-scratch/">\n\tStart from scratch\n</LinkButton>\n'
     )
@@ -582,7 +586,8 @@ def test_link_cards_buttons_and_card_grid_become_links(tmp_path: Path) -> None:
 def test_example_unwraps_and_badge_is_text(tmp_path: Path) -> None:
     body = (
         '### Infrequent Access storage <Badge text="Beta" variant="caution" size="small" />\n\n'
-        "<Example>\n\nText in **Expression Editor**:\n\n```txt\nhttp.cookie contains \"session_id\"\n```\n\n</Example>\n"
+        "<Example>\n\nText in **Expression Editor**:\n\n"
+        "```txt\nhttp.cookie contains \"session_id\"\n```\n\n</Example>\n"
     )
     assert norm(tmp_path, body).markdown == (
         "### Infrequent Access storage Beta\n\nText in **Expression Editor**:\n\n"

@@ -118,9 +118,8 @@ class PgVectorStore:
                 f"CREATE INDEX {self.table}_hnsw ON {self.table} USING hnsw (embedding vector_cosine_ops) "
                 f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)})"
             )
-            self.conn.execute(
-                "UPDATE rag_stores SET hnsw = %s WHERE name = %s", (f"m={int(m)},ef_construction={int(ef_construction)}", self.store)
-            )
+            setting = f"m={int(m)},ef_construction={int(ef_construction)}"
+            self.conn.execute("UPDATE rag_stores SET hnsw = %s WHERE name = %s", (setting, self.store))
 
     def drop(self) -> None:
         """Remove the store (table and model record)."""
