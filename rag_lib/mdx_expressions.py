@@ -140,15 +140,19 @@ class _Parser:
                 parts.append("".join(buf))
                 return Expr("template", i, j + 1, parts=parts), j + 1
             elif self.s.startswith("${", j):
-                parts.append("".join(buf))
-                buf = []
-                inner, j = self.expr(j + 2)
-                parts.append(inner)
-                j = self.expect(j, "}")
+                j = self.embedded(j + 2, parts, buf)
             else:
                 buf.append(c)
                 j += 1
         raise JsSyntaxError(f"unclosed template at {i}")
+
+    def embedded(self, i: int, parts: list[Any], buf: list[str]) -> int:
+        """An expression from ``i`` to its ``}`` (template ``${…}``, JSX ``{…}``), after the text in ``buf``."""
+        parts.append("".join(buf))
+        buf.clear()
+        inner, j = self.expr(i)
+        parts.append(inner)
+        return self.expect(j, "}")
 
     def jsx(self, i: int) -> tuple[Expr, int]:
         s = self.s
@@ -205,11 +209,7 @@ class _Parser:
                 if s.startswith("}", j):  # an empty container or a {/* comment */}
                     i = j + 1
                     continue
-                parts.append("".join(buf))
-                buf = []
-                child, i = self.expr(i + 1)
-                parts.append(child)
-                i = self.expect(i, "}")
+                i = self.embedded(i + 1, parts, buf)
             else:
                 buf.append(s[i])
                 i += 1
