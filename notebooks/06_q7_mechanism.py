@@ -22,15 +22,15 @@
 #
 # **Configuration.** Baseline: dense retrieval, default embedder, top 5 (`workbook.yaml`).
 # Mechanisms: `topk` (k = 10 / 20), `dedup_mmr` (near-duplicate demotion and MMR over the top 50),
-# `reranker` (bge-reranker-v2-m3 over the top 20, only if its files are here; otherwise reported as
-# unavailable with the reason), `query_split` (rule-based sentence / clause splitting with RRF or
-# round-robin merge; LLM splitting), `query_rewrite` (LLM rewriting; the casebook's hand-written
-# document-aligned phrasing), `embedding` (every other available embedder), `hybrid` (BM25 + dense
-# RRF). LLM variants use `generation.llm` (offline: SmolLM2-135M-Instruct, temperature 0, replies capped
-# at 96 tokens), every call recorded under `results/llm_calls/` and replayed on re-runs. To keep the
-# runtime modest, LLM rewriting is compared on the whole benchmark only in `llm_languages` (English),
-# and LLM splitting runs on Q7 only; both run on Q7's three phrasings in both languages. A 135M model
-# rewrites poorly: its outputs for Q7 are printed below, and a failed reply falls back to the question.
+# `reranker` (bge-reranker-v2-m3 over the top 20 when its files are here, and always the offline LLM
+# reranker `retrieval.offline_reranker`: P("yes") from a local Qwen2.5-Coder's next-token logits),
+# `query_split` (rule-based sentence / clause splitting with RRF or round-robin merge; LLM splitting),
+# `query_rewrite` (LLM rewriting; the casebook's hand-written document-aligned phrasing of Q7),
+# `embedding` (every other available embedder), `hybrid` (BM25 + dense RRF). LLM variants use the
+# model `generation.llm_tasks` names for the task (temperature 0, query replies capped at 96 tokens),
+# every call recorded under `results/llm_calls/` and replayed. A question whose LLM call failed or has
+# no record is reported as failed (with its error kind) and left out of the paired comparison, which
+# then says on how many questions it ran; it is never ranked as the original question.
 #
 # **Re-run.** `make reproduce` runs it once per mechanism, or
 # `.venv/bin/python -m rag_lib.reproduce 06_q7_mechanism-<mechanism>`.
@@ -39,7 +39,7 @@
 # %% tags=["parameters"]
 mechanism = "topk"
 languages = ["zh", "en"]
-llm_languages = ["en"]
+llm_languages = ["zh", "en"]
 n_boot = 10000
 
 # %%

@@ -38,7 +38,7 @@ languages = ["zh", "en"]
 k = 5
 retriever = "dense"
 llm = None  # None: generation.llm in workbook.yaml
-llm_mode = "replay_or_live"
+llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 
 # %%
 import pandas as pd

@@ -52,6 +52,12 @@ for lang in languages:
 display(Markdown(summary["benchmark_table"]))
 
 # %% [markdown]
+# ## The local LLM (notebook 10): answers and the LLM judge on the whole benchmark
+
+# %%
+display(Markdown(summary["local_llm_text"]))
+
+# %% [markdown]
 # ## The casebook's published figures (theirs)
 
 # %%
@@ -73,6 +79,10 @@ Inputs missing: {missing_text}.
 ## Whole benchmark: baseline → mechanism (difference [95% CI])
 
 {benchmark_table}
+
+## The local LLM (notebook 10)
+
+{local_llm_text}
 
 ## The casebook's published figures (theirs: bge-m3, their corpus)
 

@@ -530,6 +530,18 @@ def resolve(bench: Benchmark, chunks: Sequence[Chunk]) -> Benchmark:
     return Benchmark(tuple(out), bench.path, bench.snapshot)
 
 
+def read_yaml(path: Path, what: str) -> Any:
+    """The parsed YAML file at ``path``; a missing file or bad syntax raises :class:`BenchmarkError`
+    naming ``what`` (e.g. "benchmark file") and the fix."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except FileNotFoundError as exc:
+        raise BenchmarkError(f"{what} {path} does not exist. Fix: pass the right path.") from exc
+    except yaml.YAMLError as exc:
+        raise BenchmarkError(f"{path} is not valid YAML ({exc}). Fix: correct the syntax at that line.") from exc
+
+
 def load_benchmark(path: str | Path | None = None, chunks: Sequence[Chunk] | None = None) -> Benchmark:
     """Load and validate the benchmark; with ``chunks``, also resolve its gold pieces to chunk ids.
 
@@ -547,14 +559,7 @@ def load_benchmark(path: str | Path | None = None, chunks: Sequence[Chunk] | Non
         locator resolves to nothing.
     """
     path = Path(path) if path is not None else DEFAULT_PATH
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh)
-    except FileNotFoundError as exc:
-        raise BenchmarkError(f"benchmark file {path} does not exist. Fix: pass the right path.") from exc
-    except yaml.YAMLError as exc:
-        raise BenchmarkError(f"{path} is not valid YAML ({exc}). Fix: correct the syntax at that line.") from exc
-    bench = parse_benchmark(data, path)
+    bench = parse_benchmark(read_yaml(path, "benchmark file"), path)
     return resolve(bench, chunks) if chunks is not None else bench
 
 

@@ -332,7 +332,7 @@ class LLMJudgeGate:
     Parameters
     ----------
     generator
-        An :class:`LLMGenerator` (default: the ``generation.llm`` backend of ``workbook.yaml``).
+        An :class:`LLMGenerator` (default: the ``judge`` model of ``generation.llm_tasks``).
         Its recorder records every call, so a re-run replays them.
     """
 
@@ -340,10 +340,9 @@ class LLMJudgeGate:
 
     def __init__(self, generator: LLMGenerator | None = None) -> None:
         if generator is None:
-            from rag_lib.config import settings
-            from rag_lib.generation import get_generator
+            from rag_lib.generation import get_task_generator
 
-            generator = get_generator(str(settings()["generation"]["llm"]))  # type: ignore[assignment]
+            generator = get_task_generator("judge")  # type: ignore[assignment]
         if not hasattr(generator, "judge_sufficiency"):
             raise WorkbookError(f"{type(generator).__name__} cannot judge sufficiency; pass an LLM generator "
                                 "('llama_cpp' or 'openai'), not the extractive baseline.")

@@ -14,6 +14,10 @@ Modes
 ``replay_only``
     Never call the backend; a miss raises :class:`ReplayMissError` naming the request hash.
 
+The default mode is ``RAG_LLM_MODE`` when set (``make reproduce`` sets ``replay_only``: it never
+calls a model). When ``RAG_LLM_MISSES`` names a file, every replay miss appends its request there
+(one JSON line), so :mod:`rag_lib.llm_runs` can fill exactly the missing records.
+
 API keys are never part of a request. As a second line of defence, any value of a credential-like
 environment variable found in a record is replaced by ``[REDACTED]`` before the file is written.
 """
@@ -170,6 +174,42 @@ def redact(obj: Any, environ: Mapping[str, str] | None = None) -> tuple[Any, int
     return json.loads(text), hits
 
 
+MODE_ENV = "RAG_LLM_MODE"
+MISSES_ENV = "RAG_LLM_MISSES"
+USED_ENV = "RAG_LLM_USED"  # a file to which every request key asked for is appended (finds orphan records)
+
+
+def default_mode() -> CallMode:
+    """``RAG_LLM_MODE`` if set (checked), else ``replay_or_live``."""
+    mode = os.environ.get(MODE_ENV, "").strip() or "replay_or_live"
+    if mode not in CALL_MODES:
+        raise WorkbookError(f"{MODE_ENV}={mode!r} is not a call mode; use one of {', '.join(CALL_MODES)}.")
+    return mode  # type: ignore[return-value]
+
+
+def request_from_json(row: Mapping[str, Any]) -> LLMRequest:
+    """The :class:`LLMRequest` of its :meth:`LLMRequest.to_json` form."""
+    return LLMRequest(backend=row["backend"], model=row["model"], messages=tuple(row["messages"]),
+                      params=row["params"], model_version=row.get("model_version"))
+
+
+def log_miss(request: LLMRequest) -> None:
+    """Append a missing request to the ``RAG_LLM_MISSES`` file, when one is named."""
+    target = os.environ.get(MISSES_ENV, "").strip()
+    if target:
+        line = json.dumps({"key": request.key, "request": request.to_json()}, ensure_ascii=False, sort_keys=True)
+        with open(target, "a", encoding="utf-8") as fh:  # one short append per miss: whole lines only
+            fh.write(line + "\n")
+
+
+def log_use(key: str) -> None:
+    """Append a request key to the ``RAG_LLM_USED`` file, when one is named."""
+    target = os.environ.get(USED_ENV, "").strip()
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(key + "\n")
+
+
 class CallRecorder:
     """Stores and replays LLM calls.
 
@@ -178,7 +218,7 @@ class CallRecorder:
     directory
         Where the records go; default ``results/llm_calls``.
     mode
-        ``replay_or_live`` (default), ``live`` or ``replay_only``.
+        ``replay_or_live``, ``live`` or ``replay_only``; default :func:`default_mode`.
     clock
         Monotonic clock for latency (injectable for tests).
     """
@@ -186,9 +226,10 @@ class CallRecorder:
     def __init__(
         self,
         directory: str | os.PathLike[str] | None = None,
-        mode: CallMode = "replay_or_live",
+        mode: CallMode | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
+        mode = mode or default_mode()
         if mode not in CALL_MODES:
             raise WorkbookError(f"Unknown LLM call mode {mode!r}; use one of {', '.join(CALL_MODES)}.")
         self.directory = Path(directory) if directory is not None else DEFAULT_CALLS_DIR
@@ -205,11 +246,7 @@ class CallRecorder:
             return None
         try:
             row = json.loads(path.read_text(encoding="utf-8"))
-            request = LLMRequest(
-                backend=row["request"]["backend"], model=row["request"]["model"],
-                messages=tuple(row["request"]["messages"]), params=row["request"]["params"],
-                model_version=row["request"].get("model_version"),
-            )
+            request = request_from_json(row["request"])
             if row["key"] != key or request.key != key:
                 raise ValueError("the stored request does not hash to the file's key")
             return CallRecord(
@@ -236,15 +273,17 @@ class CallRecorder:
             When the live call fails (nothing is recorded then).
         """
         key = request.key
+        log_use(key)
         if self.mode != "live":
             record = self.load(key)
             if record is not None:
                 return record
             if self.mode == "replay_only":
+                log_miss(request)
                 raise ReplayMissError(
                     f"No valid recorded LLM call for request {key} ({request.backend}/{request.model}) in "
-                    f"{self.directory}. Record it by running once with mode='replay_or_live' (or 'live') "
-                    "and the backend available, then commit the file."
+                    f"{self.directory}. Fill the missing records with `make llm-runs` (it loads the model "
+                    "and records each call as it completes), then commit them."
                 )
         started = self._clock()
         response = live(request)

@@ -26,6 +26,7 @@ import nbformat
 
 from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, REPO_ROOT, RESULTS_DIR, cache_dir, results_dir, settings
 from rag_lib.io import atomic_open, write_text
+from rag_lib.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -122,9 +123,17 @@ def _input_files() -> list[Path]:
     return files
 
 
+def recorded_calls() -> list[str]:
+    """Names of the recorded LLM calls (request hashes): a run must re-execute when records arrive."""
+    folder = DEFAULT_CALLS_DIR
+    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
 def fingerprint(run: NotebookRun, earlier: list[NotebookRun], files: list[Path]) -> str:
-    """sha256 over the code, data, notebook source, parameters and the results of earlier runs."""
+    """sha256 over the code, data, notebook source, parameters, the results of earlier runs and
+    the set of recorded LLM calls."""
     digest = hashlib.sha256()
+    digest.update("\n".join(recorded_calls()).encode())
     for path in [*files, run.source, *(results_dir() / e.name / "results.json" for e in earlier)]:
         if path.is_file():
             label = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path.relative_to(path.parents[1])
@@ -138,7 +147,7 @@ def _stamp(run: NotebookRun) -> Path:
     return cache_dir() / "reproduce" / f"{run.name}.sha256"
 
 
-def run_all(only: list[str] | None = None, force: bool = False) -> int:
+def run_all(only: list[str] | None = None, force: bool = False, quiet: bool = False) -> int:
     """Execute the planned notebooks; return the number that failed.
 
     A run whose inputs (:func:`fingerprint`) are unchanged since its last successful execution
@@ -147,6 +156,11 @@ def run_all(only: list[str] | None = None, force: bool = False) -> int:
     fresh clone executes every notebook.
     """
     os.environ["RAG_PROGRESS"] = "0"  # kernels inherit it: no progress bars in executed notebooks
+    # Kernels inherit these too: replay recorded LLM calls only (never load a model), and log misses.
+    os.environ.setdefault(MODE_ENV, "replay_only")
+    misses_log = Path(os.environ.setdefault(MISSES_ENV, str(cache_dir() / "reproduce" / "llm-misses.jsonl")))
+    misses_log.parent.mkdir(parents=True, exist_ok=True)
+    misses_log.unlink(missing_ok=True)
     planned = planned_runs()
     unknown = sorted(set(only or ()) - {r.name for r in planned} - {r.notebook for r in planned})
     if unknown:
@@ -184,7 +198,17 @@ def run_all(only: list[str] | None = None, force: bool = False) -> int:
     print(f"{len(runs) - len(failures)}/{len(runs)} notebooks ok in {total:.1f}s; index: {results_dir() / 'README.md'}")
     for name, error in failures.items():
         print(f"FAILED {name}: {error.splitlines()[0][:300]}")
+    missing = _count_lines(misses_log)
+    if missing and not quiet:
+        print(f"{missing} LLM call(s) have no record and are reported as failed (replay_miss) in the results; "
+              "fill them with `make llm-runs` (resumable), then `make reproduce` again.")
     return len(failures)
+
+
+def _count_lines(path: Path) -> int:
+    keys = {json.loads(line)["key"] for line in path.read_text(encoding="utf-8").splitlines() if line.strip()} \
+        if path.is_file() else set()
+    return len(keys)
 
 
 def _indent(text: str) -> str:

@@ -63,7 +63,8 @@ def test_answer_prompt_numbers_evidence_and_names_the_decline() -> None:
     assert "word for word" in system["content"] and "ONLY" in system["content"]
     text = user["content"]
     assert text.index("[1] chunk_id: secrets-001-aaaa") < text.index("[2] chunk_id: local-002-bbbb")
-    assert "source: Secrets > Local development" in text and text.endswith("Question: How do I add a secret?")
+    assert "source: Secrets > Local development" in text
+    assert text.endswith("Question: How do I add a secret?\n\nReply in English.")
 
 
 def test_recovery_and_sufficiency_prompts() -> None:
@@ -188,7 +189,7 @@ def test_valid_answer_and_replay_without_backend(tmp_path: Path) -> None:
 
 def test_replay_only_miss_is_an_outcome(tmp_path: Path) -> None:
     result = FakeGenerator(_answer(), CallRecorder(tmp_path, mode="replay_only")).generate("Q?", EVIDENCE)
-    assert result.error_kind == "replay_miss" and result.error is not None and "replay_or_live" in result.error
+    assert result.error_kind == "replay_miss" and result.error is not None and "make llm-runs" in result.error
 
 
 def test_decline_with_forbidden_wording_is_flagged(tmp_path: Path) -> None:
@@ -316,13 +317,14 @@ TINY = SchemaLimits(max_answer_chars=80, max_quote_chars=60, max_citations=1, ma
 
 @pytest.mark.slow
 def test_llama_cpp_returns_schema_valid_json_recorded_and_replayable(tmp_path: Path) -> None:
-    from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator, default_gguf_path
+    from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
+    from rag_lib.generation.local_models import model_file
 
-    path = default_gguf_path()
+    path = model_file("smollm2-135m")
     # One thread: on a shared two-core machine an oversubscribed llama.cpp slows down many times over.
     # n_threads is not part of the request key, so the replay below (default threads) still matches.
-    generator = LlamaCppGenerator(recorder=CallRecorder(tmp_path), n_ctx=4096, n_threads=1, max_tokens=160,
-                                  limits=TINY)
+    generator = LlamaCppGenerator("smollm2-135m", recorder=CallRecorder(tmp_path), n_ctx=4096, n_threads=1,
+                                  max_tokens=160, limits=TINY)
     assert generator.model_version == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
     live = generator.generate("How do I add a secret in production?", EVIDENCE)
     # SmolLM2 answers poorly; the mechanics are what is tested: the constrained reply parses.
@@ -330,18 +332,18 @@ def test_llama_cpp_returns_schema_valid_json_recorded_and_replayable(tmp_path: P
     assert live.answer is not None and {c.chunk_id for c in live.answer.citations} <= {SECRETS.id, LOCAL.id}
     record = json.loads((tmp_path / f"{live.call_keys[0]}.json").read_text())
     assert record["request"]["model_version"] == generator.model_version and record["cost_usd"] == 0.0
-    offline = LlamaCppGenerator(recorder=CallRecorder(tmp_path, mode="replay_only"), n_ctx=4096,
+    offline = LlamaCppGenerator("smollm2-135m", recorder=CallRecorder(tmp_path, mode="replay_only"), n_ctx=4096,
                                 max_tokens=160, limits=TINY)
     replayed = offline.generate("How do I add a secret in production?", EVIDENCE)
     assert not offline.loaded and replayed.replayed and replayed.answer == live.answer
 
 
 def test_llama_cpp_missing_gguf_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from rag_lib.generation.llama_cpp_backend import default_gguf_path
+    from rag_lib.generation.llama_cpp_backend import gguf_override
 
     monkeypatch.setenv("RAG_GGUF_PATH", str(tmp_path / "none.gguf"))
     with pytest.raises(ModelUnavailableError, match="RAG_GGUF_PATH"):
-        default_gguf_path()
+        gguf_override()
 
 
 def test_llama_cpp_uses_rag_gguf_path_and_its_sha256(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -77,7 +77,7 @@ def test_replay_only_miss_names_the_hash_and_the_fix(tmp_path: Path) -> None:
     live = Live()
     with pytest.raises(ReplayMissError, match=REQUEST.key) as info:
         CallRecorder(tmp_path, mode="replay_only").call(REQUEST, live)
-    assert "replay_or_live" in str(info.value) and live.calls == 0
+    assert "make llm-runs" in str(info.value) and live.calls == 0
 
 
 def test_unknown_mode_is_rejected(tmp_path: Path) -> None:

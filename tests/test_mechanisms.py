@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from rag_lib.config import RESULTS_DIR
-from rag_lib.experiments.mechanisms import MECHANISMS, METRICS, LLMQueries, compare
+from rag_lib.experiments.mechanisms import MECHANISMS, METRICS, LLMQueries, RankFailed, compare, q7_piece_ranks
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
@@ -98,7 +98,7 @@ def test_query_llm_records_then_replays(tmp_path: Path) -> None:
     assert (again.queries, again.replayed, replay_gen.calls) == (first.queries, True, 0)
 
 
-def test_query_llm_failures_are_named_and_fall_back(tmp_path: Path) -> None:
+def test_query_llm_failures_are_named_and_fail_the_question(tmp_path: Path) -> None:
     gen = CannedGenerator(["1.1.1.1", '{"questions": []}', '{"questions": ["a?", " ", "b?"]}'], CallRecorder(tmp_path))
     qllm = QueryLLM(gen)
     bad = qllm.rewrite("q1")
@@ -107,7 +107,9 @@ def test_query_llm_failures_are_named_and_fall_back(tmp_path: Path) -> None:
     assert qllm.split("q3").queries == ("a?", "b?")
     assert qllm.run("split", "   ").error_kind == "empty_question"
     queries = LLMQueries(QueryLLM(CannedGenerator(["oops"], CallRecorder(tmp_path / "x"))), "rewrite")
-    assert queries("original question") == ["original question"]  # failure: the question itself
+    with pytest.raises(RankFailed, match="not JSON") as failed:  # never the question itself
+        queries("original question")
+    assert failed.value.kind == "non_json"
     assert queries.summary() == {"calls": 1, "by_status": {"non_json": 1}}
     assert queries.outputs(["original question", "never asked"]) == {"original question": {
         "task": "rewrite", "question": "original question", "status": "error", "queries": [],
@@ -173,3 +175,18 @@ def test_mechanism_results(mechanism: str) -> None:
                 assert metrics["coverage@evidence"]["diff"] >= 0.0
     missing = set(_NUMBER.findall(report.split("\n", 1)[1])) - _numbers(results)
     assert not missing, f"report.md states numbers that results.json does not hold: {sorted(missing)}"
+
+
+def test_a_phrasing_the_variant_cannot_rank_is_reported_failed_not_as_baseline() -> None:
+    from rag_lib.benchmark import Question
+
+    q7 = Question(id="q07", type="answerable", compound=True, zh="问?", en="Q?", resolved=())
+
+    def rank(text: str) -> Ranking:
+        if text == "问?":
+            raise RankFailed("replay_miss", "no record")
+        return Ranking(("c1",), (1.0,))
+
+    failures: dict[str, dict[str, str]] = {}
+    ranks = q7_piece_ranks(q7, rank, (None,), ("zh", "en"), failures)
+    assert failures == {"original": {"zh": "replay_miss"}} and ranks["original"]["zh"] == {}

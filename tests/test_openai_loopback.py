@@ -45,11 +45,11 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Start llama.cpp's server on a free loopback port; always stop it."""
-    from rag_lib.generation.llama_cpp_backend import default_gguf_path
+    from rag_lib.generation.local_models import model_file
 
     port = _free_port()
     # One thread: the test machine has two shared cores, and an oversubscribed llama.cpp crawls.
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(default_gguf_path()),
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file("smollm2-135m")),
                "--model_alias", "smollm2-135m", "--host", "127.0.0.1", "--port", str(port),
                "--n_ctx", "4096", "--n_threads", "1", "--n_threads_batch", "1", "--seed", "0"]
     # The log goes to a file: llama.cpp logs a lot, and a full pipe would block the server.

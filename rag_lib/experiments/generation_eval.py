@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
+from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Gate, label_insufficient
 from rag_lib.generation import Generator
 from rag_lib.generation.base import question_problem
@@ -46,6 +47,10 @@ def run_generation_eval(
         out, ranking = answer_question(q.text(lang), wb, gated, key, k)
         evidence_ids = list(ranking.ids[:k]) if ranking else []
         cit = out.result.citations
+        text = out.result.answer.answer if out.result.answer else ""
+        # Correct = states every checkable key fact (data/benchmark/key_facts.yaml); only answered
+        # answerable questions are judged, and a question without a checkable fact is None.
+        correct = answer_correct(q.id, text).correct if q.answerable and out.result.status == "answered" else None
         rows.append({
             "question": q.id, "answerable": q.answerable,
             "label": "insufficient" if label_insufficient(q, evidence_ids) else "sufficient",
@@ -53,6 +58,7 @@ def run_generation_eval(
             "status": out.result.status, "declined_by": _declined_by(out),
             "error_kind": out.result.error_kind,
             "citations_valid": cit.n_valid if cit else 0, "citations_total": cit.n_total if cit else 0,
+            "correct": correct, "answer": text,
         })
     answered = [r for r in rows if r["status"] == "answered"]
     unanswerable = [r for r in rows if not r["answerable"]]

@@ -25,8 +25,10 @@ from rag_lib.benchmark import Question
 from rag_lib.config import settings
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
+from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import MRR, HitAt, PieceCoverage, paired_bootstrap, piece_ranks
-from rag_lib.generation import get_generator
+from rag_lib.generation import get_task_generator
+from rag_lib.llm_calls import LLMCallError, ReplayMissError
 from rag_lib.query_ops import QueryLLM, QueryOutcome, RuleSplitter, fuse
 from rag_lib.report import markdown_table
 from rag_lib.rerank import available_rerankers, get_reranker
@@ -38,6 +40,15 @@ MECHANISMS = ("topk", "dedup_mmr", "reranker", "query_split", "query_rewrite", "
 Q7_PHRASINGS: tuple[str | None, ...] = (None, "terms", "aligned")
 METRICS = ("hit@5", "coverage@10", "mrr", "coverage@evidence")
 RERANKER = "bge-reranker-v2-m3"
+
+
+class RankFailed(WorkbookError):
+    """A variant could not rank a question (an LLM call failed or has no record): reported as failed,
+    never replaced by the baseline's ranking."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
 LLM_MAX_TOKENS = 96  # a query is short; a degenerate reply stops here (and fails as non_json, visibly)
 
 
@@ -59,13 +70,14 @@ class Variant:
     notes: list[str] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
     llm: LLMQueries | None = None
+    question_ids: frozenset[str] | None = None  # a stated subset of the benchmark (None: every question)
 
 
 class LLMQueries:
     """Turns a question into queries with an LLM task, remembering every outcome (for the report).
 
-    A failed call (non-JSON, schema-invalid, backend error) falls back to the question itself,
-    so the ranking equals the baseline's, and the failure is counted, never hidden.
+    A failed call (non-JSON, schema-invalid, backend error, no record) raises :class:`RankFailed`:
+    the question is reported as failed for this variant, never ranked as the original question.
     """
 
     def __init__(self, qllm: QueryLLM, task: str) -> None:
@@ -77,7 +89,9 @@ class LLMQueries:
         if text not in self.outcomes:
             self.outcomes[text] = self.qllm.run(self.task, text)
         outcome = self.outcomes[text]
-        return list(outcome.queries) if outcome.status == "ok" else [text]
+        if outcome.status != "ok":
+            raise RankFailed(str(outcome.error_kind), str(outcome.error))
+        return list(outcome.queries)
 
     def summary(self) -> dict[str, Any]:
         kinds: dict[str, int] = {}
@@ -155,15 +169,47 @@ def dedup_mmr_variants(wb: Workbench, base: BaselineDense, candidates: int = 50,
     ]
 
 
+def _recorded_rank(rerank: Callable[[str], Ranking]) -> Callable[[str], Ranking]:
+    """A reranking whose scores are recorded LLM calls: a missing or failed call fails the question."""
+    def rank(text: str) -> Ranking:
+        try:
+            return rerank(text)
+        except ReplayMissError as exc:
+            raise RankFailed("replay_miss", str(exc)) from exc
+        except LLMCallError as exc:
+            raise RankFailed(exc.kind, str(exc)) from exc
+    return rank
+
+
+def benchmark_subset(questions: Sequence[Question], size: int, seed: int = 0) -> frozenset[str]:
+    """A seeded subset of ``size`` questions, stratified by compound / single-piece (sorted ids)."""
+    rng = np.random.default_rng(seed)
+    groups = [sorted(q.id for q in questions if q.compound == c) for c in (True, False)]
+    total = sum(len(g) for g in groups)
+    picked: list[str] = []
+    for group in groups:
+        share = round(size * len(group) / total) if total else 0
+        picked += list(rng.choice(group, size=min(share, len(group)), replace=False)) if group else []
+    return frozenset(picked)
+
+
 def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER,
-                      candidates: int | None = None) -> list[Variant]:
-    """The cross-encoder over the baseline's top candidates (``retrieval.rerank_candidates``)."""
+                      candidates: int | None = None, subset: int | None = None) -> list[Variant]:
+    """Reranker ``name`` over the baseline's top candidates (``retrieval.rerank_candidates``).
+
+    ``subset`` limits the whole-benchmark comparison to a seeded, stratified subset of that many
+    answerable questions (an LLM reranker costs minutes per question here); Q7 always runs.
+    """
     n = int(candidates or settings()["retrieval"]["rerank_candidates"])
     reranker = get_reranker(name)
     texts = {c.id: c.embed_input for c in wb.embeddable}
+    ids = benchmark_subset(wb.benchmark.questions(answerable=True), subset) if subset else None
+    notes = [f"Whole-benchmark comparison on a seeded (seed 0), stratified subset of {len(ids)} answerable questions "
+             "(runtime of the LLM reranker on 2 cores); Q7 on every phrasing."] if ids else []
     return [Variant(f"{name} top-{n}", f"{name} re-scores the dense top {n}",
-                    lambda text: reranker.rerank(text, base(text), texts, top_n=n),
-                    provenance={"reranker": reranker.provenance})]
+                    _recorded_rank(lambda text: reranker.rerank(text, base(text), texts, top_n=n)),
+                    provenance={"reranker": reranker.provenance, "subset": sorted(ids) if ids else None},
+                    question_ids=ids, notes=notes)]
 
 
 def _split_rank(base: BaselineDense, split: Callable[[str], list[str]], fusion: str) -> Callable[[str], Ranking]:
@@ -171,7 +217,8 @@ def _split_rank(base: BaselineDense, split: Callable[[str], list[str]], fusion: 
     return lambda text: fuse([base(part) for part in split(text)], fusion, k=k)
 
 
-def query_split_variants(base: BaselineDense, qllm: QueryLLM | None) -> list[Variant]:
+def query_split_variants(base: BaselineDense, qllm: QueryLLM | None,
+                         llm_languages: Sequence[str] = ("zh", "en")) -> list[Variant]:
     """Rule-based splitting (sentences; sentences + clauses), fused by RRF or round-robin; LLM splitting."""
     variants = []
     for splitter in (RuleSplitter(), RuleSplitter(clauses=True)):
@@ -181,12 +228,9 @@ def query_split_variants(base: BaselineDense, qllm: QueryLLM | None) -> list[Var
                                     _split_rank(base, splitter.split, fusion)))
     if qllm is not None:
         queries = LLMQueries(qllm, "split")
-        # Optional second variant, on Q7 only: the rewrite variant already spends the LLM budget on
-        # the whole benchmark, and SmolLM2 calls take seconds each on this machine's shared CPUs.
         variants.append(Variant("llm-split+rrf", "the configured LLM splits the question; parts merged by RRF",
-                                _split_rank(base, queries, "rrf"), languages=(),
-                                provenance={"llm": qllm.describe()}, llm=queries,
-                                notes=["LLM splitting runs on Q7 only (runtime); no whole-benchmark comparison."]))
+                                _split_rank(base, queries, "rrf"), languages=tuple(llm_languages),
+                                provenance={"llm": qllm.describe()}, llm=queries))
     return variants
 
 
@@ -227,14 +271,49 @@ def hybrid_variants(wb: Workbench) -> list[Variant]:
 
 # --------------------------------------------------------------------------- measuring
 def q7_piece_ranks(q7: Question, rank: Callable[[str], Ranking], phrasings: Sequence[str | None],
-                   languages: Sequence[str]) -> dict[str, dict[str, dict[str, int | None]]]:
-    """``{phrasing: {lang: {"C1": rank, …}}}`` (first rank of each piece)."""
+                   languages: Sequence[str], failures: dict[str, dict[str, str]] | None = None,
+                   ) -> dict[str, dict[str, dict[str, int | None]]]:
+    """``{phrasing: {lang: {"C1": rank, …}}}`` (first rank of each piece).
+
+    A phrasing the variant fails to rank gets no ranks (``None``), and its error kind goes into
+    ``failures[phrasing][lang]``: a failure is never shown as the baseline's ranks.
+    """
     out: dict[str, dict[str, dict[str, int | None]]] = {}
     for phrasing in phrasings:
         for lang in languages:
-            ranks = piece_ranks(q7.pieces, rank(q7.text(lang, phrasing)))
+            try:
+                ranks = piece_ranks(q7.pieces, rank(q7.text(lang, phrasing)))
+            except RankFailed as exc:
+                ranks = [None] * len(q7.pieces)
+                if failures is not None:
+                    failures.setdefault(phrasing or "original", {})[lang] = exc.kind
             out.setdefault(phrasing or "original", {})[lang] = {f"C{i + 1}": r for i, r in enumerate(ranks)}
     return out
+
+
+def _rank_all(rank: Callable[[str], Ranking], questions: Sequence[Question], lang: str,
+              ) -> tuple[dict[str, Ranking], dict[str, int]]:
+    """Each question's ranking, and how many failed per error kind (left out of the rankings)."""
+    runs: dict[str, Ranking] = {}
+    failed: dict[str, int] = {}
+    for q in questions:
+        try:
+            runs[q.id] = rank(q.text(lang))
+        except RankFailed as exc:
+            failed[exc.kind] = failed.get(exc.kind, 0) + 1
+    return runs, failed
+
+
+def _variant_status(entry: dict[str, Any], langs: Sequence[str], questions: Sequence[Question]) -> str:
+    """``ran``; ``partial`` when some calls failed; ``failed`` when nothing could be ranked."""
+    q7_total = sum(len(by_lang) for by_lang in entry["q7"].values())
+    q7_failed = sum(len(by_lang) for by_lang in entry.get("q7_failures", {}).values())
+    bench_failed = sum(f["failed"] for f in entry.get("failures", {}).values())
+    if not q7_failed and not bench_failed:
+        return "ran"
+    if q7_failed == q7_total and bench_failed == len(langs) * len(questions):
+        return "failed"
+    return "partial"
 
 
 def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
@@ -254,7 +333,7 @@ def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, 
 def run_mechanism(
     mechanism: str,
     languages: Sequence[str] = ("zh", "en"),
-    llm_languages: Sequence[str] = ("en",),
+    llm_languages: Sequence[str] = ("zh", "en"),
     use_llm: bool = True,
     n_boot: int = 10000,
     seed: int = 0,
@@ -306,18 +385,31 @@ def run_mechanism(
         result["reason"] = unavailable.get(RERANKER, "")
     for v in variants:
         langs = [lang for lang in languages if v.languages is None or lang in v.languages]
+        q7_failures: dict[str, dict[str, str]] = {}
         entry: dict[str, Any] = {
             "name": v.name, "description": v.description, "evidence_k": v.evidence_k,
             "benchmark_languages": langs, "notes": list(v.notes),
-            "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages),
+            "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages, q7_failures),
             "benchmark": {},
         }
+        if q7_failures:
+            entry["q7_failures"] = q7_failures
+        asked = [q for q in questions if v.question_ids is None or q.id in v.question_ids]
         for lang in langs:
-            runs = {q.id: v.rank(q.text(lang)) for q in questions}
+            runs, failed = _rank_all(v.rank, asked, lang)
+            if failed:
+                entry.setdefault("failures", {})[lang] = {"failed": sum(failed.values()), "of": len(asked),
+                                                          "by_kind": dict(sorted(failed.items()))}
+            if not runs:
+                continue  # every question failed: nothing to compare, and nothing shown as if it ran
+            # Paired comparison on the questions the variant ranked (all of them, unless some failed).
+            same = len(runs) == len(questions)
+            baseline = base_scores[lang] if same else _scores(wb, {q: base_runs[lang][q] for q in runs}, 5)
             scores = _scores(wb, runs, v.evidence_k)
-            entry["benchmark"][lang] = {
-                m: compare(scores[m], base_scores[lang][m], n_boot, seed) for m in METRICS
-            }
+            entry["benchmark"][lang] = {m: compare(scores[m], baseline[m], n_boot, seed) for m in METRICS}
+            if not same:
+                entry.setdefault("compared_on", {})[lang] = len(runs)
+        entry["status"] = _variant_status(entry, langs, asked)
         if v.llm is not None:
             entry["llm_calls"] = v.llm.summary()
             entry["q7_llm_outputs"] = v.llm.outputs([q7.text(lang, ph) for ph in Q7_PHRASINGS for lang in languages])
@@ -344,7 +436,12 @@ def _variants(mechanism: str, wb: Workbench, base: BaselineDense, use_llm: bool,
         status = available_rerankers()
         provenance["rerankers"] = {name: ok is True for name, ok in status.items()}
         missing = {name: str(ok) for name, ok in status.items() if ok is not True}
-        return (reranker_variants(wb, base) if status.get(RERANKER) is True else []), missing
+        # The paper's cross-encoder when its files are here; the offline LLM reranker always (replayed).
+        offline = str(settings()["retrieval"]["offline_reranker"])
+        subset = int(settings()["retrieval"]["offline_reranker_subset"])
+        variants = reranker_variants(wb, base, RERANKER) if status.get(RERANKER) is True else []
+        variants += reranker_variants(wb, base, offline, subset=subset) if status.get(offline) is True else []
+        return variants, missing
     if mechanism == "embedding":
         status = available_embedders()
         return embedding_variants(wb, status), {name: str(ok) for name, ok in status.items() if ok is not True}
@@ -352,32 +449,42 @@ def _variants(mechanism: str, wb: Workbench, base: BaselineDense, use_llm: bool,
         return hybrid_variants(wb), {}
     qllm = None
     if use_llm:
-        backend = str(settings()["generation"]["llm"])
-        qllm = QueryLLM(get_generator(backend, max_tokens=LLM_MAX_TOKENS))
+        task = "split" if mechanism == "query_split" else "rewrite"
+        qllm = QueryLLM(get_task_generator(task, max_tokens=LLM_MAX_TOKENS))  # type: ignore[arg-type]
         provenance["llm"] = {**qllm.describe(), "max_tokens": LLM_MAX_TOKENS, "temperature": qllm.generator.temperature}
     if mechanism == "query_split":
-        return query_split_variants(base, qllm), {}
+        return query_split_variants(base, qllm, llm_languages), {}
     return query_rewrite_variants(base, qllm, llm_languages), {}
 
 
 def _tables(result: dict[str, Any], languages: Sequence[str]) -> dict[str, Any]:
     """Markdown tables (and flat rows) for the report, built from the result itself."""
     q7_rows = []
-    sources = [("baseline", result["baseline"]["q7"], 5)]
-    sources += [(v["name"], v["q7"], v["evidence_k"]) for v in result["variants"]]
-    for name, q7, evidence_k in sources:
+    sources = [("baseline", result["baseline"]["q7"], 5, {})]
+    sources += [(v["name"], v["q7"], v["evidence_k"], v.get("q7_failures", {})) for v in result["variants"]]
+    for name, q7, evidence_k, failures in sources:
         for phrasing, by_lang in q7.items():
             for lang, ranks in by_lang.items():
+                failed = failures.get(phrasing, {}).get(lang)
                 in10 = sum(r is not None and r <= 10 for r in ranks.values())
                 in_evidence = sum(r is not None and r <= evidence_k for r in ranks.values())
-                q7_rows.append({"variant": name, "phrasing": phrasing, "language": lang, **ranks,
-                                "in top 10": f"{in10}/{len(ranks)}", "evidence k": evidence_k,
-                                "in evidence": f"{in_evidence}/{len(ranks)}"})
+                row = {"variant": name, "phrasing": phrasing, "language": lang, **ranks,
+                       "in top 10": f"{in10}/{len(ranks)}", "evidence k": evidence_k,
+                       "in evidence": f"{in_evidence}/{len(ranks)}"}
+                if failed:
+                    row.update({"in top 10": f"failed ({failed})", "in evidence": f"failed ({failed})"})
+                q7_rows.append(row)
     bench_rows = []
     for v in result["variants"]:
+        for lang, failure in v.get("failures", {}).items():
+            bench_rows.append({"variant": v["name"], "language": lang, "metric": "failed calls",
+                               "baseline": None, "mechanism": None, "diff": None,
+                               "95% CI": f"{failure['failed']}/{failure['of']} questions failed {failure['by_kind']}"})
         for lang, metrics in v["benchmark"].items():
+            subset = v.get("compared_on", {}).get(lang)
             for metric, c in metrics.items():
-                bench_rows.append({"variant": v["name"], "language": lang, "metric": metric,
+                bench_rows.append({"variant": v["name"] + (f" ({subset} questions)" if subset else ""),
+                                   "language": lang, "metric": metric,
                                    "baseline": c["baseline"], "mechanism": c["mechanism"], "diff": c["diff"],
                                    "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]"})
     return {

@@ -15,7 +15,7 @@ from rag_lib.casebook import published
 from rag_lib.documents import Chunk
 from rag_lib.experiments.generation_eval import fault_outcomes
 from rag_lib.experiments.q9a import calibrate, chosen_gates, top_rows
-from rag_lib.generation import get_generator
+from rag_lib.generation import get_generator, get_task_generator
 from rag_lib.generation.gated import GatedGenerator
 from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
@@ -61,6 +61,9 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
     general = gates.get("floor_aspects", gates["floor"])
     answered = GatedGenerator(gen, general).generate(question, evidence, ranking)
     citations = answered.result.citations.to_json()["citations"] if answered.result.citations else []
+    # The local LLM of the `answer` task behind the same gate (replayed from results/llm_calls).
+    llm = get_task_generator("answer")
+    llm_answered = GatedGenerator(llm, general).generate(question, evidence, ranking)
     pieces = [{"piece": p.id, "what": p.what, "first_rank": min((ranking.rank_of(c) for c in ids if c in ranking),
                                                                  default=None)}
               for p, ids in zip(q5.gold, q5.pieces, strict=True)]
@@ -86,6 +89,8 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
         "citations": citations,
         "citations_valid": sum(c["valid"] for c in citations),
         "citations_total": len(citations),
+        "llm_answer": {"generator": {"backend": llm.backend, "model": llm.model, "model_version": llm.model_version},
+                       **llm_answered.to_json()},
         "wrangler_r2": wrangler,
         "wrangler_table": markdown_table(wrangler),
         "wrangler_rank": {"workers": workers_rank, "pages": pages_rank},

@@ -22,9 +22,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.casebook import published
-from rag_lib.config import settings
 from rag_lib.errors import ModelUnavailableError
-from rag_lib.generation import get_generator
+from rag_lib.generation import get_generator, task_generator_name
 from rag_lib.generation.prompts import prompts
 from rag_lib.llm_calls import CallMode, CallRecorder
 from rag_lib.recovery import Decomposer, FixedSuggestions, LLMDecomposer, RecoveryResult, RuleDecomposer, run_recovery
@@ -57,11 +56,11 @@ COUNT_KEYS = ("pieces_total", "in_top5_before", "in_top5_after_best", "in_top5_a
               "in_top10_before", "in_top10_after_best", "in_top10_after_union")
 
 
-def decomposers(llm: str | None, llm_mode: CallMode) -> tuple[dict[str, Decomposer], dict[str, str]]:
+def decomposers(llm: str | None, llm_mode: CallMode | None) -> tuple[dict[str, Decomposer], dict[str, str]]:
     """The ``llm`` and ``rule`` sources; an LLM whose model is not here is reported, not replaced."""
     out: dict[str, Decomposer] = {}
     unavailable: dict[str, str] = {}
-    name = llm or str(settings()["generation"]["llm"])
+    name = llm or task_generator_name("recovery")
     try:
         out["llm"] = LLMDecomposer(get_generator(name, recorder=CallRecorder(mode=llm_mode)))  # type: ignore[arg-type]
     except ModelUnavailableError as exc:
@@ -142,7 +141,7 @@ def run_recovery_experiment(
     k: int = 5,
     retriever: str = "dense",
     llm: str | None = None,
-    llm_mode: CallMode = "replay_or_live",
+    llm_mode: CallMode | None = None,
     workbench: Workbench | None = None,
 ) -> dict[str, Any]:
     """The loop on Q7 (three sources) and on every compound question (LLM and rule sources).

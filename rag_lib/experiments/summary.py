@@ -33,6 +33,14 @@ def _baseline_q7(bakeoff: dict[str, Any], lang: str) -> dict[str, Any]:
     raise KeyError(f"01_embedding_bakeoff has no Q7 row for {label} ({lang}); re-run it")
 
 
+def variant_label(mechanism: str, variant: dict[str, Any]) -> str:
+    """``mechanism: variant``, with the model that produced it for LLM variants."""
+    prov = variant.get("provenance", {})
+    model = prov.get("llm", {}).get("model") or (prov.get("reranker", {}).get("revision")
+                                                 if prov.get("reranker", {}).get("backend") == "llm_yes_no" else None)
+    return f"{mechanism}: {variant['name']}" + (f" ({model})" if model else "")
+
+
 def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
     """Rows: baseline, each mechanism variant, each recovery suggestion; columns: first rank of C1–C4."""
     root = root or results_dir()
@@ -45,9 +53,13 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
             rows.append({"row": f"{result['mechanism']}: not run ({result.get('status')})"})
             continue
         for variant in result["variants"]:
+            label = variant_label(result["mechanism"], variant)
+            failed = variant.get("q7_failures", {}).get("original", {}).get(lang)
             ranks = variant.get("q7", {}).get("original", {}).get(lang)
-            if ranks:
-                rows.append({"row": f"{result['mechanism']}: {variant['name']}", **{p: ranks.get(p) for p in PIECES}})
+            if failed:
+                rows.append({"row": f"{label}: failed ({failed})"})
+            elif ranks:
+                rows.append({"row": label, **{p: ranks.get(p) for p in PIECES}})
     recovery = _load("07_recovery_loop", root)
     if recovery and lang in recovery.get("q7", {}):
         for source, block in recovery["q7"][lang].items():
@@ -63,8 +75,12 @@ def benchmark_rows(root: Path | None = None) -> list[dict[str, Any]]:
     rows = []
     for result in _mechanism_results(root):
         for variant in result.get("variants", []) if result.get("status") == "ran" else []:
+            label = variant_label(result["mechanism"], variant)
+            for lang, failure in sorted(variant.get("failures", {}).items()):
+                rows.append({"mechanism": label, "language": lang, **{m: "—" for m in METRICS},
+                             "failed": f"{failure['failed']}/{failure['of']} {failure['by_kind']}"})
             for lang, metrics in sorted(variant.get("benchmark", {}).items()):
-                row: dict[str, Any] = {"mechanism": f"{result['mechanism']}: {variant['name']}", "language": lang}
+                row: dict[str, Any] = {"mechanism": label, "language": lang}
                 for metric in METRICS:
                     m = metrics.get(metric)
                     if m:
@@ -96,7 +112,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     theirs = published()
     tables = {lang: side_by_side(lang, root) for lang in languages}
     bench = benchmark_rows(root)
-    missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop")
+    missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm")
                if not (root / name / "results.json").is_file()]
     if not _mechanism_results(root):
         missing.append("06_q7_mechanism-*")
@@ -110,7 +126,14 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
          "casebook (theirs)": f"{theirs['q8']['coverage']['k5']} → {theirs['q8']['coverage']['k6']}"},
     ]
     headline_lang = languages[0]
+    local = _load("10_local_llm", root)
     return {
+        "local_llm": {"tasks": local["tasks"], "answer_table": local["answer_table"],
+                      "judge_table": local["judge_table"]} if local else None,
+        "local_llm_text": (f"Models per task: {local['tasks']}.\n\nAnswers (rates leave out calls without a record, "
+                           f"counted as `missing`):\n\n{local['answer_table']}\n\nThe LLM judge beside "
+                           f"floor+aspects:\n\n{local['judge_table']}") if local
+        else "_(10_local_llm has not run)_",
         "languages": list(languages),
         "missing_inputs": missing,
         "side_by_side": tables,
@@ -119,7 +142,9 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         },
         "benchmark_rows": bench,
         "benchmark_table": (
-            markdown_table(bench, ["mechanism", "language", *METRICS]) if bench else "_(no mechanism results)_"
+            markdown_table(bench, ["mechanism", "language", *METRICS, *(["failed"] if any("failed" in r for r in bench)
+                                                                      else [])])
+            if bench else "_(no mechanism results)_"
         ),
         "casebook_rows": casebook_rows,
         "casebook_table": markdown_table(casebook_rows),

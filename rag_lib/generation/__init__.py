@@ -4,8 +4,9 @@ Backends (imported lazily, so the extractive baseline needs neither ``openai`` n
 
 ``openai``
     Any OpenAI-compatible endpoint (the casebook's qwen3.8-flash on Model Studio).
-``llama_cpp``
-    A local GGUF model, JSON-schema constrained (offline default: SmolLM2-135M-Instruct).
+``llama_cpp`` or ``llama_cpp:MODEL``
+    A local GGUF model, JSON-schema constrained (offline default: Qwen2.5-Coder-Instruct; the
+    models are listed in ``models.yaml`` → ``local_models``).
 ``extractive``
     No LLM: quotes the best-matching evidence sentences, declines below a floor.
 
@@ -32,6 +33,19 @@ GENERATORS: dict[str, str] = {
 }
 
 
+def task_generator_name(task: str) -> str:
+    """The generator configured for an LLM task (``generation.llm_tasks`` in ``workbook.yaml``)."""
+    tasks = settings()["generation"]["llm_tasks"]
+    if task not in tasks:
+        raise WorkbookError(f"generation.llm_tasks in workbook.yaml has no entry {task!r}; it has {sorted(tasks)}.")
+    return str(tasks[task])
+
+
+def get_task_generator(task: str, **kwargs: Any) -> Generator:
+    """:func:`get_generator` for the model configured for ``task`` (``answer``, ``judge``, ``rewrite`` …)."""
+    return get_generator(task_generator_name(task), **kwargs)
+
+
 def available_generators() -> list[str]:
     """Names accepted by :func:`get_generator`."""
     return sorted(GENERATORS)
@@ -43,19 +57,26 @@ def get_generator(name: str | None = None, **kwargs: Any) -> Generator:
     Parameters
     ----------
     name
-        One of :func:`available_generators`.
+        One of :func:`available_generators`, optionally with a model after a colon
+        (``llama_cpp:qwen2.5-coder-0.5b``, ``openai:qwen-flash``).
     **kwargs
         Passed to the backend's constructor (e.g. ``recorder=CallRecorder(mode="replay_only")``).
     """
     name = name or str(settings()["generation"]["default"])
-    if name not in GENERATORS:
-        raise WorkbookError(f"Unknown generator {name!r}; use one of {', '.join(available_generators())}.")
-    module_name, class_name = GENERATORS[name].split(":")
+    backend, _, model = name.partition(":")
+    if backend not in GENERATORS:
+        raise WorkbookError(f"Unknown generator {name!r}; use one of {', '.join(available_generators())} "
+                            "(llama_cpp and openai take a model after a colon).")
+    if model:
+        if backend == "extractive":
+            raise WorkbookError(f"The extractive generator takes no model ({name!r}); use 'extractive'.")
+        kwargs["model"] = model
+    module_name, class_name = GENERATORS[backend].split(":")
     return getattr(importlib.import_module(module_name), class_name)(**kwargs)
 
 
 __all__ = [
     "ERROR_KINDS", "GENERATORS", "Answer", "Citation", "GenerationResult", "Generator", "LLMGenerator",
     "LLMOutcome", "RecoverySuggestions", "SchemaLimits", "SufficiencyVerdict", "available_generators",
-    "get_generator",
+    "get_generator", "get_task_generator", "task_generator_name",
 ]

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from rag_lib.citations import CitationReport, check_citations
 from rag_lib.documents import Chunk
-from rag_lib.generation.prompts import build_messages, decline_wording_problems
+from rag_lib.generation.prompts import build_messages, clip_text, decline_wording_problems
 from rag_lib.generation.schema import (
     DEFAULT_LIMITS,
     Answer,
@@ -29,11 +29,12 @@ from rag_lib.generation.schema import (
     sufficiency_json_schema,
 )
 from rag_lib.llm_calls import CallRecord, CallRecorder, LLMCallError, LLMRequest, LLMResponse, ReplayMissError
+from rag_lib.text import sentences
 
 Status = Literal["answered", "insufficient", "error"]
 ERROR_KINDS = (
     "empty_question", "question_too_long", "timeout", "rate_limited", "server_error", "backend_error",
-    "replay_miss", "non_json", "schema_invalid", "no_citations", "no_valid_citations",
+    "replay_miss", "model_unavailable", "truncated", "non_json", "schema_invalid", "no_citations", "no_valid_citations",
 )
 MAX_QUESTION_CHARS = 4000  # a longer "question" is refused, not truncated: truncation changes its meaning
 
@@ -137,13 +138,28 @@ def result_fields(
     return fields, refused
 
 
+def quotable_sentences(text: str, min_chars: int = 15) -> list[str]:
+    """The sentences of ``text`` a constrained citation may quote.
+
+    Left out: fragments under ``min_chars`` or without a letter (fences, list markers), and any
+    sentence with a double quote or a backslash, which llama-cpp-python's schema-to-grammar
+    converter mis-escapes (its grammar then fails to parse and the process aborts).
+    """
+    return [s for s in sentences(text)
+            if len(s) >= min_chars and any(ch.isalpha() for ch in s) and '"' not in s and "\\" not in s]
+
+
 def parse_json_object(text: str) -> Any:
-    """Parse a model reply as JSON, tolerating a Markdown code fence around it."""
+    """Parse a model reply as JSON, tolerating a Markdown code fence around it.
+
+    ``strict=False`` accepts raw control characters (a newline, a tab) inside strings: llama.cpp's
+    JSON grammar allows them, so rejecting them would fail replies the constrained decoder produced.
+    """
     stripped = text.strip()
     if stripped.startswith("```"):
         stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
         stripped = stripped.rsplit("```", 1)[0]
-    return json.loads(stripped)
+    return json.loads(stripped, strict=False)
 
 
 def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk]) -> GenerationResult:
@@ -183,11 +199,15 @@ class LLMGenerator:
         recorder: CallRecorder | None = None,
         limits: SchemaLimits = DEFAULT_LIMITS,
         max_question_chars: int = MAX_QUESTION_CHARS,
+        max_chunk_chars: int | None = None,
+        constrain_quotes: bool = False,
     ) -> None:
         self.model = model
         self.recorder = recorder if recorder is not None else CallRecorder()
         self.limits = limits
         self.max_question_chars = max_question_chars
+        self.max_chunk_chars = max_chunk_chars  # each evidence chunk cut to this in the prompt (None: whole)
+        self.constrain_quotes = constrain_quotes  # quotes drawn from the cited chunk's sentences (schema)
 
     @property
     def model_version(self) -> str | None:
@@ -203,12 +223,14 @@ class LLMGenerator:
     # -- public API ---------------------------------------------------------------------------
     def request(self, task: str, question: str, evidence: Sequence[Chunk]) -> LLMRequest:
         """The exact request that ``task`` would send (useful to look up its record)."""
+        quotes = ({c.id: quotable_sentences(clip_text(c.text, self.max_chunk_chars).removesuffix(" …"))
+                   for c in evidence} if self.constrain_quotes else None)
         schemas = {
-            "answer": lambda: answer_json_schema([c.id for c in evidence], self.limits),
+            "answer": lambda: answer_json_schema([c.id for c in evidence], self.limits, quotes),
             "recovery": lambda: recovery_json_schema(self.limits),
             "sufficiency": lambda: sufficiency_json_schema(self.limits),
         }
-        return self.build_request(build_messages(task, question, evidence), schemas[task]())
+        return self.build_request(build_messages(task, question, evidence, self.max_chunk_chars), schemas[task]())
 
     def build_request(self, messages: Sequence[Mapping[str, str]], json_schema: dict[str, Any]) -> LLMRequest:
         """A request for any task: chat ``messages`` and the JSON schema the reply must follow."""
@@ -227,7 +249,7 @@ class LLMGenerator:
             return LLMOutcome(status="error", error_kind=failure[0], error=failure[1], **base)
         base.update(call_keys=(record.key,), replayed=record.replayed, latency_s=record.latency_s,
                     raw_output=record.response.content, model_version=self._version_of(record))
-        parsed = self._parse(record.response.content, reply_model)
+        parsed = self._parse(record.response, reply_model)
         if isinstance(parsed, tuple):
             return LLMOutcome(status="error", error_kind=parsed[0], error=parsed[1], **base)
         return LLMOutcome(status="ok", value=parsed, **base)
@@ -243,7 +265,7 @@ class LLMGenerator:
         base.update(call_keys=(record.key,), replayed=record.replayed, latency_s=record.latency_s,
                     cost_usd=record.cost_usd, raw_output=record.response.content,
                     model_version=self._version_of(record))
-        parsed = self._parse(record.response.content, Answer)
+        parsed = self._parse(record.response, Answer)
         if isinstance(parsed, tuple):
             return GenerationResult(status="error", error_kind=parsed[0], error=parsed[1], **base)
         return finish_answer(base, parsed, evidence)
@@ -278,9 +300,12 @@ class LLMGenerator:
             return None, ("replay_miss", str(exc))
 
     @staticmethod
-    def _parse(content: str, model: type[M]) -> M | tuple[str, str]:
+    def _parse(response: LLMResponse, model: type[M]) -> M | tuple[str, str]:
+        if response.finish_reason == "length":  # the reply hit max_tokens: its JSON is cut, never half-parsed
+            return "truncated", (f"The reply stopped at the token limit ({response.completion_tokens} tokens) "
+                                 "before its JSON closed; raise max_tokens or lower the schema's length caps.")
         try:
-            data = parse_json_object(content)
+            data = parse_json_object(response.content)
         except ValueError as exc:
             return "non_json", f"The model's reply is not JSON ({exc}); see raw_output."
         try:

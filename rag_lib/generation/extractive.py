@@ -17,9 +17,8 @@ from rag_lib.documents import Chunk
 from rag_lib.generation.base import MAX_QUESTION_CHARS, GenerationResult, finish_answer, result_fields
 from rag_lib.generation.schema import Answer, Citation
 from rag_lib.generation.specs import backend_defaults
+from rag_lib.text import sentences
 
-# Sentence ends: Western punctuation followed by whitespace, CJK punctuation, or a line break.
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
 _WORD = re.compile(r"\w")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -42,11 +41,6 @@ def terms(text: str) -> frozenset[str]:
 
     tokens = (t.strip().lower() for t in jieba_tokenizer().lcut(text))
     return frozenset(t for t in tokens if t and _WORD.search(t) and t not in STOPWORDS)
-
-
-def sentences(text: str) -> list[str]:
-    """The non-empty sentences of ``text``, each a verbatim (stripped) substring of it."""
-    return [s.strip() for s in _SENTENCE_BREAK.split(text) if s and s.strip()]
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,6 +58,13 @@ class SchemaLimits:
     max_item_chars: int = 300  # one "missing" aspect, one suggestion, the recovery reason
 
 
+    def clipped(self, max_string: int) -> SchemaLimits:
+        """These limits with every string cap at most ``max_string`` (a backend's grammar limit)."""
+        return replace(self, max_answer_chars=min(self.max_answer_chars, max_string),
+                       max_quote_chars=min(self.max_quote_chars, max_string),
+                       max_item_chars=min(self.max_item_chars, max_string))
+
+
 DEFAULT_LIMITS = SchemaLimits()
 
 
@@ -70,16 +77,28 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
             "additionalProperties": False}
 
 
-def answer_json_schema(chunk_ids: Sequence[str], limits: SchemaLimits = DEFAULT_LIMITS) -> dict[str, Any]:
+def answer_json_schema(chunk_ids: Sequence[str], limits: SchemaLimits = DEFAULT_LIMITS,
+                       quotes: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
     """JSON schema of :class:`Answer`, with ``chunk_id`` restricted to the ids actually sent.
 
     The enum makes a fabricated id impossible for grammar-constrained backends; the citation
-    check still verifies every id, because not every backend honours a schema.
+    check still verifies every id, because not every backend honours a schema. With ``quotes``
+    (chunk id → its sentences, as sent), each citation is one of the evidence chunks paired with
+    one of *its own* sentences: a small model then cannot paraphrase or translate a quote, or put
+    one chunk's words under another's id. What it quotes still has to support its answer, which
+    the citation check cannot tell (answer correctness is judged separately).
     """
     citation = _object({"chunk_id": {"type": "string", "enum": list(chunk_ids)},
                         "quote": _string(limits.max_quote_chars)})
     if not chunk_ids:  # an empty enum is not valid JSON schema; no evidence means no citations
         citation["properties"]["chunk_id"] = {"type": "string"}
+    elif quotes:
+        citation = {"anyOf": [
+            _object({"chunk_id": {"const": cid},
+                     "quote": {"type": "string", "enum": list(dict.fromkeys(
+                         q[: limits.max_quote_chars] for q in quotes[cid]))}})
+            for cid in chunk_ids if quotes.get(cid)
+        ]}
     return _object({
         "status": {"type": "string", "enum": ["answered", "insufficient"]},
         "answer": _string(limits.max_answer_chars),

@@ -19,7 +19,11 @@ from rag_lib.rerank.base import BaseReranker, RerankerSpec, get_spec, load_specs
 # backend keyword -> "module:class"; a backend pulls in its runtime, so import on use only.
 BACKENDS = {
     "onnx_cross_encoder": "rag_lib.rerank.onnx_cross_encoder:OnnxCrossEncoder",
+    "llm_yes_no": "rag_lib.rerank.llm_yes_no:LLMYesNoReranker",
 }
+# Backends whose scores are recorded calls: they run wherever their records are (replay), and
+# `make llm-runs` fills missing ones, so they need no model files to count as available.
+RECORDED_BACKENDS = frozenset({"llm_yes_no"})
 
 
 def _backend_class(backend: str) -> type[BaseReranker]:
@@ -43,6 +47,9 @@ def available_rerankers(models_dir: str | os.PathLike[str] | None = None) -> dic
     """Every registered name -> ``True`` if its files are here, else the reason it is not."""
     status: dict[str, bool | str] = {}
     for name, spec in load_specs().items():
+        if spec.backend in RECORDED_BACKENDS:
+            status[name] = True
+            continue
         try:
             resolve_files(spec, models_dir)
         except ModelUnavailableError as exc:

@@ -1,0 +1,100 @@
+"""Local LLM throughput through the workbook's llama_cpp backend, against llama-cpp-python called directly.
+
+For each model (default: both Qwen2.5-Coder models; they must be installed, `make llm-models`):
+
+* prompt evaluation tokens/s (the answer prompt of Q5 over its Top-5, cold cache) and generation
+  tokens/s (the same prompt already cached, so the time is generation), with llama-cpp-python alone;
+* the same JSON-constrained answer request through ``LlamaCppGenerator`` and directly with
+  ``Llama.create_chat_completion``, both from a cold cache: the wrapper's overhead as a ratio;
+* prompt caching: a second question over the same evidence shares the system prompt and the
+  evidence; its time against the same request from a cold cache.
+
+    .venv/bin/python benchmarks/llm_throughput.py [--models qwen2.5-coder-0.5b] [--max-tokens 64]
+
+Every ratio compares two runs in this process on the same loaded model; absolute rates depend on
+what else the machine is doing (run it on an idle machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from typing import Any
+
+from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
+from rag_lib.llm_calls import CallRecorder
+from rag_lib.workbench import Workbench
+
+
+def _timed(fn: Any) -> tuple[Any, float]:
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def measure(model: str, max_tokens: int, wb: Workbench) -> dict[str, Any]:
+    q5 = wb.benchmark.by_casebook("Q5")
+    question, other = q5.text("en"), wb.benchmark.by_casebook("Q7").text("en")
+    evidence = [wb.by_id[c] for c in wb.rank(question).ids[:5]]
+    with tempfile.TemporaryDirectory() as tmp:
+        generator = LlamaCppGenerator(model, recorder=CallRecorder(tmp, mode="live"), max_tokens=max_tokens)
+        llm = generator.load()
+        request = generator.request("answer", question, evidence)
+        params = {k: v for k, v in request.params.items() if k != "n_ctx"}
+        messages = [dict(m) for m in request.messages]
+
+        # Prompt evaluation alone, cold; then generation with the whole prompt cached.
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        prompt = Jinja2ChatFormatter(template=llm.metadata["tokenizer.chat_template"], eos_token="<|im_end|>",
+                                     bos_token="")(messages=messages).prompt
+        tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        llm.reset()
+        _, eval_s = _timed(lambda: llm.eval(tokens))
+        reply, warm_s = _timed(lambda: llm.create_chat_completion(messages=messages, **params))
+        generated = reply["usage"]["completion_tokens"]
+
+        # The same request, cold, directly and through the backend.
+        llm.reset()
+        direct, direct_s = _timed(lambda: llm.create_chat_completion(messages=messages, **params))
+        llm.reset()
+        wrapped, wrapped_s = _timed(lambda: generator.complete(request))
+
+        # Prompt caching: another question over the same evidence, after the first one.
+        second = generator.request("answer", other, evidence)
+        second_messages = [dict(m) for m in second.messages]
+        second_params = {k: v for k, v in second.params.items() if k != "n_ctx"}
+        llm.reset()
+        llm.create_chat_completion(messages=messages, **params)
+        _, cached_s = _timed(lambda: llm.create_chat_completion(messages=second_messages, **second_params))
+        llm.reset()
+        _, cold_s = _timed(lambda: llm.create_chat_completion(messages=second_messages, **second_params))
+    return {
+        "model": model, "prompt_tokens": len(tokens), "prompt_eval_tok_s": len(tokens) / eval_s,
+        "generated_tokens": generated, "generation_tok_s": generated / warm_s if warm_s else float("nan"),
+        "direct_s": direct_s, "backend_s": wrapped_s, "backend_over_direct": wrapped_s / direct_s,
+        "same_reply": (direct["choices"][0]["message"]["content"] or "") == wrapped.content,
+        "second_question_cold_s": cold_s, "second_question_cached_s": cached_s,
+        "caching_speedup": cold_s / cached_s if cached_s else float("nan"),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"])
+    parser.add_argument("--max-tokens", type=int, default=64, help="generation cap per reply (default 64)")
+    args = parser.parse_args()
+    wb = Workbench()
+    for model in args.models:
+        r = measure(model, args.max_tokens, wb)
+        print(f"{r['model']}: prompt eval {r['prompt_eval_tok_s']:.1f} tok/s ({r['prompt_tokens']} tokens), "
+              f"generation {r['generation_tok_s']:.1f} tok/s ({r['generated_tokens']} tokens)")
+        print(f"  backend / direct, same request from a cold cache: {r['backend_s']:.1f} s / {r['direct_s']:.1f} s "
+              f"= {r['backend_over_direct']:.3f} (same reply: {r['same_reply']})")
+        print(f"  prompt caching, a second question over the same evidence: cold {r['second_question_cold_s']:.1f} s,"
+              f" after the first {r['second_question_cached_s']:.1f} s = {r['caching_speedup']:.2f}x faster")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 10 · A real offline LLM: Qwen2.5-Coder answers, judges and reranks
+#
+# **Question.** With a real (small) instruct model instead of the smoke-test SmolLM2, how often does
+# the grounded answerer answer the answerable questions, with citations that pass the verbatim check,
+# and decline the unanswerable ones, in Chinese and in English, ungated and behind the calibrated
+# floor+aspects gate, beside the extractive baseline? And does an LLM sufficiency judge (the idea of
+# "Sufficient Context", Joren et al., ICLR 2025) separate sufficient from insufficient evidence better
+# than floor+aspects?
+#
+# **Configuration.** Local models from PyPI part packages (`rag_lib/generation/models.yaml`), run with
+# llama-cpp-python, temperature 0, seed 0, JSON-schema constrained. Which model serves which task is
+# `generation.llm_tasks` in `workbook.yaml`, chosen on the fixed sample of the first table (seconds per
+# call and a quality signal per task). Dense retrieval with the default embedder, Top-5. Every call is
+# recorded in `results/llm_calls/` and replayed; a call without a record is counted as *missing* and
+# left out of every rate (fill them with `make llm-runs`), never counted as a decline.
+#
+# **Re-run.** `make reproduce` (replays), or `.venv/bin/python -m rag_lib.reproduce 10_local_llm`;
+# `make llm-runs RUNS=10_local_llm` makes the missing calls live. Writes `results/10_local_llm/`.
+
+# %% tags=["parameters"]
+languages = ["zh", "en"]
+k = 5
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from rag_lib import report
+from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, run_local_llm
+
+NAME = "10_local_llm"
+result = run_local_llm(languages=languages, k=k)
+display(pd.DataFrame(result["models"]).T[["description", "packages", "sha256", "licence"]])
+pd.Series(result["tasks"], name="model per task").to_frame()
+
+# %% [markdown]
+# ## Model choice on a fixed sample (both models, every task)
+
+# %%
+choice = result["model_choice"]
+print("sample:", ", ".join(choice["sample"]), "| quality signal:", choice["quality_signal"])
+pd.DataFrame(choice["rows"]).set_index(["task", "model"]).sort_index()
+
+# %%
+pd.DataFrame(choice["details"]).set_index(["task", "model", "question", "lang"]).sort_index()
+
+# %% [markdown]
+# ## Answers on the whole benchmark: local LLM and extractive baseline, ungated and gated
+
+# %%
+pd.DataFrame(result["answer_rows"], columns=ANSWER_COLUMNS).set_index(["generator", "lang", "gate"])
+
+# %% [markdown]
+# ## The LLM judge as a gate, beside floor+aspects ("insufficient" is the positive class)
+
+# %%
+pd.DataFrame(result["judge_rows"]).set_index(["lang", "gate"])
+
+# %%
+template = """# 10 · A real offline LLM
+
+Models per task (`generation.llm_tasks`): {tasks}.
+
+## Answers on the whole benchmark (Top-{k}, dense)
+
+Rates leave out questions whose call has no record (`missing`); fill them with `make llm-runs`.
+
+{answer_table}
+
+## The LLM judge beside floor+aspects
+
+{judge_table}
+"""
+stored = report.write_experiment(NAME, result, template)
+display(Markdown(report.experiment_dir(NAME).joinpath("report.md").read_text()))

@@ -1,0 +1,165 @@
+"""The local LLM on the whole benchmark: cited answers (gated and ungated) and the LLM judge as a gate.
+
+Every call is replayed from ``results/llm_calls``; a call without a record is counted as
+``missing`` (fill it with ``make llm-runs``) and left out of every rate, never counted as a decline
+or an error of the model. Each figure names the model that produced it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from rag_lib.config import settings
+from rag_lib.evaluation.correctness import answer_correct
+from rag_lib.evidence import Case, Gate, GateDecision, LLMJudgeGate, label_insufficient, score_cases
+from rag_lib.experiments.generation_eval import run_generation_eval
+from rag_lib.generation import Generator, get_task_generator, task_generator_name
+from rag_lib.report import markdown_table
+from rag_lib.retrieval import Ranking
+from rag_lib.workbench import Workbench
+
+ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
+                  "correct_when_answered", "refusal_correctness", "citation_validity", "citations_valid",
+                  "citations_total", "errors"]
+
+
+class Ungated:
+    """A gate that lets everything through: the generator alone decides (the "ungated" rows)."""
+
+    name = "ungated"
+
+    def decide(self, question: str, evidence: Sequence[Any], ranking: Ranking | None = None) -> GateDecision:
+        return GateDecision(True, self.name, "no gate: the generator decides")
+
+
+def _missing(rows: Sequence[dict[str, Any]]) -> int:
+    return sum(r["error_kind"] == "replay_miss" for r in rows)
+
+
+def answer_figures(result: dict[str, Any]) -> dict[str, Any]:
+    """Rates of one :func:`run_generation_eval` result over the questions whose calls are recorded.
+
+    ``answer_rate`` is answered / answerable; ``answer_correctness`` is answers stating every key
+    fact / answerable questions with a checkable fact (not answering counts as not correct);
+    ``correct_when_answered`` the same over answered ones; ``refusal_correctness`` declined /
+    unanswerable; ``citation_validity`` valid / cited. Questions whose call has no record are left
+    out (``missing``).
+    """
+    rows = [r for r in result["rows"] if r["error_kind"] != "replay_miss"]
+    answerable = [r for r in rows if r["answerable"]]
+    unanswerable = [r for r in rows if not r["answerable"]]
+    valid = sum(r["citations_valid"] for r in rows)
+    total = sum(r["citations_total"] for r in rows)
+    errors = Counter(r["error_kind"] for r in rows if r["status"] == "error")
+    checkable = [r for r in answerable if answer_correct_checkable(r["question"])]
+    correct = sum(r["correct"] is True for r in checkable)
+    answered_checkable = [r for r in checkable if r["status"] == "answered"]
+    return {
+        "lang": result["lang"], "gate": result["gate"], "model": result["generator"]["model"],
+        "backend": result["generator"]["backend"], "n": result["n"], "missing": _missing(result["rows"]),
+        "answerable": len(answerable), "answered": sum(r["status"] == "answered" for r in answerable),
+        "answer_rate": _rate(sum(r["status"] == "answered" for r in answerable), len(answerable)),
+        "correct": correct, "answer_correctness": _rate(correct, len(checkable)),
+        "correct_when_answered": _rate(correct, len(answered_checkable)),
+        "unanswerable": len(unanswerable),
+        "refusal_correctness": _rate(sum(r["status"] == "insufficient" for r in unanswerable), len(unanswerable)),
+        "citations_valid": valid, "citations_total": total, "citation_validity": _rate(valid, total),
+        "errors": dict(sorted(errors.items())),
+    }
+
+
+def answer_correct_checkable(question_id: str) -> bool:
+    """Whether the question has a checkable key fact (else it is left out of correctness)."""
+    return answer_correct(question_id, "").checkable
+
+
+def _rate(num: int, den: int) -> float | None:
+    return round(num / den, 4) if den else None
+
+
+def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = None,
+                    languages: Sequence[str] = ("zh", "en"), k: int = 5, key: str = "dense") -> dict[str, Any]:
+    """Answers to every benchmark question, ungated and behind ``gate``, per language.
+
+    The gated run reuses the ungated run's recorded calls wherever the gate lets a question through
+    (the request is the same), so it costs no extra model time.
+    """
+    generator = generator or get_task_generator("answer")
+    out: dict[str, Any] = {"model": task_generator_name("answer"), "k": k, "retriever": key, "runs": {}}
+    for lang in languages:
+        for gated in (Ungated(), gate):
+            result = run_generation_eval(wb, gated, generator, lang, k, key)
+            out["runs"][f"{lang}:{gated.name}"] = {"figures": answer_figures(result), "rows": result["rows"]}
+    return out
+
+
+def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, languages: Sequence[str] = ("zh", "en"),
+                      k: int = 5, key: str = "dense") -> dict[str, Any]:
+    """The LLM sufficiency judge as a gate on every question's Top-``k``, against the labels.
+
+    A judgement whose call failed or has no record is counted (``failed`` by reason) and left out:
+    the gate itself fails closed in use, but here a missing call is not a decision of the model.
+    """
+    judge = judge or LLMJudgeGate()
+    out: dict[str, Any] = {"model": judge.generator.model, "gate": judge.name, "by_lang": {}}  # type: ignore[attr-defined]
+    for lang in languages:
+        cases, failed, rows = [], Counter(), []
+        for q in wb.benchmark:
+            ranking = wb.rank(q.text(lang), key)
+            evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+            decision = judge.decide(q.text(lang), evidence, ranking)
+            label = label_insufficient(q, ranking.ids[:k])
+            if decision.scores.get("judge_ok") != 1:
+                failed[decision.reason] += 1
+                continue
+            cases.append(Case(q.id, q.answerable, label, not decision.sufficient))
+            rows.append({"question": q.id, "answerable": q.answerable,
+                         "label": "insufficient" if label else "sufficient",
+                         "judge": "sufficient" if decision.sufficient else "insufficient",
+                         "missing": list(decision.missing)})
+        out["by_lang"][lang] = {"scores": score_cases(cases).to_json() if cases else None,
+                                "judged": len(cases), "failed": dict(failed), "rows": rows}
+    return out
+
+
+def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = 5,
+                  key: str = "dense", with_model_choice: bool = True) -> dict[str, Any]:
+    """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
+    ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
+    from rag_lib.experiments.llm_models import run_model_choice
+    from rag_lib.experiments.q9a import calibrate, chosen_gates, measure_gates
+    from rag_lib.generation import get_generator
+    from rag_lib.generation.local_models import local_models
+
+    wb = wb or Workbench()
+    gates = {lang: chosen_gates(calibrate(wb, lang, key, k), wb) for lang in languages}
+    general = {lang: g.get("floor_aspects", g["floor"]) for lang, g in gates.items()}
+    answers: dict[str, Any] = {}
+    for name, generator in (("llm", get_task_generator("answer")), ("extractive", get_generator("extractive"))):
+        runs = {}
+        for lang in languages:
+            runs.update(run_llm_answers(wb, general[lang], generator, (lang,), k, key)["runs"])
+        answers[name] = {"model": generator.model, "backend": generator.backend, "runs": runs}
+    judge = measure_llm_judge(wb, None, languages, k, key)
+    beside = {lang: measure_gates(wb, {general[lang].name: general[lang]}, lang, key, k) for lang in languages}
+    rows = [{"generator": f"{a['backend']}:{a['model']}", **run["figures"]}
+            for a in answers.values() for run in a["runs"].values()]
+    judge_rows = []
+    for lang in languages:
+        block = judge["by_lang"][lang]
+        judge_rows.append({"lang": lang, "gate": f"llm_judge ({judge['model']})", "judged": block["judged"],
+                           "failed": sum(block["failed"].values()), **(block["scores"] or {})})
+        for name, scores in beside[lang].items():
+            judged = scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
+            judge_rows.append({"lang": lang, "gate": name, "judged": judged, "failed": 0, **scores})
+    return {
+        "languages": list(languages), "k": k, "retriever": key, "provenance": wb.provenance(key),
+        "tasks": dict(settings()["generation"]["llm_tasks"]),
+        "models": {name: spec.provenance() for name, spec in local_models().items()},
+        "model_choice": run_model_choice(wb, k=k, languages=languages) if with_model_choice else None,
+        "answers": answers, "answer_rows": rows, "answer_table": markdown_table(rows, ANSWER_COLUMNS),
+        "judge": judge, "gate_beside_judge": beside, "judge_rows": judge_rows,
+        "judge_table": markdown_table(judge_rows),
+    }

@@ -1,0 +1,150 @@
+"""Which local model for which LLM task: both Qwen2.5-Coder models on one fixed, seeded sample.
+
+For each candidate model and each task (cited answer, sufficiency judgement, query rewrite, yes/no
+relevance for reranking) the same sample is run through the workbook's own code path, every call
+recorded, and the result reports seconds per call and tokens per second (from the records) beside a
+quality signal the labels allow:
+
+* answer: answered / declined / failed, citations valid, reply in the question's language;
+* judge: agreement with the benchmark's sufficiency label of the Top-k;
+* rewrite: a usable query came back;
+* rerank: mean P("yes") of gold chunks minus that of other chunks in the Top-k (higher separates
+  better), and how often a gold chunk outscores every non-gold one.
+
+The sample is small (the models take seconds to minutes per call on 2 cores), so its figures pick a
+model per task; they are not the findings. The choice itself is data (``generation.llm_tasks`` in
+``workbook.yaml``) and the notebook states it beside these figures.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from rag_lib.benchmark import Question
+from rag_lib.evidence import LLMJudgeGate, label_insufficient
+from rag_lib.experiments.mechanisms import LLM_MAX_TOKENS
+from rag_lib.generation import get_generator
+from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
+from rag_lib.llm_calls import CallRecorder, ReplayMissError
+from rag_lib.query_ops import QueryLLM
+from rag_lib.rerank import get_reranker
+from rag_lib.rerank.base import get_spec
+from rag_lib.text import language_of
+from rag_lib.workbench import Workbench
+
+CANDIDATES = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
+TASKS = ("answer", "judge", "rewrite", "rerank")
+
+
+def sample_questions(wb: Workbench, n_answerable: int = 2, n_unanswerable: int = 1, seed: int = 0,
+                     always: Sequence[str] = ("Q5",)) -> list[Question]:
+    """A seeded, stratified sample: the casebook questions in ``always``, then answerable and
+    unanswerable questions drawn at random (sorted ids, fixed seed)."""
+    rng = random.Random(seed)
+    fixed = [wb.benchmark.by_casebook(ref) for ref in always]
+    rest = [q for q in wb.benchmark if q not in fixed]
+    answerable = sorted((q for q in rest if q.answerable), key=lambda q: q.id)
+    unanswerable = sorted((q for q in rest if not q.answerable), key=lambda q: q.id)
+    picked = rng.sample(answerable, n_answerable - sum(q.answerable for q in fixed))
+    picked += rng.sample(unanswerable, n_unanswerable - sum(not q.answerable for q in fixed))
+    return fixed + sorted(picked, key=lambda q: q.id)
+
+
+def _timing(records: Sequence[Any]) -> dict[str, Any]:
+    seconds = [r.latency_s for r in records]
+    prompt = sum(r.response.prompt_tokens or 0 for r in records)
+    completion = sum(r.response.completion_tokens or 0 for r in records)
+    total = sum(seconds)
+    return {"calls": len(records), "s_per_call": round(total / len(records), 1) if records else None,
+            "tokens_per_s": round((prompt + completion) / total, 1) if total else None,
+            "prompt_tokens": prompt, "completion_tokens": completion}
+
+
+def _records(recorder: CallRecorder, keys: Sequence[str]) -> list[Any]:
+    return [r for k in keys if (r := recorder.load(k)) is not None]
+
+
+def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDIDATES, k: int = 5,
+                     languages: Sequence[str] = ("zh", "en"), seed: int = 0, rerank_questions: int = 1,
+                     ) -> dict[str, Any]:
+    """Every task of :data:`TASKS` with every model on :func:`sample_questions`; JSON-ready."""
+    wb = wb or Workbench()
+    sample = sample_questions(wb, seed=seed)
+    rows: list[dict[str, Any]] = []
+    details: list[dict[str, Any]] = []
+    for model in models:
+        recorder = CallRecorder()
+        generator: LlamaCppGenerator = get_generator(f"llama_cpp:{model}", recorder=recorder)  # type: ignore[assignment]
+        judge = LLMJudgeGate(generator)
+        qllm = QueryLLM(get_generator(f"llama_cpp:{model}", recorder=recorder, max_tokens=LLM_MAX_TOKENS))  # type: ignore[arg-type]
+        keys: dict[str, list[str]] = {t: [] for t in TASKS}
+        quality: dict[str, list[float]] = {t: [] for t in TASKS}
+        failures: dict[str, int] = {t: 0 for t in TASKS}
+        for q in sample:
+            for lang in languages:
+                text = q.text(lang)
+                ranking = wb.rank(text, "dense")
+                evidence = [wb.by_id[c] for c in ranking.ids[:k]]
+                answer = generator.generate(text, evidence)
+                keys["answer"] += list(answer.call_keys)
+                reply = answer.answer.answer if answer.answer else ""
+                ok = answer.status != "error"
+                failures["answer"] += not ok
+                if ok:
+                    quality["answer"].append(float(language_of(reply) == lang))
+                details.append({"model": model, "task": "answer", "question": q.id, "lang": lang,
+                                "status": answer.status, "error_kind": answer.error_kind,
+                                "citations": f"{answer.citations.n_valid}/{answer.citations.n_total}"
+                                if answer.citations else "0/0", "reply": reply[:240]})
+                decision = judge.decide(text, evidence, ranking)
+                keys["judge"] += list(decision.calls)
+                judged = decision.scores.get("judge_ok") == 1
+                failures["judge"] += not judged
+                if judged:
+                    quality["judge"].append(float(decision.sufficient != label_insufficient(q, ranking.ids[:k])))
+                rewrite = qllm.rewrite(text)
+                keys["rewrite"] += [rewrite.call_key] if rewrite.call_key else []
+                failures["rewrite"] += rewrite.status != "ok"
+                quality["rewrite"].append(float(rewrite.status == "ok"))
+                details.append({"model": model, "task": "rewrite", "question": q.id, "lang": lang,
+                                "status": rewrite.status, "error_kind": rewrite.error_kind,
+                                "citations": "", "reply": " | ".join(rewrite.queries)[:240]})
+        separation = _rerank_separation(wb, model, sample[:rerank_questions], languages, k, keys["rerank"])
+        if separation is None:
+            failures["rerank"] += 1
+        for task in TASKS:
+            timing = _timing(_records(recorder, keys[task]))
+            signal = separation if task == "rerank" else (
+                round(float(np.mean(quality[task])), 3) if quality[task] else None)
+            rows.append({"model": model, "task": task, **timing, "failed": failures[task], "quality": signal})
+    return {"sample": [q.id for q in sample], "languages": list(languages), "k": k, "seed": seed,
+            "quality_signal": {"answer": "share of non-failed answers written in the question's language",
+                               "judge": "share of verdicts agreeing with the Top-k sufficiency label",
+                               "rewrite": "share of calls returning a usable query",
+                               "rerank": "mean P(yes) of gold minus non-gold chunks in the Top-k"},
+            "rows": rows, "details": details}
+
+
+def _rerank_separation(wb: Workbench, model: str, questions: Sequence[Question], languages: Sequence[str],
+                       k: int, keys: list[str]) -> float | None:
+    """Mean P(yes) of gold chunks minus non-gold chunks over the Top-``k`` (``None`` if a call is missing)."""
+    reranker = get_reranker(get_spec(f"{model}-yes-no"))
+    gold, other = [], []
+    try:
+        for q in questions:
+            for lang in languages:
+                ids = wb.rank(q.text(lang), "dense").ids[:k]
+                scores = reranker.score(q.text(lang), [wb.by_id[c].embed_input for c in ids])
+                for cid, s in zip(ids, scores, strict=True):
+                    (gold if cid in q.gold_chunks else other).append(float(s))
+    except ReplayMissError:
+        return None
+    finally:
+        keys += reranker.calls  # type: ignore[attr-defined]
+    if not gold or not other:
+        return None
+    return round(float(np.mean(gold) - np.mean(other)), 3)
