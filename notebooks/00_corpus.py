@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python (ragbench-workbook)
 #     language: python
@@ -31,6 +33,7 @@
 # %% tags=["parameters"]
 batch = None  # None: the batch named in rag_lib/workbook.yaml
 max_chars = None  # None: the chunk size limit in rag_lib/workbook.yaml
+batches = None  # None: every batch in snapshot.batches of rag_lib/workbook.yaml (compared side by side)
 
 # %%
 import pandas as pd
@@ -38,7 +41,9 @@ from IPython.display import Image, Markdown, display
 
 from rag_lib import corpus as corpus_mod
 from rag_lib import figures, report
+from rag_lib.batch_labels import check_labels
 from rag_lib.casebook import published
+from rag_lib.config import snapshot_batches
 
 corpus = corpus_mod.build_corpus(batch, max_chars)
 chunks_path = corpus_mod.write_corpus(corpus)
@@ -102,6 +107,61 @@ display(removals.groupby("kind").agg(count=("chars", "size"), chars=("chars", "s
 display(removals[removals["kind"].str.startswith("section")][["page", "detail", "chars"]])
 print("normaliser warnings:", stats["warnings"] or "none")
 
+# %% [markdown]
+# ## Every batch side by side
+# Each batch in `snapshot.batches` is normalised and chunked here (its `normalized/` and
+# `chunks.jsonl` are written); no batch but the default is embedded in this notebook. "Unknown
+# components" lists components the normaliser has no handler for (their text would be unwrapped
+# or lost): it must be empty. Warnings are the source defects the normaliser repaired or reports.
+
+# %%
+others = [b for b in (batches or snapshot_batches()) if b != stats["batch"]]
+corpora = {stats["batch"]: corpus} | {b: corpus_mod.build_corpus(b, max_chars) for b in others}
+for other in others:
+    corpus_mod.write_corpus(corpora[other])
+batch_stats = {b: corpus_mod.corpus_stats(c) for b, c in corpora.items()}
+batch_table = {b: corpus_mod.batch_summary(s) for b, s in batch_stats.items()}
+pd.DataFrame(batch_table)
+
+# %%
+for b, s in batch_stats.items():
+    print(f"{b}: warnings", s["warnings"] or "none")
+
+# %% [markdown]
+# ## The benchmark's labels in every batch
+# `data/benchmark/questions.yaml` is labelled on the default batch. Here every gold locator is
+# matched against each batch's chunks, and every `absent` string of an unanswerable question is
+# searched for: a hit means a page of that batch may answer the question, so its label needs a
+# person's review before that batch is scored (`rag_lib.batch_labels`; labels are not changed here).
+
+# %%
+labels = {b: check_labels(b, c.chunks).to_json() for b, c in corpora.items()}
+pd.DataFrame(
+    {b: {"questions": v["questions"], "locators": v["locators"], "unresolved locators": len(v["unresolved_locators"]),
+         "absent check fails": ", ".join(v["absent_failed"]) or "none"} for b, v in labels.items()}
+)
+
+# %%
+absent_hits = pd.DataFrame(
+    [{"batch": b, **hit, "pages": ", ".join(hit["pages"][:4]) + (" …" if len(hit["pages"]) > 4 else "")}
+     for b, v in labels.items() for hit in v["absent_hits"]]
+)
+absent_hits
+
+# %%
+rows = [
+    ("pages", "pages"), ("partials", "partials"), ("chunks", "chunks"), ("embeddable chunks", "embeddable_chunks"),
+    ("median length (chars)", "median_chars"), ("longest chunk (chars)", "max_chars"),
+    ("over the limit", "oversized"), ("removals", "removals"), ("removed chars", "removed_chars"),
+    ("warnings", "n_warnings"), ("unknown components", "unknown_components"),
+]
+side_by_side = "\n".join(
+    [f"| figure | {' | '.join(f'`{b}`' for b in batch_table)} |", "| --- |" + " --- |" * len(batch_table)]
+    + [f"| {label} | " + " | ".join(f"{{batches.{b}.{key}}}" for b in batch_table) + " |" for label, key in rows]
+    + ["| unresolved locators | " + " | ".join(f"{{labels.{b}.n_unresolved}}" for b in batch_table) + " |",
+       "| absent check fails | " + " | ".join(f"{{labels.{b}.absent_failed}}" for b in batch_table) + " |"]
+)
+
 # %%
 template = """# 00 · Corpus
 
@@ -121,10 +181,18 @@ Normalisation removed {removed_chars} characters ({n_removals} removals, logged)
 | over the limit | {n_oversized} | {casebook.oversized} |
 
 Figure: `chunk_lengths.png`.
+
+## Every batch
+
+""" + side_by_side + """
+
+An unanswerable question whose absent check fails in a batch has a page there that may answer it;
+`results.json` (`labels.<batch>.absent_hits`) names the strings and pages.
 """
 stored = report.write_experiment(
     "00_corpus",
-    {**stats, "n_oversized": len(stats["oversized"]), "n_removals": len(removals), "casebook": theirs},
+    {**stats, "n_oversized": len(stats["oversized"]), "n_removals": len(removals), "casebook": theirs,
+     "batches": batch_table, "labels": labels},
     template,
 )
 display(Markdown((report.experiment_dir("00_corpus") / "report.md").read_text()))

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python (ragbench-workbook)
 #     language: python
@@ -84,6 +86,11 @@ Rates leave out questions whose call has no record (`missing`); fill them with `
 ## The LLM judge beside floor+aspects
 
 {judge_table}
+
+## Findings
+
+{findings_text}
 """
+result["findings_text"] = "\n".join(f"- {line}" for line in result["findings"])
 stored = report.write_experiment(NAME, result, template)
 display(Markdown(report.experiment_dir(NAME).joinpath("report.md").read_text()))

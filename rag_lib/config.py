@@ -52,6 +52,12 @@ def default_batch() -> str:
     return str(settings()["snapshot"]["batch"])
 
 
+def snapshot_batches() -> list[str]:
+    """Every batch the workbook builds (``snapshot.batches``), the default batch first."""
+    listed = [str(b) for b in settings()["snapshot"].get("batches", [])]
+    return list(dict.fromkeys([default_batch(), *listed]))
+
+
 def batch_dir(batch: str | None = None) -> Path:
     """Folder of one snapshot batch: ``data/snapshots/<batch>/``."""
     return SNAPSHOTS_DIR / (batch or default_batch())

@@ -10,6 +10,7 @@ ranks a chunk, so an edited or injected chunk is an error, not evidence.
 from __future__ import annotations
 
 import argparse
+import re
 import statistics
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -24,6 +25,8 @@ from rag_lib.io import read_json, read_jsonl, write_json, write_jsonl, write_tex
 from rag_lib.snapshot import Snapshot, load_snapshot, sha256_file
 
 DERIVED_FILE = "derived.sha256.json"
+
+_UNKNOWN_RE = re.compile(r"unknown component <([^>]+)>")
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,22 @@ def corpus_stats(corpus: Corpus) -> dict[str, Any]:
         "removals_by_kind": dict(sorted(removals.items())),
         "removed_chars": sum(r.chars for p in corpus.pages for r in p.removals),
         "warnings": {p.slug: list(p.warnings) for p in corpus.pages if p.warnings},
+        "n_warnings": sum(len(p.warnings) for p in corpus.pages),
+        # text the normaliser did not understand: must stay empty (each component needs a handler)
+        "unknown_components": sorted(
+            {m.group(1) for p in corpus.pages for w in p.warnings if (m := _UNKNOWN_RE.search(w))}
+        ),
+        "dropped_expressions": sum("unsupported JSX expression" in w for p in corpus.pages for w in p.warnings),
     }
+
+
+def batch_summary(stats: dict[str, Any]) -> dict[str, Any]:
+    """The figures that compare batches side by side (a subset of :func:`corpus_stats`)."""
+    keys = ("pages", "partials", "raw_chars", "normalized_chars", "chunks", "embeddable_chunks",
+            "heading_only_chunks", "median_chars", "max_chars", "removed_chars", "n_warnings",
+            "unknown_components", "dropped_expressions")
+    return {**{k: stats[k] for k in keys}, "oversized": len(stats["oversized"]),
+            "removals": sum(stats["removals_by_kind"].values())}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,7 @@ import yaml
 
 from rag_lib.documents import NormalizedPage, Removal
 from rag_lib.errors import NormalizationError
+from rag_lib.mdx_expressions import JsSyntaxError, evaluate, parse_container, uses_props
 from rag_lib.snapshot import Snapshot, SourceFile, load_snapshot
 
 log = logging.getLogger(__name__)
@@ -238,6 +239,9 @@ class MdxNormalizer:
         source = self.snapshot.read(path)
         title, body = self._split_front_matter(source, path)
         body = self._strip_imports(body)
+        body = self._close_open_asides(self._strip_spanning_comments(body), path)
+        if "props." in body or "params." in body:
+            body = _map_outside_code(body, lambda text: self._resolve_expressions(text, params or {}, path))
         tree = self._build_tree(self._tokenize(body, path), path)
         return self._render_children(tree, params or {}, depth), title
 
@@ -280,6 +284,121 @@ class MdxNormalizer:
             out.append(line)
             i += 1
         return "\n".join(out)
+
+    def _close_open_asides(self, body: str, path: str) -> str:
+        """Close a ``:::note`` that the source never closes, before the next heading.
+
+        The published site (remark-directive) would run such an aside to the end of the page,
+        swallowing every later section into the note; the next heading is where the author's
+        aside evidently ends. A ``:::`` that closes nothing is dropped. Each repair is a warning
+        that quotes the text next to it.
+        """
+        lines = body.split("\n")
+        code = {i for start, end in _code_spans(body) for i in range(start, end + 1)}
+        open_at: list[int] = []
+        stray: list[int] = []
+        headings: list[int] = []
+        for idx, line in enumerate(lines):
+            if idx in code:
+                continue
+            if _ASIDE_OPEN_RE.match(line):
+                open_at.append(idx)
+            elif _ASIDE_CLOSE_RE.match(line):
+                if open_at:
+                    open_at.pop()
+                else:
+                    stray.append(idx)
+            elif _HEADING_RE.match(line):
+                headings.append(idx)
+        edits = []  # (line, lines to insert, lines to delete), applied bottom-up
+        for idx in open_at:
+            at = next((h for h in headings if h > idx), len(lines))
+            after = next((ln.strip() for ln in lines[idx + 1 :] if ln.strip()), "")
+            self.warn(
+                f"{path}: aside {lines[idx].strip()!r} (before {after[:50]!r}) is never closed; "
+                f"closed before {'the next heading' if at < len(lines) else 'the end of the file'}"
+            )
+            edits.append((at, [f"{_ASIDE_OPEN_RE.match(lines[idx]).group(1)}:::", ""], 0))
+        for idx in stray:
+            before = next((ln.strip() for ln in reversed(lines[:idx]) if ln.strip()), "")
+            self.warn(f"{path}: a ':::' (after {before[:50]!r}) closes no aside; dropped")
+            self.removed("aside-close", lines[idx], len(lines[idx]) + 1)
+            edits.append((idx, [], 1))
+        for at, insert, delete in sorted(edits, key=lambda e: e[0], reverse=True):
+            lines[at : at + delete] = insert
+        return "\n".join(lines)
+
+    def _strip_spanning_comments(self, body: str) -> str:
+        """Drop a ``{/* … */}`` comment that encloses fenced code (it hides the code on the site).
+
+        Comments within one stretch of text go with the other comments in :meth:`_strip_comments`;
+        this one must go first, because the tokenizer would otherwise see its fences as code.
+        """
+        for m in re.finditer(r"^[ \t]*\{/\*.*?\*/\}[ \t]*$", body, re.DOTALL | re.MULTILINE):
+            spans_code = any(_FENCE_RE.match(ln) for ln in m.group(0).split("\n"))
+            if not spans_code or m.group(0).count("*/}") > 1 or self._inside_code(body, m.start()):
+                continue
+            self.removed("comment", m.group(0).strip(), len(m.group(0)))
+            return self._strip_spanning_comments(body[: m.start()] + body[m.end() :])
+        return body
+
+    @staticmethod
+    def _inside_code(body: str, offset: int) -> bool:
+        """Whether ``offset`` lies inside a fenced code block of ``body``."""
+        line = body[:offset].count("\n")
+        return any(start <= line <= end for start, end in _code_spans(body))
+
+    def _resolve_expressions(self, text: str, params: dict[str, str], path: str) -> str:
+        """Evaluate the ``{…}`` expressions that read ``props`` (ternaries, templates, values).
+
+        Runs on text outside fenced code, before tokenizing, because the values exist only once
+        the including ``<Render params>`` are known. Expressions in a component's attributes are
+        left to the component (``<Code code={…}>``); ``&&`` branches and ``switch`` functions
+        are not in the grammar and stay for :meth:`_expression`.
+        """
+        out: list[str] = []
+        i = last = 0
+        while i < len(text):
+            c = text[i]
+            if c == "`":  # inline code
+                run = re.match(r"`+", text[i:]).group(0)
+                end = text.find(run, i + len(run))
+                i = (end + len(run)) if end >= 0 else i + len(run)
+                continue
+            if c != "{":
+                i += 1
+                continue
+            try:
+                node, end = parse_container(text, i)
+            except JsSyntaxError:
+                end = self._expression_end(text, i) or i + 1  # skip the whole unsupported expression
+                i = end if end > i else i + 1
+                continue
+            if not uses_props(node) or (node.kind == "param" and node.value not in params):
+                i = end  # a missing prop keeps the warning path of <__param>
+                continue
+            tag = re.search(r"<([A-Za-z][\w.]*)\b[^<>]*=\s*$", text[max(0, i - 2000) : i])
+            if tag and tag.group(1)[0].isupper():
+                i = end  # the component evaluates its own attribute
+                continue
+            result = evaluate(node, params)
+            for start, stop in result.dropped:
+                self.removed("jsx-branch", text[start:stop], stop - start)
+            for name in sorted(set(result.missing)):
+                self.warn(f"{path}: props.{name} is not passed; evaluated as undefined, as the site does")
+            start, replacement = i, result.value
+            if tag:  # an HTML attribute: href={…} becomes href="…"
+                replacement = '"' + replacement.replace('"', "&quot;") + '"'
+            elif (pre := re.search(r"<pre class=\"mermaid\">\s*$", text[:i])) and (
+                post := re.match(r"\s*</pre>", text[end:])
+            ):  # a diagram's source is code
+                start, end = pre.start(), end + post.end()
+                replacement = f"\n\n```mermaid\n{replacement.strip(chr(10))}\n```\n\n"
+            out.append(text[last:start])
+            out.append(replacement)
+            i = last = end
+        out.append(text[last:])
+        return "".join(out)
 
     def _tokenize(self, body: str, path: str) -> list[Any]:
         """Split into fenced code (:class:`_Code`), text (str) and tags (:class:`_Tag`)."""
@@ -345,7 +464,8 @@ class MdxNormalizer:
                 i = end + len("</code>") if end >= 0 else i + 1
                 continue
             # `\<Response>` and `Promise<Env>` are text (escaped, or a generic type), not tags
-            literal = i > 0 and (text[i - 1] == "\\" or text[i - 1].isalnum())
+            # (a closing tag is never a generic: `term">session</GlossaryTooltip>`)
+            literal = i > 0 and (text[i - 1] == "\\" or (text[i - 1].isalnum() and text[i + 1 : i + 2] != "/"))
             if c == "<" and not literal:
                 m = _TAG_NAME_RE.match(text, i)
                 if m and re.search(r"[a-z]", m.group(2)):
@@ -513,6 +633,10 @@ def _dedent_to(text: str, indent: str) -> str:
     for ln in body[1:]:
         while not ln.startswith(common):
             common = common[:-1]
+    if not common and all(ln[0] in " \t" for ln in body) and len({ln[0] for ln in body}) > 1:
+        # every line is indented, some with a tab and some with spaces: a tab is four columns
+        lines = [re.sub(r"^[ \t]+", lambda m: m.group(0).expandtabs(4), ln) for ln in lines]
+        return _dedent_to("\n".join(lines), indent)
     if not common.startswith(indent) or common == indent:
         return text
     return "\n".join(indent + ln[len(common) :] if ln.strip() else "" for ln in lines)
@@ -544,7 +668,9 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
     return register
 
 
-@handles("WranglerConfig", "Steps", "TypeScriptExample", "FileTree", "Tabs", "Markdown", "__if_true")
+@handles(
+    "WranglerConfig", "Steps", "TypeScriptExample", "FileTree", "Tabs", "Markdown", "__if_true", "Example", "CardGrid"
+)
 def _unwrap(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
     return _block(node.tag.indent, n._inner(node, params, depth))
 
@@ -625,17 +751,77 @@ def _meta_info(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int
     return node.tag.attrs.get("text", "")
 
 
-@handles("InlineBadge")
+@handles("InlineBadge", "Badge")
 def _inline_badge(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     return a.get("text") or a.get("preset", "").capitalize()
 
 
-@handles("DashButton", "DirectoryListing", "PagesBuildPresetsTable")
+@handles(
+    "DashButton", "DirectoryListing", "PagesBuildPresetsTable", "PagesBuildEnvironment",
+    "PagesBuildEnvironmentLanguages", "PagesBuildEnvironmentTools", "CompatibilityFlags",
+    "YouTube", "Stream", "R2LocalUploadsDiagram",
+)
 def _interface_only(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
-    # links to the dashboard or lists generated at build time: nothing in the repo to show
+    # links to the dashboard, tables generated at build time from data outside the repo, videos and
+    # diagrams: nothing in the source to show as text
     n.removed(f"component:{node.tag.name}", node.tag.raw, len(node.tag.raw))
     return ""
+
+
+@handles("GlossaryTooltip")
+def _glossary_tooltip(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+    # inline: the term as the sentence shows it (the tooltip's definition lives in a glossary file)
+    return " ".join(n._render_children(node, params, depth).split())
+
+
+@handles("LinkCard")
+def _link_card(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+    a = node.tag.attrs
+    link = f"[{a.get('title', '')}]({a.get('href', '')})"
+    return _block(node.tag.indent, f"{node.tag.indent}{link}: {a['description']}" if a.get("description") else link)
+
+
+@handles("LinkButton")
+def _link_button(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+    text = " ".join(n._render_children(node, params, depth).split())
+    return _block(node.tag.indent, f"{node.tag.indent}[{text}]({node.tag.attrs.get('href', '')})")
+
+
+@handles("Code")
+def _code(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+    """Starlight's ``<Code lang code={`…`} />``: a fenced block; the code may depend on props."""
+    a, raw = node.tag.attrs, node.tag.raw
+    m = re.search(r"\bcode=\{", raw)
+    if m:
+        try:
+            expr, _ = parse_container(raw, m.end() - 1)
+        except JsSyntaxError as exc:
+            raise NormalizationError(
+                f"Page {n.page}: <Code code={{…}}> is not a string, template or props ternary ({exc}). "
+                "Simplify the expression in the source."
+            ) from exc
+        result = evaluate(expr, params)
+        for start, stop in result.dropped:
+            n.removed("jsx-branch", raw[start:stop], stop - start)
+        code = result.value
+    else:
+        code = a.get("code", "")
+    ind = node.tag.indent
+    body = "\n".join(f"{ind}{ln}" if ln else "" for ln in code.strip("\n").split("\n"))
+    return _block(ind, f"{ind}```{a.get('lang', '')}\n{body}\n{ind}```")
+
+
+@handles("APIRequest")
+def _api_request(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+    """A Cloudflare API call: the site renders it as a curl command from ``path`` and ``method``."""
+    a, ind = node.tag.attrs, node.tag.indent
+    cmd = (
+        f'curl "https://api.cloudflare.com/client/v4{a.get("path", "")}" \\\n'
+        f"  --request {a.get('method', 'GET')} \\\n"
+        '  --header "Authorization: Bearer <API_TOKEN>"'
+    )
+    return _block(ind, "\n".join(f"{ind}{ln}" for ln in ["```sh", *cmd.split("\n"), "```"]))
 
 
 @handles("Render")
@@ -654,7 +840,7 @@ def _render_partial(n: MdxNormalizer, node: _Node, params: dict[str, str], depth
             f"Page {n.page}: partials nest deeper than {MAX_RENDER_DEPTH} at {path}; "
             "break the Render cycle in the source."
         )
-    child_params = _parse_object_literal(a.get("params", "")) if a.get("params") else {}
+    child_params = _parse_object_literal(a.get("params", ""), params) if a.get("params") else {}
     body, _ = n.render_file(path, child_params, depth + 1)
     return _block(node.tag.indent, body)
 
@@ -700,9 +886,16 @@ def _html_list_to_markdown(html: str) -> str:
     return "\n".join(f"- {' '.join(item.split())}" for item in items)
 
 
-def _parse_object_literal(text: str) -> dict[str, str]:
-    """``{ key: "value", … }`` from a ``params={{…}}`` attribute (string values only)."""
-    return {m.group(1): m.group(3) for m in re.finditer(r"(\w+)\s*:\s*([\"'`])(.*?)\2", text, re.DOTALL)}
+def _parse_object_literal(text: str, parent: dict[str, str] | None = None) -> dict[str, str]:
+    """``{ key: "value", key2: props.x, … }`` from a ``params={{…}}`` attribute.
+
+    Values are strings, or the including partial's own props (passed through when present).
+    """
+    out = {m.group(1): m.group(3) for m in re.finditer(r"(\w+)\s*:\s*([\"'`])(.*?)\2", text, re.DOTALL)}
+    for m in re.finditer(r"(\w+)\s*:\s*(?:props|params)\.(\w+)", text):
+        if parent and m.group(2) in parent:
+            out[m.group(1)] = parent[m.group(2)]
+    return out
 
 
 # --------------------------------------------------------------------------------------------

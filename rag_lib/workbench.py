@@ -69,6 +69,7 @@ class Workbench:
         self._embedders: dict[str, BaseEmbedder] = {}
         self._matrices: dict[str, EmbeddingMatrix] = {}
         self._retrievers: dict[RunKey, Retriever] = {}
+        self._rankings: dict[tuple[str, RunKey], Ranking] = {}
 
     @cached_property
     def chunks(self) -> list[Chunk]:
@@ -117,8 +118,12 @@ class Workbench:
         return self._retrievers[key]
 
     def rank(self, text: str, key: RunKey | str = "dense") -> Ranking:
-        """The full ranking of every embeddable chunk for one question text."""
-        return self.retriever(key).rank(text)
+        """The full ranking of every embeddable chunk for one question text (kept for the session:
+        an experiment ranks the same question for every gate and generator it compares)."""
+        cache_key = (text, RunKey.parse(key) if isinstance(key, str) else key)
+        if cache_key not in self._rankings:
+            self._rankings[cache_key] = self.retriever(key).rank(text)
+        return self._rankings[cache_key]
 
     def run(
         self, key: RunKey | str, questions: Iterable[Question], lang: str, phrasing: str | None = None

@@ -154,7 +154,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         for name, scores in beside[lang].items():
             judged = scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
             judge_rows.append({"lang": lang, "gate": name, "judged": judged, "failed": 0, **scores})
-    return {
+    out = {
         "languages": list(languages), "k": k, "retriever": key, "provenance": wb.provenance(key),
         "tasks": dict(settings()["generation"]["llm_tasks"]),
         "models": {name: spec.provenance() for name, spec in local_models().items()},
@@ -163,3 +163,42 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         "judge": judge, "gate_beside_judge": beside, "judge_rows": judge_rows,
         "judge_table": markdown_table(judge_rows),
     }
+    out["findings"] = findings(out)
+    return out
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.0f}%"
+
+
+def findings(result: dict[str, Any]) -> list[str]:
+    """Sentences generated from :func:`run_local_llm`'s numbers, each with its caveat."""
+    out: list[str] = []
+    by_key = {(r["generator"], r["lang"], r["gate"]): r for r in result["answer_rows"]}
+    llm = next(f"{a['backend']}:{a['model']}" for name, a in result["answers"].items() if name == "llm")
+    extractive = next(f"{a['backend']}:{a['model']}" for name, a in result["answers"].items() if name == "extractive")
+    for lang in result["languages"]:
+        for gate in sorted({g for (_, lg, g) in by_key if lg == lang}):
+            mine, base = by_key.get((llm, lang, gate)), by_key.get((extractive, lang, gate))
+            if not mine or not base:
+                continue
+            judged = mine["n"] - mine["missing"]
+            if judged == 0:
+                out.append(f"{lang}, {gate}: no answer of {llm} is recorded yet ({mine['missing']} missing), so "
+                           "there is no figure for it; `make llm-runs` fills them.")
+                continue
+            caveat = (f" Only {judged} of {mine['n']} questions have a recorded answer; the rest are missing, not "
+                      "failed, and the rates are over the recorded ones." if mine["missing"] else "")
+            out.append(
+                f"{lang}, {gate}: {llm} answered {_pct(mine['answer_rate'])} of the answerable questions "
+                f"(extractive {_pct(base['answer_rate'])}); answers stating every key fact: "
+                f"{_pct(mine['answer_correctness'])} vs {_pct(base['answer_correctness'])}; unanswerable questions "
+                f"declined: {_pct(mine['refusal_correctness'])} vs {_pct(base['refusal_correctness'])}; citations "
+                f"valid: {_pct(mine['citation_validity'])} (quotes are constrained to evidence sentences, so "
+                f"validity says the quote exists, not that it supports the answer).{caveat}")
+    for row in result["judge_rows"]:
+        if row["gate"].startswith("llm_judge") and row["judged"]:
+            out.append(f"{row['lang']}: the LLM judge's declines have precision {row.get('precision')} and recall "
+                       f"{row.get('recall')} for insufficient evidence over {row['judged']} judged questions "
+                       f"({row['failed']} without a record).")
+    return out

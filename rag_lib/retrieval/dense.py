@@ -27,6 +27,12 @@ class QueryEmbedder(Protocol):
     def embed_queries(self, texts: list[str]) -> np.ndarray: ...
 
 
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (float32): cosine is only a dot product on unit vectors."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, np.float32(1e-12))
+
+
 class DenseRetriever:
     """Cosine similarity of the query vector with every chunk vector, no approximation.
 
@@ -52,9 +58,7 @@ class DenseRetriever:
         if check is not None:
             check(embedder)
         self.ids: tuple[str, ...] = tuple(matrix.ids)
-        # Re-normalise defensively: cosine is only a dot product on unit vectors.
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        self.vectors = vectors / np.maximum(norms, np.float32(1e-12))
+        self.vectors = unit_rows(vectors)
         self.embedder = embedder
 
     def scores(self, query: str) -> np.ndarray:
