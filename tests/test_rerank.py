@@ -172,8 +172,10 @@ def test_missing_model_names_the_model_and_make_models(empty_places: Path) -> No
 
 def test_registry_reports_the_real_reranker_unavailable(empty_places: Path) -> None:
     status = available_rerankers()
-    assert set(status) == {"bge-reranker-v2-m3"}
+    assert set(status) == {"bge-reranker-v2-m3", "qwen2.5-coder-0.5b-yes-no", "qwen2.5-coder-1.5b-yes-no"}
     assert isinstance(status["bge-reranker-v2-m3"], str) and "make models" in status["bge-reranker-v2-m3"]
+    # The LLM rerankers' scores are recorded calls: they replay without model files.
+    assert status["qwen2.5-coder-0.5b-yes-no"] is True and status["qwen2.5-coder-1.5b-yes-no"] is True
 
 
 def test_spec_is_data() -> None:
