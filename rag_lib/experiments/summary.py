@@ -8,12 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.casebook import published
-from rag_lib.config import results_dir
+from rag_lib.config import RESULTS_DIR, results_dir
+from rag_lib.io import write_json
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.report import markdown_table
 
 PIECES = ("C1", "C2", "C3", "C4")
 METRICS = ("hit@5", "coverage@10", "mrr")
+# Figures of an earlier label version, copied from the results.json files a run produced with it
+# (see :func:`archive_label_version`); 08 shows them beside the current ones.
+LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v1.json"
 
 
 def _load(name: str, root: Path) -> dict[str, Any] | None:
@@ -125,3 +129,21 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         "casebook_table": markdown_table(casebook_rows),
         "headline_table": markdown_table(highlight(tables[headline_lang]), ["row", *PIECES]),
     }
+
+
+def archive_label_version(commit: str, note: str, root: Path | None = None,
+                          out: Path = LABEL_ARCHIVE) -> dict[str, Any]:
+    """Copy the figures that depend on the gold labels out of the current results, before a relabelling.
+
+    Kept: the baseline rows of 01 (every configuration, both languages), the Q7 rows of 01, and the
+    Q7 side-by-side tables of 08. ``commit`` names the commit whose results these are; ``note`` says
+    which label version produced them. Nothing is recomputed or typed: values are copied verbatim.
+    """
+    root = root or results_dir()
+    bakeoff, summary = _load("01_embedding_bakeoff", root), _load("08_summary", root)
+    if bakeoff is None or summary is None:
+        raise FileNotFoundError(f"{root}: 01_embedding_bakeoff and 08_summary results are needed; run them first")
+    payload = {"commit": commit, "note": note, "summary_rows": bakeoff["summary_rows"],
+               "q7_rows": bakeoff["q7_rows"], "side_by_side": summary["side_by_side"]}
+    write_json(out, payload)
+    return payload
