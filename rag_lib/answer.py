@@ -21,6 +21,9 @@ from rag_lib.generation.gated import GatedGenerator, GatedResult
 from rag_lib.workbench import Workbench
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# Said with every gate decision: the parameters are tuned on the benchmark, so their in-sample rates overstate.
+FITTED_NOTE = ("fitted on all benchmark questions (notebook 03, in-sample); out-of-sample refusal and "
+               "false-refusal rates: results/03_q9a_no_evidence/report.md")
 
 
 def language_of(question: str) -> str:
@@ -55,6 +58,7 @@ class AskOutcome:
         if decision is not None:
             verdict = "sufficient" if decision.sufficient else "insufficient"
             lines.append(f"gate floor+aspects {self.gate_parameters}: {verdict} ({decision.reason})")
+            lines.append(f"  parameters {FITTED_NOTE}")
         lines.append(f"generator: {result.backend} {result.model} ({result.model_version}); "
                      f"called: {self.gated.generator_called}; status: {result.status}")
         lines.append("")

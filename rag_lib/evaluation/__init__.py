@@ -1,4 +1,4 @@
-"""Evaluation: per-question retrieval metrics over gold pieces, layer diagnosis, paired bootstrap."""
+"""Evaluation: per-question retrieval metrics over gold pieces, layer diagnosis, paired bootstrap, Wilson, Holm."""
 
 from rag_lib.evaluation.metrics import (
     DEFAULT_MEASURES,
@@ -15,7 +15,7 @@ from rag_lib.evaluation.metrics import (
     evaluate,
     piece_ranks,
 )
-from rag_lib.evaluation.stats import paired_bootstrap
+from rag_lib.evaluation.stats import holm, paired_bootstrap, paired_bootstrap_p, wilson
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -30,6 +30,9 @@ __all__ = [
     "RecallAt",
     "diagnose",
     "evaluate",
+    "holm",
     "paired_bootstrap",
+    "paired_bootstrap_p",
     "piece_ranks",
+    "wilson",
 ]
