@@ -89,9 +89,11 @@ def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
         for variant in result.get("variants", []) if result.get("status") == "ran" else []:
             for lang, metrics in sorted(variant.get("benchmark", {}).items()):
                 for metric in METRICS:
-                    if metrics.get(metric):
-                        out.append({"mechanism": f"{result['mechanism']}: {variant['name']}", "language": lang,
-                                    "metric": metric, **metrics[metric], "p": metrics[metric].get("p")})
+                    m = metrics.get(metric)
+                    if m:
+                        out.append({"variant": f"{result['mechanism']}: {variant['name']}", "language": lang,
+                                    "metric": metric, "baseline": m["baseline"], "value": m["mechanism"],
+                                    "diff": m["diff"], "ci95": m["ci95"], "p": m.get("p")})
     tested = [c for c in out if c["p"] is not None]
     for c, adjusted in zip(tested, holm([c["p"] for c in tested]), strict=True):
         c["p_holm"] = round(adjusted, 4)
@@ -104,10 +106,10 @@ def benchmark_rows(root: Path | None = None) -> list[dict[str, Any]]:
     """One row per mechanism variant and language: change vs baseline, 95% interval, Holm-adjusted p."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for c in comparisons(root):
-        row = rows.setdefault((c["mechanism"], c["language"]), {"mechanism": c["mechanism"], "language": c["language"]})
+        row = rows.setdefault((c["variant"], c["language"]), {"mechanism": c["variant"], "language": c["language"]})
         lo, hi = c["ci95"]
         holm_text = "" if c["p_holm"] is None else f"; p_Holm {c['p_holm']:.3f}"
-        row[c["metric"]] = (f"{c['baseline']:.3f} → {c['mechanism']:.3f} "
+        row[c["metric"]] = (f"{c['baseline']:.3f} → {c['value']:.3f} "
                             f"({c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]{holm_text})")
     return list(rows.values())
 
