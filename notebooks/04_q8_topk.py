@@ -46,11 +46,19 @@ result["provenance"]
 # ## Q8: pieces covered at each k (ours), and the casebook's (theirs)
 
 # %%
+print(result["q8_verdict"])
 display(pd.DataFrame({lang: result["q8"][lang]["piece_ranks"] for lang in languages}).rename_axis("piece"))
 print("casebook (theirs):", result["casebook_q8"])
 pd.DataFrame(
     {lang: result["q8"][lang]["covered"] for lang in languages}
 ).rename_axis("k").T
+
+# %% [markdown]
+# ## Compound questions completed only between k = 6 and k = 10 (the benchmark's own Q8-like cases)
+
+# %%
+for lang in languages:
+    display(pd.DataFrame(result["late_complete"][lang]))
 
 # %% [markdown]
 # ## Whole benchmark: coverage@k and the evidence it costs
@@ -80,7 +88,22 @@ At k = 5 we cover {q8.zh.covered_at_5} (zh) and {q8.en.covered_at_5} (en);
 at k = 6 {q8.zh.covered_at_6} (zh) and {q8.en.covered_at_6} (en).
 The casebook (theirs, bge-m3 on their snapshot): {casebook_q8.k5} at k = 5, {casebook_q8.k6} at k = 6.
 
+Can our Q8 test the casebook's "a larger k completes it"? zh: {q8_verdict.zh}. en: {q8_verdict.en}.
+
 {q8_table}
+
+## The benchmark's own Q8-like cases
+
+Answerable compound questions whose last piece enters only between k = 6 and k = 10 under this
+configuration: {late_complete_count.zh} of {n_compound} in zh, {late_complete_count.en} of {n_compound} in en.
+
+zh:
+
+{late_complete_tables.zh}
+
+en:
+
+{late_complete_tables.en}
 
 ## Whole benchmark: coverage@k and context cost
 
