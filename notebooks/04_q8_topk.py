@@ -15,9 +15,13 @@
 # # 04 · Top-k: how many chunks does a two-piece answer need, and what does a larger k cost?
 #
 # **Question.** The casebook's Q8 needs two pieces; with the Top-5 it covered 1/2, with k = 6 it
-# covered 2/2. Where does our benchmark's Q8 (`q08`) get both pieces, and over the whole answerable
-# benchmark, how does piece coverage grow with k (1..20), per language, against the evidence size
-# that generation then has to read (characters and approximate tokens of the top-k chunks)?
+# covered 2/2. Where does our benchmark's Q8 (`q08`) get both pieces, and can it test that claim at
+# all? (Labels v2: `q08` is the secrets-per-environment question, whose C1 sits just outside the Top-5
+# because five identical copies of one partial, gold for C2, fill the ranks above it; the v1 stand-in
+# had both pieces at ranks 1 and 3 and could not test it.) Which compound questions of the benchmark
+# are completed only between k = 6 and 10? And over the whole answerable benchmark, how does piece
+# coverage grow with k (1..20), per language, against the evidence size that generation then has to
+# read (characters and approximate tokens of the top-k chunks)?
 #
 # **Configuration.** Dense retrieval with the default embedder (`workbook.yaml` → `embedding.default`)
 # unless `retriever` says otherwise. Tokens are estimated without a model: one per CJK character plus

@@ -2,9 +2,9 @@
 
 Two parts:
 
-* Q8 (benchmark ``q08``, two pieces): which pieces are in the top k, for every k, and whether it
-  can test the casebook's claim at all (``testable``: a piece outside the Top-5 but inside the
-  Top-10 while the others are inside the Top-5).
+* Q8 (benchmark ``q08``, two pieces; labels v2: secrets per environment): which pieces are in
+  the top k, for every k, and whether it can test the casebook's claim at all (``testable``:
+  a piece outside the Top-5 but inside the Top-10 while the others are inside the Top-5).
 * Every answerable compound question completed only between k = 6 and k = 10 (``late_complete``):
   the benchmark's own Q8-like cases, with their piece ranks, per language.
 * The whole answerable benchmark: mean piece coverage@k for k = 1..K, per language, with what
