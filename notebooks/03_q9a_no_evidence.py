@@ -170,7 +170,7 @@ Gates on the whole benchmark, in-sample, en:
 
 {gate_tables.en}
 
-## In-sample vs out-of-sample (k/n = rate [Wilson 95%])
+## In-sample vs out-of-sample (k/n = rate [{validation_interval}])
 
 The in-sample figures above are optimistic: the parameters were chosen on the questions they are
 measured on. Out of sample, each question is decided by parameters fitted without it

@@ -86,9 +86,9 @@ Inputs missing: {missing_text}.
 ## Whole benchmark: baseline → mechanism (difference [95% CI]; Holm-adjusted p)
 
 {multiplicity.comparisons} comparisons (mechanism variants × languages × metrics). Each interval on its own
-is a 95% interval; read together, about 1 in 20 unadjusted intervals would exclude 0 by chance. p_Holm
-controls the family-wise error over all {multiplicity.comparisons}: {multiplicity.significant_holm_05} comparisons have
-p_Holm < 0.05 ({multiplicity.significant_unadjusted_05} unadjusted). `coverage@evidence` is the share of pieces inside the
+is a {multiplicity.ci_percent}% interval; read together, {multiplicity.chance} unadjusted intervals would exclude 0 by
+chance even with no real change. p_Holm controls the family-wise error over all {multiplicity.comparisons}:
+{multiplicity.significant_holm_05} comparisons have p_Holm < {multiplicity.alpha} ({multiplicity.significant_unadjusted_05} unadjusted). `coverage@evidence` is the share of pieces inside the
 evidence sent to generation (Top-5, or the Top-k of a top-k row).
 
 {benchmark_table}

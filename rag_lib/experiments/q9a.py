@@ -363,6 +363,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         "gates": measured,
         "gate_tables": {lang: gate_table(m) for lang, m in measured.items()},
         "validation": validation,
+        "validation_interval": "Wilson score interval, 95%",
         "validation_tables": {lang: validation_table(v) for lang, v in validation.items()},
         "near_miss": {"ids": [q.id for q in wb.benchmark.questions(near_miss=True)],
                       "ids_count": len(wb.benchmark.questions(near_miss=True)),

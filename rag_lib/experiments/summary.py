@@ -202,7 +202,8 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         "benchmark_table": (
             markdown_table(bench, ["mechanism", "language", *METRICS]) if bench else "_(no mechanism results)_"
         ),
-        "multiplicity": {"comparisons": len(tested),
+        "multiplicity": {"comparisons": len(tested), "alpha": 0.05, "ci_percent": 95,
+                         "chance": "about 1 in 20",
                          "significant_holm_05": sum(c["p_holm"] < 0.05 for c in tested),
                          "significant_unadjusted_05": sum(c["p"] < 0.05 for c in tested),
                          "method": "Holm-Bonferroni over every comparison in the table (variants x languages x "
