@@ -58,7 +58,7 @@ def first_full_k(ranks: Sequence[int | None]) -> int | None:
     return None if not ranks or any(r is None for r in ranks) else max(r for r in ranks if r is not None)
 
 
-def testable(ranks: Sequence[int | None], k: int = 5, max_k: int = 10) -> bool:
+def completes_late(ranks: Sequence[int | None], k: int = 5, max_k: int = 10) -> bool:
     """Whether a question can test "a larger k completes it": its last piece enters between k+1 and max_k."""
     full = first_full_k(ranks)
     return full is not None and k < full <= max_k
@@ -69,7 +69,7 @@ def verdict(piece_ranks: dict[str, int | None], k: int = 5, max_k: int = 10) -> 
     ranks = list(piece_ranks.values())
     shown = ", ".join(f"{p} at rank {r}" for p, r in piece_ranks.items())
     full = first_full_k(ranks)
-    if testable(ranks, k, max_k):
+    if completes_late(ranks, k, max_k):
         return f"testable: {shown}; the last piece enters at k = {full}"
     if full is not None and full <= k:
         return f"not testable on this corpus: {shown}, all already inside the Top-{k}"
@@ -101,7 +101,7 @@ def run_topk(
         q8_out[lang] = {"question": q8.text(lang), "piece_ranks": {f"C{i + 1}": r for i, r in enumerate(ranks)},
                         "n_pieces": n, "covered": sweep, "first_full_k": first_full_k(ranks),
                         "covered_at_5": f"{sweep['5']}/{n}", "covered_at_6": f"{sweep['6']}/{n}",
-                        "testable": testable(ranks)}
+                        "testable": completes_late(ranks)}
         q8_rows.append({"language": lang, **{f"k={k}": f"{sweep[str(k)]}/{n}" for k in ks}})
 
     late: dict[str, list[dict[str, Any]]] = {}
@@ -109,7 +109,7 @@ def run_topk(
         late[lang] = []
         for q in wb.benchmark.questions(answerable=True, compound=True):
             ranks = piece_ranks(q.pieces, wb.rank(q.text(lang), key))
-            if testable(ranks):
+            if completes_late(ranks):
                 late[lang].append({"question": q.id, "text": q.text(lang), "first_full_k": first_full_k(ranks),
                                    **{f"C{i + 1}": r for i, r in enumerate(ranks)}})
 
