@@ -144,7 +144,8 @@ def run_topk(
         "q8_verdict": {lang: verdict(q8_out[lang]["piece_ranks"]) for lang in languages},
         "late_complete": late,
         "late_complete_count": {lang: len(rows) for lang, rows in late.items()},
-        "late_complete_tables": {lang: markdown_table(rows) if rows else "_(none)_" for lang, rows in late.items()},
+        "late_complete_tables": {lang: markdown_table(rows, list(dict.fromkeys(c for r in rows for c in r)))
+                                 if rows else "_(none)_" for lang, rows in late.items()},
         "n_compound": len(wb.benchmark.questions(answerable=True, compound=True)),
         "casebook_q8": {"k5": theirs["k5"], "k6": theirs["k6"], "note": "THEIRS: bge-m3 on their 26-page snapshot"},
         "curve": curve,
