@@ -63,6 +63,7 @@ class Workbench:
         self._embedders: dict[str, BaseEmbedder] = {}
         self._matrices: dict[str, EmbeddingMatrix] = {}
         self._retrievers: dict[RunKey, Retriever] = {}
+        self._rankings: dict[tuple[str, RunKey], Ranking] = {}
 
     @cached_property
     def chunks(self) -> list[Chunk]:
@@ -111,8 +112,15 @@ class Workbench:
         return self._retrievers[key]
 
     def rank(self, text: str, key: RunKey | str = "dense") -> Ranking:
-        """The full ranking of every embeddable chunk for one question text."""
-        return self.retriever(key).rank(text)
+        """The full ranking of every embeddable chunk for one question text (memoised per session).
+
+        Rankings are immutable and deterministic, and experiments rank the same question many times
+        (once per gate, per measurement), so each (text, configuration) is embedded and ranked once.
+        """
+        cache_key = (text, RunKey.parse(key) if isinstance(key, str) else key)
+        if cache_key not in self._rankings:
+            self._rankings[cache_key] = self.retriever(key).rank(text)
+        return self._rankings[cache_key]
 
     def run(
         self, key: RunKey | str, questions: Iterable[Question], lang: str, phrasing: str | None = None
