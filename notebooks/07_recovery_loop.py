@@ -19,7 +19,7 @@
 # **Question.** When a compound question's Top-5 misses pieces, do 2–3 narrower questions, each
 # retrieved again with the same retriever and nothing else changed, bring the missing pieces into the
 # Top-5 / Top-10? On Q7 (casebook section 06: theirs, S2 takes C3 from rank 36 to 2) and on every
-# compound question of the benchmark.
+# answerable compound question of the benchmark.
 #
 # **Configuration.** Retriever: dense, default embedder. Suggestions come from three labelled
 # sources: `llm`, the configured offline LLM (`generation.llm`: llama.cpp + SmolLM2-135M, one call per
@@ -90,9 +90,10 @@ for lang in result["languages"]:
 pd.DataFrame(rows).set_index(["language", "source"])
 
 # %% [markdown]
-# ## Every compound question: pieces in the Top-5 / Top-10, before and after
-# "after_best": the original plus the chosen suggestion; "after_union": the original plus every
-# suggestion. Unanswerable compound questions count no pieces.
+# ## Every answerable compound question: pieces in the Top-5 / Top-10, before and after
+# "after_first": the original plus the first suggestion; "after_random": expected over one suggestion
+# picked at random (both without labels). "after_best" (ORACLE: the labels pick the suggestion) and
+# "after_union" (POOLED: every suggestion's Top-k at once) are upper bounds, not what a system gets.
 
 # %%
 pd.DataFrame([{"language": lang, "source": source, **counts}

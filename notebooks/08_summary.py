@@ -40,7 +40,8 @@ summary = run_summary(tuple(languages))
 print("inputs missing:", summary["missing_inputs"] or "none")
 
 # %% [markdown]
-# ## Q7 side by side: first rank of each piece (bold = inside the Top-10)
+# ## Q7 side by side: first rank of each piece
+# Bold = inside the Top-10, or inside the evidence a top-k row sends to generation when that is larger.
 
 # %%
 for lang in languages:
@@ -48,10 +49,22 @@ for lang in languages:
 
 # %% [markdown]
 # ## Whole benchmark: each mechanism against the baseline
-# baseline → mechanism (difference [95% bootstrap interval over questions]).
+# baseline → mechanism (difference [95% bootstrap interval over questions]; p_Holm: two-sided bootstrap p,
+# Holm-adjusted over every comparison in the table). `coverage@evidence` counts pieces inside the
+# evidence the variant sends to generation (Top-5; Top-k for the top-k rows), the one metric k changes.
 
 # %%
+print(summary["multiplicity"])
 display(Markdown(summary["benchmark_table"]))
+
+# %% [markdown]
+# ## Before and after the relabelling (labels v1 → v2)
+# The same runs scored against the previous labels (archived from the results of that label version)
+# and the current ones: bake-off metrics and Q7 piece ranks, "before → after" where they differ.
+
+# %%
+if summary["relabel"]["available"]:
+    display(Markdown(summary["relabel"]["metrics_table"]), Markdown(summary["relabel"]["q7_table"]))
 
 # %% [markdown]
 # ## The local LLM (notebook 10): answers and the LLM judge on the whole benchmark
@@ -70,7 +83,7 @@ template = """# 08 · Summary
 
 Inputs missing: {missing_text}.
 
-## Q7: first rank of C1–C4 (bold = inside the Top-10), question in Chinese
+## Q7: first rank of C1–C4 (bold = inside the Top-10, or inside a top-k row's larger evidence), question in Chinese
 
 {side_by_side_tables.zh}
 
@@ -78,9 +91,31 @@ Inputs missing: {missing_text}.
 
 {side_by_side_tables.en}
 
-## Whole benchmark: baseline → mechanism (difference [95% CI])
+## Whole benchmark: baseline → mechanism (difference [95% CI]; Holm-adjusted p)
+
+{multiplicity.comparisons} comparisons (mechanism variants × languages × metrics). Each interval on its own
+is a {multiplicity.ci_percent}% interval; read together, {multiplicity.chance} unadjusted intervals would exclude 0 by
+chance even with no real change. p_Holm controls the family-wise error over all {multiplicity.comparisons}:
+{multiplicity.significant_holm_05} comparisons have p_Holm < {multiplicity.alpha} ({multiplicity.significant_unadjusted_05} unadjusted). `coverage@evidence` is the share of pieces inside the
+evidence sent to generation (Top-5, or the Top-k of a top-k row).
 
 {benchmark_table}
+
+## Before and after the relabelling
+
+Labels v1 (results of commit {relabel.before_commit}, archived in `results/archive/{relabel.archive}`) against the
+current labels v2 (audit decisions in `data/benchmark/audit_decisions.yaml`): "before → after".
+
+Baseline (dense, default embedder): hit@5 {relabel.closing.zh.baseline.hit@5} and coverage@10
+{relabel.closing.zh.baseline.coverage@10} (zh); hit@5 {relabel.closing.en.baseline.hit@5} and coverage@10
+{relabel.closing.en.baseline.coverage@10} (en). Q7 piece ranks, original question: zh C1 {relabel.closing.zh.q7.original.C1},
+C2 {relabel.closing.zh.q7.original.C2}, C3 {relabel.closing.zh.q7.original.C3}, C4 {relabel.closing.zh.q7.original.C4};
+en C1 {relabel.closing.en.q7.original.C1}, C2 {relabel.closing.en.q7.original.C2}, C3 {relabel.closing.en.q7.original.C3},
+C4 {relabel.closing.en.q7.original.C4}.
+
+{relabel.metrics_table}
+
+{relabel.q7_table}
 
 ## The local LLM (notebook 10)
 

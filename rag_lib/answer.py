@@ -69,6 +69,9 @@ class EvidenceCap:
                       "--max-evidence-tokens.",
             )
         return self.generator.generate(question, evidence)
+# Said with every gate decision: the parameters are tuned on the benchmark, so their in-sample rates overstate.
+FITTED_NOTE = ("fitted on all benchmark questions (notebook 03, in-sample); out-of-sample refusal and "
+               "false-refusal rates: results/03_q9a_no_evidence/report.md")
 
 
 def language_of(question: str) -> str:
@@ -118,6 +121,7 @@ class AskOutcome:
         if decision is not None:
             verdict = "sufficient" if decision.sufficient else "insufficient"
             lines.append(f"gate floor+aspects {self.gate_parameters}: {verdict} ({decision.reason})")
+            lines.append(f"  parameters {FITTED_NOTE}")
         lines.append(f"generator: {result.backend} {result.model} ({result.model_version}); "
                      f"called: {self.gated.generator_called}; status: {self.status}")
         if result.call_keys:

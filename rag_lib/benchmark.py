@@ -52,7 +52,8 @@ MAX_PHRASE_CHARS = 160
 _ID_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _PIECE_RE = re.compile(r"^C[1-9][0-9]*$")
 _SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*(/[a-z0-9][a-z0-9._-]*)*$")
-_QUESTION_KEYS = {"id", "type", "compound", "zh", "en", "pieces", "phrasings", "casebook_ref", "notes", "absent"}
+_QUESTION_KEYS = {"id", "type", "compound", "zh", "en", "pieces", "phrasings", "casebook_ref", "notes", "absent",
+                  "near_miss"}
 _PIECE_KEYS = {"id", "what", "locators"}
 _LOCATOR_KEYS = {"page", "heading", "phrase"}
 _PHRASING_KEYS = {"id", "zh", "en", "source"}
@@ -181,6 +182,7 @@ class Question:
     casebook_ref: str | None = None
     notes: str = ""
     absent: tuple[str, ...] = ()
+    near_miss: bool = False
     resolved: tuple[frozenset[str], ...] | None = field(default=None, compare=False)
 
     @property
@@ -256,12 +258,14 @@ class Benchmark:
         compound: bool | None = None,
         casebook: bool | None = None,
         page: str | None = None,
+        near_miss: bool | None = None,
     ) -> list[Question]:
         """Questions matching every given filter.
 
         ``lang`` only checks the language name (every question has both languages); ``page``
         keeps questions with a gold piece on that page; ``casebook`` keeps questions with (True)
-        or without (False) a casebook reference.
+        or without (False) a casebook reference; ``near_miss`` keeps the near-miss unanswerable
+        questions (True) or every other question (False).
         """
         if lang is not None:
             _check_lang(lang)
@@ -274,6 +278,8 @@ class Benchmark:
             if casebook is not None and (q.casebook_ref is not None) != casebook:
                 continue
             if page is not None and page not in q.pages:
+                continue
+            if near_miss is not None and q.near_miss != near_miss:
                 continue
             out.append(q)
         return out
@@ -302,6 +308,7 @@ class Benchmark:
             "answerable": sum(q.answerable for q in self.items),
             "unanswerable": sum(not q.answerable for q in self.items),
             "compound": sum(q.compound for q in self.items),
+            "near_miss": sum(q.near_miss for q in self.items),
             "phrasings": sum(len(q.phrasings) for q in self.items),
             "per_page": dict(sorted(per_page.items())),
         }
@@ -432,6 +439,13 @@ def _parse_question(raw: Any, index: int) -> Question:
             "set compound: true, or merge alternatives into one piece's locators",
         )
 
+    near_miss = raw.get("near_miss", False)
+    if not isinstance(near_miss, bool):
+        raise _fail(where, "near_miss", f"got {near_miss!r}", "write true or false")
+    if near_miss and (qtype != "unanswerable" or not notes.strip()):
+        raise _fail(where, "near_miss", "a near miss must be unanswerable and say why in 'notes'",
+                    "set type: unanswerable and write in notes where the topic is and why the fact is not")
+
     absent = raw.get("absent", []) or []
     if not isinstance(absent, list) or not all(isinstance(a, str) and a.strip() for a in absent):
         raise _fail(where, "absent", f"got {absent!r}", "write a list of strings no chunk may contain")
@@ -453,7 +467,8 @@ def _parse_question(raw: Any, index: int) -> Question:
         raise _fail(where, "phrasings", f"phrasing id {dup[0]!r} repeats", "give each phrasing its own id")
 
     return Question(
-        qid, qtype, compound, zh, en, pieces, tuple(phrasings), ref, notes.strip(), tuple(a.strip() for a in absent)
+        qid, qtype, compound, zh, en, pieces, tuple(phrasings), ref, notes.strip(), tuple(a.strip() for a in absent),
+        near_miss,
     )
 
 
@@ -568,6 +583,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--path", default=str(DEFAULT_PATH))
     parser.add_argument("--chunks", default=None, help="chunks.jsonl (default: the snapshot batch's)")
+    parser.add_argument("--audit", action="store_true",
+                        help="list candidate gold chunks per piece (copies, phrase hits, better-ranked chunks)")
+    parser.add_argument("--question", action="append", default=None, help="with --audit: only this id (repeatable)")
+    parser.add_argument("--no-rank", action="store_true", help="with --audit: skip the rankings (no embedder)")
     args = parser.parse_args(argv)
     from rag_lib.io import read_jsonl
 
@@ -575,6 +594,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     with cli_errors():
         chunks = [Chunk.from_json(r) for r in read_jsonl(chunks_path)] if chunks_path.exists() else None
         bench = load_benchmark(args.path, chunks)
+        if args.audit:
+            if chunks is None:
+                raise SystemExit(f"--audit needs the chunks: {chunks_path} does not exist. "
+                                 "Fix: python -m rag_lib.corpus build")
+            from rag_lib import label_audit
+
+            ids = args.question or [q.id for q in bench.questions(answerable=True)]
+            rankings = None if args.no_rank else label_audit.rankings_for(bench, ids)
+            print(label_audit.render(label_audit.audit(bench, chunks, rankings, args.question), bench))
+            return
     print(f"ok: {bench.summary()}")
     print(f"resolved against {chunks_path}" if chunks is not None else f"not resolved: {chunks_path} does not exist")
 

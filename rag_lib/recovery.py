@@ -285,17 +285,30 @@ class RecoveryResult:
         "oracle: the suggestion bringing the most pieces not in the original Top-k into its Top-k "
         "(tie: first); it uses the gold labels, standing in for the user's pick"))
 
-    def covered(self, k: int, which: Literal["before", "chosen", "union"]) -> int:
-        """Pieces with rank <= ``k`` in the original ranking, plus the chosen suggestion's or all of them.
+    def covered(self, k: int, which: Literal["before", "chosen", "first", "union"]) -> int:
+        """Pieces with rank <= ``k`` in the original ranking, plus one suggestion's or all of them.
 
-        The original's evidence stays in view after a suggestion is asked, so "after" counts are
-        cumulative: before <= chosen <= union.
+        ``chosen``: the oracle's pick (labels used: an upper bound for one pick); ``first``: the
+        first suggestion (no labels); ``union``: every suggestion pooled (several Top-k at once: an
+        upper bound). The original's evidence stays in view after a suggestion is asked, so "after"
+        counts are cumulative: before <= first <= chosen <= union.
         """
         rankings = [self.baseline_ranks]
         if which == "chosen" and self.chosen is not None:
             rankings.append(self.runs[self.chosen].ranks)
+        elif which == "first" and self.runs:
+            rankings.append(self.runs[0].ranks)
         elif which == "union":
             rankings.extend(run.ranks for run in self.runs)
+        return self._count(k, rankings)
+
+    def covered_random(self, k: int) -> float:
+        """Expected pieces covered by the original plus one suggestion picked uniformly at random (no labels)."""
+        if not self.runs:
+            return float(self.covered(k, "before"))
+        return sum(self._count(k, [self.baseline_ranks, run.ranks]) for run in self.runs) / len(self.runs)
+
+    def _count(self, k: int, rankings: Sequence[Sequence[int | None]]) -> int:
         return sum(any(r[i] is not None and r[i] <= k for r in rankings) for i in range(len(self.piece_ids)))
 
     def rows(self) -> list[dict[str, Any]]:

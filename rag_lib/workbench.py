@@ -118,8 +118,11 @@ class Workbench:
         return self._retrievers[key]
 
     def rank(self, text: str, key: RunKey | str = "dense") -> Ranking:
-        """The full ranking of every embeddable chunk for one question text (kept for the session:
-        an experiment ranks the same question for every gate and generator it compares)."""
+        """The full ranking of every embeddable chunk for one question text (memoised per session).
+
+        Rankings are immutable and deterministic, and experiments rank the same question many times
+        (once per gate, per measurement), so each (text, configuration) is embedded and ranked once.
+        """
         cache_key = (text, RunKey.parse(key) if isinstance(key, str) else key)
         if cache_key not in self._rankings:
             self._rankings[cache_key] = self.retriever(key).rank(text)

@@ -255,3 +255,13 @@ def test_real_benchmark_resolves_against_real_chunks() -> None:
     chunks = [Chunk.from_json(r) for r in read_jsonl(REAL_CHUNKS)]
     bench = load_benchmark(chunks=chunks)
     assert all(all(piece) for q in bench for piece in q.pieces)
+
+
+def test_near_miss_must_be_unanswerable_with_notes() -> None:
+    base = {"id": "n1", "type": "unanswerable", "compound": False, "zh": "问", "en": "Q?", "near_miss": True}
+    with pytest.raises(BenchmarkError, match="near_miss"):
+        parse_benchmark({"questions": [base]})
+    with pytest.raises(BenchmarkError, match="near_miss"):
+        parse_benchmark({"questions": [{**base, "near_miss": "yes", "notes": "why"}]})
+    bench = parse_benchmark({"questions": [{**base, "notes": "topic on page X, fact absent"}]})
+    assert bench.questions(near_miss=True)[0].id == "n1" and bench.summary()["near_miss"] == 1

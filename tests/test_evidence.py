@@ -21,6 +21,8 @@ from rag_lib.evidence import (
     ScoreFloorGate,
     aspects,
     choose,
+    cross_validate,
+    fit,
     get_gate,
     score_cases,
     stem,
@@ -204,3 +206,55 @@ def test_case_json_is_stable() -> None:
     assert payload == {"tp": 1, "fp": 0, "fn": 0, "tn": 0, "n": 1, "precision": 1.0, "recall": 1.0,
                        "refusal_correctness": 1.0, "false_refusal_rate": None, "unanswerable": 1,
                        "unanswerable_declined": 1, "complete": 0, "complete_declined": 0}
+
+
+def _toy_rows() -> list[ScoredQuestion]:
+    import random
+
+    rnd = random.Random(3)
+    rows = []
+    for i in range(30):
+        answerable = i % 3 != 0
+        rows.append(ScoredQuestion(f"q{i}", answerable, not answerable or i % 7 == 0,
+                                   round(rnd.uniform(0.8, 0.95), 4),
+                                   None if i % 11 == 0 else round(rnd.choice([0.5, 0.6667, 0.75, 1.0]), 4)))
+    return rows
+
+
+def test_fit_matches_choose_over_the_exhaustive_sweep() -> None:
+    rows = _toy_rows()
+    for gate, kwargs in (("floor", {"floors": None}), ("aspects", {"coverages": None}),
+                         ("floor_aspects", {"floors": None, "coverages": None})):
+        chosen = choose(sweep(rows, **kwargs))
+        assert fit(rows, gate) == {"floor": chosen["floor"], "min_coverage": chosen["min_coverage"]}
+    with pytest.raises(WorkbookError, match="unknown gate"):
+        fit(rows, "judge")
+
+
+def test_cross_validation_decides_each_fold_with_parameters_fitted_without_it() -> None:
+    # u1's score is the only one that lets a floor separate it; left out, the floor fitted on the rest cannot.
+    rows = [ScoredQuestion("u1", False, True, 0.80), ScoredQuestion("u2", False, True, 0.82),
+            ScoredQuestion("a1", True, False, 0.90), ScoredQuestion("a2", True, False, 0.91)]
+    assert fit(rows, "floor")["floor"] == 0.9  # in-sample: both unanswerable refused, no false refusal
+    loo = cross_validate(rows, "floor")
+    # a1 held out: the candidates are the other scores (0.80, 0.82, 0.91, …); 0.91 refuses both unanswerable
+    # questions with no false refusal among the three, so it is chosen, and it refuses a1 (0.90) out of sample.
+    assert loo["folds"] == 4 and loo["declined"] == {"u1": True, "u2": True, "a1": True, "a2": False}
+    assert loo["scores"]["false_refusal_rate"] == 0.5 and loo["parameters"]["floor_range"] == [0.9, 0.91]
+    # Grouped: a1 and a2 form one fold, fitted on the unanswerable questions alone (floor just above 0.82).
+    grouped = cross_validate(rows, "floor", {"a1": "page", "a2": "page"})
+    assert grouped["folds"] == 3 and not grouped["declined"]["a1"] and not grouped["declined"]["a2"]
+    assert grouped["scores"]["refusal_correctness"] == 1.0
+
+
+def test_wilson_and_holm() -> None:
+    from rag_lib.evaluation import holm, paired_bootstrap_p, wilson
+
+    lo, hi = wilson(16, 17)
+    assert (round(lo, 2), round(hi, 2)) == (0.73, 0.99)
+    assert wilson(0, 8)[0] == 0.0 and wilson(0, 0) is None
+    with pytest.raises(ValueError):
+        wilson(5, 4)
+    assert holm([0.01, 0.04, 0.03, 0.5]) == [0.04, 0.09, 0.09, 0.5]
+    assert paired_bootstrap_p([1.0, 0.0], [1.0, 0.0]) == 1.0  # identical scores: no evidence of a change
+    assert paired_bootstrap_p([1.0] * 20, [0.0] * 20) == 0.0

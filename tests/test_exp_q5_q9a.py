@@ -20,7 +20,8 @@ SCHEMAS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "03_q9a_no_evidence": {
         "casebook": dict, "question": dict, "k": int, "provenance": dict, "corpus_check": dict, "top": dict,
         "scores": dict, "calibration": dict, "floor_sweep": dict, "gates": dict, "gated_decline": dict,
-        "bypass": dict, "judge_smoke_test": list, "generation": dict,
+        "bypass": dict, "judge_smoke_test": list, "generation": dict, "overlap": dict, "validation": dict,
+        "validation_tables": dict, "near_miss": dict,
     },
 }
 
@@ -58,7 +59,8 @@ def test_q9a_figures_are_consistent() -> None:
     for lang, row in results["scores"].items():
         top = [r["score"] for r in results["top"][lang]]
         assert (row["q9a_min"], row["q9a_max"]) == (min(top), max(top))
-        assert row["separable"] == (row["q5_rank_k"] > row["q9a_max"])
+        assert row["q5_above_q9a"] == (row["q5_rank_k"] > row["q9a_max"])
+        assert row["gap"] == round(row["q5_rank_k"] - row["q9a_max"], 4)
     for lang, gates in results["gates"].items():
         oracle = gates["checklist"]
         assert (oracle["precision"], oracle["recall"], oracle["fp"], oracle["fn"]) == (1.0, 1.0, 0, 0)
@@ -66,6 +68,22 @@ def test_q9a_figures_are_consistent() -> None:
             assert scores["n"] == scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
         chosen = results["calibration"][lang]["floor"]
         assert (gates["floor"]["tp"], gates["floor"]["fp"]) == (chosen["tp"], chosen["fp"])  # sweep = measurement
+    for lang, validation in results["validation"].items():
+        measured = results["gates"][lang]
+        n = measured["floor"]["n"]
+        for gate, block in validation.items():
+            # In-sample figures are the measured gate's; out of sample, every question is its own fold.
+            in_sample = block["in_sample"]["refusal_correctness"]
+            assert (in_sample["k"], in_sample["n"]) == (measured[gate]["unanswerable_declined"],
+                                                        measured[gate]["unanswerable"])
+            assert block["folds"]["leave_one_out"] == n and block["folds"]["grouped_by_page"] < n
+            for name in ("in_sample", "leave_one_out", "grouped_by_page"):
+                figures = block[name]
+                assert figures["refusal_near_miss"]["n"] + figures["refusal_absent_topic"]["n"] == in_sample["n"]
+                for fig in figures.values():
+                    lo, hi = fig["wilson95"]
+                    assert lo <= fig["rate"] <= hi
+        assert {row["question"] for row in results["near_miss"]["rows"][lang]} == set(results["near_miss"]["ids"])
     for lang, decline in results["gated_decline"].items():
         if decline["status"] == "insufficient":
             assert (decline["generator_called"], decline["recorded_calls"]) == (False, 0), lang

@@ -6,7 +6,7 @@ import pytest
 from report_checks import load_results, report_numbers_not_in_json
 
 from rag_lib.experiments.q7_diagnosis import piece_layer
-from rag_lib.experiments.topk import approx_tokens, coverage_at, first_full_k
+from rag_lib.experiments.topk import approx_tokens, completes_late, coverage_at, first_full_k, verdict
 
 # A number standing on its own (not part of an identifier such as "q08", "C1" or "e5").
 
@@ -29,6 +29,15 @@ def test_coverage_and_first_full_k() -> None:
     assert coverage_at([None, 1], 1) == 1
 
 
+def test_q8_testability_needs_the_last_piece_between_6_and_10() -> None:
+    assert completes_late([3, 6]) and completes_late([1, 10])
+    assert not completes_late([1, 3]) and not completes_late([1, 11])
+    assert not completes_late([1, None])
+    assert verdict({"C1": 1, "C2": 3}).startswith("not testable on this corpus: C1 at rank 1, C2 at rank 3, all")
+    assert verdict({"C1": 8, "C2": 1}) == "testable: C1 at rank 8, C2 at rank 1; the last piece enters at k = 8"
+    assert "beyond the Top-10" in verdict({"C1": 12, "C2": 1})
+
+
 @pytest.mark.parametrize(("rank", "layer"), [
     (None, "not_in_corpus"), (1, "in_top_k"), (5, "in_top_k"), (6, "just_outside"), (10, "just_outside"),
     (11, "ranked_deep"), (52, "ranked_deep"),
@@ -48,6 +57,9 @@ def test_topk_results() -> None:
         assert q8["n_pieces"] == len(ranks) == 2
         assert [q8["covered"][k] for k in ks] == [coverage_at(ranks, int(k)) for k in ks]
         assert q8["first_full_k"] == first_full_k(ranks)
+        assert results["q8_testable"][lang] == q8["testable"] == completes_late(ranks)
+        assert all(completes_late([r[p] for p in r if p.startswith("C")]) for r in results["late_complete"][lang])
+        assert results["late_complete_count"][lang] == len(results["late_complete"][lang])
         curve = results["curve"][lang]
         assert sorted(curve, key=int) == ks  # results.json keeps keys sorted as text
         cov = [curve[k]["coverage"] for k in ks]

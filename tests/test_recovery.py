@@ -172,8 +172,13 @@ def test_results_json_schema_and_report() -> None:
             assert source in {"llm", "rule"} and set(COUNT_KEYS) <= set(counts)
             # Cumulative counts: the original's evidence stays, so after >= before, union >= best.
             for cut in ("top5", "top10"):
-                before, best, union = (counts[f"in_{cut}_{w}"] for w in ("before", "after_best", "after_union"))
-                assert before <= best <= union <= counts["pieces_total"]
+                before, first, random, best, union = (counts[f"in_{cut}_{w}"] for w in (
+                    "before", "after_first", "after_random", "after_best", "after_union"))
+                assert before <= first <= union <= counts["pieces_total"]
+                assert before <= random <= union and before <= best <= union
+            # The oracle picks the suggestion with the most new pieces in the Top-5: no single pick does better.
+            assert counts["in_top5_after_first"] <= counts["in_top5_after_best"]
+            assert counts["in_top5_after_random"] <= counts["in_top5_after_best"]
             rows = data["per_question"][lang][source]
             assert sum(r["before_top5"] for r in rows) == counts["in_top5_before"]
             assert sum(r["after_union_top10"] for r in rows) == counts["in_top10_after_union"]

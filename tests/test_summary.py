@@ -41,3 +41,37 @@ def test_readme_headline_is_replaced_between_markers(tmp_path: Path) -> None:
     assert update_readme_headline(readme, tmp_path)
     text = readme.read_text()
     assert "\nold\n" not in text and "| 1 |" in text and text.endswith("<!-- headline:end -->\ntail\n")
+
+
+def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path) -> None:
+    from rag_lib.embedding.registry import default_embedder_name
+    from rag_lib.experiments.summary import comparisons, relabel_rows
+
+    dense = f"dense:{default_embedder_name()}"
+    _write(tmp_path, "06_q7_mechanism-topk", {"mechanism": "topk", "status": "ran", "variants": [
+        {"name": "k=20", "evidence_k": 20, "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
+         "benchmark": {"zh": {
+             "mrr": {"baseline": 0.5, "mechanism": 0.5, "diff": 0.0, "ci95": [0.0, 0.0], "p": 1.0},
+             "coverage@evidence": {"baseline": 0.7, "mechanism": 0.9, "diff": 0.2, "ci95": [0.1, 0.3], "p": 0.01}}}}]})
+    got = {c["metric"]: c["p_holm"] for c in comparisons(tmp_path)}
+    assert got == {"mrr": 1.0, "coverage@evidence": 0.02}  # two comparisons: the smaller p doubles
+    row = benchmark_rows(tmp_path)[0]
+    assert row["coverage@evidence"] == "0.700 → 0.900 (+0.200 [+0.100, +0.300]; p_Holm 0.020)"
+    marked = highlight(side_by_side("zh", tmp_path), evidence_k={"topk: k=20": 20})
+    assert marked[0]["C1"] == "**20**" and marked[0]["C2"] == 42  # rank 20 is inside a Top-20 evidence
+
+    _write(tmp_path, "01_embedding_bakeoff", {
+        "summary_rows": [{"configuration": dense, "language": "zh", "hit@5": 0.9, "coverage@10": 0.95}],
+        "q7_rows": [{"configuration": dense, "phrasing": "original", "language": "zh",
+                     "C1": 13, "C2": 5, "C3": 9, "C4": 1}]})
+    archive = tmp_path / "labels-v1.json"
+    archive.write_text(json.dumps({
+        "commit": "abc", "note": "v1", "side_by_side": {},
+        "summary_rows": [{"configuration": dense, "language": "zh", "hit@5": 0.845, "coverage@10": 0.892}],
+        "q7_rows": [{"configuration": dense, "phrasing": "original", "language": "zh",
+                     "C1": 20, "C2": 42, "C3": 39, "C4": 1}]}))
+    relabel = relabel_rows(tmp_path, archive)
+    assert relabel["closing"]["zh"]["baseline"]["hit@5"] == "0.845 → 0.900"
+    assert relabel["closing"]["zh"]["q7"]["original"]["C1"] == "20 → 13"
+    assert relabel["closing"]["zh"]["q7"]["original"]["C4"] == "1"
+    assert not relabel_rows(tmp_path, tmp_path / "missing.json")["available"]

@@ -1,4 +1,5 @@
-"""Evaluation: retrieval metrics over gold pieces, layer diagnosis, paired bootstrap, answer correctness."""
+"""Evaluation: per-question retrieval metrics over gold pieces, layer diagnosis, paired bootstrap, Wilson, Holm,
+answer correctness from key facts."""
 
 from rag_lib.evaluation.correctness import (
     CorrectnessResult,
@@ -23,7 +24,7 @@ from rag_lib.evaluation.metrics import (
     evaluate,
     piece_ranks,
 )
-from rag_lib.evaluation.stats import paired_bootstrap
+from rag_lib.evaluation.stats import holm, paired_bootstrap, paired_bootstrap_p, wilson
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -43,7 +44,10 @@ __all__ = [
     "correctness_summary",
     "diagnose",
     "evaluate",
+    "holm",
     "load_key_facts",
     "paired_bootstrap",
+    "paired_bootstrap_p",
     "piece_ranks",
+    "wilson",
 ]

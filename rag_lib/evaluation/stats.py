@@ -1,7 +1,8 @@
-"""Paired comparison of a mechanism against the baseline over the same questions."""
+"""Paired comparison of a mechanism against the baseline, intervals for small-count rates, multiplicity."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -36,8 +37,56 @@ def paired_bootstrap(
         raise ValueError("paired_bootstrap got NaN scores; drop questions a metric cannot score (no gold) first")
     if n < 1 or not 0.0 < confidence < 1.0:
         raise ValueError(f"need n >= 1 and 0 < confidence < 1; got n={n}, confidence={confidence}")
-    rng = np.random.default_rng(seed)
-    means = diff[rng.integers(0, len(diff), size=(n, len(diff)))].mean(axis=1)
+    means = _bootstrap_means(diff, n, seed)
     alpha = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
     return float(diff.mean()), float(lo), float(hi)
+
+
+def _bootstrap_means(diff: np.ndarray, n: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return diff[rng.integers(0, len(diff), size=(n, len(diff)))].mean(axis=1)
+
+
+def paired_bootstrap_p(a: Sequence[float], b: Sequence[float], n: int = 10000, seed: int = 0) -> float:
+    """Two-sided bootstrap p-value of "mean(a − b) = 0", from the same resamples as :func:`paired_bootstrap`.
+
+    ``2 · min(share of resampled means ≤ 0, share ≥ 0)``, capped at 1; identical scores give 1.
+    It is the smallest level at which the percentile interval excludes 0 (up to resampling).
+    """
+    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    if diff.ndim != 1 or len(a) != len(b) or len(diff) == 0:
+        raise ValueError(f"paired_bootstrap_p needs two equally long, non-empty score lists; got {len(a)} and {len(b)}")
+    means = _bootstrap_means(diff, n, seed)
+    return float(min(1.0, 2.0 * min(np.mean(means <= 0.0), np.mean(means >= 0.0))))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values, in the input order (family-wise error over all of them).
+
+    The i-th smallest p (0-based) is multiplied by ``m − i``; a running maximum keeps the order.
+    """
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * float(pvalues[i])))
+        adjusted[i] = running
+    return adjusted
+
+
+def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float] | None:
+    """Wilson score interval of a rate ``successes / n`` (95% by default); ``None`` when ``n`` is 0.
+
+    Unlike the normal approximation it stays inside [0, 1] and is honest at 16/17 or 0/8.
+    """
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"wilson needs 0 <= successes <= n; got {successes}/{n}")
+    if n == 0:
+        return None
+    p = successes / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)

@@ -26,7 +26,7 @@ from rag_lib.config import settings
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.errors import WorkbookError
-from rag_lib.evaluation import MRR, HitAt, PieceCoverage, paired_bootstrap, piece_ranks
+from rag_lib.evaluation import MRR, HitAt, PieceCoverage, paired_bootstrap, paired_bootstrap_p, piece_ranks
 from rag_lib.generation import get_task_generator
 from rag_lib.llm_calls import LLMCallError, ReplayMissError
 from rag_lib.query_ops import QueryLLM, QueryOutcome, RuleSplitter, fuse
@@ -324,10 +324,11 @@ def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dic
 
 
 def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> dict[str, Any]:
-    """Means, paired mean difference and its bootstrap 95% interval, rounded for the report."""
+    """Means, paired mean difference, its bootstrap 95% interval and two-sided bootstrap p (unadjusted)."""
     diff, lo, hi = paired_bootstrap(mechanism, baseline, n=n_boot, seed=seed)
+    p = paired_bootstrap_p(mechanism, baseline, n=n_boot, seed=seed)
     return {"baseline": round(float(np.mean(baseline)), 4), "mechanism": round(float(np.mean(mechanism)), 4),
-            "diff": round(diff, 4), "ci95": [round(lo, 4), round(hi, 4)]}
+            "diff": round(diff, 4), "ci95": [round(lo, 4), round(hi, 4)], "p": round(p, 4)}
 
 
 def run_mechanism(

@@ -4,7 +4,9 @@ Casebook section 03: 34 chunks mention KV, none gives the free allowance; the To
 0.574–0.593 against Q5's rank-5 0.608 (bge-m3), so "a score threshold cannot block it". Here
 the same checks run on our corpus and default embedder, and every gate is measured on the whole
 benchmark (:func:`measure_gates`), with its parameters chosen by a fixed rule on a sweep
-(:func:`calibrate`) over that same benchmark — there is no held-out set.
+(:func:`calibrate`) over that same benchmark: in-sample figures. :func:`gate_validation` puts the
+out-of-sample ones beside them (leave-one-out, folds grouped by gold page, and fitted without the
+near-miss unanswerables then tested on them), each rate with its Wilson 95% interval.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from rag_lib.benchmark import collapse_ws, plain_text
+from rag_lib.benchmark import Benchmark, collapse_ws, plain_text
 from rag_lib.casebook import published
 from rag_lib.documents import Chunk
+from rag_lib.evaluation import wilson
 from rag_lib.evidence import (
     AspectGate,
     Case,
@@ -24,6 +27,8 @@ from rag_lib.evidence import (
     LLMJudgeGate,
     ScoredQuestion,
     choose,
+    cross_validate,
+    fit,
     get_gate,
     label_insufficient,
     score_cases,
@@ -66,15 +71,34 @@ def top_rows(wb: Workbench, text: str, key: str = "dense", k: int = 5) -> list[d
 
 
 def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense", k: int = 5) -> dict[str, Any]:
-    """Q9a's Top-k scores against Q5's rank-k score, per language (casebook: 0.574–0.593 vs 0.608)."""
+    """Q9a's Top-k scores against Q5's rank-k score, per language (casebook: 0.574–0.593 vs 0.608).
+
+    ``q5_above_q9a`` says only that this one pair is ordered; ``gap`` is the margin. Whether a
+    floor separates answerable from unanswerable questions in general is :func:`score_overlap`.
+    """
     q9a, q5 = wb.benchmark.by_casebook("Q9a"), wb.benchmark.by_casebook("Q5")
     out = {}
     for lang in languages:
         top = [r["score"] for r in top_rows(wb, q9a.text(lang), key, k)]
         q5_k = top_rows(wb, q5.text(lang), key, k)[-1]["score"]
         out[lang] = {"q9a_min": min(top), "q9a_max": max(top), "q5_rank_k": q5_k,
-                     "gap": round(q5_k - max(top), 4), "separable": q5_k > max(top)}
+                     "gap": round(q5_k - max(top), 4), "q5_above_q9a": q5_k > max(top)}
     return out
+
+
+def score_overlap(rows: Sequence[ScoredQuestion]) -> dict[str, Any]:
+    """How far the best scores of answerable and unanswerable questions overlap on the whole benchmark.
+
+    ``answerable_below_max_unanswerable``: answerable questions whose best score is below the highest
+    unanswerable best score (each would be refused by a floor that refuses every unanswerable one).
+    """
+    ans = sorted(r.best_score for r in rows if r.answerable)
+    unans = sorted(r.best_score for r in rows if not r.answerable)
+    top_unans, low_ans = unans[-1], ans[0]
+    return {"n_answerable": len(ans), "n_unanswerable": len(unans),
+            "max_unanswerable_best": round(top_unans, 4), "min_answerable_best": round(low_ans, 4),
+            "answerable_below_max_unanswerable": sum(s < top_unans for s in ans),
+            "unanswerable_above_min_answerable": sum(s >= low_ans for s in unans)}
 
 
 # ------------------------------------------------------------------------------ gates on the benchmark
@@ -93,13 +117,14 @@ def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int = 5) -
     return rows
 
 
-def calibrate(wb: Workbench, lang: str, key: str = "dense", k: int = 5) -> dict[str, Any]:
+def calibrate(wb: Workbench, lang: str, key: str = "dense", k: int = 5,
+              rows: Sequence[ScoredQuestion] | None = None) -> dict[str, Any]:
     """Sweep the floor, the aspect coverage and both together; choose each by Youden's J.
 
     Every candidate value is tried (see :func:`rag_lib.evidence.sweep`); the choice rule is
     :func:`rag_lib.evidence.choose`. In-sample: the same questions are then measured.
     """
-    rows = scored_questions(wb, lang, key, k)
+    rows = rows if rows is not None else scored_questions(wb, lang, key, k)
     floor_rows = sweep(rows, floors=None)
     coverage_rows = sweep(rows, coverages=None)
     both_rows = sweep(rows, floors=None, coverages=None)
@@ -144,6 +169,94 @@ def gate_table(measured: dict[str, dict[str, Any]]) -> str:
                                                    "false_refusal_rate", "tp", "fp", "fn", "tn")}}
             for name, m in measured.items()]
     return markdown_table(rows)
+
+
+# ------------------------------------------------------------------------------ out of sample
+
+VALIDATED_GATES = ("floor", "aspects", "floor_aspects")
+VALIDATIONS = ("in_sample", "leave_one_out", "grouped_by_page", "near_miss_held_out")
+FIGURES = ("refusal_correctness", "refusal_near_miss", "refusal_absent_topic", "false_refusal_rate")
+
+
+def rate(k: int, n: int) -> dict[str, Any]:
+    """``k / n`` with its Wilson 95% interval (``None`` rate and interval when ``n`` is 0)."""
+    interval = wilson(k, n)
+    return {"k": k, "n": n, "rate": round(k / n, 4) if n else None,
+            "wilson95": [round(interval[0], 3), round(interval[1], 3)] if interval else None}
+
+
+def decision_figures(rows: Sequence[ScoredQuestion], declined: dict[str, bool], near_miss: set[str],
+                     only: Sequence[str] = FIGURES) -> dict[str, Any]:
+    """Refusal on all / near-miss / absent-topic unanswerable questions and false refusals, as :func:`rate`."""
+    unans = [r.question_id for r in rows if not r.answerable]
+    groups = {"refusal_correctness": unans,
+              "refusal_near_miss": [q for q in unans if q in near_miss],
+              "refusal_absent_topic": [q for q in unans if q not in near_miss],
+              "false_refusal_rate": [r.question_id for r in rows if r.answerable and not r.label_insufficient]}
+    return {name: rate(sum(declined[q] for q in groups[name]), len(groups[name])) for name in only}
+
+
+def gate_validation(rows: Sequence[ScoredQuestion], bench: Benchmark) -> dict[str, Any]:
+    """In-sample and out-of-sample figures of every tuned gate, side by side.
+
+    ``in_sample``: fitted on every question, measured on the same ones. ``leave_one_out``: each
+    question decided with parameters fitted on all the others. ``grouped_by_page``: folds are the
+    answerable questions sharing a first gold page (unanswerable ones are folds of their own), so a
+    page's questions never tune their own gate. ``near_miss_held_out``: fitted without the near-miss
+    unanswerable questions, then measured on them only (questions the fit never saw).
+    """
+    near = {q.id for q in bench if q.near_miss}
+    pages = {q.id: q.pages[0] for q in bench if q.answerable}
+    out: dict[str, Any] = {}
+    for gate in VALIDATED_GATES:
+        fitted = fit(rows, gate)
+        loo = cross_validate(rows, gate)
+        grouped = cross_validate(rows, gate, pages)
+        without = fit([r for r in rows if r.question_id not in near], gate)
+        decide = lambda params: {r.question_id: r.declined(params["floor"], params["min_coverage"])  # noqa: E731
+                                 for r in rows}
+        out[gate] = {
+            "parameters": {"in_sample": fitted, "leave_one_out": loo["parameters"],
+                           "grouped_by_page": grouped["parameters"], "near_miss_held_out": without},
+            "folds": {"leave_one_out": loo["folds"], "grouped_by_page": grouped["folds"]},
+            "in_sample": decision_figures(rows, decide(fitted), near),
+            "leave_one_out": decision_figures(rows, loo["declined"], near),
+            "grouped_by_page": decision_figures(rows, grouped["declined"], near),
+            "near_miss_held_out": decision_figures(rows, decide(without), near, only=("refusal_near_miss",)),
+        }
+    return out
+
+
+def _cell(figure: dict[str, Any] | None) -> str:
+    if not figure or figure["rate"] is None:
+        return "—"
+    lo, hi = figure["wilson95"]
+    return f"{figure['k']}/{figure['n']} = {figure['rate']:.3f} [{lo:.2f}, {hi:.2f}]"
+
+
+def validation_table(validation: dict[str, Any]) -> str:
+    """One row per gate and figure; one column per validation (k/n = rate [Wilson 95%])."""
+    rows = [{"gate": gate, "figure": figure, **{v: _cell(block[v].get(figure)) for v in VALIDATIONS}}
+            for gate, block in validation.items() for figure in FIGURES]
+    return markdown_table(rows)
+
+
+def near_miss_rows(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
+                   k: int = 5) -> list[dict[str, Any]]:
+    """Every near-miss question: its best score, aspect coverage and each in-sample gate's decision."""
+    aspects = AspectGate()
+    out = []
+    for q in wb.benchmark.questions(near_miss=True):
+        ranking = wb.rank(q.text(lang), key)
+        evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+        matched, unmatched, _ = aspects.check(q.text(lang), evidence)
+        row: dict[str, Any] = {"question": q.id, "best_score": round(float(ranking.scores[0]), 4),
+                               "aspect_coverage": round(len(matched) / (len(matched) + len(unmatched)), 4)
+                               if matched or unmatched else None, "top1_page": wb.by_id[ranking.ids[0]].page}
+        for name, gate in gates.items():
+            row[name] = "declined" if gate.decide(q.text(lang), evidence, ranking).insufficient else "answered"
+        out.append(row)
+    return out
 
 
 # ------------------------------------------------------------------------------ gate vs generator, and the bypass
@@ -228,7 +341,9 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
 
     wb = wb or Workbench()
     q9a = wb.benchmark.by_casebook("Q9a")
-    calibrations = {lang: calibrate(wb, lang, key, k) for lang in languages}
+    rows = {lang: scored_questions(wb, lang, key, k) for lang in languages}
+    calibrations = {lang: calibrate(wb, lang, key, k, rows[lang]) for lang in languages}
+    validation = {lang: gate_validation(rows[lang], wb.benchmark) for lang in languages}
     gates = {lang: chosen_gates(calibrations[lang], wb) for lang in languages}
     general = {lang: g.get("floor_aspects", g["floor"]) for lang, g in gates.items()}
     measured = {lang: measure_gates(wb, gates[lang], lang, key, k) for lang in languages}
@@ -241,11 +356,19 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         "corpus_check": corpus_check(wb.chunks, q9a.absent),
         "top": {lang: top_rows(wb, q9a.text(lang), key, k) for lang in languages},
         "scores": score_comparison(wb, languages, key, k),
+        "overlap": {lang: score_overlap(rows[lang]) for lang in languages},
         "calibration": {lang: {n: c[n] for n in ("floor", "aspects", "floor_aspects", "grid_size")}
                         for lang, c in calibrations.items()},
         "floor_sweep": {lang: c["floor_sweep"] for lang, c in calibrations.items()},
         "gates": measured,
         "gate_tables": {lang: gate_table(m) for lang, m in measured.items()},
+        "validation": validation,
+        "validation_interval": "Wilson score interval, 95%",
+        "validation_tables": {lang: validation_table(v) for lang, v in validation.items()},
+        "near_miss": {"ids": [q.id for q in wb.benchmark.questions(near_miss=True)],
+                      "ids_count": len(wb.benchmark.questions(near_miss=True)),
+                      "rows": {lang: near_miss_rows(wb, gates[lang], lang, key, k) for lang in languages},
+                      "llm_judge": "not run on the benchmark (smoke test on Q5 and Q9a only; see judge_smoke_test)"},
         "gated_decline": {lang: gated_decline(wb, general[lang], q9a.text(lang), "llama_cpp", key, k)
                           for lang in languages},
         "bypass": {"lang": bypass_lang, **bypass(wb, q9a.text(bypass_lang), generators, key, k)},

@@ -52,8 +52,16 @@ CASEBOOK_Q7_REASON = {
           "and how local and production deployments differ: several separate topics, while the current evidence "
           "is mainly about handling secrets in local development.",
 }
-COUNT_KEYS = ("pieces_total", "in_top5_before", "in_top5_after_best", "in_top5_after_union",
-              "in_top10_before", "in_top10_after_best", "in_top10_after_union")
+COUNT_KEYS = ("pieces_total", "in_top5_before", "in_top5_after_first", "in_top5_after_random",
+              "in_top5_after_best", "in_top5_after_union", "in_top10_before", "in_top10_after_first",
+              "in_top10_after_random", "in_top10_after_best", "in_top10_after_union")
+# What each "after" count is; the first two use no labels, the last two are upper bounds.
+COUNT_MEANING = {
+    "after_first": "original + the first suggestion (no labels; a user who always takes S1)",
+    "after_random": "original + one suggestion picked uniformly at random, expected count (no labels)",
+    "after_best": "ORACLE upper bound: original + the suggestion the gold labels rank best",
+    "after_union": "POOLED upper bound: original + every suggestion's Top-k at once (k × (1 + suggestions) chunks)",
+}
 
 
 def decomposers(llm: str | None, llm_mode: CallMode | None) -> tuple[dict[str, Decomposer], dict[str, str]]:
@@ -100,12 +108,12 @@ def summarise(results: Sequence[RecoveryResult]) -> dict[str, Any]:
     """Piece counts in the Top-5 / Top-10 before and after, summed over questions."""
     counts = {
         "pieces_total": sum(len(r.piece_ids) for r in results),
-        "in_top5_before": sum(r.covered(5, "before") for r in results),
-        "in_top5_after_best": sum(r.covered(5, "chosen") for r in results),
-        "in_top5_after_union": sum(r.covered(5, "union") for r in results),
-        "in_top10_before": sum(r.covered(10, "before") for r in results),
-        "in_top10_after_best": sum(r.covered(10, "chosen") for r in results),
-        "in_top10_after_union": sum(r.covered(10, "union") for r in results),
+        **{f"in_top{k}_{name}": value for k in (5, 10) for name, value in (
+            ("before", sum(r.covered(k, "before") for r in results)),
+            ("after_first", sum(r.covered(k, "first") for r in results)),
+            ("after_random", round(sum(r.covered_random(k) for r in results), 2)),
+            ("after_best", sum(r.covered(k, "chosen") for r in results)),
+            ("after_union", sum(r.covered(k, "union") for r in results)))},
     }
     suggestions = [q for r in results for q in r.suggestions.questions]
     answers = [r.answer.status for r in results if r.answer is not None]
@@ -127,7 +135,8 @@ def question_row(result: RecoveryResult) -> dict[str, Any]:
         "suggestions": list(result.suggestions.questions), "call_keys": list(result.suggestions.call_keys),
         "baseline": dict(zip(result.piece_ids, result.baseline_ranks, strict=True)),
         "ranks": result.rows(), "chosen": result.chosen,
-        "before_top5": result.covered(5, "before"), "after_best_top5": result.covered(5, "chosen"),
+        "before_top5": result.covered(5, "before"), "after_first_top5": result.covered(5, "first"),
+        "after_best_top5": result.covered(5, "chosen"),
         "after_union_top5": result.covered(5, "union"), "before_top10": result.covered(10, "before"),
         "after_best_top10": result.covered(10, "chosen"), "after_union_top10": result.covered(10, "union"),
         "answer_status": None if result.answer is None else result.answer.status,
@@ -152,7 +161,8 @@ def run_recovery_experiment(
     wb = workbench or Workbench()
     sources, unavailable = decomposers(llm, llm_mode)
     answerer = get_generator()
-    questions = wb.benchmark.questions(compound=True)
+    # Unanswerable compound questions (Q9a) have no pieces to recover: they are not counted.
+    questions = wb.benchmark.questions(compound=True, answerable=True)
     q7 = wb.benchmark.by_casebook("Q7")
     q7_out: dict[str, dict[str, Any]] = {}
     bench_out: dict[str, dict[str, Any]] = {}
@@ -183,9 +193,9 @@ def run_recovery_experiment(
         "choice_rule": (
             "oracle: the suggestion that brings the most pieces missing from the original Top-5 into its own "
             "Top-5 (tie: the first); it uses the gold labels and stands in for the user's pick"),
-        "count_rule": ("pieces of the answerable compound questions with a chunk at rank <= 5 (or 10): in the "
-                       "original ranking; in the original or the chosen suggestion's; in the original or any "
-                       "suggestion's"),
+        "count_rule": ("pieces of the answerable compound questions with a chunk at rank <= 5 (or 10) in the "
+                       "original ranking (before) or, after, also in the suggestion rankings named below"),
+        "count_meaning": COUNT_MEANING,
         "compound_question_ids": [q.id for q in questions],
         "q7_id": q7.id,
         "q7": q7_out,
@@ -259,9 +269,19 @@ THEIRS (casebook, bge-m3 on their snapshot): S2 takes C3 from rank {casebook_pub
 to rank {casebook_published.recovery.s2_c3_rank.after}; S1 leaves C1 at {casebook_published.recovery.s1.C1} and C2
 at {casebook_published.recovery.s1.C2}.
 
-## Every compound question ({benchmark.zh.rule.n_questions} questions, {benchmark.zh.rule.pieces_total} pieces)
+## Every answerable compound question
+
+{benchmark.zh.rule.n_questions} questions, {benchmark.zh.rule.pieces_total} pieces.
 
 Counts: {count_rule}.
+
+- `after_first`: {count_meaning.after_first}.
+- `after_random`: {count_meaning.after_random}.
+- `after_best`: {count_meaning.after_best}.
+- `after_union`: {count_meaning.after_union}.
+
+Only `after_first` and `after_random` are what a system without labels would get; `after_best` and
+`after_union` bound it from above.
 
 {benchmark_table}
 """

@@ -1,5 +1,11 @@
 """The summary: the casebook's side-by-side table and a whole-benchmark table, read from the
-other experiments' ``results.json`` (never recomputed, never typed)."""
+other experiments' ``results.json`` (never recomputed, never typed).
+
+Every mechanism comparison carries its bootstrap interval and a Holm-adjusted p over all the
+comparisons in the table (their number is stated), so the ~100 intervals are not read as ~100
+independent findings. The label-dependent figures of the previous label version are read from
+:data:`LABEL_ARCHIVE` and shown beside the current ones.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.casebook import published
-from rag_lib.config import results_dir
+from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.embedding.registry import default_embedder_name
+from rag_lib.evaluation import holm
+from rag_lib.io import write_json
 from rag_lib.report import markdown_table
 
 PIECES = ("C1", "C2", "C3", "C4")
-METRICS = ("hit@5", "coverage@10", "mrr")
+# coverage@evidence: pieces inside the evidence the variant sends to generation (Top-5, or Top-k for
+# the top-k variants); the one metric a larger k changes.
+METRICS = ("hit@5", "coverage@10", "mrr", "coverage@evidence")
+TOP_K = 10  # bold in the Q7 tables: inside the Top-10 (the casebook's green cells), or inside a larger evidence
+# Figures of an earlier label version, copied from the results.json files a run produced with it
+# (see :func:`archive_label_version`); 08 shows them beside the current ones.
+LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v1.json"
 
 
 def _load(name: str, root: Path) -> dict[str, Any] | None:
@@ -69,41 +83,108 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def benchmark_rows(root: Path | None = None) -> list[dict[str, Any]]:
-    """One row per mechanism variant and language: change vs baseline with its 95% interval."""
+def _evidence_k(root: Path) -> dict[str, int]:
+    """Row label → evidence size, for the mechanism variants that send more than the Top-10."""
+    return {f"{r['mechanism']}: {v['name']}": int(v["evidence_k"]) for r in _mechanism_results(root)
+            for v in r.get("variants", []) if int(v.get("evidence_k") or 5) > TOP_K}
+
+
+def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
+    """Every (variant, language, metric) comparison with its unadjusted and Holm-adjusted p.
+
+    A comparison whose result has no ``p`` (results written before p-values were recorded) gets
+    ``None`` for both and is left out of the Holm family.
+    """
     root = root or results_dir()
-    rows = []
+    out = []
     for result in _mechanism_results(root):
         for variant in result.get("variants", []) if result.get("status") == "ran" else []:
             label = variant_label(result["mechanism"], variant)
-            for lang, failure in sorted(variant.get("failures", {}).items()):
-                rows.append({"mechanism": label, "language": lang, **{m: "—" for m in METRICS},
-                             "failed": f"{failure['failed']}/{failure['of']} {failure['by_kind']}"})
             for lang, metrics in sorted(variant.get("benchmark", {}).items()):
-                row: dict[str, Any] = {"mechanism": label, "language": lang}
                 for metric in METRICS:
                     m = metrics.get(metric)
                     if m:
-                        lo, hi = m["ci95"]
-                        change = f"{m['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
-                        row[metric] = f"{m['baseline']:.3f} → {m['mechanism']:.3f} ({change})"
-                rows.append(row)
-    return rows
+                        out.append({"variant": label, "language": lang,
+                                    "metric": metric, "baseline": m["baseline"], "value": m["mechanism"],
+                                    "diff": m["diff"], "ci95": m["ci95"], "p": m.get("p")})
+    tested = [c for c in out if c["p"] is not None]
+    for c, adjusted in zip(tested, holm([c["p"] for c in tested]), strict=True):
+        c["p_holm"] = round(adjusted, 4)
+    for c in out:
+        c.setdefault("p_holm", None)
+    return out
 
 
-def highlight(rows: list[dict[str, Any]], k: int = 10) -> list[dict[str, Any]]:
-    """Mark ranks inside the Top-k in bold (the casebook's green cells)."""
+def benchmark_rows(root: Path | None = None) -> list[dict[str, Any]]:
+    """One row per mechanism variant and language: change vs baseline, 95% interval, Holm-adjusted p;
+    a variant whose LLM calls failed for some questions says so in ``failed`` (never as a figure)."""
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for result in _mechanism_results(root or results_dir()):
+        for variant in result.get("variants", []) if result.get("status") == "ran" else []:
+            label = variant_label(result["mechanism"], variant)
+            for lang, failure in sorted(variant.get("failures", {}).items()):
+                rows[(label, lang)] = {"mechanism": label, "language": lang,
+                                       "failed": f"{failure['failed']}/{failure['of']} {failure['by_kind']}"}
+    for c in comparisons(root):
+        row = rows.setdefault((c["variant"], c["language"]), {"mechanism": c["variant"], "language": c["language"]})
+        lo, hi = c["ci95"]
+        holm_text = "" if c["p_holm"] is None else f"; p_Holm {c['p_holm']:.3f}"
+        row[c["metric"]] = (f"{c['baseline']:.3f} → {c['value']:.3f} "
+                            f"({c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]{holm_text})")
+    return list(rows.values())
+
+
+def highlight(rows: list[dict[str, Any]], k: int = TOP_K, evidence_k: dict[str, int] | None = None
+              ) -> list[dict[str, Any]]:
+    """Mark ranks inside the Top-k in bold (the casebook's green cells), or inside a row's larger evidence."""
     out = []
     for row in rows:
         marked = dict(row)
+        cut = max(k, (evidence_k or {}).get(str(row.get("row")), k))
         for p in PIECES:
             value = row.get(p)
-            if isinstance(value, int) and value <= k:
+            if isinstance(value, int) and value <= cut:
                 marked[p] = f"**{value}**"
             elif value is None and p in row:
                 marked[p] = "—"
         out.append(marked)
     return out
+
+
+def _arrow(before: Any, after: Any) -> str:
+    return f"{after}" if before == after else f"{before} → {after}"
+
+
+def relabel_rows(root: Path | None = None, archive: Path = LABEL_ARCHIVE) -> dict[str, Any]:
+    """Label-dependent figures before (the archived label version) and after (the current results).
+
+    ``metrics``: hit@5 and coverage@10 of every bake-off configuration per language; ``q7``: the
+    first rank of each Q7 piece per configuration, phrasing and language; ``closing``: the default
+    configuration's rows per language. Both sides are read from results.json files a run produced.
+    """
+    root = root or results_dir()
+    bakeoff = _load("01_embedding_bakeoff", root)
+    if bakeoff is None or not archive.is_file():
+        return {"available": False, "archive": archive.name}
+    before = json.loads(archive.read_text(encoding="utf-8"))
+
+    def key(r: dict[str, Any]) -> tuple[str, str, str]:
+        return r["configuration"], r.get("phrasing", ""), r["language"]
+
+    old_metrics = {key(r): r for r in before["summary_rows"]}
+    metrics = [{"configuration": r["configuration"], "language": r["language"],
+                **{m: _arrow(f"{old_metrics[key(r)][m]:.3f}" if key(r) in old_metrics else "—", f"{r[m]:.3f}")
+                   for m in ("hit@5", "coverage@10")}} for r in bakeoff["summary_rows"]]
+    old_q7 = {key(r): r for r in before["q7_rows"]}
+    q7 = [{"configuration": r["configuration"], "phrasing": r["phrasing"], "language": r["language"],
+           **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in PIECES}} for r in bakeoff["q7_rows"]]
+    default = f"dense:{default_embedder_name()}"
+    closing = {lang: {"baseline": next(m for m in metrics if m["configuration"] == default and m["language"] == lang),
+                      "q7": {r["phrasing"]: r for r in q7 if r["configuration"] == default and r["language"] == lang}}
+               for lang in sorted({r["language"] for r in metrics})}
+    return {"available": True, "archive": archive.name, "before_commit": before["commit"],
+            "before_note": before["note"], "metrics": metrics, "q7": q7, "closing": closing,
+            "metrics_table": markdown_table(metrics), "q7_table": markdown_table(q7)}
 
 
 def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = None) -> dict[str, Any]:
@@ -112,6 +193,8 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     theirs = published()
     tables = {lang: side_by_side(lang, root) for lang in languages}
     bench = benchmark_rows(root)
+    tested = [c for c in comparisons(root) if c["p"] is not None]
+    evidence_k = _evidence_k(root)
     missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm")
                if not (root / name / "results.json").is_file()]
     if not _mechanism_results(root):
@@ -138,15 +221,43 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         "missing_inputs": missing,
         "side_by_side": tables,
         "side_by_side_tables": {
-            lang: markdown_table(highlight(rows), ["row", *PIECES]) for lang, rows in tables.items()
+            lang: markdown_table(highlight(rows, evidence_k=evidence_k), ["row", *PIECES])
+            for lang, rows in tables.items()
         },
+        "evidence_k": evidence_k,
         "benchmark_rows": bench,
         "benchmark_table": (
             markdown_table(bench, ["mechanism", "language", *METRICS, *(["failed"] if any("failed" in r for r in bench)
                                                                       else [])])
             if bench else "_(no mechanism results)_"
         ),
+        "multiplicity": {"comparisons": len(tested), "alpha": 0.05, "ci_percent": 95,
+                         "chance": "about 1 in 20",
+                         "significant_holm_05": sum(c["p_holm"] < 0.05 for c in tested),
+                         "significant_unadjusted_05": sum(c["p"] < 0.05 for c in tested),
+                         "method": "Holm-Bonferroni over every comparison in the table (variants x languages x "
+                                   "metrics); p from the same paired bootstrap as the interval, two-sided"},
+        "relabel": relabel_rows(root),
         "casebook_rows": casebook_rows,
         "casebook_table": markdown_table(casebook_rows),
-        "headline_table": markdown_table(highlight(tables[headline_lang]), ["row", *PIECES]),
+        "headline_table": markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
+                                         ["row", *PIECES]),
     }
+
+
+def archive_label_version(commit: str, note: str, root: Path | None = None,
+                          out: Path = LABEL_ARCHIVE) -> dict[str, Any]:
+    """Copy the figures that depend on the gold labels out of the current results, before a relabelling.
+
+    Kept: the baseline rows of 01 (every configuration, both languages), the Q7 rows of 01, and the
+    Q7 side-by-side tables of 08. ``commit`` names the commit whose results these are; ``note`` says
+    which label version produced them. Nothing is recomputed or typed: values are copied verbatim.
+    """
+    root = root or results_dir()
+    bakeoff, summary = _load("01_embedding_bakeoff", root), _load("08_summary", root)
+    if bakeoff is None or summary is None:
+        raise FileNotFoundError(f"{root}: 01_embedding_bakeoff and 08_summary results are needed; run them first")
+    payload = {"commit": commit, "note": note, "summary_rows": bakeoff["summary_rows"],
+               "q7_rows": bakeoff["q7_rows"], "side_by_side": summary["side_by_side"]}
+    write_json(out, payload)
+    return payload

@@ -2,7 +2,11 @@
 
 Two parts:
 
-* Q8 (benchmark ``q08``, two pieces): which pieces are in the top k, for every k.
+* Q8 (benchmark ``q08``, two pieces; labels v2: secrets per environment): which pieces are in
+  the top k, for every k, and whether it can test the casebook's claim at all (``testable``:
+  a piece outside the Top-5 but inside the Top-10 while the others are inside the Top-5).
+* Every answerable compound question completed only between k = 6 and k = 10 (``late_complete``):
+  the benchmark's own Q8-like cases, with their piece ranks, per language.
 * The whole answerable benchmark: mean piece coverage@k for k = 1..K, per language, with what
   the larger evidence costs: total characters of the top-k chunk texts and an approximate
   token count (:func:`approx_tokens`).
@@ -54,6 +58,24 @@ def first_full_k(ranks: Sequence[int | None]) -> int | None:
     return None if not ranks or any(r is None for r in ranks) else max(r for r in ranks if r is not None)
 
 
+def completes_late(ranks: Sequence[int | None], k: int = 5, max_k: int = 10) -> bool:
+    """Whether a question can test "a larger k completes it": its last piece enters between k+1 and max_k."""
+    full = first_full_k(ranks)
+    return full is not None and k < full <= max_k
+
+
+def verdict(piece_ranks: dict[str, int | None], k: int = 5, max_k: int = 10) -> str:
+    """One sentence: can this question test "k = 6…10 completes it", and why not when it cannot."""
+    ranks = list(piece_ranks.values())
+    shown = ", ".join(f"{p} at rank {r}" for p, r in piece_ranks.items())
+    full = first_full_k(ranks)
+    if completes_late(ranks, k, max_k):
+        return f"testable: {shown}; the last piece enters at k = {full}"
+    if full is not None and full <= k:
+        return f"not testable on this corpus: {shown}, all already inside the Top-{k}"
+    return f"not testable on this corpus: {shown}, a piece beyond the Top-{max_k}"
+
+
 def run_topk(
     key: str = "dense", max_k: int = 20, languages: Sequence[str] = ("zh", "en"), workbench: Workbench | None = None
 ) -> dict[str, Any]:
@@ -78,8 +100,18 @@ def run_topk(
         sweep = {str(k): coverage_at(ranks, k) for k in ks}
         q8_out[lang] = {"question": q8.text(lang), "piece_ranks": {f"C{i + 1}": r for i, r in enumerate(ranks)},
                         "n_pieces": n, "covered": sweep, "first_full_k": first_full_k(ranks),
-                        "covered_at_5": f"{sweep['5']}/{n}", "covered_at_6": f"{sweep['6']}/{n}"}
+                        "covered_at_5": f"{sweep['5']}/{n}", "covered_at_6": f"{sweep['6']}/{n}",
+                        "testable": completes_late(ranks)}
         q8_rows.append({"language": lang, **{f"k={k}": f"{sweep[str(k)]}/{n}" for k in ks}})
+
+    late: dict[str, list[dict[str, Any]]] = {}
+    for lang in languages:
+        late[lang] = []
+        for q in wb.benchmark.questions(answerable=True, compound=True):
+            ranks = piece_ranks(q.pieces, wb.rank(q.text(lang), key))
+            if completes_late(ranks):
+                late[lang].append({"question": q.id, "text": q.text(lang), "first_full_k": first_full_k(ranks),
+                                   **{f"C{i + 1}": r for i, r in enumerate(ranks)}})
 
     curve: dict[str, dict[str, dict[str, float]]] = {}
     curve_rows = []
@@ -108,6 +140,13 @@ def run_topk(
         "token_estimate": "1 token per CJK character + 1 per 4 other characters (approx_tokens)",
         "q8": {"id": q8.id, **q8_out},
         "q8_table": markdown_table(q8_rows),
+        "q8_testable": {lang: q8_out[lang]["testable"] for lang in languages},
+        "q8_verdict": {lang: verdict(q8_out[lang]["piece_ranks"]) for lang in languages},
+        "late_complete": late,
+        "late_complete_count": {lang: len(rows) for lang, rows in late.items()},
+        "late_complete_tables": {lang: markdown_table(rows, list(dict.fromkeys(c for r in rows for c in r)))
+                                 if rows else "_(none)_" for lang, rows in late.items()},
+        "n_compound": len(wb.benchmark.questions(answerable=True, compound=True)),
         "casebook_q8": {"k5": theirs["k5"], "k6": theirs["k6"], "note": "THEIRS: bge-m3 on their 26-page snapshot"},
         "curve": curve,
         "curve_rows": curve_rows,
