@@ -34,20 +34,19 @@ class Ungated:
         return GateDecision(True, self.name, "no gate: the generator decides")
 
 
-def _missing(rows: Sequence[dict[str, Any]]) -> int:
-    return sum(r["error_kind"] == "replay_miss" for r in rows)
-
-
-def answer_figures(result: dict[str, Any]) -> dict[str, Any]:
+def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> dict[str, Any]:
     """Rates of one :func:`run_generation_eval` result over the questions whose calls are recorded.
 
     ``answer_rate`` is answered / answerable; ``answer_correctness`` is answers stating every key
     fact / answerable questions with a checkable fact (not answering counts as not correct);
     ``correct_when_answered`` the same over answered ones; ``refusal_correctness`` declined /
     unanswerable; ``citation_validity`` valid / cited. Questions whose call has no record are left
-    out (``missing``).
+    out (``missing``). ``recorded`` restricts the rates to those questions (the ones whose ungated call is
+    recorded), so that a gated run is not measured over mostly gate-declined questions while the
+    calls it let through are still missing.
     """
-    rows = [r for r in result["rows"] if r["error_kind"] != "replay_miss"]
+    rows = [r for r in result["rows"] if r["error_kind"] != "replay_miss"
+            and (recorded is None or r["question"] in recorded)]
     answerable = [r for r in rows if r["answerable"]]
     unanswerable = [r for r in rows if not r["answerable"]]
     valid = sum(r["citations_valid"] for r in rows)
@@ -58,7 +57,7 @@ def answer_figures(result: dict[str, Any]) -> dict[str, Any]:
     answered_checkable = [r for r in checkable if r["status"] == "answered"]
     return {
         "lang": result["lang"], "gate": result["gate"], "model": result["generator"]["model"],
-        "backend": result["generator"]["backend"], "n": result["n"], "missing": _missing(result["rows"]),
+        "backend": result["generator"]["backend"], "n": result["n"], "missing": result["n"] - len(rows),
         "answerable": len(answerable), "answered": sum(r["status"] == "answered" for r in answerable),
         "answer_rate": _rate(sum(r["status"] == "answered" for r in answerable), len(answerable)),
         "correct": correct, "answer_correctness": _rate(correct, len(checkable)),
@@ -89,9 +88,12 @@ def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = Non
     generator = generator or get_task_generator("answer")
     out: dict[str, Any] = {"model": task_generator_name("answer"), "k": k, "retriever": key, "runs": {}}
     for lang in languages:
+        recorded: set[str] | None = None
         for gated in (Ungated(), gate):
             result = run_generation_eval(wb, gated, generator, lang, k, key)
-            out["runs"][f"{lang}:{gated.name}"] = {"figures": answer_figures(result), "rows": result["rows"]}
+            out["runs"][f"{lang}:{gated.name}"] = {"figures": answer_figures(result, recorded), "rows": result["rows"]}
+            if recorded is None:  # the gated run is measured on the questions the ungated run has answers for
+                recorded = {r["question"] for r in result["rows"] if r["error_kind"] != "replay_miss"}
     return out
 
 
