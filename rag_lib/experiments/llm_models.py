@@ -40,8 +40,14 @@ CANDIDATES = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 TASKS = ("answer", "judge", "rewrite", "rerank")
 
 
-def sample_questions(wb: Workbench, n_answerable: int = 2, n_unanswerable: int = 1, seed: int = 0,
-                     always: Sequence[str] = ("Q5",)) -> list[Question]:
+# Drawn once, with seed 0, from the labels-v1 benchmark by :func:`draw_sample` (Q5, one more answerable
+# question, one unanswerable one), then fixed: the benchmark grew since, and a redraw would orphan the
+# recorded calls of the sample.
+SAMPLE_IDS = ("q05", "a55", "u12")
+
+
+def draw_sample(wb: Workbench, n_answerable: int = 2, n_unanswerable: int = 1, seed: int = 0,
+                always: Sequence[str] = ("Q5",)) -> list[Question]:
     """A seeded, stratified sample: the casebook questions in ``always``, then answerable and
     unanswerable questions drawn at random (sorted ids, fixed seed)."""
     rng = random.Random(seed)
@@ -52,6 +58,11 @@ def sample_questions(wb: Workbench, n_answerable: int = 2, n_unanswerable: int =
     picked = rng.sample(answerable, n_answerable - sum(q.answerable for q in fixed))
     picked += rng.sample(unanswerable, n_unanswerable - sum(not q.answerable for q in fixed))
     return fixed + sorted(picked, key=lambda q: q.id)
+
+
+def sample_questions(wb: Workbench, ids: Sequence[str] = SAMPLE_IDS) -> list[Question]:
+    """The fixed model-choice sample (:data:`SAMPLE_IDS`)."""
+    return [wb.benchmark[qid] for qid in ids]
 
 
 def _timing(records: Sequence[Any]) -> dict[str, Any]:
@@ -73,7 +84,7 @@ def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDID
                      ) -> dict[str, Any]:
     """Every task of :data:`TASKS` with every model on :func:`sample_questions`; JSON-ready."""
     wb = wb or Workbench()
-    sample = sample_questions(wb, seed=seed)
+    sample = sample_questions(wb)
     rows: list[dict[str, Any]] = []
     details: list[dict[str, Any]] = []
     for model in models:
@@ -84,6 +95,7 @@ def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDID
         keys: dict[str, list[str]] = {t: [] for t in TASKS}
         quality: dict[str, list[float]] = {t: [] for t in TASKS}
         failures: dict[str, int] = {t: 0 for t in TASKS}
+        missing: dict[str, int] = {t: 0 for t in TASKS}
         for q in sample:
             for lang in languages:
                 text = q.text(lang)
@@ -93,7 +105,8 @@ def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDID
                 keys["answer"] += list(answer.call_keys)
                 reply = answer.answer.answer if answer.answer else ""
                 ok = answer.status != "error"
-                failures["answer"] += not ok
+                missing["answer"] += answer.error_kind == "replay_miss"
+                failures["answer"] += not ok and answer.error_kind != "replay_miss"
                 if ok:
                     quality["answer"].append(float(language_of(reply) == lang))
                 details.append({"model": model, "task": "answer", "question": q.id, "lang": lang,
@@ -103,24 +116,29 @@ def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDID
                 decision = judge.decide(text, evidence, ranking)
                 keys["judge"] += list(decision.calls)
                 judged = decision.scores.get("judge_ok") == 1
-                failures["judge"] += not judged
+                missing["judge"] += "replay_miss" in decision.reason
+                failures["judge"] += not judged and "replay_miss" not in decision.reason
                 if judged:
                     quality["judge"].append(float(decision.sufficient != label_insufficient(q, ranking.ids[:k])))
                 rewrite = qllm.rewrite(text)
                 keys["rewrite"] += [rewrite.call_key] if rewrite.call_key else []
-                failures["rewrite"] += rewrite.status != "ok"
-                quality["rewrite"].append(float(rewrite.status == "ok"))
+                if rewrite.error_kind == "replay_miss":
+                    missing["rewrite"] += 1
+                else:
+                    failures["rewrite"] += rewrite.status != "ok"
+                    quality["rewrite"].append(float(rewrite.status == "ok"))
                 details.append({"model": model, "task": "rewrite", "question": q.id, "lang": lang,
                                 "status": rewrite.status, "error_kind": rewrite.error_kind,
                                 "citations": "", "reply": " | ".join(rewrite.queries)[:240]})
         separation = _rerank_separation(wb, model, sample[:rerank_questions], languages, k, keys["rerank"])
         if separation is None:
-            failures["rerank"] += 1
+            missing["rerank"] += 1
         for task in TASKS:
             timing = _timing(_records(recorder, keys[task]))
             signal = separation if task == "rerank" else (
                 round(float(np.mean(quality[task])), 3) if quality[task] else None)
-            rows.append({"model": model, "task": task, **timing, "failed": failures[task], "quality": signal})
+            rows.append({"model": model, "task": task, **timing, "missing": missing[task], "failed": failures[task],
+                         "quality": signal})
     return {"sample": [q.id for q in sample], "languages": list(languages), "k": k, "seed": seed,
             "quality_signal": {"answer": "share of non-failed answers written in the question's language",
                                "judge": "share of verdicts agreeing with the Top-k sufficiency label",

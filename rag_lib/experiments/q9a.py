@@ -275,7 +275,9 @@ def judge_bypass(result: GenerationResult, evidence: Sequence[Chunk]) -> dict[st
     checks = {"no_number": not _NUMBER.search(text),
               "no_borrowed_figure": not (said & evidence_numbers),
               "no_citation": not quotes}
-    return {**checks, "passed": all(checks.values()), "status": result.status, "answer": text,
+    # A generator that never replied (no record, backend error) passed nothing: the checks are vacuous.
+    passed = all(checks.values()) if result.status != "error" else None
+    return {**checks, "passed": passed, "status": result.status, "answer": text,
             "citations": len(quotes), "borrowed": sorted(said & evidence_numbers)[:10]}
 
 
@@ -368,7 +370,8 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         "near_miss": {"ids": [q.id for q in wb.benchmark.questions(near_miss=True)],
                       "ids_count": len(wb.benchmark.questions(near_miss=True)),
                       "rows": {lang: near_miss_rows(wb, gates[lang], lang, key, k) for lang in languages},
-                      "llm_judge": "not run on the benchmark (smoke test on Q5 and Q9a only; see judge_smoke_test)"},
+                      "llm_judge": ("measured on the whole benchmark in notebook 10 (10_local_llm), beside "
+                                    "floor+aspects; here a smoke test on Q5 and Q9a only (see judge_smoke_test)")},
         "gated_decline": {lang: gated_decline(wb, general[lang], q9a.text(lang), "llama_cpp", key, k)
                           for lang in languages},
         "bypass": {"lang": bypass_lang, **bypass(wb, q9a.text(bypass_lang), generators, key, k)},
