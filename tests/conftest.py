@@ -12,3 +12,22 @@ def own_recordings(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPat
     no model), so that setting is cleared for it."""
     if "tmp_path" in request.fixturenames:
         monkeypatch.delenv("RAG_LLM_MODE", raising=False)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Re-run the executed notebooks (nbval) in the order `make reproduce` runs them, after the tests:
+    a notebook reads the results of the ones before it (08's summary reads 10's), and file-name order
+    is not that order."""
+    from pathlib import Path
+
+    from rag_lib.reproduce import planned_runs
+
+    order = {run.name: i for i, run in enumerate(planned_runs())}
+
+    def key(item: pytest.Item) -> tuple[int, int]:
+        path = Path(str(item.path))
+        if path.suffix == ".ipynb" and path.parent.name == "notebooks" and path.parent.parent.name == "results":
+            return (1, order.get(path.stem, len(order)))
+        return (0, 0)
+
+    items.sort(key=key)  # stable: tests keep their order, and each notebook's cells theirs
