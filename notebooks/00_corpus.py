@@ -36,6 +36,8 @@ max_chars = None  # None: the chunk size limit in rag_lib/workbook.yaml
 batches = None  # None: every batch in snapshot.batches of rag_lib/workbook.yaml (compared side by side)
 
 # %%
+import warnings
+
 import pandas as pd
 from IPython.display import Image, Markdown, display
 
@@ -116,7 +118,9 @@ print("normaliser warnings:", stats["warnings"] or "none")
 
 # %%
 others = [b for b in (batches or snapshot_batches()) if b != stats["batch"]]
-corpora = {stats["batch"]: corpus} | {b: corpus_mod.build_corpus(b, max_chars) for b in others}
+with warnings.catch_warnings():  # each warning is kept on its page and printed below; Python's own
+    warnings.simplefilter("ignore", UserWarning)  # format would print this machine's source path
+    corpora = {stats["batch"]: corpus} | {b: corpus_mod.build_corpus(b, max_chars) for b in others}
 for other in others:
     corpus_mod.write_corpus(corpora[other])
 batch_stats = {b: corpus_mod.corpus_stats(c) for b, c in corpora.items()}

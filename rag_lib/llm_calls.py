@@ -168,6 +168,15 @@ def response_sha256(response: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def shown_path(path: Path) -> str:
+    """``path`` relative to the repository when inside it: messages end up in committed results, which
+    must not carry this machine's folders."""
+    try:
+        return Path(path).resolve().relative_to(RESULTS_DIR.parent).as_posix()
+    except ValueError:
+        return str(path)
+
+
 MODE_ENV = "RAG_LLM_MODE"
 MISSES_ENV = "RAG_LLM_MISSES"
 USED_ENV = "RAG_LLM_USED"  # a file to which every request key asked for is appended (finds orphan records)
@@ -256,7 +265,7 @@ class CallRecorder:
                 raise ValueError("the stored request does not hash to the file's key")
             if "response_sha256" not in row:
                 raise ValueError(f"record format {row.get('format')} has no response checksum; if you trust it, "
-                                 f"stamp it with `python -m rag_lib.llm_calls stamp {self.directory}`")
+                                 f"stamp it with `python -m rag_lib.llm_calls stamp {shown_path(self.directory)}`")
             if response_sha256(row["response"]) != row["response_sha256"]:
                 raise ValueError("the stored response does not match its response_sha256 (edited or damaged)")
             return CallRecord(
@@ -308,7 +317,8 @@ class CallRecorder:
                 failed = f" (its last live call failed: {failure})" if failure is not None else ""
                 raise ReplayMissError(
                     f"No valid recorded LLM call for request {key} ({request.backend}/{request.model}) in "
-                    f"{self.directory}{failed}. Fill the missing records with `make llm-runs` (it loads the model "
+                    f"{shown_path(self.directory)}{failed}. Fill the missing records with `make llm-runs` "
+                    "(it loads the model "
                     "and records each call as it completes), then commit them."
                 )
         started = self._clock()
