@@ -147,6 +147,22 @@ def test_replay_misses_are_logged_once_each_for_the_live_run(tmp_path: Path, mon
     assert [r.key for r in read_misses(log)] == [request.key]
 
 
+def test_a_reranking_with_missing_judgements_lists_every_one_before_failing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_lib.rerank import get_reranker
+    from rag_lib.rerank.base import RerankerSpec
+
+    log = tmp_path / "misses.jsonl"
+    monkeypatch.setenv(MISSES_ENV, str(log))
+    spec = RerankerSpec(name="smollm2-yes-no", hf_id="HuggingFaceTB/SmolLM2-135M-Instruct", backend="llm_yes_no",
+                        files={"local_model": "smollm2-135m"}, max_length=200, activation="none", batch_size=1)
+    replay = get_reranker(spec, recorder=CallRecorder(tmp_path / "calls", mode="replay_only"))
+    with pytest.raises(ReplayMissError):
+        replay.score("How do I add a secret?", ["first passage", "second passage", "third passage"])
+    assert len(read_misses(log)) == 3  # one collecting pass, not one pass per passage
+    assert not replay.generator.loaded  # type: ignore[attr-defined]
+
+
 # -- real SmolLM2: the yes/no reranker and ask end to end with default limits --------------------------
 
 @pytest.mark.slow

@@ -21,7 +21,7 @@ import numpy as np
 
 from rag_lib.generation.llama_cpp_backend import YES_NO_OPERATION, LlamaCppGenerator
 from rag_lib.generation.prompts import clip_text
-from rag_lib.llm_calls import CallRecorder, LLMRequest
+from rag_lib.llm_calls import CallRecorder, LLMRequest, ReplayMissError
 from rag_lib.rerank.base import BaseReranker, RerankerSpec
 
 SYSTEM = ('Judge whether the Document meets the requirements based on the Query and the Instruct provided. '
@@ -70,8 +70,16 @@ class LLMYesNoReranker(BaseReranker):
     def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
         """P("yes") per passage; raises ``ReplayMissError`` / ``LLMCallError`` when a judgement is missing."""
         out = np.empty(len(passages), dtype=np.float64)
+        first_miss: ReplayMissError | None = None
         for i, passage in enumerate(passages):
-            record = self.generator.recorder.call(self.request(query, passage), self.generator.complete)
+            try:
+                record = self.generator.recorder.call(self.request(query, passage), self.generator.complete)
+            except ReplayMissError as miss:
+                # Ask for every passage before failing, so one collecting pass lists all missing judgements.
+                first_miss = first_miss or miss
+                continue
             self.calls.append(record.key)
             out[i] = float(json.loads(record.response.content)["p_yes"])
+        if first_miss is not None:
+            raise first_miss
         return out
