@@ -61,3 +61,16 @@ def snapshot_batches() -> list[str]:
 def batch_dir(batch: str | None = None) -> Path:
     """Folder of one snapshot batch: ``data/snapshots/<batch>/``."""
     return SNAPSHOTS_DIR / (batch or default_batch())
+
+
+def shown_path(path: str | os.PathLike[str]) -> str:
+    """``path`` as a message may show it. Messages end up in committed results, which must not carry
+    this machine's folders: a path inside the repository is shown relative to it, one under the
+    home folder as ``~/…`` (the same on every machine)."""
+    resolved = Path(path).expanduser().resolve()
+    for base, prefix in ((REPO_ROOT.resolve(), ""), (Path.home().resolve(), "~/")):
+        try:
+            return prefix + resolved.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return str(path)

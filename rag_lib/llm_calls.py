@@ -50,7 +50,7 @@ from typing import Any, Literal
 
 import yaml
 
-from rag_lib.config import RESULTS_DIR
+from rag_lib.config import RESULTS_DIR, shown_path
 from rag_lib.errors import WorkbookError
 from rag_lib.io import write_json
 from rag_lib.redaction import REDACTED, redact
@@ -166,15 +166,6 @@ def response_sha256(response: Mapping[str, Any]) -> str:
     """sha256 of the canonical JSON of a stored response (what replay verifies)."""
     canonical = json.dumps(dict(response), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def shown_path(path: Path) -> str:
-    """``path`` relative to the repository when inside it: messages end up in committed results, which
-    must not carry this machine's folders."""
-    try:
-        return Path(path).resolve().relative_to(RESULTS_DIR.parent).as_posix()
-    except ValueError:
-        return str(path)
 
 
 MODE_ENV = "RAG_LLM_MODE"

@@ -16,6 +16,7 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
+from rag_lib.config import shown_path
 from rag_lib.embedding.base import EmbedderSpec
 from rag_lib.errors import ModelUnavailableError
 
@@ -75,6 +76,50 @@ def package_version(module: str) -> str:
     return f"{dist} {importlib.metadata.version(dist)}"
 
 
+@dataclass(frozen=True)
+class HubFiles:
+    """Where the files of one Hugging Face model were found (``paths`` is empty when they were not)."""
+
+    paths: dict[str, Path]
+    source: str  # "RAG_MODELS_DIR" or "huggingface-cache"
+    revision: str  # snapshot commit or "local folder"
+    tried: tuple[str, ...]  # where we looked, for the error message
+    target: Path  # where a user may put the files by hand
+
+
+def locate_hub_files(hf_id: str, revision: str, required: list[str],
+                     folder: str | os.PathLike[str] | None = None) -> HubFiles:
+    """Find ``required`` repository files of ``hf_id`` in ``<models_dir>/<hf-id with / as __>/``,
+    then in the Hugging Face cache (``local_files_only``: nothing is downloaded)."""
+    tried: list[str] = []
+    root = models_dir(folder)
+    target = (root or Path("$RAG_MODELS_DIR")) / local_folder_name(hf_id)
+    if root is not None:
+        paths = {rel: _find(target, rel) for rel in required}
+        missing = [rel for rel, path in paths.items() if path is None]
+        if not missing:
+            return HubFiles({k: v for k, v in paths.items() if v}, "RAG_MODELS_DIR", "local folder", (), target)
+        tried.append(f"{shown_path(target)} (missing {', '.join(missing)})")
+    else:
+        tried.append("RAG_MODELS_DIR is not set")
+    cache = hf_cache_dir()
+    try:
+        from huggingface_hub import snapshot_download
+
+        snapshot = Path(snapshot_download(hf_id, revision=revision, cache_dir=cache, allow_patterns=required,
+                                          local_files_only=True))
+    except ImportError:
+        tried.append("the Hugging Face cache (huggingface_hub is not installed)")
+    except Exception as exc:  # LocalEntryNotFoundError and kin: nothing usable cached
+        tried.append(f"the Hugging Face cache {shown_path(cache)} ({type(exc).__name__})")
+    else:
+        missing = [rel for rel in required if not (snapshot / rel).is_file()]
+        if not missing:
+            return HubFiles({rel: snapshot / rel for rel in required}, "huggingface-cache", snapshot.name, (), target)
+        tried.append(f"the Hugging Face cache {shown_path(snapshot)} (missing {', '.join(missing)})")
+    return HubFiles({}, "", "", tuple(tried), target)
+
+
 def resolve(
     spec: EmbedderSpec, folder: str | os.PathLike[str] | None = None, *, checksum: bool = True
 ) -> ModelFiles:
@@ -86,23 +131,14 @@ def resolve(
     """
     if spec.package:
         return _from_package(spec, checksum)
-    tried: list[str] = []
-    root = models_dir(folder)
-    if root is not None:
-        found = _from_folder(spec, root / local_folder_name(spec.hf_id), tried, checksum)
-        if found is not None:
-            return found
-    else:
-        tried.append("RAG_MODELS_DIR is not set")
-    found = _from_hf_cache(spec, tried, checksum)
-    if found is not None:
-        return found
-    target = (root or Path("$RAG_MODELS_DIR")) / local_folder_name(spec.hf_id)
+    found = locate_hub_files(spec.hf_id, spec.revision, required_files(spec), folder)
+    if found.paths:
+        return _files(spec, dict(found.paths), found.source, found.revision, checksum)
     raise ModelUnavailableError(
         f"Embedding model {spec.name!r} ({spec.hf_id}, revision {spec.revision}) is not on this machine. "
-        f"Looked in: {'; '.join(tried)}. "
+        f"Looked in: {'; '.join(found.tried)}. "
         f"Fix: run `make models` (python -m rag_lib.embedding.download --paper) where the Hugging Face Hub "
-        f"is reachable, or put {', '.join(required_files(spec))} into {target}/. "
+        f"is reachable, or put {', '.join(required_files(spec))} into {shown_path(found.target)}/. "
         "No other model is substituted."
     )
 
@@ -113,40 +149,6 @@ def _find(folder: Path, rel: str) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def _from_folder(spec: EmbedderSpec, folder: Path, tried: list[str], checksum: bool) -> ModelFiles | None:
-    paths = {rel: _find(folder, rel) for rel in required_files(spec)}
-    missing = [rel for rel, path in paths.items() if path is None]
-    if missing:
-        tried.append(f"{folder} (missing {', '.join(missing)})")
-        return None
-    return _files(spec, paths, "RAG_MODELS_DIR", "local folder", checksum)
-
-
-def _from_hf_cache(spec: EmbedderSpec, tried: list[str], checksum: bool) -> ModelFiles | None:
-    cache = hf_cache_dir()
-    try:
-        from huggingface_hub import snapshot_download
-
-        snapshot = Path(
-            snapshot_download(
-                spec.hf_id, revision=spec.revision, cache_dir=cache,
-                allow_patterns=required_files(spec), local_files_only=True,
-            )
-        )
-    except ImportError:
-        tried.append("the Hugging Face cache (huggingface_hub is not installed)")
-        return None
-    except Exception as exc:  # LocalEntryNotFoundError and kin: nothing usable cached
-        tried.append(f"the Hugging Face cache {cache} ({type(exc).__name__})")
-        return None
-    paths = {rel: (snapshot / rel if (snapshot / rel).is_file() else None) for rel in required_files(spec)}
-    missing = [rel for rel, path in paths.items() if path is None]
-    if missing:
-        tried.append(f"the Hugging Face cache {snapshot} (missing {', '.join(missing)})")
-        return None
-    return _files(spec, paths, "huggingface-cache", snapshot.name, checksum)
 
 
 def _files(

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 import yaml
 
-from rag_lib.embedding.files import file_sha256, hf_cache_dir, local_folder_name, models_dir
+from rag_lib.config import shown_path
+from rag_lib.embedding.files import file_sha256, locate_hub_files
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.retrieval.base import Ranking
 
@@ -86,50 +87,14 @@ def resolve_files(spec: RerankerSpec, folder: str | os.PathLike[str] | None = No
     Nothing is downloaded. Missing files raise :class:`~rag_lib.errors.ModelUnavailableError`
     naming the model, where we looked, and ``make models``.
     """
-    tried: list[str] = []
-    root = models_dir(folder)
-    if root is not None:
-        base = root / local_folder_name(spec.hf_id)
-        paths = {rel: _find(base, rel) for rel in spec.required_files}
-        missing = [rel for rel, p in paths.items() if p is None]
-        if not missing:
-            return _files(spec, paths, "RAG_MODELS_DIR", "local folder")
-        tried.append(f"{base} (missing {', '.join(missing)})")
-    else:
-        tried.append("RAG_MODELS_DIR is not set")
-    cache = hf_cache_dir()
-    try:
-        from huggingface_hub import snapshot_download
-
-        snapshot = Path(
-            snapshot_download(
-                spec.hf_id, revision=spec.revision, cache_dir=cache,
-                allow_patterns=spec.required_files, local_files_only=True,
-            )
-        )
-        paths = {rel: (snapshot / rel if (snapshot / rel).is_file() else None) for rel in spec.required_files}
-        missing = [rel for rel, p in paths.items() if p is None]
-        if not missing:
-            return _files(spec, paths, "huggingface-cache", snapshot.name)
-        tried.append(f"the Hugging Face cache {snapshot} (missing {', '.join(missing)})")
-    except ImportError:
-        tried.append("the Hugging Face cache (huggingface_hub is not installed)")
-    except Exception as exc:  # LocalEntryNotFoundError and kin: nothing cached
-        tried.append(f"the Hugging Face cache {cache} ({type(exc).__name__})")
-    target = (root or Path("$RAG_MODELS_DIR")) / local_folder_name(spec.hf_id)
+    found = locate_hub_files(spec.hf_id, spec.revision, spec.required_files, folder)
+    if found.paths:
+        return _files(spec, found.paths, found.source, found.revision)
     raise ModelUnavailableError(
-        f"Reranker {spec.name!r} ({spec.hf_id}) is not on this machine. Looked in: {'; '.join(tried)}. "
+        f"Reranker {spec.name!r} ({spec.hf_id}) is not on this machine. Looked in: {'; '.join(found.tried)}. "
         f"Fix: run `make models` where the Hugging Face Hub is reachable, or put "
-        f"{', '.join(spec.required_files)} into {target}/. No other reranker is substituted."
+        f"{', '.join(spec.required_files)} into {shown_path(found.target)}/. No other reranker is substituted."
     )
-
-
-def _find(folder: Path, rel: str) -> Path | None:
-    # Accept the repository layout (onnx/model.onnx) or a flat folder (model.onnx).
-    for candidate in (folder / rel, folder / Path(rel).name):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def _files(spec: RerankerSpec, paths: Mapping[str, Path | None], source: str, revision: str) -> RerankerFiles:
