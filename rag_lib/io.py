@@ -1,4 +1,5 @@
-"""Atomic file writes: a reader never sees a half-written result; no API key reaches a file.
+"""Atomic file writes (a reader never sees a half-written result; no API key reaches a file) and
+file checksums.
 
 Text written through :func:`write_text`, :func:`write_json` and :func:`write_jsonl` passes
 through :func:`rag_lib.redaction.redact_text` first (results, reports, notebooks, call records).
@@ -6,17 +7,36 @@ through :func:`rag_lib.redaction.redact_text` first (results, reports, notebooks
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
 from rag_lib.errors import WorkbookError
 from rag_lib.redaction import redact_text
+
+
+def file_sha256(*paths: str | os.PathLike[str]) -> str:
+    """sha256 over the bytes of ``paths`` in order (a model's checksum), cached per (path, size,
+    mtime) so a multi-gigabyte model is hashed once per process."""
+    stats = tuple((str(Path(p).resolve()), (st := os.stat(p)).st_size, st.st_mtime_ns) for p in paths)
+    return _sha256_of(stats)
+
+
+@cache
+def _sha256_of(stats: tuple[tuple[str, int, int], ...]) -> str:
+    digest = hashlib.sha256()
+    for path, _size, _mtime in stats:
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                digest.update(block)
+    return digest.hexdigest()
 
 
 @contextmanager

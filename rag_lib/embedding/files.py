@@ -7,7 +7,6 @@ model is ever substituted.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.metadata
 import os
@@ -19,8 +18,7 @@ from types import ModuleType
 from rag_lib.config import shown_path
 from rag_lib.embedding.base import EmbedderSpec
 from rag_lib.errors import ModelUnavailableError
-
-_HASH_BLOCK = 1 << 20
+from rag_lib.io import file_sha256
 
 
 @dataclass(frozen=True)
@@ -33,16 +31,6 @@ class ModelFiles:
     source: str  # "RAG_MODELS_DIR", "huggingface-cache" or "package"
     revision: str  # snapshot commit, package versions, or "local folder"
     checksum: str  # sha256 over the model file(s)
-
-
-def file_sha256(*paths: Path) -> str:
-    """sha256 over the bytes of ``paths`` in order (the model checksum every vector records)."""
-    digest = hashlib.sha256()
-    for path in paths:
-        with open(path, "rb") as fh:
-            while block := fh.read(_HASH_BLOCK):
-                digest.update(block)
-    return digest.hexdigest()
 
 
 def models_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:

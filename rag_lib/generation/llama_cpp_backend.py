@@ -8,12 +8,10 @@ weights are loaded only on a live call, so replaying needs neither the model nor
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 from collections.abc import Mapping
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +22,8 @@ from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
 from rag_lib.generation.local_models import LocalModelSpec, local_model_spec, model_file
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
+from rag_lib.io import file_sha256
 from rag_lib.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
-
-
-@cache
-def _sha256_cached(path: str, size: int, mtime_ns: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """sha256 of a file, cached per (path, size, mtime) so a model is hashed once per process."""
-    stat = os.stat(path)
-    return _sha256_cached(str(Path(path).resolve()), stat.st_size, stat.st_mtime_ns)
 
 
 def gguf_override(environ: Mapping[str, str] | None = None) -> Path | None:
