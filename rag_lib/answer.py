@@ -14,7 +14,6 @@ and each dropped citation is listed with its reason. ``ask`` exits 0 answered, 3
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,19 +30,12 @@ from rag_lib.generation.base import GenerationResult, result_fields
 from rag_lib.generation.gated import GatedGenerator, GatedResult
 from rag_lib.io import read_json
 from rag_lib.llm_calls import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallMode, CallRecord, CallRecorder, default_mode
+from rag_lib.text import approx_tokens, language_of
 from rag_lib.workbench import Workbench
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
 SUPPORT_POLICY = "verified-citations-only"
 ASK_STATUSES = ("answered", "declined", "withheld", "error")
 MAX_EVIDENCE_TOKENS = 8000  # default cap on what a paid endpoint is sent (estimated tokens)
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough token count: one per CJK character, one per four other characters (an estimate,
-    on the high side for English, used only to refuse oversized prompts before they are paid for)."""
-    cjk = len(_CJK.findall(text))
-    return cjk + (len(text) - cjk + 3) // 4
 
 
 class EvidenceCap:
@@ -59,7 +51,7 @@ class EvidenceCap:
         return self.generator.model_version
 
     def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult:
-        tokens = sum(estimate_tokens(c.text) for c in evidence) + estimate_tokens(question)
+        tokens = sum(approx_tokens(c.text) for c in evidence) + approx_tokens(question)
         if tokens > self.max_tokens:
             fields, _ = result_fields(self, question, evidence)
             return GenerationResult(
@@ -72,11 +64,6 @@ class EvidenceCap:
 # Said with every gate decision: the parameters are tuned on the benchmark, so their in-sample rates overstate.
 FITTED_NOTE = ("fitted on all benchmark questions (notebook 03, in-sample); out-of-sample refusal and "
                "false-refusal rates: results/03_q9a_no_evidence/report.md")
-
-
-def language_of(question: str) -> str:
-    """``"zh"`` when the question contains Chinese characters, else ``"en"``."""
-    return "zh" if _CJK.search(question) else "en"
 
 
 def calibrated_gate_parameters(lang: str) -> dict[str, float]:

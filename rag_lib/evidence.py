@@ -60,6 +60,7 @@ from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError, WorkbookError
 from rag_lib.retrieval import Ranking
 from rag_lib.retrieval.tokenize import jieba_tokenizer
+from rag_lib.text import CJK_CHAR, CJK_RANGES
 
 if TYPE_CHECKING:
     from rag_lib.generation.base import LLMGenerator
@@ -215,9 +216,9 @@ class ScoreFloorGate:
 # -------------------------------------------------------------------------------- aspect coverage
 
 _LATIN = re.compile(r"[0-9A-Za-z_\u00C0-\u024F]+(?:[.\-][0-9A-Za-z_\u00C0-\u024F]+)*")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_CJK_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_OTHER = re.compile(r"[^\W\d_A-Za-z\u00C0-\u024F\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+_CJK_WORD = CJK_CHAR
+_OTHER = re.compile(rf"[^\W\d_A-Za-z\u00C0-\u024F{CJK_RANGES}]+")
 # Longest first: the first suffix that leaves a stem of >= 4 characters is removed (one only).
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s", "e")
 

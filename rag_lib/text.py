@@ -1,14 +1,19 @@
-"""Small text helpers shared by every stage: which language a question is in."""
+"""Small text helpers shared by every stage: which language a text is in, its sentences, and a
+model-free token estimate. Every Chinese-character test in the package uses :data:`CJK_RANGES`."""
 
 from __future__ import annotations
 
+import math
 import re
 
 # Sentence ends: Western punctuation followed by whitespace, CJK punctuation, or a line break.
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
 
 # CJK Unified Ideographs, Extension A and the compatibility block: enough to tell Chinese from English.
-CJK_CHAR = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
+# Characters a BPE tokenizer spends about one token on: ideographs, CJK and full-width punctuation.
+_ONE_TOKEN_CHAR = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 LANGUAGE_NAMES = {"zh": "Chinese", "en": "English"}
 
 
@@ -25,3 +30,13 @@ def language_name(text: str) -> str:
 def sentences(text: str) -> list[str]:
     """The non-empty sentences of ``text``, each a verbatim (stripped) substring of it."""
     return [s.strip() for s in _SENTENCE_BREAK.split(text) if s and s.strip()]
+
+
+def approx_tokens(text: str) -> int:
+    """A model-free token estimate: one token per CJK character, one per 4 other characters (rounded up).
+
+    The generator's own tokenizer would be exact only for that generator; this rule of thumb is
+    the same for every model and close for English and Chinese BPE vocabularies.
+    """
+    cjk = len(_ONE_TOKEN_CHAR.findall(text))
+    return cjk + math.ceil((len(text) - cjk) / 4)

@@ -14,8 +14,6 @@ Two parts:
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,9 +23,8 @@ from rag_lib.casebook import published
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import piece_ranks
 from rag_lib.report import markdown_table
+from rag_lib.text import approx_tokens
 from rag_lib.workbench import RunKey, Workbench
-
-_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 
 
 def full_label(key: str) -> str:
@@ -36,16 +33,6 @@ def full_label(key: str) -> str:
     if run_key.embedder is None and run_key.retriever in {"dense", "hybrid"}:
         run_key = RunKey(run_key.retriever, default_embedder_name())
     return run_key.label
-
-
-def approx_tokens(text: str) -> int:
-    """A model-free token estimate: one token per CJK character, one per 4 other characters (rounded up).
-
-    The generator's own tokenizer would be exact only for that generator; this rule of thumb is
-    the same for every model and close for English and Chinese BPE vocabularies.
-    """
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 4)
 
 
 def coverage_at(ranks: Sequence[int | None], k: int) -> int:

@@ -17,10 +17,9 @@ from rag_lib.documents import Chunk
 from rag_lib.generation.base import MAX_QUESTION_CHARS, GenerationResult, finish_answer, result_fields
 from rag_lib.generation.schema import Answer, Citation
 from rag_lib.generation.specs import backend_defaults
-from rag_lib.text import sentences
+from rag_lib.text import language_of, sentences
 
 _WORD = re.compile(r"\w")
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 STOPWORDS = frozenset({
     # English function and question words
@@ -112,6 +111,6 @@ class ExtractiveGenerator:
 
     @staticmethod
     def _decline(question: str) -> str:
-        if _CJK.search(question):
+        if language_of(question) == "zh":
             return f"提供的证据中未包含回答该问题所需的信息：{question.strip()}"
         return f"The evidence provided does not include an answer to: {question.strip()}"

@@ -9,7 +9,6 @@ worded as the answer prompt requires ("The evidence provided does not include �
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +19,8 @@ from rag_lib.generation.base import GenerationResult, Generator, question_proble
 from rag_lib.generation.schema import Answer
 from rag_lib.llm_calls import CallRecord, CallRecorder, LLMRequest, LLMResponse
 from rag_lib.retrieval import Ranking
+from rag_lib.text import language_of
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 MAX_MISSING = 5  # the Answer schema's cap on "missing" items
 
 
@@ -56,7 +55,7 @@ class GatedResult:
 def decline_text(question: str, missing: Sequence[str]) -> str:
     """The decline, in the question's language, naming what the evidence does not include."""
     what = "; ".join(missing) if missing else question.strip()
-    if _CJK.search(question):
+    if language_of(question) == "zh":
         return f"提供的证据中未包含回答该问题所需的信息（{what}）。"
     return f"The evidence provided does not include what this question needs ({what})."
 

@@ -29,12 +29,14 @@ from functools import cache
 import jieba
 from bm25s.stopwords import STOPWORDS_EN
 
+from rag_lib.text import CJK_RANGES
+
 # An identifier: optional leading "--", "-" or "." (``--secrets-file``, ``.dev.vars``), then
 # alphanumeric runs joined by ".", "-" or "_" (``env.MY_BUCKET``, ``ERR_4021``). A trailing
 # sentence period is not part of it because a separator must be followed by a word character.
 _WORD = r"[0-9A-Za-z_\u00C0-\u024F]+"
 _IDENT = rf"(?:--?|\.)?{_WORD}(?:[.\-]{_WORD})*"
-_CJK = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
+_CJK = f"[{CJK_RANGES}]+"
 _TOKEN_RE = re.compile(rf"(?P<ident>{_IDENT})|(?P<cjk>{_CJK})")
 _PART_SPLIT = re.compile(r"[._\-]+")
 
