@@ -47,6 +47,8 @@ DEFAULT_PATH = BENCHMARK_DIR / "questions.yaml"
 LANGS = ("zh", "en")
 TYPES = ("answerable", "unanswerable")
 CASEBOOK_REFS = ("Q5", "Q7", "Q8", "Q9a")
+# The casebook's three wordings of Q7: as asked, its key terms, and the document-aligned rewrite.
+Q7_PHRASINGS: tuple[str | None, ...] = (None, "terms", "aligned")
 MAX_PHRASE_CHARS = 160
 
 _ID_RE = re.compile(r"^[a-z][a-z0-9_]*$")

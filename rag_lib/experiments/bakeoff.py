@@ -6,13 +6,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from rag_lib.benchmark import Q7_PHRASINGS
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import DEFAULT_MEASURES, PieceCoverage, diagnose, piece_ranks
 from rag_lib.report import markdown_table
 from rag_lib.workbench import RunKey, Workbench
-
-Q7_PHRASINGS = (None, "terms", "aligned")  # the casebook's three phrasings of Q7
 
 
 def configurations(embedders: Sequence[str], status: dict[str, bool | str]) -> list[RunKey]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_lib.benchmark import Question
+from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.config import settings
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
@@ -37,7 +37,6 @@ from rag_lib.retrieval.diversity import demote_near_duplicates, mmr
 from rag_lib.workbench import RunKey, Workbench
 
 MECHANISMS = ("topk", "dedup_mmr", "reranker", "query_split", "query_rewrite", "embedding", "hybrid")
-Q7_PHRASINGS: tuple[str | None, ...] = (None, "terms", "aligned")
 METRICS = ("hit@5", "coverage@10", "mrr", "coverage@evidence")
 RERANKER = "bge-reranker-v2-m3"
 

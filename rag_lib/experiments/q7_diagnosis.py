@@ -11,15 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rag_lib.benchmark import Question
+from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.casebook import published
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.experiments.topk import full_label
 from rag_lib.report import markdown_table
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
-
-Q7_PHRASINGS: tuple[str | None, ...] = (None, "terms", "aligned")
 
 
 def piece_layer(rank: int | None, k: int) -> str:
