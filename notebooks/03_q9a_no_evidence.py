@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python (ragbench-workbook)
 #     language: python
@@ -28,8 +30,10 @@
 # them, the same rule re-fitted out of sample: leave-one-out, folds grouped by gold page, and fitted
 # without the 17 near-miss unanswerable questions (topic in the corpus, fact not) then tested on them.
 # Rates carry Wilson 95% intervals (the counts are small). The `ask` command uses the parameters
-# fitted on all questions. LLM: the `generation.llm` backend (offline SmolLM2-135M via llama.cpp), calls
-# recorded in `results/llm_calls/` and replayed. The cell after the parameters prints the models,
+# fitted on all questions. Beside them, an LLM sufficiency judge (question + evidence → sufficient or
+# not, with the missing aspects; the model of `generation.llm_tasks.judge`) on the whole benchmark, its
+# calls recorded in `results/llm_calls/` and replayed (a call without a record is counted as failed,
+# never as a decision). The cell after the parameters prints the models,
 # backends and versions from provenance.
 #
 # **Re-run.** `.venv/bin/python -m rag_lib.reproduce 03_q9a_no_evidence`. Writes `results/03_q9a_no_evidence/`.
@@ -39,7 +43,6 @@ languages = ["zh", "en"]
 k = 5
 generators = ["extractive", "llama_cpp"]
 bypass_lang = "en"
-judge_questions = ["q05", "q09a"]
 generation_lang = "en"
 
 # %%
@@ -50,7 +53,7 @@ from rag_lib import report
 from rag_lib.experiments.q9a import run_q9a
 
 result = run_q9a(languages=languages, k=k, generators=generators, bypass_lang=bypass_lang,
-                 judge_questions=judge_questions, generation_lang=generation_lang)
+                 generation_lang=generation_lang)
 models = {"retrieval": result["provenance"]["embedder"], "generation (whole benchmark)": result["generation"]["generator"],
           **{f"bypass: {name}": {"model": row["model"], "model_version": row["model_version"]}
              for name, row in result["bypass"].items() if name != "lang"}}
@@ -121,10 +124,12 @@ pd.DataFrame(result["gated_decline"]).T
 pd.DataFrame({n: r for n, r in result["bypass"].items() if n != "lang"}).T
 
 # %% [markdown]
-# ## LLM sufficiency judge: smoke test with the offline model (recorded calls)
+# ## The LLM sufficiency judge as a gate, beside floor+aspects, every benchmark question
+# "Insufficient" is the positive class; `judged` leaves out calls that failed or have no record yet
+# (`failed`), so rates over few judged questions say little.
 
 # %%
-pd.DataFrame(result["judge_smoke_test"])
+pd.DataFrame(result["llm_judge_rows"]).set_index(["lang", "gate"])
 
 # %% [markdown]
 # ## Default generator behind the gate, every benchmark question
@@ -180,6 +185,10 @@ questions only, without any near-miss question (`near_miss_held_out`). `refusal_
 pages); `refusal_absent_topic` the others, whose terms are absent from the corpus by construction (what
 a lexical aspect gate detects). The `checklist` oracle refuses every unanswerable question by definition;
 the LLM judge is {near_miss.llm_judge}.
+
+## The LLM sufficiency judge beside floor+aspects (whole benchmark, in-sample parameters for the gate)
+
+{llm_judge_table}
 
 zh:
 

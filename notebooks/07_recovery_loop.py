@@ -22,9 +22,9 @@
 # answerable compound question of the benchmark.
 #
 # **Configuration.** Retriever: dense, default embedder. Suggestions come from three labelled
-# sources: `llm`, the configured offline LLM (`generation.llm`: llama.cpp + SmolLM2-135M, one call per
-# question and language, recorded in `results/llm_calls/` and replayed after; a 135M model, so expect
-# poor suggestions; a reply that fails the schema is a recorded outcome); `rule`, a deterministic
+# sources: `llm`, the local LLM of the `recovery` task (`generation.llm_tasks` in `workbook.yaml`; its
+# model is named in the report), one call per question and language, recorded in `results/llm_calls/`
+# and replayed after (a reply that fails the schema is a recorded outcome, counted as `failed`); `rule`, a deterministic
 # clause/aspect splitter with no model (a baseline); `casebook`, the casebook's own S1–S3 for Q7,
 # replayed on our retriever. The suggestion that gets an answer is an **oracle choice from the gold
 # labels** (most pieces newly brought into the Top-5, tie → first), standing in for the user's pick
@@ -39,7 +39,7 @@
 languages = ["zh", "en"]
 k = 5
 retriever = "dense"
-llm = None  # None: generation.llm in workbook.yaml
+llm = None  # None: generation.llm_tasks.recovery in workbook.yaml
 llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 
 # %%

@@ -13,7 +13,7 @@ from typing import Any
 
 from rag_lib.config import settings
 from rag_lib.evaluation.correctness import answer_correct
-from rag_lib.evidence import Case, Gate, GateDecision, LLMJudgeGate, label_insufficient, score_cases
+from rag_lib.evidence import Gate, GateDecision
 from rag_lib.experiments.generation_eval import run_generation_eval
 from rag_lib.generation import Generator, get_task_generator, task_generator_name
 from rag_lib.report import markdown_table
@@ -97,41 +97,12 @@ def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = Non
     return out
 
 
-def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, languages: Sequence[str] = ("zh", "en"),
-                      k: int = 5, key: str = "dense") -> dict[str, Any]:
-    """The LLM sufficiency judge as a gate on every question's Top-``k``, against the labels.
-
-    A judgement whose call failed or has no record is counted (``failed`` by reason) and left out:
-    the gate itself fails closed in use, but here a missing call is not a decision of the model.
-    """
-    judge = judge or LLMJudgeGate()
-    out: dict[str, Any] = {"model": judge.generator.model, "gate": judge.name, "by_lang": {}}  # type: ignore[attr-defined]
-    for lang in languages:
-        cases, failed, rows = [], Counter(), []
-        for q in wb.benchmark:
-            ranking = wb.rank(q.text(lang), key)
-            evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
-            decision = judge.decide(q.text(lang), evidence, ranking)
-            label = label_insufficient(q, ranking.ids[:k])
-            if decision.scores.get("judge_ok") != 1:
-                failed[decision.reason] += 1
-                continue
-            cases.append(Case(q.id, q.answerable, label, not decision.sufficient))
-            rows.append({"question": q.id, "answerable": q.answerable,
-                         "label": "insufficient" if label else "sufficient",
-                         "judge": "sufficient" if decision.sufficient else "insufficient",
-                         "missing": list(decision.missing)})
-        out["by_lang"][lang] = {"scores": score_cases(cases).to_json() if cases else None,
-                                "judged": len(cases), "failed": dict(failed), "rows": rows}
-    return out
-
-
 def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = 5,
                   key: str = "dense", with_model_choice: bool = True) -> dict[str, Any]:
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
     ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
     from rag_lib.experiments.llm_models import run_model_choice
-    from rag_lib.experiments.q9a import calibrate, chosen_gates, measure_gates
+    from rag_lib.experiments.q9a import calibrate, chosen_gates, llm_judge_rows, measure_gates, measure_llm_judge
     from rag_lib.generation import get_generator
     from rag_lib.generation.local_models import local_models
 
@@ -148,14 +119,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     beside = {lang: measure_gates(wb, {general[lang].name: general[lang]}, lang, key, k) for lang in languages}
     rows = [{"generator": f"{a['backend']}:{a['model']}", **run["figures"]}
             for a in answers.values() for run in a["runs"].values()]
-    judge_rows = []
-    for lang in languages:
-        block = judge["by_lang"][lang]
-        judge_rows.append({"lang": lang, "gate": f"llm_judge ({judge['model']})", "judged": block["judged"],
-                           "failed": sum(block["failed"].values()), **(block["scores"] or {})})
-        for name, scores in beside[lang].items():
-            judged = scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
-            judge_rows.append({"lang": lang, "gate": name, "judged": judged, "failed": 0, **scores})
+    judge_rows = llm_judge_rows(judge, beside)
     out = {
         "languages": list(languages), "k": k, "retriever": key, "provenance": wb.provenance(key),
         "tasks": dict(settings()["generation"]["llm_tasks"]),

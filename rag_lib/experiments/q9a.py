@@ -12,6 +12,7 @@ near-miss unanswerables then tested on them), each rate with its Wilson 95% inte
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -315,20 +316,45 @@ def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: st
     return out
 
 
-def judge_smoke_test(wb: Workbench, question_ids: Sequence[str], lang: str = "en", key: str = "dense",
-                     k: int = 5) -> list[dict[str, Any]]:
-    """The LLM sufficiency judge (offline SmolLM2) on a handful of questions, against the labels."""
-    gate = LLMJudgeGate()
+def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, languages: Sequence[str] = ("zh", "en"),
+                      k: int = 5, key: str = "dense") -> dict[str, Any]:
+    """The LLM sufficiency judge as a gate on every question's Top-``k``, against the labels.
+
+    A judgement whose call failed or has no record is counted (``failed`` by reason) and left out:
+    the gate itself fails closed in use, but here a missing call is not a decision of the model.
+    """
+    judge = judge or LLMJudgeGate()
+    out: dict[str, Any] = {"model": judge.generator.model, "gate": judge.name, "by_lang": {}}  # type: ignore[attr-defined]
+    for lang in languages:
+        cases, failed, rows = [], Counter(), []
+        for q in wb.benchmark:
+            ranking = wb.rank(q.text(lang), key)
+            evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+            decision = judge.decide(q.text(lang), evidence, ranking)
+            label = label_insufficient(q, ranking.ids[:k])
+            if decision.scores.get("judge_ok") != 1:
+                failed[decision.reason] += 1
+                continue
+            cases.append(Case(q.id, q.answerable, label, not decision.sufficient))
+            rows.append({"question": q.id, "answerable": q.answerable,
+                         "label": "insufficient" if label else "sufficient",
+                         "judge": "sufficient" if decision.sufficient else "insufficient",
+                         "missing": list(decision.missing)})
+        out["by_lang"][lang] = {"scores": score_cases(cases).to_json() if cases else None,
+                                "judged": len(cases), "failed": dict(failed), "rows": rows}
+    return out
+
+
+def llm_judge_rows(judge: dict[str, Any], beside: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per language for the LLM judge (judged / failed, then the gate scores), followed by the
+    rows of the gates it is compared with (``beside[lang]``: gate name → scores)."""
     rows = []
-    for qid in question_ids:
-        q = wb.benchmark[qid]
-        ranking = wb.rank(q.text(lang), key)
-        evidence = [wb.by_id[c] for c in ranking.ids[:k]]
-        decision = gate.decide(q.text(lang), evidence, ranking)
-        rows.append({"question": qid, "label": "insufficient" if label_insufficient(q, [c.id for c in evidence])
-                     else "sufficient", "judge": "sufficient" if decision.sufficient else "insufficient",
-                     "agrees": decision.sufficient != label_insufficient(q, [c.id for c in evidence]),
-                     "calls": len(decision.calls), "call_keys": list(decision.calls), "reason": decision.reason})
+    for lang, block in judge["by_lang"].items():
+        rows.append({"lang": lang, "gate": f"llm_judge ({judge['model']})", "judged": block["judged"],
+                     "failed": sum(block["failed"].values()), **(block["scores"] or {})})
+        for name, scores in beside.get(lang, {}).items():
+            judged = scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
+            rows.append({"lang": lang, "gate": name, "judged": judged, "failed": 0, **scores})
     return rows
 
 
@@ -336,7 +362,7 @@ def judge_smoke_test(wb: Workbench, question_ids: Sequence[str], lang: str = "en
 
 def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = 5,
             generators: Sequence[str] = ("extractive", "llama_cpp"), bypass_lang: str = "en",
-            judge_questions: Sequence[str] = ("q05", "q09a"), generation_lang: str = "en",
+            generation_lang: str = "en",
             key: str = "dense") -> dict[str, Any]:
     """Everything notebook 03 shows, JSON-ready (the whole-benchmark generation figures included)."""
     from rag_lib.experiments.generation_eval import run_generation_eval
@@ -349,6 +375,10 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
     gates = {lang: chosen_gates(calibrations[lang], wb) for lang in languages}
     general = {lang: g.get("floor_aspects", g["floor"]) for lang, g in gates.items()}
     measured = {lang: measure_gates(wb, gates[lang], lang, key, k) for lang in languages}
+    judge = measure_llm_judge(wb, None, languages, k, key)
+    beside = {lang: {general[lang].name: measured[lang][name] for name, gate in gates[lang].items()
+                     if gate is general[lang]} for lang in languages}
+    judge_rows = llm_judge_rows(judge, beside)
     theirs = published()
     return {
         "casebook": {"q9a_top5": theirs["q9a"]["top5_score_range"], "q5_rank5": theirs["q5"]["rank5_score"],
@@ -370,11 +400,12 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         "near_miss": {"ids": [q.id for q in wb.benchmark.questions(near_miss=True)],
                       "ids_count": len(wb.benchmark.questions(near_miss=True)),
                       "rows": {lang: near_miss_rows(wb, gates[lang], lang, key, k) for lang in languages},
-                      "llm_judge": ("measured on the whole benchmark in notebook 10 (10_local_llm), beside "
-                                    "floor+aspects; here a smoke test on Q5 and Q9a only (see judge_smoke_test)")},
+                      "llm_judge": "in the LLM judge table below (whole benchmark, beside floor+aspects)"},
         "gated_decline": {lang: gated_decline(wb, general[lang], q9a.text(lang), "llama_cpp", key, k)
                           for lang in languages},
         "bypass": {"lang": bypass_lang, **bypass(wb, q9a.text(bypass_lang), generators, key, k)},
-        "judge_smoke_test": judge_smoke_test(wb, judge_questions, bypass_lang, key, k),
+        "llm_judge": judge,
+        "llm_judge_rows": judge_rows,
+        "llm_judge_table": markdown_table(judge_rows),
         "generation": run_generation_eval(wb, general[generation_lang], get_generator(None), generation_lang, k, key),
     }

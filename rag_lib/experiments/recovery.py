@@ -3,8 +3,10 @@
 Suggestion sources, each labelled in the results:
 
 ``llm``
-    The configured offline LLM (``generation.llm`` in workbook.yaml: llama.cpp + SmolLM2-135M),
-    one recorded call per question and language, replayed on later runs.
+    The local LLM of the ``recovery`` task (``generation.llm_tasks`` in workbook.yaml), one
+    recorded call per question and language, replayed on later runs. A question whose call has no
+    record yet is counted as ``missing`` and the source's "after" counts are left empty until every
+    call is recorded: a partial run is never shown as if the loop had recovered nothing.
 ``rule``
     :class:`~rag_lib.recovery.RuleDecomposer`, a deterministic baseline with no model.
 ``casebook``
@@ -52,7 +54,7 @@ CASEBOOK_Q7_REASON = {
           "and how local and production deployments differ: several separate topics, while the current evidence "
           "is mainly about handling secrets in local development.",
 }
-COUNT_KEYS = ("pieces_total", "in_top5_before", "in_top5_after_first", "in_top5_after_random",
+COUNT_KEYS = ("pieces_total", "missing", "failed", "in_top5_before", "in_top5_after_first", "in_top5_after_random",
               "in_top5_after_best", "in_top5_after_union", "in_top10_before", "in_top10_after_first",
               "in_top10_after_random", "in_top10_after_best", "in_top10_after_union")
 # What each "after" count is; the first two use no labels, the last two are upper bounds.
@@ -117,8 +119,16 @@ def summarise(results: Sequence[RecoveryResult]) -> dict[str, Any]:
     }
     suggestions = [q for r in results for q in r.suggestions.questions]
     answers = [r.answer.status for r in results if r.answer is not None]
+    statuses = Counter(r.suggestions.status for r in results)
+    missing = statuses.get("replay_miss", 0)
+    if missing:  # not measured yet: no "after" figure, rather than one that equals "before"
+        counts = {key: (None if "_after_" in key else value) for key, value in counts.items()}
     return {
         **counts,
+        "missing": missing,
+        # A recorded failure (e.g. a reply that failed the schema) is a real outcome: that question got
+        # no suggestions, so its "after" equals its "before"; the count says how often.
+        "failed": sum(n for status, n in statuses.items() if status not in ("ok", "no_split", "replay_miss")),
         "n_questions": len(results),
         "n_with_suggestions": sum(1 for r in results if r.runs),
         "n_suggestions": len(suggestions),
@@ -185,7 +195,8 @@ def run_recovery_experiment(
         "languages": list(languages),
         "retriever": retriever,
         "sources": {
-            "llm": "the configured offline LLM (generation.llm), one recorded call per question and language",
+            "llm": "the local LLM of the recovery task (generation.llm_tasks), one recorded call per question "
+                   "and language",
             "rule": "RuleDecomposer: clause/conjunction split + enumeration aspects, no model (baseline)",
             "casebook": "the casebook's own S1-S3 for Q7 (qwen3.8-flash's), replayed on our retriever",
         },
@@ -216,8 +227,8 @@ def run_recovery_experiment(
                 "backend": llm_source.generator.backend, "model": llm_source.generator.model,
                 "model_version": llm_source.generator.model_version,
                 "calls": "results/llm_calls/<call_key>.json (recorded once, replayed after)",
-                "quality_note": "SmolLM2-135M is a 135M-parameter model: expect poor, often template-copied "
-                                "suggestions; it stands in for the casebook's qwen3.8-flash only structurally",
+                "quality_note": "a small local model standing in for the casebook's qwen3.8-flash; the "
+                                "prompt-echo counts below measure how often it copies the prompt's example",
             },
             "rule": {"decomposer": "RuleDecomposer", "max_questions": 3},
             "answer": {"backend": answerer.backend, "model": answerer.model,
@@ -229,11 +240,12 @@ def run_recovery_experiment(
 REPORT_TEMPLATE = """# 07 · Recovery loop (casebook section 06)
 
 Retriever: {retriever} (the same one for the original question and every suggestion); k = {k}.
-Suggestion sources: `llm` = {provenance.llm.model} via {provenance.llm.backend} (offline; poor quality:
+Suggestion sources: `llm` = {provenance.llm.model} via {provenance.llm.backend} (offline;
 {benchmark.zh.llm.n_echoing_prompt} of its {benchmark.zh.llm.n_suggestions} Chinese and
 {benchmark.en.llm.n_echoing_prompt} of its {benchmark.en.llm.n_suggestions} English suggestions are copied from the
-prompt's own example); `rule` = deterministic clause/aspect splitter (no model, a baseline); `casebook` = the
-casebook's S1–S3 for Q7, replayed on our retriever.
+prompt's own example; calls without a record: {benchmark.zh.llm.missing} zh, {benchmark.en.llm.missing} en);
+`rule` = deterministic clause/aspect splitter (no model, a baseline); `casebook` = the casebook's S1–S3
+for Q7, replayed on our retriever.
 
 Choice of the suggestion to answer: {choice_rule}. The casebook's user picked S2.
 
@@ -247,7 +259,7 @@ Rule baseline:
 
 {q7.zh.rule.table}
 
-SmolLM2 (status: {q7.zh.llm.status}):
+LLM suggestions ({provenance.llm.model}; status: {q7.zh.llm.status}):
 
 {q7.zh.llm.table}
 
@@ -261,7 +273,7 @@ Rule baseline:
 
 {q7.en.rule.table}
 
-SmolLM2 (status: {q7.en.llm.status}):
+LLM suggestions ({provenance.llm.model}; status: {q7.en.llm.status}):
 
 {q7.en.llm.table}
 
@@ -281,7 +293,9 @@ Counts: {count_rule}.
 - `after_union`: {count_meaning.after_union}.
 
 Only `after_first` and `after_random` are what a system without labels would get; `after_best` and
-`after_union` bound it from above.
+`after_union` bound it from above. `missing`: questions whose LLM call has no record yet (the source's
+"after" counts stay empty until it is 0); `failed`: recorded calls that gave no usable suggestions
+(those questions keep their "before" count).
 
 {benchmark_table}
 """
