@@ -20,8 +20,8 @@ SCHEMAS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "03_q9a_no_evidence": {
         "casebook": dict, "question": dict, "k": int, "provenance": dict, "corpus_check": dict, "top": dict,
         "scores": dict, "calibration": dict, "floor_sweep": dict, "gates": dict, "gated_decline": dict,
-        "bypass": dict, "llm_judge": dict, "llm_judge_rows": list, "generation": dict, "overlap": dict, "validation": dict,
-        "validation_tables": dict, "near_miss": dict,
+        "bypass": dict, "llm_judge": dict, "llm_judge_rows": list, "generation": dict, "overlap": dict,
+        "validation": dict, "validation_tables": dict, "near_miss": dict,
     },
 }
 

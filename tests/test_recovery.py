@@ -170,6 +170,9 @@ def test_results_json_schema_and_report() -> None:
         assert len(casebook["suggestions"]) == 3 and casebook["answer"]["citations"] is not None
         for source, counts in data["benchmark"][lang].items():
             assert source in {"llm", "rule"} and set(COUNT_KEYS) <= set(counts)
+            if counts["missing"]:  # calls without a record: no "after" figure is shown at all
+                assert all(v is None for key, v in counts.items() if "_after_" in key)
+                continue
             # Cumulative counts: the original's evidence stays, so after >= before, union >= best.
             for cut in ("top5", "top10"):
                 before, first, random, best, union = (counts[f"in_{cut}_{w}"] for w in (

@@ -376,8 +376,9 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
     general = {lang: g.get("floor_aspects", g["floor"]) for lang, g in gates.items()}
     measured = {lang: measure_gates(wb, gates[lang], lang, key, k) for lang in languages}
     judge = measure_llm_judge(wb, None, languages, k, key)
-    beside = {lang: {general[lang].name: measured[lang][name] for name, gate in gates[lang].items()
-                     if gate is general[lang]} for lang in languages}
+    # The general gate's scores, under its display name (its key in ``measured`` is e.g. floor_aspects).
+    beside = {lang: {general[lang].name: next(measured[lang][name] for name, gate in gates[lang].items()
+                                              if gate is general[lang])} for lang in languages}
     judge_rows = llm_judge_rows(judge, beside)
     theirs = published()
     return {
