@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from collections.abc import Mapping
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from rag_lib.benchmark import Question
 from rag_lib.config import RESULTS_DIR
 from rag_lib.documents import Chunk
-from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, echoes_prompt
+from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, echoes_prompt, summarise
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.recovery import (
@@ -145,6 +146,19 @@ def test_llm_decomposer_records_schema_failures_as_outcomes(tmp_path) -> None:
     assert (bad.status, bad.questions) == ("schema_invalid", ()) and bad.raw_output is not None
     result = run_recovery(FakeBench(), QUESTION, "en", LLMDecomposer(one), k=3)
     assert result.chosen is None and result.suggestions.status == "schema_invalid"
+
+
+def test_summary_shows_no_after_counts_while_a_call_is_missing_and_counts_recorded_failures() -> None:
+    fixed = run_recovery(FakeBench(), QUESTION, "en", FixedSuggestions(["how vars?", "how secret?"]), k=3)
+    missing = run_recovery(FakeBench(), QUESTION, "en", FixedSuggestions([]), k=3)
+    missing = replace(missing, suggestions=replace(missing.suggestions, status="replay_miss"))
+    failed = replace(missing, suggestions=replace(missing.suggestions, status="schema_invalid"))
+    complete = summarise([fixed, failed])
+    assert (complete["missing"], complete["failed"]) == (0, 1)
+    assert (complete["in_top5_before"], complete["in_top5_after_union"]) == (4, 3 + 2)  # the failure keeps its 2
+    partial = summarise([fixed, missing])
+    assert (partial["missing"], partial["in_top5_before"]) == (1, 4)
+    assert all(partial[key] is None for key in partial if "_after_" in key)
 
 
 def test_echoes_prompt() -> None:
