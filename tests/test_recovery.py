@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from collections.abc import Mapping
+from dataclasses import replace
 
 import pytest
 
