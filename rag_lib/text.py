@@ -40,3 +40,27 @@ def approx_tokens(text: str) -> int:
     """
     cjk = len(_ONE_TOKEN_CHAR.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
+
+
+# An exact identifier a user types as-is (Halo's "exact identifiers"): a file or host name, a config
+# key, a flag, a method call, a camelCase handler, or a `wrangler` command. Product names ("Workers",
+# "D1") and hyphenated English words ("read-only") are not identifiers.
+_IDENTIFIER = re.compile(
+    r"`[^`]+`"                                     # anything written as code
+    r"|(?<![\w.])\.?[A-Za-z0-9]+(?:[._][A-Za-z0-9]+)*_[A-Za-z0-9_.]*"  # has an underscore: compatibility_date
+    r"|(?<![\w.])_[A-Za-z0-9_.]+"                  # starts with one: _routes.json, _redirects
+    r"|(?<![\w.])\.?[A-Za-z0-9-]+\.[A-Za-z0-9.]*[A-Za-z]"  # dotted: workers.dev, .dev.vars, wrangler.toml
+    r"|(?<![\w.])\.[a-z][a-z0-9]+"                 # a dotfile: .env
+    r"|\b[a-z]+\(\)"                               # a call: batch()
+    r"|\b[a-z]+[A-Z][A-Za-z0-9]*\b"                # camelCase: onRequestGet
+    r"|(?<![\w-])--[a-z][a-z0-9-]*"                # a flag: --env
+    # a command: `wrangler login`, or a command group and its subcommand (`wrangler secret put`)
+    r"|\bwrangler (?:(?:secret|pages|d1|r2|kv|versions|queues|vectorize)(?: [a-z][a-z0-9-]*)?"
+    r"|login|logout|deploy|dev|whoami|init|tail|types|delete|rollback)\b"
+)
+
+
+def identifiers(text: str) -> list[str]:
+    """The exact identifiers in ``text`` (see ``_IDENTIFIER``), in order; a sentence's final period
+    is not part of one."""
+    return [m.group().rstrip(".") for m in _IDENTIFIER.finditer(text)]

@@ -269,3 +269,20 @@ def test_demote_near_duplicates_by_shingles() -> None:
     assert demote_near_duplicates(ranking, texts=texts, threshold=0.9).ids == ("a", "b", "c")
     with pytest.raises(ValueError, match="exactly one"):
         demote_near_duplicates(ranking)
+
+
+# -- exact identifiers (the hybrid-on-identifiers subset) -----------------------------------------
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Why add a _routes.json file, and what does wrangler secret put do?", ["_routes.json", "wrangler secret put"]),
+    ("Set compatibility_date in wrangler.toml; read env.MY_BUCKET with --env staging.",
+     ["compatibility_date", "wrangler.toml", "env.MY_BUCKET", "--env"]),
+    ("Keep .dev.vars and .env apart; serve from r2.dev; call batch() in onRequestGet.",
+     [".dev.vars", ".env", "r2.dev", "batch()", "onRequestGet"]),
+    ("本地开发时 .dev.vars 和 wrangler login 有什么区别？", [".dev.vars", "wrangler login"]),
+    ("Is Workers KV read-only? How large can a D1 database be? Use the Wrangler configuration file.", []),
+])
+def test_identifiers_are_exact(text: str, expected: list[str]) -> None:
+    from rag_lib.text import identifiers
+
+    assert identifiers(text) == expected

@@ -34,6 +34,7 @@ from rag_lib.report import markdown_table
 from rag_lib.rerank import available_rerankers, get_reranker
 from rag_lib.retrieval import Ranking
 from rag_lib.retrieval.diversity import demote_near_duplicates, mmr
+from rag_lib.text import identifiers
 from rag_lib.workbench import RunKey, Workbench
 
 MECHANISMS = ("topk", "dedup_mmr", "reranker", "query_split", "query_rewrite", "embedding", "hybrid")
@@ -261,11 +262,31 @@ def embedding_variants(wb: Workbench, status: dict[str, bool | str]) -> list[Var
     return out
 
 
+def identifier_question_ids(questions: Sequence[Question]) -> frozenset[str]:
+    """Questions that contain an exact identifier (:func:`rag_lib.text.identifiers`, on either language)."""
+    return frozenset(q.id for q in questions if identifiers(q.en) or identifiers(q.zh))
+
+
 def hybrid_variants(wb: Workbench) -> list[Variant]:
-    """BM25 + dense (default embedder) fused by RRF."""
+    """BM25 + dense (default embedder) fused by RRF, on every question; then hybrid and BM25 alone on
+    the questions with an exact identifier and on the rest (Halo: hybrid helps "far more" there)."""
     key = RunKey("hybrid", default_embedder_name())
-    return [Variant("hybrid", f"BM25 + dense RRF (k={settings()['retrieval']['rrf_k']})", wb.retriever(key).rank,
-                    provenance=wb.provenance(key))]
+    variants = [Variant("hybrid", f"BM25 + dense RRF (k={settings()['retrieval']['rrf_k']})", wb.retriever(key).rank,
+                        provenance=wb.provenance(key))]
+    answerable = wb.benchmark.questions(answerable=True)
+    tagged = identifier_question_ids(answerable)
+    rest = frozenset(q.id for q in answerable) - tagged
+    rule = ("Identifier questions: those whose text (zh or en) contains an exact identifier — a file or host name, "
+            "a config key, a flag, a method call, a camelCase handler or a `wrangler` command "
+            f"(rag_lib.text.identifiers): {len(tagged)} of {len(answerable)} answerable questions "
+            f"({', '.join(sorted(tagged))}).")
+    for retriever in ("hybrid", "bm25"):
+        run_key = key if retriever == "hybrid" else RunKey("bm25")
+        for label, ids in (("identifier questions", tagged), ("other questions", rest)):
+            variants.append(Variant(f"{retriever} · {label}", f"{run_key.label} on the {label} only",
+                                    wb.retriever(run_key).rank, q7_phrasings=(), question_ids=ids, notes=[rule],
+                                    provenance={**wb.provenance(run_key), "subset": sorted(ids)}))
+    return variants
 
 
 # --------------------------------------------------------------------------- measuring
