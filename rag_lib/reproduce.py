@@ -93,6 +93,20 @@ def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def ipc_kernel_manager() -> type:
+    """A kernel manager whose kernels talk over local IPC sockets instead of TCP: no port is opened,
+    and ipykernel has no unencrypted-TCP warning to print on every run."""
+    from jupyter_client import AsyncKernelManager
+    from traitlets import default
+
+    class IPCKernelManager(AsyncKernelManager):  # type: ignore[misc]
+        @default("transport")
+        def _default_transport(self) -> str:
+            return "ipc"
+
+    return IPCKernelManager
+
+
 def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
     """Execute one notebook; write ``<name>.ipynb`` and ``<name>.html`` atomically."""
     import papermill as pm
@@ -104,7 +118,7 @@ def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
     try:
         executed = pm.execute_notebook(
             nb, str(scratch), parameters=run.parameters, kernel_name=KERNEL_NAME, cwd=str(NOTEBOOKS_DIR),
-            progress_bar=False, execution_timeout=cell_timeout,
+            progress_bar=False, execution_timeout=cell_timeout, kernel_manager_class=ipc_kernel_manager(),
         )
     finally:
         scratch.unlink(missing_ok=True)
