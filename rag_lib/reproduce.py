@@ -28,7 +28,16 @@ from typing import Any
 
 import nbformat
 
-from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, REPO_ROOT, RESULTS_DIR, cache_dir, results_dir, settings
+from rag_lib.config import (
+    KERNEL_NAME,
+    NOTEBOOKS_DIR,
+    REPO_ROOT,
+    RESULTS_DIR,
+    cache_dir,
+    results_dir,
+    settings,
+    shown_path,
+)
 from rag_lib.errors import WorkbookError, cli_errors
 from rag_lib.io import write_text
 from rag_lib.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
@@ -242,32 +251,40 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
     out_dir = results_dir() / "notebooks"
     cell_timeout = int(settings()["reproduce"]["cell_timeout_s"])
     failures: dict[str, str] = {}
+    skipped: list[str] = []
     started = time.perf_counter()
     files = _input_files()
+    width = max(len(r.name) for r in runs) if runs else 0
     for i, run in enumerate(runs, 1):
-        print(f"[{i}/{len(runs)}] {run.name} {run.parameters or ''}", flush=True)
+        head = f"[{i:>{len(str(len(runs)))}}/{len(runs)}] {run.name:<{width}}"
         t0 = time.perf_counter()
         inputs = fingerprint(run, planned[: planned.index(run)], files)
         stamp = _stamp(run)
         if not force and stamp.is_file() and stamp.read_text() == inputs and (out_dir / f"{run.name}.ipynb").is_file():
-            print(f"    up to date (inputs unchanged, {inputs[:12]}); `make reproduce FORCE=1` re-executes it")
+            skipped.append(run.name)
+            print(f"{head}  skipped (inputs unchanged; `python -m rag_lib.reproduce --force {run.name}` re-runs it)",
+                  flush=True)
             continue
         try:
             stamp.unlink(missing_ok=True)
-            execute(run, out_dir, cell_timeout)
+            with heartbeat(head):
+                execute(run, out_dir, cell_timeout)
             write_text(stamp, inputs)
-            print(f"    ok in {time.perf_counter() - t0:.1f}s", flush=True)
+            shown = shown_path(out_dir / f"{run.name}.html")
+            print(f"{head}  ok in {time.perf_counter() - t0:.0f} s → {shown}", flush=True)
         except Exception as exc:  # one failing notebook must not stop the others
             failures[run.name] = failure_cause(exc)
             elapsed = time.perf_counter() - t0
-            print(f"    FAILED in {elapsed:.1f}s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
+            print(f"{head}  FAILED in {elapsed:.0f} s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
     from rag_lib.report import update_readme_headline, write_results_index
 
     write_results_index(results_dir(), planned, failures)  # every planned run, not only this invocation's
     if results_dir() == RESULTS_DIR:  # the README shows the committed results only
         update_readme_headline(REPO_ROOT / "README.md", RESULTS_DIR)
     total = time.perf_counter() - started
-    print(f"{len(runs) - len(failures)}/{len(runs)} notebooks ok in {total:.1f}s; index: {results_dir() / 'README.md'}")
+    ran = len(runs) - len(skipped) - len(failures)
+    print(f"{ran} ok, {len(skipped)} skipped (unchanged), {len(failures)} failed, of {len(runs)} notebooks, in "
+          f"{total:.0f} s; index: {shown_path(results_dir() / 'README.md')}")
     for name, error in failures.items():
         print(f"FAILED {name}: {error.splitlines()[0][:300]}")
     missing = _count_lines(misses_log)
@@ -275,6 +292,28 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
         print(f"{missing} LLM call(s) have no record and are reported as failed (replay_miss) in the results; "
               "fill them with `make llm-runs` (resumable), then `make reproduce` again.")
     return len(failures)
+
+
+@contextmanager
+def heartbeat(head: str, every_s: float = 60.0) -> Iterator[None]:
+    """Print ``head … still running (N s)`` every ``every_s`` seconds while the block runs, so a long
+    first embedding or LLM replay does not look hung."""
+    import threading
+
+    done = threading.Event()
+    started = time.perf_counter()
+
+    def beat() -> None:
+        while not done.wait(every_s):
+            print(f"{head}  … still running ({time.perf_counter() - started:.0f} s)", flush=True)
+
+    thread = threading.Thread(target=beat, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 def _count_lines(path: Path) -> int:
@@ -288,8 +327,12 @@ def _indent(text: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.reproduce", description=__doc__)
-    parser.add_argument("names", nargs="*", help="run only these notebooks (names or notebook stems)")
+    parser = argparse.ArgumentParser(
+        prog="python -m rag_lib.reproduce", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Execute every notebook headless into results/ (what `make reproduce` runs). A notebook whose "
+                    "inputs are unchanged since its last run here is skipped.",
+        epilog="runs, in order:\n" + "\n".join(f"  {r.name}" for r in planned_runs()))
+    parser.add_argument("names", nargs="*", help="run only these notebooks (run names or notebook stems)")
     parser.add_argument("--force", action="store_true", help="execute even the notebooks whose inputs are unchanged")
     args = parser.parse_args(argv)
     # SIGTERM ends the run like Ctrl-C, so `finally` blocks remove scratch files and release the lock.
