@@ -106,6 +106,10 @@ bootstrap {provenance.ci_percent}% intervals ({provenance.n_boot} resamples, see
 ## Whole benchmark
 
 {benchmark_table}
+
+## Findings
+
+{findings_text}
 """
 stored = report.write_experiment(NAME, result, template)
 display(Markdown(report.experiment_dir(NAME).joinpath("report.md").read_text()))

@@ -190,3 +190,27 @@ def test_a_phrasing_the_variant_cannot_rank_is_reported_failed_not_as_baseline()
     failures: dict[str, dict[str, str]] = {}
     ranks = q7_piece_ranks(q7, rank, (None,), ("zh", "en"), failures)
     assert failures == {"original": {"zh": "replay_miss"}} and ranks["original"]["zh"] == {}
+
+
+def test_findings_state_effects_with_intervals_and_never_turn_a_failure_into_no_effect() -> None:
+    from rag_lib.experiments.mechanisms import findings
+
+    def c(diff: float, lo: float, hi: float) -> dict[str, object]:
+        return {"diff": diff, "ci95": [lo, hi]}
+
+    result = {"status": "ran", "reason": "", "provenance": {"languages": ["zh", "en"]}, "variants": [
+        {"name": "up", "evidence_k": 5, "benchmark": {
+            "en": {"hit@5": c(0.0, 0.0, 0.0), "coverage@10": c(-0.01, -0.03, 0.0)},
+            "zh": {"hit@5": c(0.1, 0.02, 0.2), "coverage@10": c(0.05, -0.01, 0.1)}}},
+        {"name": "broken", "evidence_k": 5, "benchmark": {},
+         "failures": {"zh": {"failed": 3, "of": 3, "by_kind": {"replay_miss": 3}}}},
+        {"name": "aligned", "evidence_k": 5, "benchmark": {}},
+    ]}
+    lines = findings(result)
+    assert lines[0] == ("up: zh: hit@5 +0.100 [+0.020, +0.200], coverage@10 +0.050 [-0.010, +0.100]; "
+                        "en: hit@5 no change on any question, coverage@10 -0.010 [-0.030, +0.000] — "
+                        "the 95% interval excludes 0 for hit@5 zh up.")
+    assert lines[1] == ("broken: zh: failed on all 3 questions {'replay_miss': 3}, no figure — "
+                        "the variant failed, so there is no result.")
+    assert len(lines) == 3 and lines[2].startswith("Intervals are paired bootstrap")
+    assert findings({"status": "unavailable", "reason": "no files", "variants": []}) == ["Not run: no files"]

@@ -443,6 +443,8 @@ def run_mechanism(
         result["variants"].append(entry)
     result["provenance"] = provenance
     result.update(_tables(result, languages))
+    result["findings"] = findings(result)
+    result["findings_text"] = "\n".join(f"- {line}" for line in result["findings"])
     return result
 
 
@@ -476,6 +478,56 @@ def _variants(mechanism: str, wb: Workbench, base: BaselineDense, use_llm: bool,
     if mechanism == "query_split":
         return query_split_variants(base, qllm, llm_languages), {}
     return query_rewrite_variants(base, qllm, llm_languages), {}
+
+
+FINDING_METRICS = ("hit@5", "coverage@10")
+
+
+def _effect(c: dict[str, Any]) -> str:
+    lo, hi = c["ci95"]
+    if c["diff"] == 0 and lo == 0 and hi == 0:
+        return "no change on any question"
+    return f"{c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def findings(result: dict[str, Any]) -> list[str]:
+    """Sentences generated from a mechanism's numbers: per variant, its effect on hit@5 and
+    coverage@10 (and coverage@evidence when it sends more evidence) per language with the interval,
+    whether any interval excludes 0, and the questions it failed on."""
+    if result["status"] == "unavailable":
+        return [f"Not run: {result['reason'] or 'no variant is available on this machine'}"]
+    order = list(result["provenance"].get("languages") or [])
+    out: list[str] = []
+    for v in result["variants"]:
+        failures = v.get("failures", {})
+        if not v["benchmark"] and not failures:
+            continue  # Q7-only variants (e.g. the casebook's aligned phrasing) have no benchmark figure
+        metrics_shown = FINDING_METRICS + (("coverage@evidence",) if v["evidence_k"] != 5 else ())
+        parts, clear = [], []
+        for lang in sorted(set(v["benchmark"]) | set(failures), key=lambda x: order.index(x) if x in order else 9):
+            failure, metrics = failures.get(lang), v["benchmark"].get(lang)
+            if metrics is None:
+                parts.append(f"{lang}: failed on all {failure['of']} questions {failure['by_kind']}, no figure")
+                continue
+            n = v.get("compared_on", {}).get(lang)
+            note = f" (on the {n} questions it ranked; {failure['failed']} failed {failure['by_kind']})" if failure \
+                else (f" ({n} questions)" if n else "")
+            parts.append(f"{lang}{note}: " + ", ".join(f"{m} {_effect(metrics[m])}" for m in metrics_shown
+                                                       if m in metrics))
+            clear += [f"{m} {lang} {'up' if metrics[m]['diff'] > 0 else 'down'}" for m in metrics_shown
+                      if m in metrics and (metrics[m]["ci95"][0] > 0 or metrics[m]["ci95"][1] < 0)]
+        if not v["benchmark"]:
+            verdict = "the variant failed, so there is no result"
+        elif clear:
+            verdict = f"the 95% interval excludes 0 for {', '.join(clear)}"
+        else:
+            verdict = "no interval excludes 0: no effect is shown on this benchmark"
+        out.append(f"{v['name']}: " + "; ".join(parts) + f" — {verdict}.")
+    if out:
+        out.append("Intervals are paired bootstrap 95% intervals over questions, one per comparison and not "
+                   "adjusted for the many comparisons made (08 adds Holm-adjusted p-values); labels are this "
+                   "benchmark's, and the embedder is the offline default, not the casebook's bge-m3.")
+    return out
 
 
 def _tables(result: dict[str, Any], languages: Sequence[str]) -> dict[str, Any]:
