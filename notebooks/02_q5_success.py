@@ -120,7 +120,7 @@ Wrangler R2-bucket chunks (casebook: rank {casebook.wrangler_config_chunk_rank})
 In {question.lang}, the Workers Wrangler reference R2 chunk ranks {wrangler_rank.workers} and the Pages
 Wrangler-configuration R2 chunk ranks {wrangler_rank.pages}.
 
-Bad input and faults (none crashed: {faults_crashed} crashes):
+Bad input and faults ({faults_crashed} of them crashed; a crash would be a row with status `crashed`):
 
 {faults_table}
 """

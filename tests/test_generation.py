@@ -376,3 +376,19 @@ def test_every_backend_satisfies_the_protocol() -> None:
 
     assert isinstance(get_generator("extractive"), Generator)
     assert isinstance(OpenAIGenerator(environ={}), Generator)
+
+
+def test_a_fault_case_that_raises_is_counted_as_crashed_not_assumed_away(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    import rag_lib.experiments.generation_eval as generation_eval
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the pipeline fell over")
+
+    monkeypatch.setattr(generation_eval, "answer_question", boom)
+    monkeypatch.setattr(generation_eval, "FAULTS", [])
+    wb = SimpleNamespace(rank=lambda text, key: SimpleNamespace(ids=[]), by_id={})
+    rows = generation_eval.fault_outcomes(wb, gate=None, generator=None, evidence_question="Q?")  # type: ignore[arg-type]
+    assert rows and all(r["status"] == "crashed" and r["error_kind"] == "RuntimeError" for r in rows)
+    assert rows[0]["message"] == "the pipeline fell over"

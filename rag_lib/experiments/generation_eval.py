@@ -128,16 +128,29 @@ def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_que
     """
     rows = []
     for case, text in BAD_INPUTS:
-        out, _ = answer_question(text, wb, GatedGenerator(generator, gate), key, k)
+        try:
+            out, _ = answer_question(text, wb, GatedGenerator(generator, gate), key, k)
+        except Exception as exc:  # measured, not assumed: a crash is a row of its own
+            rows.append(_crash_row(case, f"{len(text):,} characters", exc))
+            continue
         rows.append(_fault_row(case, f"{len(text):,} characters", out))
     ranking = wb.rank(evidence_question, key)
     evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
     for case, _, reply in FAULTS:
-        with tempfile.TemporaryDirectory() as tmp:  # scripted replies are not worth keeping
-            scripted = scripted_generator(reply, CallRecorder(tmp, mode="live"))
-            out = GatedGenerator(scripted, gate).generate(evidence_question, evidence, ranking)
+        try:
+            with tempfile.TemporaryDirectory() as tmp:  # scripted replies are not worth keeping
+                scripted = scripted_generator(reply, CallRecorder(tmp, mode="live"))
+                out = GatedGenerator(scripted, gate).generate(evidence_question, evidence, ranking)
+        except Exception as exc:
+            rows.append(_crash_row(case, "scripted backend", exc))
+            continue
         rows.append(_fault_row(case, "scripted backend", out))
     return rows
+
+
+def _crash_row(case: str, given: str, exc: Exception) -> dict[str, Any]:
+    return {"case": case, "input": given, "stopped_at": "crashed", "status": "crashed",
+            "error_kind": type(exc).__name__, "generator_called": None, "message": str(exc)[:160]}
 
 
 def _fault_row(case: str, given: str, out: GatedResult) -> dict[str, Any]:

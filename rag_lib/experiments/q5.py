@@ -97,5 +97,5 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
         "faults": faults,
         "faults_table": markdown_table(faults, ["case", "input", "stopped_at", "status", "error_kind",
                                                 "generator_called"]),
-        "faults_crashed": 0,  # every row above is an outcome; an exception would have stopped the run
+        "faults_crashed": sum(row["status"] == "crashed" for row in faults),
     }
