@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import RESULTS_DIR, cache_dir
+from rag_lib.config import cache_dir, results_dir, shown_path
 from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evidence import get_gate
@@ -68,13 +68,14 @@ FITTED_NOTE = ("fitted on all benchmark questions (notebook 03, in-sample); out-
 
 def calibrated_gate_parameters(lang: str) -> dict[str, float]:
     """The floor and aspect coverage notebook 03 chose for ``lang``."""
-    path = RESULTS_DIR / "03_q9a_no_evidence" / "results.json"
+    path = results_dir() / "03_q9a_no_evidence" / "results.json"  # RAG_RESULTS_DIR, like every reader
     if not path.is_file():
-        raise WorkbookError(f"{path} is missing: the gate's parameters come from notebook 03; run `make reproduce`.")
+        raise WorkbookError(f"{shown_path(path)} is missing: the gate's parameters come from notebook 03; "
+                            "run `make reproduce`.")
     try:
         chosen = read_json(path)["calibration"][lang]["floor_aspects"]
     except (KeyError, TypeError) as exc:
-        raise WorkbookError(f"{path} has no calibration.{lang}.floor_aspects ({exc}); re-run notebook 03 "
+        raise WorkbookError(f"{shown_path(path)} has no calibration.{lang}.floor_aspects ({exc}); re-run notebook 03 "
                             "(`make reproduce`).") from exc
     return {"floor": float(chosen["floor"]), "min_coverage": float(chosen["min_coverage"])}
 
