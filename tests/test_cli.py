@@ -26,13 +26,11 @@ def test_empty_question_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_ask_reads_its_gate_parameters_from_rag_results_dir(tmp_path, monkeypatch) -> None:
-    import pytest as _pytest
-
     from rag_lib.answer import calibrated_gate_parameters
     from rag_lib.errors import WorkbookError
 
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
-    with _pytest.raises(WorkbookError, match=r"03_q9a_no_evidence/results\.json is missing"):
+    with pytest.raises(WorkbookError, match=r"03_q9a_no_evidence/results\.json is missing"):
         calibrated_gate_parameters("en")
     (tmp_path / "03_q9a_no_evidence").mkdir()
     (tmp_path / "03_q9a_no_evidence" / "results.json").write_text(
