@@ -49,7 +49,7 @@ generation_lang = "en"
 import pandas as pd
 from IPython.display import Markdown, display
 
-from rag_lib import report
+from rag_lib import figures, report
 from rag_lib.experiments.q9a import run_q9a
 
 result = run_q9a(languages=languages, k=k, generators=generators, bypass_lang=bypass_lang,
@@ -83,10 +83,11 @@ pd.DataFrame(result["overlap"]).T
 # ## Floor sweep: refusal correctness vs false refusals (answerable questions with complete evidence)
 
 # %%
-for lang in languages:
-    sweep = pd.DataFrame(result["floor_sweep"][lang]).set_index("floor")
-    display(sweep[["refusal_correctness", "false_refusal_rate", "precision", "recall"]].plot(
-        title=f"floor sweep ({lang})").figure)
+sweep_png = figures.threshold_sweep(
+    {lang: result["floor_sweep"][lang] for lang in languages},
+    {lang: result["calibration"][lang]["floor"]["floor"] for lang in languages},
+    report.experiment_dir("03_q9a_no_evidence") / "floor_sweep.png", title="Score-floor gate, in-sample")
+print(f"figure: {sweep_png.name} (shown in the report at the end)")
 pd.DataFrame({lang: pd.Series(c["floor_aspects"]) for lang, c in result["calibration"].items()})
 
 # %% [markdown]
@@ -167,6 +168,9 @@ parameters `python -m rag_lib ask` uses):
 - en: floor alone {calibration.en.floor.floor}; floor+aspects: floor {calibration.en.floor_aspects.floor},
   coverage ≥ {calibration.en.floor_aspects.min_coverage}
 
+![Score-floor sweep: share of unanswerable questions declined and of answerable questions with complete
+evidence declined, per floor; the dotted line is the chosen floor](floor_sweep.png)
+
 Gates on the whole benchmark, in-sample, zh:
 
 {gate_tables.zh}
@@ -218,4 +222,4 @@ declined by the generator {generation.declined_by_generator}, errors {generation
 ({generation.unanswerable_declined} / {generation.unanswerable} unanswerable declined).
 """
 stored = report.write_experiment("03_q9a_no_evidence", result, template)
-display(Markdown(report.experiment_dir("03_q9a_no_evidence").joinpath("report.md").read_text()))
+display(Markdown(report.report_markdown("03_q9a_no_evidence")))

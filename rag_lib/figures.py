@@ -9,10 +9,23 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 from rag_lib.io import atomic_open
 
 _STYLE = {"figure.figsize": (7.0, 3.6), "figure.dpi": 100, "font.size": 9, "svg.hashsalt": "ragbench"}
+# One colour per language in every figure, so a reader never has to re-read a legend.
+LANGUAGE_COLOURS = {"zh": "#c44e52", "en": "#4c72b0"}
+_OTHER_COLOURS = ("#55a868", "#8172b2", "#ccb974", "#64b5cd", "#937860")
+
+
+def colour(name: str, index: int) -> str:
+    """The language's colour when ``name`` is a language, else the next colour of a fixed cycle."""
+    return LANGUAGE_COLOURS.get(name, _OTHER_COLOURS[index % len(_OTHER_COLOURS)])
+
+
+def _legend_outside(ax: plt.Axes) -> None:
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
 
 
 def save(fig: plt.Figure, path: Path) -> Path:
@@ -44,12 +57,12 @@ def metric_bars(table: Mapping[str, Mapping[str, float]], metric: str, path: Pat
         width = 0.8 / max(len(columns), 1)
         for j, column in enumerate(columns):
             xs = [i + j * width for i in range(len(rows))]
-            ax.bar(xs, [table[r].get(column, 0.0) for r in rows], width, label=column)
+            ax.bar(xs, [table[r].get(column, 0.0) for r in rows], width, label=column, color=colour(column, j))
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(rows))], rows, rotation=20, ha="right")
         ax.set_ylabel(metric)
         ax.set_ylim(0, 1)
         ax.set_title(title)
-        ax.legend()
+        _legend_outside(ax)
         return save(fig, path)
 
 
@@ -57,11 +70,39 @@ def curves(series: Mapping[str, Mapping[int, float]], xlabel: str, ylabel: str, 
     """Line plot of several named series over integer x (e.g. coverage@k over k)."""
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots()
-        for name, points in series.items():
+        for i, (name, points) in enumerate(series.items()):
             xs = sorted(points)
-            ax.plot(xs, [points[x] for x in xs], marker="o", markersize=3, label=name)
+            ax.plot(xs, [points[x] for x in xs], marker="o", markersize=3, label=name, color=colour(name, i))
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # k is a count: no 2.5 or 7.5 ticks
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-        ax.legend()
+        _legend_outside(ax)
+        return save(fig, path)
+
+
+def threshold_sweep(sweeps: Mapping[str, Sequence[Mapping[str, float]]], chosen: Mapping[str, float | None],
+                    path: Path, x: str = "floor", title: str = "") -> Path:
+    """One panel per language: refusal correctness and false-refusal rate over a gate threshold,
+    with the chosen value marked."""
+    lines = {"refusal_correctness": ("unanswerable questions declined", "-"),
+             "false_refusal_rate": ("answerable questions with complete evidence declined", "--")}
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, len(sweeps), sharey=True, figsize=(3.6 * len(sweeps) + 2.4, 3.2), squeeze=False)
+        for ax, (lang, rows) in zip(axes[0], sweeps.items(), strict=True):
+            xs = [row[x] for row in rows]
+            for key, (label, style) in lines.items():
+                ax.plot(xs, [row[key] for row in rows], style, color=colour(lang, 0), label=label)
+            if chosen.get(lang) is not None:
+                ax.axvline(float(chosen[lang]), color="#333333", linewidth=0.8, linestyle=":",  # type: ignore[arg-type]
+                           label=f"chosen {x}")
+                ax.annotate(f"chosen {float(chosen[lang]):.3f}", (float(chosen[lang]), 1.02),  # type: ignore[arg-type]
+                            xycoords=("data", "axes fraction"), ha="center", fontsize=8)
+            ax.set_title(lang, loc="left")
+            ax.set_xlabel(f"{x} (best retrieval score below which the gate declines)")
+            ax.set_ylim(0, 1.05)
+        axes[0][0].set_ylabel("share of questions")
+        _legend_outside(axes[0][-1])
+        if title:
+            fig.suptitle(title, y=1.08)
         return save(fig, path)

@@ -68,6 +68,27 @@ def experiment_dir(name: str) -> Path:
     return results_dir() / name
 
 
+_IMAGE_LINK = re.compile(r"!\[([^\]]*)\]\(([^)\s/]+\.png)\)")
+
+
+def report_markdown(name: str) -> str:
+    """An experiment's ``report.md`` for display in its notebook, with each figure it links (a PNG
+    beside the report) inlined as a data URI: the notebook's HTML then shows every figure once, in
+    place, wherever the HTML is opened."""
+    import base64
+
+    folder = experiment_dir(name)
+
+    def inline(match: re.Match[str]) -> str:
+        path = folder / match.group(2)
+        if not path.is_file():
+            return match.group(0)
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return f'<img alt="{match.group(1)}" src="data:image/png;base64,{data}"/>'
+
+    return _IMAGE_LINK.sub(inline, (folder / "report.md").read_text(encoding="utf-8"))
+
+
 def write_experiment(name: str, results: dict[str, Any], report_template: str) -> dict[str, Any]:
     """Write ``results.json`` then ``report.md`` rendered from the JSON as read back from disk."""
     out = experiment_dir(name)

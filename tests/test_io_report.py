@@ -34,3 +34,18 @@ def test_report_is_rendered_from_the_stored_json(tmp_path: Path, monkeypatch: py
 def test_markdown_table_escapes_pipes() -> None:
     table = report.markdown_table([{"a": "x|y", "b": 0.5}])
     assert table.splitlines() == ["| a | b |", "| --- | --- |", "| x\\|y | 0.500 |"]
+
+
+def test_report_markdown_inlines_the_figures_beside_the_report(tmp_path, monkeypatch) -> None:
+    import base64
+
+    from rag_lib.report import report_markdown
+
+    monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
+    (tmp_path / "03_x").mkdir()
+    png = b"\x89PNG fake"
+    (tmp_path / "03_x" / "sweep.png").write_bytes(png)
+    (tmp_path / "03_x" / "report.md").write_text("A ![the sweep](sweep.png) and ![gone](missing.png).\n")
+    text = report_markdown("03_x")
+    assert f'<img alt="the sweep" src="data:image/png;base64,{base64.b64encode(png).decode()}"/>' in text
+    assert "![gone](missing.png)" in text
