@@ -39,7 +39,7 @@ batches = None  # None: every batch in snapshot.batches of rag_lib/workbook.yaml
 import warnings
 
 import pandas as pd
-from IPython.display import Image, Markdown, display
+from IPython.display import Markdown, display
 
 from rag_lib import corpus as corpus_mod
 from rag_lib import figures, report
@@ -88,7 +88,7 @@ histogram = figures.chunk_length_histogram(
     stats["max_chars_limit"],
     report.experiment_dir("00_corpus") / "chunk_lengths.png",
 )
-display(Image(filename=str(histogram)))
+print(f"figure: {histogram.name} (shown in the report at the end)")
 
 # %% [markdown]
 # ## Chunks per page
@@ -184,7 +184,7 @@ Normalisation removed {removed_chars} characters ({n_removals} removals, logged)
 | longest chunk | {max_chars} | {casebook.max_chars} |
 | over the limit | {n_oversized} | {casebook.oversized} |
 
-Figure: `chunk_lengths.png`.
+![Chunk lengths in characters, with the size limit marked](chunk_lengths.png)
 
 ## Every batch
 
@@ -199,4 +199,4 @@ stored = report.write_experiment(
      "batches": batch_table, "labels": labels},
     template,
 )
-display(Markdown((report.experiment_dir("00_corpus") / "report.md").read_text()))
+display(Markdown(report.report_markdown("00_corpus")))

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python (ragbench-workbook)
 #     language: python
@@ -40,7 +42,7 @@ languages = ["zh", "en"]
 
 # %%
 import pandas as pd
-from IPython.display import Image, Markdown, display
+from IPython.display import Markdown, display
 
 from rag_lib import figures, report
 from rag_lib.experiments.bakeoff import run_bakeoff
@@ -68,7 +70,7 @@ plot = figures.metric_bars(
     report.experiment_dir("01_embedding_bakeoff") / "coverage_at_10.png",
     title="piece coverage@10 on the answerable benchmark questions",
 )
-display(Image(filename=str(plot)))
+print(f"figure: {plot.name} (shown in the report at the end)")
 
 # %% [markdown]
 # ## Q7: where each configuration puts the four pieces
@@ -96,7 +98,7 @@ Q7 piece ranks (first rank of C1, C2, C3, C4):
 
 {q7_table}
 
-Figure: `coverage_at_10.png`.
+![Piece coverage@10 per configuration and language](coverage_at_10.png)
 """
 stored = report.write_experiment("01_embedding_bakeoff", result, template)
-display(Markdown(report.experiment_dir("01_embedding_bakeoff").joinpath("report.md").read_text()))
+display(Markdown(report.report_markdown("01_embedding_bakeoff")))

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python (ragbench-workbook)
 #     language: python
@@ -37,7 +39,7 @@ languages = ["zh", "en"]
 
 # %%
 import pandas as pd
-from IPython.display import Image, Markdown, display
+from IPython.display import Markdown, display
 
 from rag_lib import figures, report
 from rag_lib.experiments.topk import run_topk
@@ -77,7 +79,7 @@ plot_cov = figures.curves(result["plot"]["coverage"], "k", "mean piece coverage@
                           title="piece coverage@k, answerable questions")
 plot_tok = figures.curves(result["plot"]["tokens"], "k", "≈ tokens of top-k evidence", out / "tokens_at_k.png",
                           title="context cost of the top-k evidence")
-display(Image(filename=str(plot_cov)), Image(filename=str(plot_tok)))
+print(f"figures: {plot_cov.name}, {plot_tok.name} (shown in the report at the end)")
 
 # %%
 template = """# 04 · Top-k sensitivity
@@ -121,7 +123,9 @@ At k = 20: coverage {curve.zh.20.coverage:.3f} (zh), {curve.en.20.coverage:.3f} 
 
 {curve_table}
 
-Figures: `coverage_at_k.png`, `tokens_at_k.png`.
+![Mean piece coverage@k per language](coverage_at_k.png)
+
+![Estimated tokens of the top-k evidence per language](tokens_at_k.png)
 """
 stored = report.write_experiment(NAME, result, template)
-display(Markdown((out / "report.md").read_text()))
+display(Markdown(report.report_markdown(NAME)))
