@@ -134,7 +134,7 @@ class AskOutcome:
         if status in {"answered", "declined"} and result.answer is not None:
             return [result.answer.answer]
         if status == "withheld":
-            reason = result.error or "some citations failed the check"
+            reason = (result.error or "Some citations failed the check").rstrip(".") + "."
             body = [f"answer withheld ({SUPPORT_POLICY} policy): {reason} Only the verified quotes below "
                     "are supported by the evidence."]
             if result.citations is not None and result.citations.valid:
