@@ -67,7 +67,10 @@ def shown_path(path: str | os.PathLike[str]) -> str:
     """``path`` as a message may show it. Messages end up in committed results, which must not carry
     this machine's folders: a path inside the repository is shown relative to it, one under the
     home folder as ``~/…`` (the same on every machine)."""
-    resolved = Path(path).expanduser().resolve()
+    given = Path(path).expanduser()
+    if not given.is_absolute():  # e.g. "$RAG_MODELS_DIR/…": already machine-free, and not relative to cwd
+        return str(path)
+    resolved = given.resolve()
     for base, prefix in ((REPO_ROOT.resolve(), ""), (Path.home().resolve(), "~/")):
         try:
             return prefix + resolved.relative_to(base).as_posix()

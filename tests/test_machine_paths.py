@@ -33,6 +33,7 @@ def test_the_scan_finds_a_machine_path() -> None:
 def test_shown_paths_are_relative_to_the_repository_or_home() -> None:
     assert shown_path(REPO_ROOT / "results" / "llm_calls") == "results/llm_calls"
     assert shown_path(Path.home() / ".cache" / "huggingface" / "hub") == "~/.cache/huggingface/hub"
+    assert shown_path(Path("$RAG_MODELS_DIR") / "BAAI__bge-m3") == "$RAG_MODELS_DIR/BAAI__bge-m3"
 
 
 @pytest.mark.skipif(not (REPO_ROOT / ".git").exists(), reason="needs the git checkout")
