@@ -553,6 +553,7 @@ def test_ask_end_to_end_withholds_marks_replays_and_keeps_results_clean(
         return 200, JSON, completion(content), 0.0
 
     server = fake_server(reply)
+    monkeypatch.delenv("RAG_RESULTS_DIR", raising=False)  # the gate's parameters: the committed 03 results
     monkeypatch.setattr(answer, "ADHOC_CALLS_DIR", str(tmp_path / "adhoc"))
     committed = sorted(p.name for p in DEFAULT_CALLS_DIR.iterdir())
     assert main(["ask", "q05", "--generator", "openai", "--timeout", "30"]) == 4
