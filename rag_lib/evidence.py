@@ -217,7 +217,6 @@ class ScoreFloorGate:
 
 _LATIN = re.compile(r"[0-9A-Za-z_\u00C0-\u024F]+(?:[.\-][0-9A-Za-z_\u00C0-\u024F]+)*")
 _CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
-_CJK_WORD = CJK_CHAR
 _OTHER = re.compile(rf"[^\W\d_A-Za-z\u00C0-\u024F{CJK_RANGES}]+")
 # Longest first: the first suffix that leaves a stem of >= 4 characters is removed (one only).
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s", "e")
@@ -256,7 +255,7 @@ def aspects(question: str) -> list[str]:
         text = match.group()
         if _OTHER.fullmatch(text):  # another script (Cyrillic, Kana …): one aspect per word
             words = [text.lower()]
-        elif _CJK_WORD.match(text):
+        elif CJK_CHAR.match(text):
             words = [w for w in jieba_tokenizer().lcut(text) if w.strip() and w not in CHINESE_STOPWORDS]
         else:
             lowered = text.lower()
@@ -274,7 +273,7 @@ def _evidence_vocabulary(evidence: Sequence[Chunk]) -> tuple[set[str], str, bool
         token = match.group()
         stems.add(stem(token))
         stems.update(stem(part) for part in re.split(r"[.\-_]", token) if part)
-    return stems, lowered, bool(_CJK_WORD.search(text))
+    return stems, lowered, bool(CJK_CHAR.search(text))
 
 
 class AspectGate:
@@ -298,9 +297,9 @@ class AspectGate:
         stems, lowered, has_cjk = _evidence_vocabulary(evidence)
         matched, unmatched, unchecked = [], [], []
         for aspect in aspects(question):
-            if _CJK_WORD.match(aspect) or _OTHER.match(aspect):
+            if CJK_CHAR.match(aspect) or _OTHER.match(aspect):
                 # Rule 3: a script the evidence does not use at all cannot be checked lexically.
-                script_present = has_cjk if _CJK_WORD.match(aspect) else any(ch in lowered for ch in aspect)
+                script_present = has_cjk if CJK_CHAR.match(aspect) else any(ch in lowered for ch in aspect)
                 if not script_present:
                     unchecked.append(aspect)
                 else:

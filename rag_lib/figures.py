@@ -93,11 +93,11 @@ def threshold_sweep(sweeps: Mapping[str, Sequence[Mapping[str, float]]], chosen:
             xs = [row[x] for row in rows]
             for key, (label, style) in lines.items():
                 ax.plot(xs, [row[key] for row in rows], style, color=colour(lang, 0), label=label)
-            if chosen.get(lang) is not None:
-                ax.axvline(float(chosen[lang]), color="#333333", linewidth=0.8, linestyle=":",  # type: ignore[arg-type]
-                           label=f"chosen {x}")
-                ax.annotate(f"chosen {float(chosen[lang]):.3f}", (float(chosen[lang]), 1.02),  # type: ignore[arg-type]
-                            xycoords=("data", "axes fraction"), ha="center", fontsize=8)
+            picked = chosen.get(lang)
+            if picked is not None:
+                ax.axvline(picked, color="#333333", linewidth=0.8, linestyle=":", label=f"chosen {x}")
+                ax.annotate(f"chosen {picked:.3f}", (picked, 1.02), xycoords=("data", "axes fraction"),
+                            ha="center", fontsize=8)
             ax.set_title(lang, loc="left")
             ax.set_xlabel(f"{x} (best retrieval score below which the gate declines)")
             ax.set_ylim(0, 1.05)

@@ -23,6 +23,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,7 @@ def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+@cache
 def ipc_kernel_manager() -> type:
     """A kernel manager whose kernels talk over local IPC sockets instead of TCP: no port is opened,
     and ipykernel has no unencrypted-TCP warning to print on every run."""

@@ -102,13 +102,20 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
     ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
     from rag_lib.experiments.llm_models import run_model_choice
-    from rag_lib.experiments.q9a import calibrate, chosen_gates, llm_judge_rows, measure_gates, measure_llm_judge
+    from rag_lib.experiments.q9a import (
+        calibrate,
+        chosen_gates,
+        general_gate_key,
+        llm_judge_rows,
+        measure_gates,
+        measure_llm_judge,
+    )
     from rag_lib.generation import get_generator
     from rag_lib.generation.local_models import local_models
 
     wb = wb or Workbench()
     gates = {lang: chosen_gates(calibrate(wb, lang, key, k), wb) for lang in languages}
-    general = {lang: g.get("floor_aspects", g["floor"]) for lang, g in gates.items()}
+    general = {lang: g[general_gate_key(g)] for lang, g in gates.items()}
     answers: dict[str, Any] = {}
     for name, generator in (("llm", get_task_generator("answer")), ("extractive", get_generator("extractive"))):
         runs = {}

@@ -14,7 +14,7 @@ from typing import Any
 from rag_lib.casebook import published
 from rag_lib.documents import Chunk
 from rag_lib.experiments.generation_eval import fault_outcomes
-from rag_lib.experiments.q9a import calibrate, chosen_gates, top_rows
+from rag_lib.experiments.q9a import calibrate, chosen_gates, general_gate_key, top_rows
 from rag_lib.generation import get_generator, get_task_generator
 from rag_lib.generation.gated import GatedGenerator
 from rag_lib.report import markdown_table
@@ -58,7 +58,7 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
     gates = chosen_gates(calibration, wb)
     decisions = {name: gate.decide(question, evidence, ranking).to_json() for name, gate in gates.items()}
     gen = get_generator(generator)
-    general = gates.get("floor_aspects", gates["floor"])
+    general = gates[general_gate_key(gates)]
     answered = GatedGenerator(gen, general).generate(question, evidence, ranking)
     citations = answered.result.citations.to_json()["citations"] if answered.result.citations else []
     # The local LLM of the `answer` task behind the same gate (replayed from results/llm_calls).

@@ -150,6 +150,12 @@ def chosen_gates(calibration: dict[str, Any], wb: Workbench) -> dict[str, Gate]:
     return gates
 
 
+def general_gate_key(gates: dict[str, Gate]) -> str:
+    """The key of the gate every general question goes through: floor+aspects when its parameters
+    could be fitted, else the floor alone."""
+    return "floor_aspects" if "floor_aspects" in gates else "floor"
+
+
 def measure_gates(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense", k: int = 5) -> dict[str, Any]:
     """Run each gate on every benchmark question's Top-``k``; precision/recall of "insufficient" etc."""
     out = {}
@@ -373,12 +379,11 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
     calibrations = {lang: calibrate(wb, lang, key, k, rows[lang]) for lang in languages}
     validation = {lang: gate_validation(rows[lang], wb.benchmark) for lang in languages}
     gates = {lang: chosen_gates(calibrations[lang], wb) for lang in languages}
-    general = {lang: g.get("floor_aspects", g["floor"]) for lang, g in gates.items()}
+    general_key = {lang: general_gate_key(g) for lang, g in gates.items()}
+    general = {lang: gates[lang][general_key[lang]] for lang in languages}
     measured = {lang: measure_gates(wb, gates[lang], lang, key, k) for lang in languages}
     judge = measure_llm_judge(wb, None, languages, k, key)
-    # The general gate's scores, under its display name (its key in ``measured`` is e.g. floor_aspects).
-    beside = {lang: {general[lang].name: next(measured[lang][name] for name, gate in gates[lang].items()
-                                              if gate is general[lang])} for lang in languages}
+    beside = {lang: {general[lang].name: measured[lang][general_key[lang]]} for lang in languages}
     judge_rows = llm_judge_rows(judge, beside)
     theirs = published()
     return {
