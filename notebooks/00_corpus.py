@@ -46,6 +46,8 @@ from rag_lib import figures, report
 from rag_lib.batch_labels import check_labels
 from rag_lib.casebook import published
 from rag_lib.config import snapshot_batches
+from rag_lib.experiments.corpus import findings
+from rag_lib.tables import Table, table
 
 corpus = corpus_mod.build_corpus(batch, max_chars)
 chunks_path = corpus_mod.write_corpus(corpus)
@@ -58,8 +60,9 @@ print(f"batch: {stats['batch']} | chunk limit: {stats['max_chars_limit']} charac
 
 # %%
 theirs = published()["corpus"]
-comparison = pd.DataFrame(
-    [
+Table([
+    {"figure": figure, "ours": ours, "casebook (published)": published_}
+    for figure, ours, published_ in [
         ("pages", stats["pages"], theirs["pages"]),
         ("chunks", stats["chunks"], theirs["chunks"]),
         ("embeddable chunks", stats["embeddable_chunks"], theirs["embeddable_chunks"]),
@@ -67,17 +70,15 @@ comparison = pd.DataFrame(
         ("median chunk length (chars)", stats["median_chars"], theirs["median_chars"]),
         ("longest chunk (chars)", stats["max_chars"], theirs["max_chars"]),
         ("chunks over the limit", len(stats["oversized"]), theirs["oversized"]),
-    ],
-    columns=["figure", "ours", "casebook (published)"],
-).set_index("figure")
-comparison
+    ]
+])
 
 # %% [markdown]
 # ## Chunks over the limit
 # Only a single table, code block or `<details>` may exceed the limit; it is kept whole.
 
 # %%
-pd.DataFrame(stats["oversized"])
+table(stats["oversized"])
 
 # %% [markdown]
 # ## Chunk length distribution
@@ -94,7 +95,7 @@ print(f"figure: {histogram.name} (shown in the report at the end)")
 # ## Chunks per page
 
 # %%
-pd.Series(stats["chunks_per_page"], name="chunks").to_frame()
+table(stats["chunks_per_page"], label="page", value="chunks")
 
 # %% [markdown]
 # ## What normalisation removed
@@ -105,8 +106,9 @@ pd.Series(stats["chunks_per_page"], name="chunks").to_frame()
 
 # %%
 removals = pd.DataFrame([r.__dict__ for p in corpus.pages for r in p.removals])
-display(removals.groupby("kind").agg(count=("chars", "size"), chars=("chars", "sum")))
-display(removals[removals["kind"].str.startswith("section")][["page", "detail", "chars"]])
+by_kind = removals.groupby("kind").agg(count=("chars", "size"), chars=("chars", "sum")).reset_index()
+display(table(by_kind.to_dict("records")))
+display(table(removals[removals["kind"].str.startswith("section")][["page", "detail", "chars"]].to_dict("records")))
 print("normaliser warnings:", stats["warnings"] or "none")
 
 # %% [markdown]
@@ -125,11 +127,12 @@ for other in others:
     corpus_mod.write_corpus(corpora[other])
 batch_stats = {b: corpus_mod.corpus_stats(c) for b, c in corpora.items()}
 batch_table = {b: corpus_mod.batch_summary(s) for b, s in batch_stats.items()}
-pd.DataFrame(batch_table)
+table(batch_table, label="batch")
 
 # %%
 for b, s in batch_stats.items():
-    print(f"{b}: warnings", s["warnings"] or "none")
+    messages = [m for page_messages in s["warnings"].values() for m in page_messages]
+    print(f"{b}: {len(messages)} warnings" + "".join(f"\n  {m}" for m in messages))
 
 # %% [markdown]
 # ## The benchmark's labels in every batch
@@ -140,17 +143,14 @@ for b, s in batch_stats.items():
 
 # %%
 labels = {b: check_labels(b, c.chunks).to_json() for b, c in corpora.items()}
-pd.DataFrame(
+table(
     {b: {"questions": v["questions"], "locators": v["locators"], "unresolved locators": len(v["unresolved_locators"]),
-         "absent check fails": ", ".join(v["absent_failed"]) or "none"} for b, v in labels.items()}
+         "absent check fails": ", ".join(v["absent_failed"]) or "none"} for b, v in labels.items()}, label="batch"
 )
 
 # %%
-absent_hits = pd.DataFrame(
-    [{"batch": b, **hit, "pages": ", ".join(hit["pages"][:4]) + (" …" if len(hit["pages"]) > 4 else "")}
-     for b, v in labels.items() for hit in v["absent_hits"]]
-)
-absent_hits
+table([{"batch": b, **hit, "pages": ", ".join(hit["pages"][:4]) + (" …" if len(hit["pages"]) > 4 else "")}
+       for b, v in labels.items() for hit in v["absent_hits"]])
 
 # %%
 rows = [
@@ -166,7 +166,7 @@ side_by_side = "\n".join(
        "| absent check fails | " + " | ".join(f"{{labels.{b}.absent_failed}}" for b in batch_table) + " |"]
 )
 
-# %%
+# %% tags=["report"]
 template = """# 00 · Corpus
 
 Snapshot `{batch}`: {pages} pages ({partials} partials inlined), {chunks} chunks, of which
@@ -192,11 +192,16 @@ Normalisation removed {removed_chars} characters ({n_removals} removals, logged)
 
 An unanswerable question whose absent check fails in a batch has a page there that may answer it;
 `results.json` (`labels.<batch>.absent_hits`) names the strings and pages.
+
+## Findings
+
+{findings_text}
 """
 stored = report.write_experiment(
     "00_corpus",
     {**stats, "n_oversized": len(stats["oversized"]), "n_removals": len(removals), "casebook": theirs,
      "batches": batch_table, "labels": labels},
     template,
+    findings=findings,
 )
 display(Markdown(report.report_markdown("00_corpus")))

@@ -41,11 +41,11 @@ k = 5
 languages = ["zh", "en"]
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import figures, report
-from rag_lib.experiments.bakeoff import run_bakeoff
+from rag_lib.experiments.bakeoff import findings, run_bakeoff
+from rag_lib.tables import settings, table
 
 result = run_bakeoff(embedders, k=k, languages=languages)
 print("configurations run:", ", ".join(result["configurations"]))
@@ -54,15 +54,15 @@ print("configurations run:", ", ".join(result["configurations"]))
 # ## Models: what ran, and what is not on this machine
 
 # %%
-display(pd.DataFrame(result["provenance"]).T)
-pd.Series(result["unavailable"], name="why not run", dtype=object).to_frame()
+for configuration, provenance in result["provenance"].items():
+    display(Markdown(f"**{configuration}**"), settings(provenance))
+table(result["unavailable"], label="model", value="why not run")
 
 # %% [markdown]
 # ## Whole benchmark, answerable questions, mean per configuration and language
 
 # %%
-summary = pd.DataFrame(result["summary_rows"]).set_index(["configuration", "language"])
-summary
+table(result["summary_rows"])
 
 # %%
 plot = figures.metric_bars(
@@ -78,15 +78,15 @@ print(f"figure: {plot.name} (shown in the report at the end)")
 # C4 local development files. The casebook (bge-m3, theirs) had C1–C3 at 52 / 36 / 36.
 
 # %%
-pd.DataFrame(result["q7_rows"]).set_index(["configuration", "phrasing", "language"])
+table(result["q7_rows"], ["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"])
 
 # %% [markdown]
 # ## Layer diagnosis over the benchmark (worst piece vs k)
 
 # %%
-pd.DataFrame(result["layers"]).fillna(0).astype(int)
+table(result["layers"], label="configuration")
 
-# %%
+# %% tags=["report"]
 template = """# 01 · Embedding bake-off
 
 Answerable benchmark questions: {n_answerable} (each asked in Chinese and English); k = {k}.
@@ -99,6 +99,10 @@ Q7 piece ranks (first rank of C1, C2, C3, C4):
 {q7_table}
 
 ![Piece coverage@10 per configuration and language](coverage_at_10.png)
+
+## Findings
+
+{findings_text}
 """
-stored = report.write_experiment("01_embedding_bakeoff", result, template)
+stored = report.write_experiment("01_embedding_bakeoff", result, template, findings=findings)
 display(Markdown(report.report_markdown("01_embedding_bakeoff")))

@@ -37,34 +37,34 @@ k = 5
 generator = None  # None: generation.default in workbook.yaml
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import report
-from rag_lib.experiments.q5 import run_q5
+from rag_lib.experiments.q5 import findings, run_q5
+from rag_lib.tables import settings, table
 
 result = run_q5(lang=lang, languages=languages, k=k, generator=generator)
-display(pd.DataFrame({"retrieval": result["provenance"]["embedder"], "generator": pd.Series(result["generator"])}))
+settings({"retrieval": result["provenance"]["embedder"], "generator": result["generator"]})
 
 # %% [markdown]
 # ## Top-k with headings and scores, and the gold pieces' first ranks
 
 # %%
-display(pd.DataFrame(result["top"]).set_index("rank"))
-pd.DataFrame(result["pieces"])
+display(table(result["top"], decimals=4))
+table(result["pieces"])
 
 # %% [markdown]
 # ## Gate decisions (checklist = an oracle: the casebook's per-question checklist, from the gold labels)
 
 # %%
-pd.DataFrame(result["decisions"]).T[["sufficient", "reason", "missing"]]
+table(result["decisions"], ["sufficient", "reason", "missing"], label="gate")
 
 # %% [markdown]
 # ## The answer and its citations, each checked against the chunk it names
 
 # %%
 print(result["answer"]["result"]["answer"]["answer"] if result["answer"]["result"]["answer"] else result["answer"])
-pd.DataFrame(result["citations"])[["chunk_id", "valid", "reason", "deep_link"]]
+table(result["citations"], ["chunk_id", "valid", "reason", "deep_link"])
 
 # %% [markdown]
 # ## The same question answered by the local LLM (the `answer` model of `generation.llm_tasks`)
@@ -75,8 +75,7 @@ llm = result["llm_answer"]
 print(f"{llm['generator']['backend']}:{llm['generator']['model']} — status {llm['result']['status']}"
       + (f" ({llm['result']['error_kind']})" if llm["result"]["error_kind"] else ""))
 print(llm["result"]["answer"]["answer"] if llm["result"]["answer"] else llm["result"]["error"])
-pd.DataFrame((llm["result"]["citations"] or {}).get("citations", []),
-             columns=["chunk_id", "valid", "reason", "deep_link"])
+table((llm["result"]["citations"] or {}).get("citations", []), ["chunk_id", "valid", "reason", "deep_link"])
 
 # %% [markdown]
 # ## The Wrangler-configuration R2 chunk (casebook: rank 8)
@@ -84,15 +83,15 @@ pd.DataFrame((llm["result"]["citations"] or {}).get("citations", []),
 # "R2 buckets"; the benchmark's note names this one) and the Pages page on Wrangler configuration.
 
 # %%
-pd.DataFrame(result["wrangler_r2"])
+table(result["wrangler_r2"])
 
 # %% [markdown]
 # ## Bad input and backend faults: each a recorded outcome
 
 # %%
-pd.DataFrame(result["faults"])
+table(result["faults"])
 
-# %%
+# %% tags=["report"]
 template = """# 02 · Q5 end to end
 
 Question ({question.lang}): {question.text}
@@ -123,6 +122,10 @@ Wrangler-configuration R2 chunk ranks {wrangler_rank.pages}.
 Bad input and faults ({faults_crashed} of them crashed; a crash would be a row with status `crashed`):
 
 {faults_table}
+
+## Findings
+
+{findings_text}
 """
-stored = report.write_experiment("02_q5_success", result, template)
-display(Markdown(report.experiment_dir("02_q5_success").joinpath("report.md").read_text()))
+stored = report.write_experiment("02_q5_success", result, template, findings=findings)
+display(Markdown(report.report_markdown("02_q5_success")))

@@ -46,38 +46,38 @@ bypass_lang = "en"
 generation_lang = "en"
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import figures, report
-from rag_lib.experiments.q9a import run_q9a
+from rag_lib.experiments.q9a import findings, run_q9a
+from rag_lib.tables import settings, table
 
 result = run_q9a(languages=languages, k=k, generators=generators, bypass_lang=bypass_lang,
                  generation_lang=generation_lang)
 models = {"retrieval": result["provenance"]["embedder"], "generation (whole benchmark)": result["generation"]["generator"],
           **{f"bypass: {name}": {"model": row["model"], "model_version": row["model_version"]}
              for name, row in result["bypass"].items() if name != "lang"}}
-pd.DataFrame({name: pd.Series(value) for name, value in models.items()})
+table(models, label="role")
 
 # %% [markdown]
 # ## Corpus check: chunks that mention KV, and the allowance strings no chunk may contain
 
 # %%
-result["corpus_check"]
+settings(result["corpus_check"])
 
 # %% [markdown]
 # ## Q9a's Top-5 scores vs Q5's rank-5 score
 
 # %%
 for lang in languages:
-    display(pd.DataFrame(result["top"][lang]).set_index("rank"))
-pd.DataFrame(result["scores"]).T
+    display(Markdown(f"**{lang}**"), table(result["top"][lang], decimals=4))
+table(result["scores"], label="language", decimals=4)
 
 # %% [markdown]
 # ## Over the whole benchmark: how far the best scores of answerable and unanswerable questions overlap
 
 # %%
-pd.DataFrame(result["overlap"]).T
+table(result["overlap"], label="language", decimals=4)
 
 # %% [markdown]
 # ## Floor sweep: refusal correctness vs false refusals (answerable questions with complete evidence)
@@ -88,13 +88,14 @@ sweep_png = figures.threshold_sweep(
     {lang: result["calibration"][lang]["floor"]["floor"] for lang in languages},
     report.experiment_dir("03_q9a_no_evidence") / "floor_sweep.png", title="Score-floor gate, in-sample")
 print(f"figure: {sweep_png.name} (shown in the report at the end)")
-pd.DataFrame({lang: pd.Series(c["floor_aspects"]) for lang, c in result["calibration"].items()})
+table({lang: c["floor_aspects"] for lang, c in result["calibration"].items()}, label="language", decimals=4)
 
 # %% [markdown]
 # ## Every gate on the whole benchmark ("insufficient" is the positive class)
 
 # %%
-pd.concat({lang: pd.DataFrame(m).T for lang, m in result["gates"].items()})
+table([{"language": lang, "gate": gate, **figures_} for lang, by_gate in result["gates"].items()
+       for gate, figures_ in by_gate.items()])
 
 # %% [markdown]
 # ## In-sample vs out-of-sample: the tuned gates re-fitted without the questions they decide
@@ -110,19 +111,19 @@ for lang in languages:
 
 # %%
 for lang in languages:
-    display(pd.DataFrame(result["near_miss"]["rows"][lang]).set_index("question"))
+    display(Markdown(f"**{lang}**"), table(result["near_miss"]["rows"][lang]))
 
 # %% [markdown]
-# ## Normal path: the gate declines and the LLM is never asked (zero recorded calls)
+# ## Normal path: does the gate decline Q9a before the LLM is asked? (a decline records zero calls)
 
 # %%
-pd.DataFrame(result["gated_decline"]).T
+table(result["gated_decline"], label="language")
 
 # %% [markdown]
 # ## Bypass: the generators face the five distractors (judged automatically)
 
 # %%
-pd.DataFrame({n: r for n, r in result["bypass"].items() if n != "lang"}).T
+table({n: r for n, r in result["bypass"].items() if n != "lang"}, label="generator")
 
 # %% [markdown]
 # ## The LLM sufficiency judge as a gate, beside floor+aspects, every benchmark question
@@ -130,16 +131,16 @@ pd.DataFrame({n: r for n, r in result["bypass"].items() if n != "lang"}).T
 # (`failed`), so rates over few judged questions say little.
 
 # %%
-pd.DataFrame(result["llm_judge_rows"]).set_index(["lang", "gate"])
+table(result["llm_judge_rows"])
 
 # %% [markdown]
 # ## Default generator behind the gate, every benchmark question
 
 # %%
-display(pd.Series({k: v for k, v in result["generation"].items() if k != "rows"}, dtype=object))
-pd.DataFrame(result["generation"]["rows"]).set_index("question")
+display(settings({k: v for k, v in result["generation"].items() if k != "rows"}))
+table(result["generation"]["rows"])
 
-# %%
+# %% tags=["report"]
 template = """# 03 · Q9a: no evidence, and the gate on the whole benchmark
 
 Retrieval: dense, {provenance.embedder.model} ({provenance.embedder.backend}, {provenance.embedder.version}); k = {k}.
@@ -220,6 +221,10 @@ Default generator ({generation.generator.backend}) behind the `{generation.gate}
 declined by the generator {generation.declined_by_generator}, errors {generation.errors}; citations valid
 {generation.citations_valid} / {generation.citations_total}; refusal correctness {generation.refusal_correctness}
 ({generation.unanswerable_declined} / {generation.unanswerable} unanswerable declined).
+
+## Findings
+
+{findings_text}
 """
-stored = report.write_experiment("03_q9a_no_evidence", result, template)
+stored = report.write_experiment("03_q9a_no_evidence", result, template, findings=findings)
 display(Markdown(report.report_markdown("03_q9a_no_evidence")))

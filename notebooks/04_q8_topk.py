@@ -38,40 +38,40 @@ max_k = 20
 languages = ["zh", "en"]
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import figures, report
-from rag_lib.experiments.topk import run_topk
+from rag_lib.experiments.topk import findings, run_topk
+from rag_lib.tables import settings, table
 
 NAME = "04_q8_topk"
 result = run_topk(retriever, max_k=max_k, languages=languages)
-result["provenance"]
+settings(result["provenance"])
 
 # %% [markdown]
 # ## Q8: pieces covered at each k (ours), and the casebook's (theirs)
 
 # %%
-print(result["q8_verdict"])
-display(pd.DataFrame({lang: result["q8"][lang]["piece_ranks"] for lang in languages}).rename_axis("piece"))
-print("casebook (theirs):", result["casebook_q8"])
-pd.DataFrame(
-    {lang: result["q8"][lang]["covered"] for lang in languages}
-).rename_axis("k").T
+for lang in languages:
+    print(f"{lang}: {result['q8_verdict'][lang]}")
+print(f"casebook (theirs): {result['casebook_q8']['k5']} at k = 5, {result['casebook_q8']['k6']} at k = 6 "
+      f"({result['casebook_q8']['note']})")
+display(table({lang: result["q8"][lang]["piece_ranks"] for lang in languages}, label="language"))
+table({lang: {f"k={k}": n for k, n in sorted(result["q8"][lang]["covered"].items(), key=lambda kv: int(kv[0]))}
+       for lang in languages}, label="pieces covered")
 
 # %% [markdown]
 # ## Compound questions completed only between k = 6 and k = 10 (the benchmark's own Q8-like cases)
 
 # %%
 for lang in languages:
-    display(pd.DataFrame(result["late_complete"][lang]))
+    display(Markdown(f"**{lang}**"), table(result["late_complete"][lang]))
 
 # %% [markdown]
 # ## Whole benchmark: coverage@k and the evidence it costs
 
 # %%
-curve = pd.DataFrame(result["curve_rows"]).set_index(["language", "k"])
-curve.unstack("language")
+table(result["curve_rows"], decimals={"chars": 0, "≈tokens": 0})
 
 # %%
 out = report.experiment_dir(NAME)
@@ -81,51 +81,48 @@ plot_tok = figures.curves(result["plot"]["tokens"], "k", "≈ tokens of top-k ev
                           title="context cost of the top-k evidence")
 print(f"figures: {plot_cov.name}, {plot_tok.name} (shown in the report at the end)")
 
-# %%
+# %% tags=["report"]
 template = """# 04 · Top-k sensitivity
 
-Configuration: {configuration}; answerable benchmark questions: {n_answerable}.
+Configuration: {{ configuration }}; answerable benchmark questions: {{ n_answerable }}.
 
-## Q8 (`{q8.id}`, two pieces)
+## Q8 (`{{ q8.id }}`, two pieces)
 
-Piece ranks — zh: C1 {q8.zh.piece_ranks.C1}, C2 {q8.zh.piece_ranks.C2} (both covered from k = {q8.zh.first_full_k});
-en: C1 {q8.en.piece_ranks.C1}, C2 {q8.en.piece_ranks.C2} (both covered from k = {q8.en.first_full_k}).
-At k = 5 we cover {q8.zh.covered_at_5} (zh) and {q8.en.covered_at_5} (en);
-at k = 6 {q8.zh.covered_at_6} (zh) and {q8.en.covered_at_6} (en).
-The casebook (theirs, bge-m3 on their snapshot): {casebook_q8.k5} at k = 5, {casebook_q8.k6} at k = 6.
+{% for lang in languages -%}
+- {{ lang }}: piece ranks {% for piece, rank in q8[lang].piece_ranks.items() %}{{ piece }} {{ rank }}{{ ", " if not loop.last }}{% endfor %};
+  covered at k = 5: {{ q8[lang].covered_at_5 }}, at k = 6: {{ q8[lang].covered_at_6 }}; every piece from k = {{ q8[lang].first_full_k }}.
+  Can it test the casebook's "a larger k completes it"? {{ q8_verdict[lang] }}.
+{% endfor %}
+The casebook (theirs, bge-m3 on their snapshot): {{ casebook_q8.k5 }} at k = 5, {{ casebook_q8.k6 }} at k = 6.
 
-Can our Q8 test the casebook's "a larger k completes it"? zh: {q8_verdict.zh}. en: {q8_verdict.en}.
-
-{q8_table}
+{{ q8_table }}
 
 ## The benchmark's own Q8-like cases
 
 Answerable compound questions whose last piece enters only between k = 6 and k = 10 under this
-configuration: {late_complete_count.zh} of {n_compound} in zh, {late_complete_count.en} of {n_compound} in en.
+configuration, of {{ n_compound }}: {% for lang in languages %}{{ late_complete_count[lang] }} in {{ lang }}{{ ", " if not loop.last }}{% endfor %}.
+{% for lang in languages %}
+{{ lang }}:
 
-zh:
-
-{late_complete_tables.zh}
-
-en:
-
-{late_complete_tables.en}
-
+{{ late_complete_tables[lang] }}
+{% endfor %}
 ## Whole benchmark: coverage@k and context cost
 
-Token estimate: {token_estimate}.
-At k = 5: coverage {curve.zh.5.coverage:.3f} (zh), {curve.en.5.coverage:.3f} (en);
-≈{curve.zh.5.tokens:.0f} tokens (zh), ≈{curve.en.5.tokens:.0f} tokens (en).
-At k = 10: coverage {curve.zh.10.coverage:.3f} (zh), {curve.en.10.coverage:.3f} (en);
-≈{curve.zh.10.tokens:.0f} tokens (zh), ≈{curve.en.10.tokens:.0f} tokens (en).
-At k = 20: coverage {curve.zh.20.coverage:.3f} (zh), {curve.en.20.coverage:.3f} (en);
-≈{curve.zh.20.tokens:.0f} tokens (zh), ≈{curve.en.20.tokens:.0f} tokens (en).
+Token estimate: {{ token_estimate }}.
+{% for k in ["5", "10", max_k | string] if k in curve[languages[0]] %}
+- k = {{ k }}: coverage {% for lang in languages %}{{ curve[lang][k].coverage | fmt(".3f") }} ({{ lang }}){{ ", " if not loop.last }}{% endfor %};
+  ≈ tokens {% for lang in languages %}{{ curve[lang][k].tokens | fmt(".0f") }} ({{ lang }}){{ ", " if not loop.last }}{% endfor %}
+{%- endfor %}
 
-{curve_table}
+{{ curve_table }}
 
 ![Mean piece coverage@k per language](coverage_at_k.png)
 
 ![Estimated tokens of the top-k evidence per language](tokens_at_k.png)
+
+## Findings
+
+{{ findings_text }}
 """
-stored = report.write_experiment(NAME, result, template)
+stored = report.write_experiment(NAME, result, template, findings=findings)
 display(Markdown(report.report_markdown(NAME)))

@@ -5,6 +5,8 @@
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python (ragbench-workbook)
 #     language: python
@@ -33,22 +35,23 @@ k = 5
 languages = ["zh", "en"]
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import report
-from rag_lib.experiments.q7_diagnosis import run_q7_diagnosis
+from rag_lib.experiments.q7_diagnosis import findings, run_q7_diagnosis
+from rag_lib.tables import settings, table
 
 NAME = "05_q7_diagnosis"
 result = run_q7_diagnosis(retriever, k=k, languages=languages)
-display(pd.Series(result["pieces"], name="what the piece is").to_frame())
-result["provenance"]
+display(table(result["pieces"], label="piece", value="what the piece is"))
+settings(result["provenance"])
 
 # %% [markdown]
 # ## Piece ranks and layer, ours beside the casebook's (theirs)
 
 # %%
-pd.DataFrame(result["rank_rows"]).set_index(["source", "phrasing", "language"])
+table(result["rank_rows"], ["source", "phrasing", "language", "C1", "C2", "C3", "C4", f"in top {k}", "in top 10",
+                           "layer"])
 
 # %% [markdown]
 # ## Top-10 of each phrasing and language
@@ -59,9 +62,9 @@ for phrasing, by_lang in result["cases"].items():
         display(Markdown(f"### {phrasing} · {lang}\n\n{case['question']}\n\n"
                          f"covered in top {k}: {case['coverage_at_k']}, in top 10: {case['coverage_top10']}, "
                          f"layer: **{case['layer']}**"))
-        display(pd.DataFrame(case["top10"]).set_index("rank")[["score", "heading", "page", "covers"]])
+        display(table(case["top10"], ["rank", "score", "heading", "page", "covers"], decimals=4))
 
-# %%
+# %% tags=["report"]
 template = """# 05 · Q7 diagnosis
 
 Configuration: {configuration}; layer judged at k = {k} by the worst piece.
@@ -95,6 +98,10 @@ C3 {casebook.piece_ranks.C3}; {casebook.coverage_top10} in the Top-10.
 ## Top-10, aligned phrasing (en)
 
 {cases.aligned.en.top10_table}
+
+## Findings
+
+{findings_text}
 """
-stored = report.write_experiment(NAME, result, template)
-display(Markdown(report.experiment_dir(NAME).joinpath("report.md").read_text()))
+stored = report.write_experiment(NAME, result, template, findings=findings)
+display(Markdown(report.report_markdown(NAME)))

@@ -45,11 +45,11 @@ llm_languages = ["zh", "en"]
 n_boot = 10000
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import report
-from rag_lib.experiments.mechanisms import run_mechanism
+from rag_lib.experiments.mechanisms import findings, run_mechanism
+from rag_lib.tables import settings, table
 
 NAME = f"06_q7_mechanism-{mechanism}"
 result = run_mechanism(mechanism, languages=languages, llm_languages=llm_languages, n_boot=n_boot)
@@ -61,21 +61,24 @@ if result["status"] == "unavailable":
 # ## Provenance, and the models that are not here
 
 # %%
-display(pd.Series(result["unavailable"], name="why not available", dtype=object).to_frame())
-result["provenance"]
+if result["unavailable"]:
+    display(table(result["unavailable"], label="model", value="why not available"))
+else:
+    print("every model this mechanism can use is on this machine")
+settings(result["provenance"])
 
 # %% [markdown]
 # ## Q7: first rank of each piece, baseline and after the mechanism
 
 # %%
-pd.DataFrame(result["q7_rows"]).set_index(["variant", "phrasing", "language"])
+table(result["q7_rows"])
 
 # %% [markdown]
 # ## Whole benchmark: paired difference against the baseline (answerable questions)
 
 # %%
-columns = ["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI"]
-pd.DataFrame(result["benchmark_rows"], columns=columns).set_index(["variant", "language", "metric"])
+table(result["benchmark_rows"], ["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI"],
+      signed=["diff"])
 
 # %% [markdown]
 # ## What the LLM produced for Q7 (LLM variants only)
@@ -83,13 +86,16 @@ pd.DataFrame(result["benchmark_rows"], columns=columns).set_index(["variant", "l
 # %%
 for variant in result["variants"]:
     for text, outcome in variant.get("q7_llm_outputs", {}).items():
-        print(f"[{variant['name']}] {text}\n  -> {outcome['status']}: {outcome['queries'] or outcome['error_kind']}")
+        produced = " | ".join(outcome["queries"]) if outcome["queries"] else outcome["error_kind"]
+        print(f"[{variant['name']}] {text}\n  -> {outcome['status']}: {produced}")
     if "llm_calls" in variant:
-        print(f"[{variant['name']}] calls: {variant['llm_calls']}")
+        calls = variant["llm_calls"]
+        by_status = ", ".join(f"{status} {n}" for status, n in calls["by_status"].items())
+        print(f"[{variant['name']}] {calls['calls']} LLM calls ({by_status})")
     for note in variant["notes"]:
         print(f"[{variant['name']}] note: {note}")
 
-# %%
+# %% tags=["report"]
 template = """# 06 · Q7 mechanism: {mechanism}
 
 Status: **{status}**. {reason}
@@ -111,5 +117,5 @@ bootstrap {provenance.ci_percent}% intervals ({provenance.n_boot} resamples, see
 
 {findings_text}
 """
-stored = report.write_experiment(NAME, result, template)
-display(Markdown(report.experiment_dir(NAME).joinpath("report.md").read_text()))
+stored = report.write_experiment(NAME, result, template, findings=findings)
+display(Markdown(report.report_markdown(NAME)))

@@ -43,11 +43,11 @@ llm = None  # None: generation.llm_tasks.recovery in workbook.yaml
 llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import report
-from rag_lib.experiments.recovery import REPORT_TEMPLATE, run_recovery_experiment
+from rag_lib.experiments.recovery import REPORT_TEMPLATE, findings, run_recovery_experiment
+from rag_lib.tables import settings, table
 
 result = run_recovery_experiment(languages, k=k, retriever=retriever, llm=llm, llm_mode=llm_mode)
 print("unavailable sources:", result["unavailable"] or "none")
@@ -56,7 +56,7 @@ print("unavailable sources:", result["unavailable"] or "none")
 # ## What ran
 
 # %%
-pd.json_normalize(result["provenance"], sep=".").T.rename(columns={0: "value"})
+settings(result["provenance"])
 
 # %% [markdown]
 # ## Q7: each piece's rank for the original question and for each suggestion
@@ -66,14 +66,14 @@ pd.json_normalize(result["provenance"], sep=".").T.rename(columns={0: "value"})
 # %%
 for lang in result["languages"]:
     for source, entry in result["q7"][lang].items():
-        display(Markdown(f"**{lang} · {source}** (status {entry['status']}; reason: {entry['reason']!r})"))
+        display(Markdown(f"**{lang} · {source}** (status {entry['status']}; the source's reason: {entry['reason']})"))
         display(Markdown(entry["table"]))
 
 # %% [markdown]
 # THEIRS, from the casebook (bge-m3 on their 26-page snapshot; not measured here):
 
 # %%
-pd.json_normalize(result["casebook_published"], sep=".").T.rename(columns={0: "casebook (theirs)"})
+settings(result["casebook_published"])
 
 # %% [markdown]
 # ## Q7: the chosen suggestion's grounded answer (oracle choice, see the header)
@@ -87,7 +87,7 @@ for lang in result["languages"]:
                      "status": answer.get("status"),
                      "valid citations": (answer.get("citations") or {}).get("n_valid"),
                      "answer": (answer.get("answer") or {}).get("answer")})
-pd.DataFrame(rows).set_index(["language", "source"])
+table(rows)
 
 # %% [markdown]
 # ## Every answerable compound question: pieces in the Top-5 / Top-10, before and after
@@ -96,10 +96,9 @@ pd.DataFrame(rows).set_index(["language", "source"])
 # "after_union" (POOLED: every suggestion's Top-k at once) are upper bounds, not what a system gets.
 
 # %%
-pd.DataFrame([{"language": lang, "source": source, **counts}
-              for lang, by_source in result["benchmark"].items() for source, counts in by_source.items()
-              ]).set_index(["language", "source"])
+table([{"language": lang, "source": source, **counts}
+       for lang, by_source in result["benchmark"].items() for source, counts in by_source.items()], decimals=2)
 
-# %%
-stored = report.write_experiment("07_recovery_loop", result, REPORT_TEMPLATE)
-display(Markdown(report.experiment_dir("07_recovery_loop").joinpath("report.md").read_text()))
+# %% tags=["report"]
+stored = report.write_experiment("07_recovery_loop", result, REPORT_TEMPLATE, findings=findings)
+display(Markdown(report.report_markdown("07_recovery_loop")))

@@ -30,14 +30,26 @@
 languages = ["zh", "en"]
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import report
-from rag_lib.experiments.summary import run_summary
+from rag_lib.experiments.summary import findings, run_summary
+from rag_lib.tables import table
 
 summary = run_summary(tuple(languages))
 print("inputs missing:", summary["missing_inputs"] or "none")
+
+# %% [markdown]
+# ## What actually helps, and by how much
+# Each mechanism variant and language against the baseline, ranked: clear gains first (a Holm-adjusted
+# p < 0.05 with a positive difference, none negative), then mixed, no clear effect, clear losses, and
+# last the variants whose LLM calls failed on some questions. Ranked within a group by the change in
+# `coverage@evidence` (gold pieces inside the evidence sent to generation: what an incomplete answer
+# lacks). "no change": the metric did not move on any question.
+
+# %%
+table(summary["what_helps"], ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence", "hit@5",
+                              "coverage@10", "mrr"])
 
 # %% [markdown]
 # ## Q7 side by side: first rank of each piece
@@ -54,7 +66,6 @@ for lang in languages:
 # evidence the variant sends to generation (Top-5; Top-k for the top-k rows), the one metric k changes.
 
 # %%
-print(summary["multiplicity"])
 display(Markdown(summary["benchmark_table"]))
 
 # %% [markdown]
@@ -76,12 +87,24 @@ display(Markdown(summary["local_llm_text"]))
 # ## The casebook's published figures (theirs)
 
 # %%
-pd.DataFrame(summary["casebook_rows"]).set_index("figure")
+table(summary["casebook_rows"])
 
-# %%
+# %% tags=["report"]
 template = """# 08 · Summary
 
 Inputs missing: {missing_text}.
+
+## What actually helps, and by how much
+
+Ranked: clear gains (Holm-adjusted p < {multiplicity.alpha}, positive), mixed, no clear effect, clear losses, then
+variants whose LLM calls failed on some questions. Cells: difference against the baseline [95% bootstrap
+interval over questions]; "no change": the metric moved on no question.
+
+{what_helps_table}
+
+## Findings
+
+{findings_text}
 
 ## Q7: first rank of C1–C4 (bold = inside the Top-10, or inside a top-k row's larger evidence), question in Chinese
 
@@ -126,7 +149,8 @@ C4 {relabel.closing.en.q7.original.C4}.
 {casebook_table}
 """
 stored = report.write_experiment(
-    "08_summary", {**summary, "missing_text": ", ".join(summary["missing_inputs"]) or "none"}, template
+    "08_summary", {**summary, "missing_text": ", ".join(summary["missing_inputs"]) or "none"}, template,
+    findings=findings,
 )
 report.write_headline(stored["headline_table"])
-display(Markdown(report.experiment_dir("08_summary").joinpath("report.md").read_text()))
+display(Markdown(report.report_markdown("08_summary")))

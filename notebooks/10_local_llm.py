@@ -38,16 +38,16 @@ languages = ["zh", "en"]
 k = 5
 
 # %%
-import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import report
-from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, run_local_llm
+from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, findings, run_local_llm
+from rag_lib.tables import table
 
 NAME = "10_local_llm"
 result = run_local_llm(languages=languages, k=k)
-display(pd.DataFrame(result["models"]).T[["description", "packages", "sha256", "licence"]])
-pd.Series(result["tasks"], name="model per task").to_frame()
+display(table(result["models"], ["description", "packages", "sha256", "licence"], label="model"))
+table(result["tasks"], label="task")
 
 # %% [markdown]
 # ## Model choice on a fixed sample (both models, every task)
@@ -55,24 +55,24 @@ pd.Series(result["tasks"], name="model per task").to_frame()
 # %%
 choice = result["model_choice"]
 print("sample:", ", ".join(choice["sample"]), "| quality signal:", choice["quality_signal"])
-pd.DataFrame(choice["rows"]).set_index(["task", "model"]).sort_index()
+table(sorted(choice["rows"], key=lambda row: (row["task"], row["model"])))
 
 # %%
-pd.DataFrame(choice["details"]).set_index(["task", "model", "question", "lang"]).sort_index()
+table(sorted(choice["details"], key=lambda row: (row["task"], row["model"], row["question"], row["lang"])))
 
 # %% [markdown]
 # ## Answers on the whole benchmark: local LLM and extractive baseline, ungated and gated
 
 # %%
-pd.DataFrame(result["answer_rows"], columns=ANSWER_COLUMNS).set_index(["generator", "lang", "gate"])
+table(result["answer_rows"], ANSWER_COLUMNS)
 
 # %% [markdown]
 # ## The LLM judge as a gate, beside floor+aspects ("insufficient" is the positive class)
 
 # %%
-pd.DataFrame(result["judge_rows"]).set_index(["lang", "gate"])
+table(result["judge_rows"])
 
-# %%
+# %% tags=["report"]
 template = """# 10 · A real offline LLM
 
 Models per task (`generation.llm_tasks`): {tasks}.
@@ -91,6 +91,5 @@ Rates leave out questions whose call has no record (`missing`); fill them with `
 
 {findings_text}
 """
-result["findings_text"] = "\n".join(f"- {line}" for line in result["findings"])
-stored = report.write_experiment(NAME, result, template)
-display(Markdown(report.experiment_dir(NAME).joinpath("report.md").read_text()))
+stored = report.write_experiment(NAME, result, template, findings=findings)
+display(Markdown(report.report_markdown(NAME)))

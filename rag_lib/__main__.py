@@ -32,12 +32,7 @@ def _rank(args: argparse.Namespace) -> int:
     from rag_lib.explain import explain
 
     result = explain(printable(args.question), key=args.retriever, k=args.k, lang=args.lang)
-    _say(result.summary())
-    for piece in result.pieces:
-        _say(f"  {piece['piece']}: rank {piece['rank']}, score {piece['score']}, "
-             f"gap to the top-{args.k} cut {piece['gap_to_top_k_cut']}")
-    shown = result.top(args.show) if args.show else result.top()
-    _say(shown[["rank", "score", "piece", "page", "heading"]].to_string(index=False))
+    _say(result.to_string(rows=args.show or None, width=None if args.wide else 100))
     return 0
 
 
@@ -83,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--lang", choices=["zh", "en"], default=None, help="language of a benchmark id (default en)")
         if name == "rank":
             p.add_argument("--show", type=int, default=0, help="rows to print (default: down to the deepest piece)")
+            p.add_argument("--wide", action="store_true", help="print full page and heading columns (default: 100 "
+                                                               "columns)")
         else:
             p.add_argument("--generator", default=None, help="extractive | llama_cpp | openai (default: workbook.yaml)")
             p.add_argument("--live", action="store_true", help="call the model even when a recorded call exists")

@@ -64,6 +64,21 @@ class EvidenceCap:
 # Said with every gate decision: the parameters are tuned on the benchmark, so their in-sample rates overstate.
 FITTED_NOTE = ("fitted on all benchmark questions (notebook 03, in-sample); out-of-sample refusal and "
                "false-refusal rates: results/03_q9a_no_evidence/report.md")
+GATE_PARAMETER_NAMES = {"floor": "score floor", "min_coverage": "aspect coverage at least"}
+# What each kind of answerer is, so a reader of `ask` knows what "answered" means.
+_ANSWERER_NOTES = {
+    "extractive": "a baseline without a model: it copies the evidence sentences that share the most words with "
+                  "the question, so 'answered' means such sentences exist, not that they answer it",
+    "llama_cpp": "a local model (llama.cpp); its quotes are checked word for word against the evidence",
+    "openai": "a model behind an OpenAI-compatible endpoint; its quotes are checked word for word against the evidence",
+}
+
+
+def answerer_description(backend: str, model: str, version: str | None) -> str:
+    """One plain sentence: which answerer ran, which version, and what its answers mean."""
+    note = _ANSWERER_NOTES.get(backend, f"the {backend} backend")
+    shown_version = f", {version[:19]}…" if version and len(version) > 20 else (f", {version}" if version else "")
+    return f"{model} ({backend}{shown_version}): {note}."
 
 
 def calibrated_gate_parameters(lang: str) -> dict[str, float]:
@@ -107,11 +122,14 @@ class AskOutcome:
         lines += [f"  [{e['rank']}] {e['score']:.4f}  {e['page']} > {e['heading']}  ({e['id']})" for e in self.evidence]
         decision = self.gated.decision
         if decision is not None:
-            verdict = "sufficient" if decision.sufficient else "insufficient"
-            lines.append(f"gate floor+aspects {self.gate_parameters}: {verdict} ({decision.reason})")
-            lines.append(f"  parameters {FITTED_NOTE}")
-        lines.append(f"generator: {result.backend} {result.model} ({result.model_version}); "
-                     f"called: {self.gated.generator_called}; status: {self.status}")
+            verdict = "enough evidence" if decision.sufficient else "not enough evidence"
+            params = ", ".join(f"{GATE_PARAMETER_NAMES.get(n, n)} {v}" for n, v in self.gate_parameters.items())
+            shown = f"floor+aspects; {params}" if params else "floor+aspects"
+            lines.append(f"gate ({shown}): {verdict}. {decision.reason.rstrip('.')}.")
+            lines.append(f"  Its parameters were {FITTED_NOTE}.")
+        lines.append(f"answerer: {answerer_description(result.backend, result.model, result.model_version)}")
+        called = "it was asked" if self.gated.generator_called else "it was not asked (the gate declined first)"
+        lines.append(f"  {called}; outcome: {self.status}.")
         if result.call_keys:
             lines.append(f"call: {'REPLAYED from a recorded call' if result.replayed else 'live'} "
                          f"({', '.join(k[:12] for k in result.call_keys)})")

@@ -8,6 +8,7 @@ cut, and the layer diagnosis — the analyst's first look at why an answer is in
 from __future__ import annotations
 
 import difflib
+import html
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,34 +20,75 @@ from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import Diagnosis, diagnose, piece_ranks
 from rag_lib.generation.base import question_problem
 from rag_lib.retrieval import Ranking
+from rag_lib.tables import Table
 from rag_lib.workbench import Workbench
 
 
 @dataclass
 class Explanation:
-    """One question ranked by one configuration, with its gold pieces located."""
+    """One question ranked by one configuration, with its gold pieces located.
+
+    ``str(result)`` (or :meth:`to_string`) is the plain-text view the CLI prints; in a notebook the
+    HTML view shows the same: the question, each piece (what it is, its rank, in or below the cut),
+    and the ranking with a line at the top-k cut.
+    """
 
     question: str
     key: str
     k: int
     ranking: Ranking
     table: pd.DataFrame  # one row per ranked chunk: rank, score, piece, page, heading, chunk id
-    pieces: list[dict[str, Any]] = field(default_factory=list)  # per gold piece: rank, score, gap to the cut
+    pieces: list[dict[str, Any]] = field(default_factory=list)  # per gold piece: what, rank, score, gap to the cut
     diagnosis: Diagnosis | None = None
+    question_id: str | None = None
+
+    def default_rows(self) -> int:
+        """Rows shown by default: down to the deepest gold piece, and at least ``2k``."""
+        deepest = max((p["rank"] or 0 for p in self.pieces), default=0)
+        return max(2 * self.k, deepest)
 
     def top(self, n: int | None = None) -> pd.DataFrame:
-        """The first ``n`` rows (default: up to the deepest gold piece, at least ``2k``)."""
-        deepest = max((p["rank"] or 0 for p in self.pieces), default=0)
-        return self.table.head(n or max(2 * self.k, deepest))
+        """The first ``n`` rows (default: :meth:`default_rows`), indexed by rank."""
+        return self.table.head(n or self.default_rows()).set_index("rank")
 
     def summary(self) -> str:
+        """One line: the question (and its id), the configuration, each piece's rank, the diagnosis."""
         layer = self.diagnosis.layer.value if self.diagnosis else "no gold pieces (free-text question)"
         ranks = ", ".join(f"{p['piece']}@{p['rank']}" for p in self.pieces) or "—"
-        return f"{self.key} · k={self.k} · pieces: {ranks} · diagnosis: {layer}"
+        asked = f"{self.question_id}: {self.question}" if self.question_id else self.question
+        return f"{asked}\n{self.key} · k={self.k} · pieces: {ranks} · diagnosis: {layer}"
+
+    def piece_rows(self) -> list[dict[str, Any]]:
+        """Per gold piece: what it is, its first rank and score, and "in top-k" or its gap to the cut."""
+        return [{"piece": p["piece"], "rank": p["rank"], "score": p["score"],
+                 f"vs top-{self.k}": f"in top-{self.k}" if p["in_top_k"] else
+                 ("not ranked" if p["rank"] is None else f"{p['gap_to_top_k_cut']:.4f} below the cut"),
+                 "what": p["what"]} for p in self.pieces]
+
+    def ranking_table(self, n: int | None = None, with_chunk_ids: bool = True) -> Table:
+        rows = self.table.head(n or self.default_rows()).to_dict("records")
+        columns = ["rank", "score", "piece", "page", "heading", *(["chunk"] if with_chunk_ids else [])]
+        return Table(rows, columns, decimals=4, rule_after=self.k, rule_label=f"top-{self.k} cut")
+
+    def to_string(self, rows: int | None = None, width: int | None = 100) -> str:
+        """Plain text; ``width`` shortens the text columns and leaves out chunk ids (``None``: no limit)."""
+        parts = [self.summary()]
+        if self.pieces:
+            parts.append(Table(self.piece_rows(), decimals=4).to_string(width))
+        parts.append(self.ranking_table(rows, with_chunk_ids=width is None).to_string(width))
+        return "\n\n".join(parts)
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    def html(self, rows: int | None = None) -> str:
+        """The HTML view with ``rows`` ranked chunks (default: :meth:`default_rows`)."""
+        first, second = (html.escape(line) for line in self.summary().split("\n", 1))
+        pieces = Table(self.piece_rows(), decimals=4).to_html() if self.pieces else ""
+        return f"<p><b>{first}</b><br>{second}</p>{pieces}{self.ranking_table(rows).to_html()}"
 
     def _repr_html_(self) -> str:
-        pieces = pd.DataFrame(self.pieces).to_html(index=False) if self.pieces else ""
-        return f"<p><b>{self.question}</b><br>{self.summary()}</p>{pieces}{self.top().to_html(index=False)}"
+        return self.html()
 
 
 # What a benchmark id looks like ("q07", "q09a", "a12"): a word with a digit and no space.
@@ -126,15 +168,19 @@ def explain(
             for cid in chunk_ids:
                 marks[cid] = f"{marks[cid]}+{name}" if cid in marks else name
         cut = ranking.scores[k - 1] if len(ranking) >= k else float("nan")
-        for name, rank in zip(ids or [f"C{i + 1}" for i in range(len(gold_question.pieces))],
-                              piece_ranks(gold_question.pieces, ranking), strict=True):
-            score = ranking.scores[rank - 1] if rank else float("nan")
-            pieces.append({"piece": name, "rank": rank, "score": round(score, 4),
-                           "gap_to_top_k_cut": round(cut - score, 4) if rank and rank > k else 0.0})
+        whats = [p.what for p in gold_question.gold] if hasattr(gold_question, "gold") else []
+        for index, (name, rank) in enumerate(zip(ids or [f"C{i + 1}" for i in range(len(gold_question.pieces))],
+                                                 piece_ranks(gold_question.pieces, ranking), strict=True)):
+            score = round(ranking.scores[rank - 1], 4) if rank else None
+            inside = rank is not None and rank <= k
+            pieces.append({"piece": name, "what": whats[index] if index < len(whats) else "", "rank": rank,
+                           "score": score, "in_top_k": inside,
+                           "gap_to_top_k_cut": None if inside or score is None else round(cut - score, 4)})
         diagnosis = diagnose(gold_question.pieces, ranking, k)
     rows = []
     for rank, (cid, score) in enumerate(ranking, 1):
         chunk = wb.by_id[cid]
         rows.append({"rank": rank, "score": round(score, 4), "piece": marks.get(cid, ""), "page": chunk.page,
                      "heading": " > ".join(chunk.heading_path), "chunk": cid})
-    return Explanation(text, key, k, ranking, pd.DataFrame(rows), pieces, diagnosis)
+    return Explanation(text, key, k, ranking, pd.DataFrame(rows), pieces, diagnosis,
+                       gold_question.id if gold_question is not None else None)

@@ -17,26 +17,40 @@ def retrieval_keys() -> list[str]:
     return [*dense, "bm25", f"hybrid:{default_embedder_name()}"]
 
 
-def build_explorer(workbench: Workbench | None = None, rows: int = 15) -> Any:
-    """A widget box: benchmark question picker or free text, configuration, k, language.
+def question_choices(wb: Workbench, lang: str) -> list[tuple[str, str]]:
+    """The picker's options: free text, then every benchmark question labelled in ``lang``."""
+    return [("(free text)", "")] + [(f"{q.id}: {q.text(lang)}", q.id) for q in wb.benchmark.questions()]
 
-    Returns the ``ipywidgets.VBox``; display it in JupyterLab. Each change re-ranks with
-    :func:`rag_lib.explain.explain` and shows the ranking with gold pieces marked.
+
+def build_explorer(workbench: Workbench | None = None, question: str = "q07", lang: str = "zh", k: int = 5) -> Any:
+    """A widget box: benchmark question picker or free text, configuration, k, language, rows.
+
+    Returns the ``ipywidgets.VBox``; display it in JupyterLab. A change re-ranks with
+    :func:`rag_lib.explain.explain` (text and sliders only when released or submitted) and shows the
+    pieces and the ranking, with a line at the top-k cut, down to the deepest piece by default.
     """
     import ipywidgets as w
-    from IPython.display import display
+    from IPython.display import HTML, display
 
     wb = workbench or Workbench()
-    choices = [("(free text)", "")] + [(f"{q.id}: {q.text('en')[:70]}", q.id) for q in wb.benchmark.questions()]
-    picker = w.Dropdown(options=choices, value="q07", description="benchmark")
-    text = w.Text(placeholder="…or type a question (Chinese or English)", description="question",
-                  layout=w.Layout(width="90%"))
+    wide = w.Layout(width="95%")
+    picker = w.Dropdown(options=question_choices(wb, lang), value=question, description="benchmark", layout=wide)
+    text = w.Text(placeholder="…or type a question (Chinese or English) and press Enter", description="question",
+                  layout=wide, continuous_update=False)
     key = w.Dropdown(options=retrieval_keys(), value=f"dense:{default_embedder_name()}", description="retrieval")
-    k = w.IntSlider(value=5, min=1, max=20, description="k")
-    lang = w.ToggleButtons(options=["zh", "en"], value="zh", description="language")
+    cut = w.IntSlider(value=k, min=1, max=20, description="k", continuous_update=False)
+    language = w.ToggleButtons(options=["zh", "en"], value=lang, description="language")
+    deepest = w.Checkbox(value=True, description="rows down to the deepest piece")
+    rows = w.IntSlider(value=20, min=5, max=200, step=5, description="rows", continuous_update=False, disabled=True)
     out = w.Output()
 
+    def relabel(*_: Any) -> None:  # the picker speaks the chosen language
+        chosen = picker.value
+        picker.options = question_choices(wb, language.value)
+        picker.value = chosen
+
     def refresh(*_: Any) -> None:
+        rows.disabled = deepest.value
         question = text.value.strip() or picker.value
         with out:
             out.clear_output(wait=True)
@@ -44,14 +58,15 @@ def build_explorer(workbench: Workbench | None = None, rows: int = 15) -> Any:
                 print("Pick a benchmark question or type one.")
                 return
             try:
-                result = explain(question, key=key.value, k=k.value, lang=lang.value, workbench=wb)
+                result = explain(question, key=key.value, k=cut.value, lang=language.value, workbench=wb)
             except (WorkbookError, ValueError) as exc:  # a typed id that does not exist, a 100 KB paste …
                 print(f"error: {exc}")
                 return
-            print(result.summary())
-            display(result.top(max(rows, k.value)))
+            shown = result.default_rows() if deepest.value else rows.value
+            display(HTML(result.html(shown)))
 
-    for control in (picker, text, key, k, lang):
+    language.observe(relabel, names="value")
+    for control in (picker, text, key, cut, language, deepest, rows):
         control.observe(refresh, names="value")
     refresh()
-    return w.VBox([picker, text, w.HBox([key, k]), lang, out])
+    return w.VBox([picker, text, w.HBox([key, cut]), language, w.HBox([deepest, rows]), out])

@@ -3,20 +3,22 @@
 A report's figures are read from the ``results.json`` that was just written, never typed in:
 :func:`write_experiment` writes the JSON first, reads it back, and renders the report template
 against what it read. Placeholders are ``{dotted.path}`` into the JSON, with an optional format
-spec (``{coverage.q7:.2f}``).
+spec (``{coverage.q7:.2f}``); without one a value reads as prose (:func:`prose`: yes / no, a dash,
+comma-joined lists). An experiment's findings are generated from the same read-back JSON.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rag_lib import __version__
 from rag_lib.config import results_dir
 from rag_lib.io import write_json, write_text
+from rag_lib.tables import Table
 
 if TYPE_CHECKING:
     from rag_lib.reproduce import NotebookRun
@@ -38,30 +40,49 @@ def lookup(data: Any, dotted: str) -> Any:
 
 
 def render(template: str, data: dict[str, Any]) -> str:
-    """Fill ``{dotted.path[:format]}`` placeholders from ``data``."""
+    """Fill the template from ``data``: a Jinja2 template (it contains ``{{`` or ``{%``: loops and
+    branches over the results, values shown with :func:`prose`, ``{{ x | fmt(".3f") }}`` for a format
+    spec), else ``{dotted.path[:format]}`` placeholders. A name not in ``data`` is an error."""
+    if "{{" in template or "{%" in template:
+        return _render_jinja(template, data)
 
     def fill(match: re.Match[str]) -> str:
         value = lookup(data, match.group(1))
-        return format(value, match.group(2)) if match.group(2) else str(value)
+        return format(value, match.group(2)) if match.group(2) else prose(value)
 
     return _PLACEHOLDER.sub(fill, template)
 
 
-def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
-    """A GitHub-flavoured Markdown table of ``rows``."""
-    if not rows:
-        return "_(no rows)_"
-    columns = list(columns or rows[0].keys())
-    lines = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
-    for row in rows:
-        lines.append("| " + " | ".join(_cell(row.get(c, "")) for c in columns) + " |")
-    return "\n".join(lines)
+def _render_jinja(template: str, data: dict[str, Any]) -> str:
+    import jinja2
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
+                             finalize=prose)
+    env.filters["fmt"] = lambda value, spec: format(value, spec)
+    try:
+        return env.from_string(template).render(data)
+    except jinja2.UndefinedError as exc:
+        raise KeyError(f"report template: {exc.message}; it is not in results.json") from exc
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+def prose(value: Any) -> str:
+    """A value as a reader of a report expects it: yes / no, a dash for nothing, lists joined by commas
+    (``none`` when empty); numbers and text unchanged."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "—"
+    if isinstance(value, list):
+        return ", ".join(prose(v) for v in value) if value else "none"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {prose(v)}" for k, v in value.items()) if value else "none"
+    return str(value)
+
+
+def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None,
+                   decimals: int | dict[str, int] = 3) -> str:
+    """A GitHub-flavoured Markdown table of ``rows``, formatted by :class:`rag_lib.tables.Table`."""
+    return Table(rows, columns, decimals=decimals).to_markdown()
 
 
 def experiment_dir(name: str) -> Path:
@@ -89,14 +110,38 @@ def report_markdown(name: str) -> str:
     return _IMAGE_LINK.sub(inline, (folder / "report.md").read_text(encoding="utf-8"))
 
 
-def write_experiment(name: str, results: dict[str, Any], report_template: str) -> dict[str, Any]:
-    """Write ``results.json`` then ``report.md`` rendered from the JSON as read back from disk."""
+# Every report ends with a link to the terms it uses (C1–C4, hit@k, coverage, layers).
+GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../README.md#glossary)."
+
+
+def write_experiment(name: str, results: dict[str, Any], report_template: str,
+                     findings: Callable[[dict[str, Any]], list[str]] | None = None) -> dict[str, Any]:
+    """Write ``results.json`` then ``report.md`` rendered from the JSON as read back from disk.
+
+    ``findings`` turns the stored results into sentences; they are computed from what was read back
+    (so every number in them is in ``results.json``), stored there as ``findings`` and rendered as a
+    bullet list by the ``{findings_text}`` placeholder.
+    """
     out = experiment_dir(name)
     payload = {"experiment": name, "rag_lib_version": __version__, **results}
     write_json(out / "results.json", payload)
     stored = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    write_text(out / "report.md", render(report_template, stored).rstrip() + "\n")
+    if findings is not None:
+        stored["findings"] = findings(stored)
+        stored["findings_text"] = bullets(stored["findings"])
+        write_json(out / "results.json", stored)
+    write_text(out / "report.md", report_text(report_template, stored))
     return stored
+
+
+def report_text(template: str, stored: dict[str, Any]) -> str:
+    """``report.md`` as written: the template rendered from the stored results, then the glossary link."""
+    return f"{render(template, stored).rstrip()}\n\n{GLOSSARY_LINK}\n"
+
+
+def bullets(lines: Sequence[str]) -> str:
+    """A Markdown bullet list (or a note that there is nothing to list)."""
+    return "\n".join(f"- {line}" for line in lines) if lines else "_(none)_"
 
 
 def write_headline(table: str) -> Path:
@@ -126,6 +171,49 @@ def update_readme_headline(readme: Path, root: Path) -> bool:
     return True
 
 
+_GLOSSARY = {
+    "piece (C1, C2, …)": "one thing a complete answer needs, labelled per question in "
+                         "`data/benchmark/questions.yaml`; any chunk a piece's locators name covers it. "
+                         "The casebook questions' pieces are listed below.",
+    "first rank of a piece": "the best rank of any chunk that covers it (1 = top); — = not ranked.",
+    "hit@k": "1 when every piece of a question is covered in the Top-k, else 0; averaged over questions.",
+    "coverage@k": "the share of a question's pieces covered in the Top-k, averaged over questions.",
+    "coverage@evidence": "coverage at the number of chunks a variant sends to generation (5, or k for a top-k "
+                         "variant), compared with the baseline's coverage@5.",
+    "recall@5, MRR, nDCG@10": "chunk-level ranking metrics over the gold chunks (standard definitions, "
+                              "`rag_lib.evaluation`).",
+    "layer": "where retrieval fails, judged by a question's worst piece at k: in_top_k (every piece within k), "
+             "just_outside (worst piece within 2k), ranked_deep (deeper), not_in_corpus (a piece has no chunk).",
+    "gate": "decides before generation whether the evidence is enough: checklist (an oracle from the gold labels), "
+            "floor (best score above a threshold), aspects (the question's key terms found in the evidence), "
+            "floor+aspects (both), llm_judge (a local LLM reads question and evidence).",
+    "refusal correctness": "the share of unanswerable questions a gate or generator declines.",
+    "false-refusal rate": "the share of answerable questions with complete evidence that a gate declines.",
+    "answer correctness": "an answer states every checkable key fact of its question "
+                          "(`data/benchmark/key_facts.yaml`).",
+    "citation validity": "the share of cited quotes found word for word in the chunk they cite; it says the "
+                         "quote exists, not that it supports the answer.",
+    "95% CI, p_Holm": "paired bootstrap interval over questions (each report states its resamples and seed); "
+                      "Holm-adjusted p over every comparison in 08's table.",
+    "THEIRS": "a figure published by the casebook (bge-m3, qwen3.8-flash, its own 26-page snapshot), never "
+              "measured here.",
+}
+
+
+def glossary_lines() -> list[str]:
+    """The glossary section of ``results/README.md``: terms, then the pieces of the casebook questions."""
+    from rag_lib.benchmark import load_benchmark
+
+    lines = ["## Glossary", "", *(f"- **{term}**: {meaning}" for term, meaning in _GLOSSARY.items()), ""]
+    bench = load_benchmark()
+    for question in bench.questions(casebook=True):
+        if question.gold:
+            lines.append(f"**{question.casebook_ref}** (`{question.id}`): {question.en}")
+            lines += [f"- {piece.id}: {piece.what}" for piece in question.gold]
+            lines.append("")
+    return lines
+
+
 def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[str, str]) -> Path:
     """``results/README.md``: every report, executed notebook and figure, and the headline table."""
     lines = [
@@ -149,7 +237,7 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
         params = f" `{json.dumps(run.parameters, sort_keys=True)}`" if run.parameters else ""
         lines.append(
             f"| {run.name}{params} | [ipynb](notebooks/{run.name}.ipynb) | [html](notebooks/{run.name}.html) "
-            f"| {_cell(status)} |"
+            f"| {status.replace('|', '/')} |"
         )
     lines += ["", "## Experiments", ""]
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / "results.json").is_file()):
@@ -157,7 +245,7 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
         links = ", ".join(f"[{f}]({folder.name}/{f})" for f in figures) or "no figures"
         lines.append(f"- **{folder.name}**: [report]({folder.name}/report.md), "
                      f"[results.json]({folder.name}/results.json); figures: {links}")
-    lines.append("")
+    lines += ["", *glossary_lines()]
     target = root / "README.md"
     write_text(target, "\n".join(lines))
     return target

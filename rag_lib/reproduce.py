@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Iterator
@@ -44,6 +45,8 @@ from rag_lib.io import write_text
 from rag_lib.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this notebook in JupyterLab (make lab) "
+                      "and run all cells; the default view is rendered above.]")
 # papermill's scratch copy of a notebook while it runs; removed after, and at the next start if a
 # killed run left it behind (ignored by git and by nbval).
 RUNNING_PREFIX, RUNNING_SUFFIX = ".", ".running.ipynb"
@@ -100,6 +103,8 @@ def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             view = output.get("data", {}).get(_WIDGET_VIEW)
             if view and "model_id" in view:  # random per kernel: number them in order instead
                 view["model_id"] = widget_ids.setdefault(view["model_id"], f"widget-{len(widget_ids) + 1}")
+                # Without a kernel the widget cannot render: say so instead of its Python repr.
+                output["data"]["text/plain"] = WIDGET_PLACEHOLDER
     return nb
 
 
@@ -115,13 +120,30 @@ def ipc_kernel_manager() -> type:
         def _default_transport(self) -> str:
             return "ipc"
 
+        @default("ip")
+        def _default_ip(self) -> str:  # the sockets' path prefix; by default the notebooks folder
+            return str(Path(tempfile.mkdtemp(prefix="rag-kernel-")) / "kernel-ipc")
+
     return IPCKernelManager
+
+
+# A cell tagged so holds the report template: a reviewer reads the rendered report, not the literal.
+REPORT_TAG = "report"
+
+
+def html_exporter() -> Any:
+    """The lab-style HTML exporter, with the input of ``REPORT_TAG`` cells hidden (their output stays)."""
+    from nbconvert import HTMLExporter
+    from nbconvert.preprocessors import TagRemovePreprocessor
+
+    exporter = HTMLExporter(template_name="lab")
+    exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={REPORT_TAG}), enabled=True)
+    return exporter
 
 
 def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
     """Execute one notebook; write ``<name>.ipynb`` and ``<name>.html`` atomically."""
     import papermill as pm
-    from nbconvert import HTMLExporter
 
     nb = read_notebook(run.source)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -137,7 +159,7 @@ def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
     target = out_dir / f"{run.name}.ipynb"
     text = nbformat.writes(executed)
     write_text(target, text if text.endswith("\n") else text + "\n")  # as nbformat.write; redacts any API key
-    html, _ = HTMLExporter(template_name="lab").from_notebook_node(executed)
+    html, _ = html_exporter().from_notebook_node(executed)
     write_text(out_dir / f"{run.name}.html", html)
     return target
 

@@ -10,9 +10,22 @@ from rag_lib.__main__ import main
 def test_rank_marks_gold_pieces_and_diagnoses(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rank", "q07", "--retriever", "bm25", "--lang", "en", "--show", "5"]) == 0
     out = capsys.readouterr().out
-    first = out.splitlines()[0]
-    assert first.startswith("bm25 · k=5 · pieces: C1@") and "diagnosis: " in first
-    assert "  C1: rank " in out and "gap to the top-5 cut" in out
+    lines = out.splitlines()
+    assert lines[0].startswith("q07: How should environment variables")
+    assert lines[1].startswith("bm25 · k=5 · pieces: C1@") and "diagnosis: " in lines[1]
+    pieces = [line for line in lines if line.startswith(("C1 ", "C2 ", "C3 ", "C4 "))]
+    assert len(pieces) == 4 and all("in top-5" in p or "below the cut" in p or "not ranked" in p for p in pieces)
+    assert "plain-text environment variables" in out  # what the piece is
+    ranking = lines[lines.index(next(line for line in lines if line.startswith("rank "))):]
+    assert len(ranking) == 1 + 5 and all(len(line) <= 100 for line in lines[1:])  # --show 5: no cut line at 5
+
+
+def test_rank_draws_the_top_k_cut_and_fits_100_columns(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rank", "q07", "--lang", "zh", "--k", "3", "--show", "6"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    cut = next(i for i, line in enumerate(lines) if "top-3 cut" in line)
+    assert lines[cut - 1].lstrip().startswith("3 ") and lines[cut + 1].lstrip().startswith("4 ")
+    assert all(len(line) <= 100 for line in lines[2:])  # the question line may be longer
 
 
 def test_ask_refuses_a_retriever_the_gate_was_not_calibrated_for(capsys: pytest.CaptureFixture[str]) -> None:

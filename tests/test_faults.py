@@ -558,7 +558,7 @@ def test_ask_end_to_end_withholds_marks_replays_and_keeps_results_clean(
     committed = sorted(p.name for p in DEFAULT_CALLS_DIR.iterdir())
     assert main(["ask", "q05", "--generator", "openai", "--timeout", "30"]) == 4
     out = capsys.readouterr().out
-    assert "status: withheld" in out and "call: live" in out and "The KV free allowance is 42 GB." not in out
+    assert "outcome: withheld" in out and "call: live" in out and "The KV free allowance is 42 GB." not in out
     assert "DROPPED (quote_not_found)" in out and KEY not in out
     assert main(["ask", "q05", "--generator", "openai", "--timeout", "30"]) == 4
     assert "call: REPLAYED from a recorded call" in capsys.readouterr().out and len(server.requests) == 1

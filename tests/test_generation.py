@@ -180,7 +180,7 @@ def test_valid_answer_and_replay_without_backend(tmp_path: Path) -> None:
     live = FakeGenerator(reply, CallRecorder(tmp_path)).generate("How?", EVIDENCE)
     assert live.status == "answered" and live.citations is not None
     assert (live.citations.n_valid, live.citations.n_total) == (1, 2)
-    assert live.warnings == ("dropped 1 invalid citation(s): {'unknown_id': 0, 'quote_not_found': 1, 'empty': 0}",)
+    assert live.warnings == ("dropped 1 invalid citation(s): 1 quote not found",)
     offline = FakeGenerator(_timeout, CallRecorder(tmp_path, mode="replay_only"))
     replayed = offline.generate("How?", EVIDENCE)
     assert offline.calls == 0 and replayed.replayed and replayed.call_keys == live.call_keys

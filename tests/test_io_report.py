@@ -25,15 +25,32 @@ def test_report_is_rendered_from_the_stored_json(tmp_path: Path, monkeypatch: py
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
     results = {"q7": {"ranks": [52, 36]}, "mrr": 0.123456}
     stored = report.write_experiment("x", results, "C1 {q7.ranks.0}, MRR {mrr:.3f}")
-    assert (tmp_path / "x" / "report.md").read_text() == "C1 52, MRR 0.123\n"
+    assert (tmp_path / "x" / "report.md").read_text() == f"C1 52, MRR 0.123\n\n{report.GLOSSARY_LINK}\n"
     assert json.loads((tmp_path / "x" / "results.json").read_text()) == stored
     with pytest.raises(KeyError, match=r"'missing' is not in results\.json"):
         report.write_experiment("y", {"a": 1}, "{missing}")
 
 
+def test_findings_are_computed_from_the_stored_json_and_kept_there(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
+    seen: list[dict] = []
+
+    def findings(stored: dict) -> list[str]:
+        seen.append(stored)
+        return [f"hit@5 is {stored['hit']:.2f} ({type(stored['ranks']).__name__})"]
+
+    stored = report.write_experiment("x", {"hit": 0.5, "ranks": (1, 2)}, "## Findings\n\n{findings_text}",
+                                     findings=findings)
+    assert seen[0]["ranks"] == [1, 2]  # the JSON as read back (a tuple comes back as a list), not the input
+    assert stored["findings"] == ["hit@5 is 0.50 (list)"]
+    assert json.loads((tmp_path / "x" / "results.json").read_text())["findings"] == stored["findings"]
+    assert (tmp_path / "x" / "report.md").read_text().startswith("## Findings\n\n- hit@5 is 0.50 (list)\n")
+
+
 def test_markdown_table_escapes_pipes() -> None:
     table = report.markdown_table([{"a": "x|y", "b": 0.5}])
-    assert table.splitlines() == ["| a | b |", "| --- | --- |", "| x\\|y | 0.500 |"]
+    assert table.splitlines() == ["| a | b |", "| --- | ---: |", "| x\\|y | 0.500 |"]
 
 
 def test_report_markdown_inlines_the_figures_beside_the_report(tmp_path, monkeypatch) -> None:
@@ -49,3 +66,16 @@ def test_report_markdown_inlines_the_figures_beside_the_report(tmp_path, monkeyp
     text = report_markdown("03_x")
     assert f'<img alt="the sweep" src="data:image/png;base64,{base64.b64encode(png).decode()}"/>' in text
     assert "![gone](missing.png)" in text
+
+
+def test_placeholders_read_as_prose() -> None:
+    data = {"ok": True, "none": None, "ids": ["u02", "u04"], "empty": [], "tasks": {"answer": "m"}, "x": 0.8586}
+    assert report.render("{ok} {none} {ids} {empty} {tasks} {x}", data) == "yes — u02, u04 none answer: m 0.8586"
+
+
+def test_a_jinja_template_loops_over_the_results_and_fails_on_a_missing_name() -> None:
+    data = {"languages": ["zh", "en"], "hit": {"zh": 0.91234, "en": 0.5}, "ok": False}
+    template = "{% for lang in languages %}{{ lang }}: {{ hit[lang] | fmt('.3f') }}; {% endfor %}ok {{ ok }}"
+    assert report.render(template, data) == "zh: 0.912; en: 0.500; ok no"
+    with pytest.raises(KeyError, match=r"not in results\.json"):
+        report.render("{{ missing }}", data)

@@ -210,7 +210,41 @@ def test_findings_state_effects_with_intervals_and_never_turn_a_failure_into_no_
     assert lines[0] == ("up: zh: hit@5 +0.100 [+0.020, +0.200], coverage@10 +0.050 [-0.010, +0.100]; "
                         "en: hit@5 no change on any question, coverage@10 -0.010 [-0.030, +0.000] — "
                         "the 95% interval excludes 0 for hit@5 zh up.")
-    assert lines[1] == ("broken: zh: failed on all 3 questions {'replay_miss': 3}, no figure — "
+    assert lines[1] == ("broken: zh: failed on all 3 questions (replay_miss 3), no figure — "
                         "the variant failed, so there is no result.")
     assert len(lines) == 3 and lines[2].startswith("Intervals are paired bootstrap")
     assert findings({"status": "unavailable", "reason": "no files", "variants": []}) == ["Not run: no files"]
+
+
+def test_an_unknown_mechanism_is_an_error_that_names_the_declared_ones() -> None:
+    from rag_lib.errors import WorkbookError
+    from rag_lib.experiments.mechanisms import run_mechanism
+
+    with pytest.raises(WorkbookError, match=r"unknown mechanism 'nope'; declared: topk, dedup_mmr"):
+        run_mechanism("nope")
+
+
+def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared() -> None:
+    from rag_lib.experiments.__main__ import conditions
+
+    runs = {str(row["parameters"]["mechanism"]) for row in conditions() if "mechanism" in row["parameters"]}
+    assert runs == set(MECHANISMS)
+
+
+def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provenance(monkeypatch) -> None:
+    from rag_lib.experiments import mechanisms as m
+
+    monkeypatch.setattr(m, "MECHANISM_REGISTRY", dict(m.MECHANISM_REGISTRY))
+
+    @m.mechanism("toy", "the dense baseline with seven chunks as evidence", k=7)
+    def toy(ctx: m.BuildContext, k: int) -> tuple[list[m.Variant], dict[str, str]]:
+        return [m.Variant(f"k={k}", "baseline ranking, top k", ctx.base, evidence_k=k)], {}
+
+    result = m.run_mechanism("toy", languages=("en",), use_llm=False, n_boot=200)
+    assert result["status"] == "ran" and result["provenance"]["parameters"] == {"k": 7}
+    variant = result["variants"][0]
+    assert variant["name"] == "k=7" and variant["evidence_k"] == 7
+    assert variant["q7"] == result["baseline"]["q7"]  # the same ranking: Q7's ranks cannot move
+    metrics = variant["benchmark"]["en"]
+    assert metrics["hit@5"]["diff"] == metrics["mrr"]["diff"] == 0.0
+    assert metrics["coverage@evidence"]["diff"] >= 0.0

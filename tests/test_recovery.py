@@ -23,7 +23,7 @@ from rag_lib.recovery import (
     choose_suggestion,
     run_recovery,
 )
-from rag_lib.report import render
+from rag_lib.report import report_text
 from rag_lib.retrieval import Ranking
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
@@ -205,5 +205,5 @@ def test_results_json_schema_and_report() -> None:
     assert {"retriever", "llm", "rule", "answer"} <= set(data["provenance"])
     # Every figure in report.md is read from this JSON.
     report = (RESULTS.parent / "report.md").read_text(encoding="utf-8")
-    assert report == render(REPORT_TEMPLATE, data).rstrip() + "\n"
+    assert report == report_text(REPORT_TEMPLATE, data)
     assert data["benchmark_table"] in report

@@ -156,7 +156,7 @@ class EmbeddingStore:
         todo_keys, todo_texts = list(todo), list(todo.values())
         truncated = overlong = 0
         bar = tqdm(total=len(todo), desc=f"embed {embedder.name}", unit="chunk",
-                   disable=None if self.progress else True)
+                   disable=None if self.progress and todo else True)  # no empty 0/0 bar when all are cached
         with bar:
             for start in range(0, len(todo), self.batch_size):
                 vectors = embedder.embed_documents(todo_texts[start : start + self.batch_size])

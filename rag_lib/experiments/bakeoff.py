@@ -81,3 +81,38 @@ def _pivot(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, float
     for row in rows:
         out.setdefault(row["configuration"], {})[row["language"]] = float(row[metric])
     return out
+
+
+def findings(result: dict[str, Any]) -> list[str]:
+    """Sentences generated from :func:`run_bakeoff`'s stored numbers, with their caveats."""
+    out: list[str] = []
+    rows = result["summary_rows"]
+    for lang in result["languages"]:
+        mine = sorted((r for r in rows if r["language"] == lang), key=lambda r: -r["coverage@10"])
+        if not mine:
+            continue
+        best, worst, hit = mine[0], mine[-1], f"hit@{result['k']}"
+        out.append(f"{lang}: {best['configuration']} covers the most gold pieces in the Top-10 "
+                   f"(coverage@10 {best['coverage@10']:.3f}, {hit} {best[hit]:.3f}); "
+                   f"{worst['configuration']} the fewest ({worst['coverage@10']:.3f}).")
+    by_conf: dict[str, dict[str, float]] = {}
+    for r in rows:
+        by_conf.setdefault(r["configuration"], {})[r["language"]] = r["coverage@10"]
+    gaps = {c: v["en"] - v["zh"] for c, v in by_conf.items() if {"zh", "en"} <= set(v)}
+    if gaps:
+        widest = max(gaps, key=lambda c: gaps[c])
+        out.append(f"Asking in Chinese about an English corpus costs most with {widest}: coverage@10 "
+                   f"{by_conf[widest]['zh']:.3f} (zh) vs {by_conf[widest]['en']:.3f} (en), as expected where the model "
+                   "(or a lexical index) does not map Chinese words to English text.")
+    q7 = [r for r in result["q7_rows"] if r["phrasing"] == "original"]
+    for lang in result["languages"]:
+        inside = [r["configuration"] for r in q7 if r["language"] == lang
+                  and all(r.get(p) is not None and r[p] <= 10 for p in ("C1", "C2", "C3"))]
+        out.append(f"Q7 ({lang}, original phrasing): {len(inside)} of "
+                   f"{sum(r['language'] == lang for r in q7)} configurations put all of C1–C3 in the Top-10"
+                   + (f" ({', '.join(inside)})." if inside else "; none of the retrievers run here fixes Q7."))
+    out.append(f"Caveats: point estimates over {result['n_answerable']} answerable questions with this benchmark's "
+               f"labels (06 gives paired intervals for the embedder and hybrid comparisons); the casebook's models "
+               f"are not on this machine ({result['unavailable_text'] or 'none missing'}), so their rows are absent, "
+               "not equal to ours.")
+    return out

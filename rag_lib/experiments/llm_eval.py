@@ -136,7 +136,6 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         "judge": judge, "gate_beside_judge": beside, "judge_rows": judge_rows,
         "judge_table": markdown_table(judge_rows),
     }
-    out["findings"] = findings(out)
     return out
 
 

@@ -11,6 +11,10 @@ Every mechanism is a set of **variants**; a variant turns a question text into a
 The baseline is dense retrieval with the default embedder and k = 5 (``workbook.yaml``). The
 result has one uniform shape for every mechanism (see :func:`run_mechanism`), which the summary
 notebook reads.
+
+A mechanism is declared once, with its parameters written out (:func:`mechanism`); they go into
+each run's provenance, ``python -m rag_lib.experiments --list`` prints them, and an undeclared
+name is an error. Adding a mechanism = one ``@mechanism`` builder + one run line in ``workbook.yaml``.
 """
 
 from __future__ import annotations
@@ -37,7 +41,6 @@ from rag_lib.retrieval.diversity import demote_near_duplicates, mmr
 from rag_lib.text import identifiers
 from rag_lib.workbench import RunKey, Workbench
 
-MECHANISMS = ("topk", "dedup_mmr", "reranker", "query_split", "query_rewrite", "embedding", "hybrid")
 METRICS = ("hit@5", "coverage@10", "mrr", "coverage@evidence")
 RERANKER = "bge-reranker-v2-m3"
 
@@ -108,6 +111,81 @@ class LLMQueries:
         """
         return {t: {k: v for k, v in self.outcomes[t].to_json().items() if k != "replayed"}
                 for t in dict.fromkeys(texts) if t in self.outcomes}
+
+
+# --------------------------------------------------------------------------- declared mechanisms
+@dataclass(frozen=True)
+class FromSettings:
+    """A mechanism parameter read from ``workbook.yaml`` when the mechanism runs (``"retrieval.rrf_k"``)."""
+
+    path: str
+
+    def resolve(self) -> Any:
+        node: Any = settings()
+        for part in self.path.split("."):
+            node = node[part]
+        return node
+
+
+@dataclass
+class BuildContext:
+    """What a mechanism's builder gets: the workbench, the baseline, and where to note provenance."""
+
+    wb: Workbench
+    base: BaselineDense
+    use_llm: bool
+    llm_languages: Sequence[str]
+    provenance: dict[str, Any]
+
+
+Builder = Callable[..., tuple[list["Variant"], dict[str, str]]]
+
+
+@dataclass(frozen=True)
+class MechanismSpec:
+    """A declared mechanism: its builder and the parameters it is built with (recorded in provenance)."""
+
+    name: str
+    description: str
+    build: Builder
+    parameters: dict[str, Any]
+
+    def resolved_parameters(self) -> dict[str, Any]:
+        """The parameters with settings read and tuples as lists (as they appear in ``results.json``)."""
+        return {k: (v.resolve() if isinstance(v, FromSettings) else list(v) if isinstance(v, tuple) else v)
+                for k, v in self.parameters.items()}
+
+    def variants(self, ctx: BuildContext) -> tuple[list[Variant], dict[str, str]]:
+        """The variants that can run here, and the reason for each model that cannot."""
+        params = {k: (v.resolve() if isinstance(v, FromSettings) else v) for k, v in self.parameters.items()}
+        return self.build(ctx, **params)
+
+
+MECHANISM_REGISTRY: dict[str, MechanismSpec] = {}
+
+
+def mechanism(name: str, description: str, **parameters: Any) -> Callable[[Builder], Builder]:
+    """Declare a mechanism: ``build(ctx, **parameters)`` returns its variants and, per model that is
+    not on this machine, why. The parameters are explicit here and go into each run's provenance.
+
+    >>> @mechanism("toy", "the baseline under another name", k=5)       # doctest: +SKIP
+    ... def toy(ctx, k): return [Variant("same", "baseline", ctx.base, evidence_k=k)], {}
+    """
+    def register(build: Builder) -> Builder:
+        if name in MECHANISM_REGISTRY:
+            raise WorkbookError(f"mechanism {name!r} is declared twice; pick another name.")
+        MECHANISM_REGISTRY[name] = MechanismSpec(name, description, build, dict(parameters))
+        return build
+    return register
+
+
+def get_mechanism(name: str) -> MechanismSpec:
+    """The declared mechanism ``name``; an unknown name is an error that lists the declared ones."""
+    try:
+        return MECHANISM_REGISTRY[name]
+    except KeyError:
+        raise WorkbookError(f"unknown mechanism {name!r}; declared: {', '.join(MECHANISM_REGISTRY)}. "
+                            "Declare it with @mechanism in rag_lib/experiments/mechanisms.py.") from None
 
 
 # --------------------------------------------------------------------------- variants per mechanism
@@ -212,24 +290,24 @@ def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER,
                     question_ids=ids, notes=notes)]
 
 
-def _split_rank(base: BaselineDense, split: Callable[[str], list[str]], fusion: str) -> Callable[[str], Ranking]:
-    k = int(settings()["retrieval"]["rrf_k"])
-    return lambda text: fuse([base(part) for part in split(text)], fusion, k=k)
+def _split_rank(base: BaselineDense, split: Callable[[str], list[str]], fusion: str,
+                rrf_k: int) -> Callable[[str], Ranking]:
+    return lambda text: fuse([base(part) for part in split(text)], fusion, k=rrf_k)
 
 
-def query_split_variants(base: BaselineDense, qllm: QueryLLM | None,
-                         llm_languages: Sequence[str] = ("zh", "en")) -> list[Variant]:
-    """Rule-based splitting (sentences; sentences + clauses), fused by RRF or round-robin; LLM splitting."""
+def query_split_variants(base: BaselineDense, qllm: QueryLLM | None, llm_languages: Sequence[str] = ("zh", "en"),
+                         fusions: Sequence[str] = ("rrf", "round_robin"), rrf_k: int = 60) -> list[Variant]:
+    """Rule-based splitting (sentences; sentences + clauses), fused by each of ``fusions``; LLM splitting (RRF)."""
     variants = []
     for splitter in (RuleSplitter(), RuleSplitter(clauses=True)):
-        for fusion in ("rrf", "round_robin"):
+        for fusion in fusions:
             variants.append(Variant(f"{splitter.name}+{fusion}",
                                     f"{splitter.name} parts, each ranked densely, merged by {fusion}",
-                                    _split_rank(base, splitter.split, fusion)))
+                                    _split_rank(base, splitter.split, fusion, rrf_k)))
     if qllm is not None:
         queries = LLMQueries(qllm, "split")
         variants.append(Variant("llm-split+rrf", "the configured LLM splits the question; parts merged by RRF",
-                                _split_rank(base, queries, "rrf"), languages=tuple(llm_languages),
+                                _split_rank(base, queries, "rrf", rrf_k), languages=tuple(llm_languages),
                                 provenance={"llm": qllm.describe()}, llm=queries))
     return variants
 
@@ -267,11 +345,12 @@ def identifier_question_ids(questions: Sequence[Question]) -> frozenset[str]:
     return frozenset(q.id for q in questions if identifiers(q.en) or identifiers(q.zh))
 
 
-def hybrid_variants(wb: Workbench) -> list[Variant]:
-    """BM25 + dense (default embedder) fused by RRF, on every question; then hybrid and BM25 alone on
-    the questions with an exact identifier and on the rest (Halo: hybrid helps "far more" there)."""
+def hybrid_variants(wb: Workbench, rrf_k: int) -> list[Variant]:
+    """BM25 + dense (default embedder) fused by RRF (the workbench's hybrid retriever, whose constant is
+    ``rrf_k``), on every question; then hybrid and BM25 alone on the questions with an exact
+    identifier and on the rest (Halo: hybrid helps "far more" there)."""
     key = RunKey("hybrid", default_embedder_name())
-    variants = [Variant("hybrid", f"BM25 + dense RRF (k={settings()['retrieval']['rrf_k']})", wb.retriever(key).rank,
+    variants = [Variant("hybrid", f"BM25 + dense RRF (k={rrf_k})", wb.retriever(key).rank,
                         provenance=wb.provenance(key))]
     answerable = wb.benchmark.questions(answerable=True)
     tagged = identifier_question_ids(answerable)
@@ -365,7 +444,7 @@ def run_mechanism(
     Parameters
     ----------
     mechanism : str
-        One of :data:`MECHANISMS`.
+        A declared mechanism (:func:`mechanism`; :data:`MECHANISM_REGISTRY`).
     languages : sequence of str
         Benchmark languages.
     llm_languages : sequence of str
@@ -382,8 +461,7 @@ def run_mechanism(
         "benchmark": {lang: {metric: {"baseline", "mechanism", "diff", "ci95"}}}, …}],
         "baseline": {...}, "provenance": {...}}`` plus report tables.
     """
-    if mechanism not in MECHANISMS:
-        raise ValueError(f"unknown mechanism {mechanism!r}; use one of {MECHANISMS}")
+    get_mechanism(mechanism)  # an unknown name fails here, before anything is embedded
     wb = workbench or Workbench()
     q7 = wb.benchmark.by_casebook("Q7")
     questions = wb.benchmark.questions(answerable=True)
@@ -399,11 +477,13 @@ def run_mechanism(
         "benchmark": {lang: {m: round(float(np.mean(v)), 4) for m, v in s.items()} for lang, s in base_scores.items()},
     }
 
-    variants, unavailable = _variants(mechanism, wb, base_rank, use_llm, llm_languages, provenance)
+    spec = get_mechanism(mechanism)
+    provenance["parameters"] = spec.resolved_parameters()
+    variants, unavailable = spec.variants(BuildContext(wb, base_rank, use_llm, llm_languages, provenance))
     result["unavailable"] = unavailable
-    if mechanism == "reranker" and not variants:
+    if not variants:
         result["status"] = "unavailable"
-        result["reason"] = unavailable.get(RERANKER, "")
+        result["reason"] = "; ".join(unavailable.values()) or "no variant of this mechanism can run on this machine"
     for v in variants:
         langs = [lang for lang in languages if v.languages is None or lang in v.languages]
         q7_failures: dict[str, dict[str, str]] = {}
@@ -443,51 +523,90 @@ def run_mechanism(
         result["variants"].append(entry)
     result["provenance"] = provenance
     result.update(_tables(result, languages))
-    result["findings"] = findings(result)
-    result["findings_text"] = "\n".join(f"- {line}" for line in result["findings"])
     return result
 
 
-def _variants(mechanism: str, wb: Workbench, base: BaselineDense, use_llm: bool, llm_languages: Sequence[str],
-              provenance: dict[str, Any]) -> tuple[list[Variant], dict[str, str]]:
-    """The variants of ``mechanism`` that can run here, and the reason for each model that cannot."""
-    if mechanism == "topk":
-        return topk_variants(base), {}
-    if mechanism == "dedup_mmr":
-        return dedup_mmr_variants(wb, base), {}
-    if mechanism == "reranker":
-        status = available_rerankers()
-        provenance["rerankers"] = {name: ok is True for name, ok in status.items()}
-        missing = {name: str(ok) for name, ok in status.items() if ok is not True}
-        # The paper's cross-encoder when its files are here; the offline LLM reranker always (replayed).
-        offline = str(settings()["retrieval"]["offline_reranker"])
-        subset = int(settings()["retrieval"]["offline_reranker_subset"])
-        variants = reranker_variants(wb, base, RERANKER) if status.get(RERANKER) is True else []
-        variants += reranker_variants(wb, base, offline, subset=subset) if status.get(offline) is True else []
-        return variants, missing
-    if mechanism == "embedding":
-        status = available_embedders()
-        return embedding_variants(wb, status), {name: str(ok) for name, ok in status.items() if ok is not True}
-    if mechanism == "hybrid":
-        return hybrid_variants(wb), {}
-    qllm = None
-    if use_llm:
-        task = "split" if mechanism == "query_split" else "rewrite"
-        qllm = QueryLLM(get_task_generator(task, max_tokens=LLM_MAX_TOKENS))  # type: ignore[arg-type]
-        provenance["llm"] = {**qllm.describe(), "max_tokens": LLM_MAX_TOKENS, "temperature": qllm.generator.temperature}
-    if mechanism == "query_split":
-        return query_split_variants(base, qllm, llm_languages), {}
-    return query_rewrite_variants(base, qllm, llm_languages), {}
+@mechanism("topk", "same dense ranking, more chunks sent to generation", ks=(10, 20))
+def _topk(ctx: BuildContext, ks: Sequence[int]) -> tuple[list[Variant], dict[str, str]]:
+    return topk_variants(ctx.base, ks), {}
+
+
+@mechanism("dedup_mmr", "near-duplicate demotion and MMR over the dense top candidates",
+           candidates=50, threshold=0.95, text_threshold=0.8, lambda_=0.5)
+def _dedup_mmr(ctx: BuildContext, **params: Any) -> tuple[list[Variant], dict[str, str]]:
+    return dedup_mmr_variants(ctx.wb, ctx.base, **params), {}
+
+
+@mechanism("reranker", "a reranker re-scores the dense top candidates: the paper's cross-encoder when its files "
+           "are here, and always the offline LLM reranker (replayed)", paper=RERANKER,
+           offline=FromSettings("retrieval.offline_reranker"), candidates=FromSettings("retrieval.rerank_candidates"),
+           offline_subset=FromSettings("retrieval.offline_reranker_subset"))
+def _reranker(ctx: BuildContext, paper: str, offline: str, candidates: int,
+              offline_subset: int) -> tuple[list[Variant], dict[str, str]]:
+    status = available_rerankers()
+    ctx.provenance["rerankers"] = {name: ok is True for name, ok in status.items()}
+    missing = {name: str(ok) for name, ok in status.items() if ok is not True}
+    variants = reranker_variants(ctx.wb, ctx.base, paper, candidates) if status.get(paper) is True else []
+    if status.get(offline) is True:
+        variants += reranker_variants(ctx.wb, ctx.base, offline, candidates, subset=int(offline_subset))
+    return variants, missing
+
+
+@mechanism("embedding", "every other available embedder in place of the default")
+def _embedding(ctx: BuildContext) -> tuple[list[Variant], dict[str, str]]:
+    status = available_embedders()
+    return embedding_variants(ctx.wb, status), {name: str(ok) for name, ok in status.items() if ok is not True}
+
+
+@mechanism("hybrid", "BM25 + dense fused by RRF; hybrid and BM25 alone on identifier questions and the rest",
+           rrf_k=FromSettings("retrieval.rrf_k"))
+def _hybrid(ctx: BuildContext, rrf_k: int) -> tuple[list[Variant], dict[str, str]]:
+    return hybrid_variants(ctx.wb, rrf_k), {}
+
+
+def _query_llm(ctx: BuildContext, task: str, max_tokens: int) -> QueryLLM | None:
+    if not ctx.use_llm:
+        return None
+    qllm = QueryLLM(get_task_generator(task, max_tokens=max_tokens))  # type: ignore[arg-type]
+    ctx.provenance["llm"] = {**qllm.describe(), "max_tokens": max_tokens, "temperature": qllm.generator.temperature}
+    return qllm
+
+
+@mechanism("query_split", "the question split into parts (rules, or the LLM), each ranked, the rankings fused",
+           fusions=("rrf", "round_robin"), rrf_k=FromSettings("retrieval.rrf_k"), llm_max_tokens=LLM_MAX_TOKENS)
+def _query_split(ctx: BuildContext, fusions: Sequence[str], rrf_k: int,
+                 llm_max_tokens: int) -> tuple[list[Variant], dict[str, str]]:
+    qllm = _query_llm(ctx, "split", llm_max_tokens)
+    return query_split_variants(ctx.base, qllm, ctx.llm_languages, fusions, rrf_k), {}
+
+
+@mechanism("query_rewrite", "the question rewritten into one search query by the LLM; the casebook's aligned "
+           "phrasing of Q7", llm_max_tokens=LLM_MAX_TOKENS)
+def _query_rewrite(ctx: BuildContext, llm_max_tokens: int) -> tuple[list[Variant], dict[str, str]]:
+    qllm = _query_llm(ctx, "rewrite", llm_max_tokens)
+    return query_rewrite_variants(ctx.base, qllm, ctx.llm_languages), {}
+
+
+MECHANISMS = tuple(MECHANISM_REGISTRY)
 
 
 FINDING_METRICS = ("hit@5", "coverage@10")
 
 
-def _effect(c: dict[str, Any]) -> str:
+def kinds_text(failure: dict[str, Any]) -> str:
+    """``{"by_kind": {"replay_miss": 19}}`` → ``"replay_miss 19"``: failed calls by error kind."""
+    return ", ".join(f"{kind} {n}" for kind, n in failure["by_kind"].items())
+
+
+def _unchanged(c: dict[str, Any]) -> bool:
+    """The metric moved on no question (e.g. hit@5 under a larger k): diff and interval are all 0."""
+    return c["diff"] == 0 and c["ci95"][0] == 0 and c["ci95"][1] == 0
+
+
+def effect_text(c: dict[str, Any], unchanged: str = "no change on any question") -> str:
+    """"difference [95% interval]", or ``unchanged`` when the metric moved on no question."""
     lo, hi = c["ci95"]
-    if c["diff"] == 0 and lo == 0 and hi == 0:
-        return "no change on any question"
-    return f"{c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+    return unchanged if _unchanged(c) else f"{c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
 
 
 def findings(result: dict[str, Any]) -> list[str]:
@@ -507,12 +626,12 @@ def findings(result: dict[str, Any]) -> list[str]:
         for lang in sorted(set(v["benchmark"]) | set(failures), key=lambda x: order.index(x) if x in order else 9):
             failure, metrics = failures.get(lang), v["benchmark"].get(lang)
             if metrics is None:
-                parts.append(f"{lang}: failed on all {failure['of']} questions {failure['by_kind']}, no figure")
+                parts.append(f"{lang}: failed on all {failure['of']} questions ({kinds_text(failure)}), no figure")
                 continue
             n = v.get("compared_on", {}).get(lang)
-            note = f" (on the {n} questions it ranked; {failure['failed']} failed {failure['by_kind']})" if failure \
+            note = f" (on the {n} questions it ranked; {failure['failed']} failed: {kinds_text(failure)})" if failure \
                 else (f" ({n} questions)" if n else "")
-            parts.append(f"{lang}{note}: " + ", ".join(f"{m} {_effect(metrics[m])}" for m in metrics_shown
+            parts.append(f"{lang}{note}: " + ", ".join(f"{m} {effect_text(metrics[m])}" for m in metrics_shown
                                                        if m in metrics))
             clear += [f"{m} {lang} {'up' if metrics[m]['diff'] > 0 else 'down'}" for m in metrics_shown
                       if m in metrics and (metrics[m]["ci95"][0] > 0 or metrics[m]["ci95"][1] < 0)]
@@ -552,14 +671,16 @@ def _tables(result: dict[str, Any], languages: Sequence[str]) -> dict[str, Any]:
         for lang, failure in v.get("failures", {}).items():
             bench_rows.append({"variant": v["name"], "language": lang, "metric": "failed calls",
                                "baseline": None, "mechanism": None, "diff": None,
-                               "95% CI": f"{failure['failed']}/{failure['of']} questions failed {failure['by_kind']}"})
+                               "95% CI": f"{failure['failed']}/{failure['of']} questions failed "
+                                         f"({kinds_text(failure)})"})
         for lang, metrics in v["benchmark"].items():
             subset = v.get("compared_on", {}).get(lang)
             for metric, c in metrics.items():
                 bench_rows.append({"variant": v["name"] + (f" ({subset} questions)" if subset else ""),
                                    "language": lang, "metric": metric,
                                    "baseline": c["baseline"], "mechanism": c["mechanism"], "diff": c["diff"],
-                                   "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]"})
+                                   "95% CI": "no question changed" if _unchanged(c) else
+                                   f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]"})
     return {
         "q7_rows": q7_rows,
         "q7_table": markdown_table(q7_rows),

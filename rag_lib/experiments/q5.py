@@ -13,10 +13,11 @@ from typing import Any
 
 from rag_lib.casebook import published
 from rag_lib.documents import Chunk
+from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.experiments.generation_eval import fault_outcomes
 from rag_lib.experiments.q9a import calibrate, chosen_gates, general_gate_key, top_rows
 from rag_lib.generation import get_generator, get_task_generator
-from rag_lib.generation.gated import GatedGenerator
+from rag_lib.generation.gated import GatedGenerator, GatedResult
 from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
 
@@ -73,6 +74,7 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
     workers_rank = next((r["rank"] for r in wrangler if r["lang"] == lang and r["page"] == WRANGLER_R2_PAGES[0]), None)
     pages_rank = next((r["rank"] for r in wrangler if r["lang"] == lang and r["page"] == WRANGLER_R2_PAGES[1]), None)
     faults = fault_outcomes(wb, general, gen, question, key, k)
+    key_facts = {name: _facts_stated(q5.id, out) for name, out in (("extractive", answered), ("llm", llm_answered))}
     return {
         "casebook": published()["q5"],  # THEIRS (bge-m3, qwen3.8-flash), printed beside ours
         "question": {"id": q5.id, "lang": lang, "text": question},
@@ -98,4 +100,43 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
         "faults_table": markdown_table(faults, ["case", "input", "stopped_at", "status", "error_kind",
                                                 "generator_called"]),
         "faults_crashed": sum(row["status"] == "crashed" for row in faults),
+        "key_facts": key_facts,
     }
+
+
+def _facts_stated(question_id: str, out: GatedResult) -> dict[str, Any]:
+    """How many of the question's checkable key facts an answer states (none when it did not answer)."""
+    if out.result.status != "answered" or out.result.answer is None:
+        return {"answered": False, "stated": 0, "of": None, "correct": None}
+    check = answer_correct(question_id, out.result.answer.answer)
+    return {"answered": True, "stated": len(check.found), "of": len(check.checks), "correct": check.correct}
+
+
+def findings(result: dict[str, Any]) -> list[str]:
+    """Sentences generated from :func:`run_q5`'s stored numbers, with their caveats."""
+    q, k = result["question"], result["k"]
+    ranks = ", ".join(f"{p['piece']} at rank {p['first_rank']}" for p in result["pieces"])
+    inside = all(p["first_rank"] is not None and p["first_rank"] <= k for p in result["pieces"])
+    out = [f"Q5 ({q['lang']}) is the case that works: every gold piece is in the Top-{k} ({ranks})"
+           if inside else f"Q5 ({q['lang']}): not every gold piece is in the Top-{k} ({ranks})"]
+    out[0] += (f", and the {result['gate_used']} gate finds the evidence sufficient "
+               f"({result['answer']['decision']['reason']}).")
+    for name, entry in (("extractive", result["answer"]), ("llm", result["llm_answer"])):
+        facts = result["key_facts"][name]
+        model = entry["generator"]["model"] if "generator" in entry else result["generator"]["model"]
+        cit = entry["result"]["citations"] or {}
+        if not facts["answered"]:
+            out.append(f"{model} did not answer (status {entry['result']['status']}"
+                       f"{', ' + entry['result']['error_kind'] if entry['result']['error_kind'] else ''}).")
+            continue
+        out.append(f"{model} answered with {cit.get('n_valid', 0)}/{cit.get('n_total', 0)} valid citations and states "
+                   f"{facts['stated']} of {facts['of']} key facts: a valid citation shows the quote exists in the "
+                   "cited chunk, not that the answer is complete.")
+    w = result["wrangler_rank"]
+    out.append(f"The Workers Wrangler reference R2 chunk ranks {w['workers']} (casebook: "
+               f"{result['casebook']['wrangler_config_chunk_rank']}) and the Pages one {w['pages']}.")
+    out.append(f"All {len(result['faults'])} bad-input and backend-fault cases end as a recorded outcome; "
+               f"{result['faults_crashed']} crashed.")
+    out.append("Caveats: one question; the gate's parameters are fitted on this benchmark (03); the embedder is "
+               "the offline default, not the casebook's bge-m3.")
+    return out

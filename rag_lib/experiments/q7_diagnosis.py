@@ -89,3 +89,30 @@ def run_q7_diagnosis(
         "casebook": {"piece_ranks": dict(theirs["piece_ranks"]), "coverage_top10": theirs["coverage_top10"],
                      "note": "THEIRS: bge-m3 on their 26-page snapshot; the casebook gives C4 only as 'in the Top-10'"},
     }
+
+
+def findings(result: dict[str, Any]) -> list[str]:
+    """Sentences generated from :func:`run_q7_diagnosis`'s stored numbers, with their caveats."""
+    out: list[str] = []
+    theirs = result["casebook"]
+    for lang in result["languages"]:
+        original = result["cases"]["original"][lang]
+        ranks = ", ".join(f"{p} {r}" for p, r in original["piece_ranks"].items())
+        out.append(f"Q7 ({lang}), original phrasing: first ranks {ranks}; {original['coverage_top10']} pieces in the "
+                   f"Top-10, layer **{original['layer']}** (casebook, theirs: C1–C3 at "
+                   f"{', '.join(str(v) for v in theirs['piece_ranks'].values())}, {theirs['coverage_top10']} in the "
+                   "Top-10).")
+    for phrasing in (p for p in result["cases"] if p != "original"):
+        moved = []
+        for lang in result["languages"]:
+            before, after = result["cases"]["original"][lang], result["cases"][phrasing][lang]
+            moved.append(f"{lang} {before['coverage_top10']} → {after['coverage_top10']} in the Top-10 "
+                         f"(layer {after['layer']})")
+        out.append(f"The {phrasing} phrasing: {'; '.join(moved)}.")
+    if all(result["cases"]["original"][lang]["layer"] == "ranked_deep" for lang in result["languages"]):
+        out.append("The pieces are in the corpus and retrieved, but ranked deep, which is what one expects when "
+                   "each piece answers a different sub-question of a compound question: one query embedding sits "
+                   "close to none of them.")
+    out.append("Caveats: one question, this benchmark's labels, and the offline default embedder rather than the "
+               "casebook's bge-m3.")
+    return out

@@ -390,7 +390,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         "casebook": {"q9a_top5": theirs["q9a"]["top5_score_range"], "q5_rank5": theirs["q5"]["rank5_score"],
                      "kv_mentions": theirs["corpus"]["kv_mentions"]},  # THEIRS (bge-m3 on their snapshot)
         "question": {"id": q9a.id, "zh": q9a.zh, "en": q9a.en},
-        "k": k, "retriever": key, "provenance": wb.provenance(key),
+        "languages": list(languages), "k": k, "retriever": key, "provenance": wb.provenance(key),
         "corpus_check": corpus_check(wb.chunks, q9a.absent),
         "top": {lang: top_rows(wb, q9a.text(lang), key, k) for lang in languages},
         "scores": score_comparison(wb, languages, key, k),
@@ -415,3 +415,58 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         "llm_judge_table": markdown_table(judge_rows),
         "generation": run_generation_eval(wb, general[generation_lang], get_generator(None), generation_lang, k, key),
     }
+
+
+def _rate_text(figure: dict[str, Any]) -> str:
+    lo, hi = figure["wilson95"]
+    return f"{figure['k']}/{figure['n']} = {figure['rate']:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def findings(result: dict[str, Any]) -> list[str]:
+    """Sentences generated from :func:`run_q9a`'s stored numbers, each with its caveat."""
+    check, languages = result["corpus_check"], result["languages"]
+    out = [f"Q9a has no answer in this corpus: none of the allowance strings occurs in any chunk "
+           f"({check['absent_found']} hits), while {check['chunks']} chunks on {check['pages']} pages mention KV, "
+           "so retrieval always returns related but insufficient evidence."]
+    for lang in languages:
+        s, o = result["scores"][lang], result["overlap"][lang]
+        order = "above" if s["q5_above_q9a"] else "not above"
+        out.append(
+            f"{lang}: Q5's rank-{result['k']} score is {order} Q9a's best (margin {s['gap']:.3f}), as in the casebook, "
+            f"but that orders one pair only: over the benchmark {o['answerable_below_max_unanswerable']} of "
+            f"{o['n_answerable']} answerable questions score below the best unanswerable one, so no score "
+            "threshold separates the two groups.")
+    for lang in languages:
+        loo = result["validation"][lang]["floor_aspects"]["leave_one_out"]
+        decline = result["gated_decline"][lang]
+        q9a = ("declines Q9a without calling the model" if not decline["generator_called"]
+               else f"lets Q9a through ({decline['reason']}) and the model answered: \"{decline['answer']}\"")
+        out.append(
+            f"{lang}: the floor+aspects gate, fitted out of sample (leave-one-out), declines "
+            f"{_rate_text(loo['refusal_correctness'])} unanswerable questions (near-miss ones: "
+            f"{_rate_text(loo['refusal_near_miss'])}) and wrongly declines {_rate_text(loo['false_refusal_rate'])} "
+            f"answerable questions with complete evidence; on Q9a it {q9a}.")
+    for row in result["llm_judge_rows"]:
+        if not row["gate"].startswith("llm_judge"):
+            continue
+        if row["failed"] > row["judged"]:
+            out.append(f"{row['lang']}: the LLM judge ({row['gate']}) decided {row['judged']} questions and "
+                       f"{row['failed']} calls failed or have no record, so its rates are not a result yet "
+                       "(`make llm-runs` fills them).")
+            continue
+        left_out = f"; {row['failed']} failed calls are left out" if row["failed"] else ""
+        out.append(f"{row['lang']}: the LLM judge ({row['gate']}) declines {row['unanswerable_declined']}/"
+                   f"{row['unanswerable']} unanswerable questions (refusal correctness "
+                   f"{row['refusal_correctness']:.2f}) and {row['complete_declined']}/{row['complete']} answerable "
+                   f"ones with complete evidence (false refusals {row['false_refusal_rate']:.2f}), with no "
+                   f"parameter fitted on these questions{left_out}.")
+    g = result["generation"]
+    out.append(
+        f"Behind the {g['gate']} gate ({g['lang']}), the default generator ({g['generator']['model']}) answered "
+        f"{g['answered']} of {g['n']} questions with {g['citations_valid']}/{g['citations_total']} valid citations "
+        f"and declined {g['unanswerable_declined']}/{g['unanswerable']} unanswerable ones; a valid citation "
+        "shows the quote exists, not that it answers the question.")
+    out.append("Caveats: labels, near-miss questions and gate parameters come from this benchmark (the in-sample "
+               "tables are optimistic; the intervals are Wilson 95% over few questions), and the embedder is "
+               "the offline default, not the casebook's bge-m3.")
+    return out

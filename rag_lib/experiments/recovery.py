@@ -213,7 +213,7 @@ def run_recovery_experiment(
         "benchmark": bench_out,
         "benchmark_table": markdown_table(
             [{"language": lang, "source": source, **{key: counts[key] for key in COUNT_KEYS}}
-             for lang, by_source in bench_out.items() for source, counts in by_source.items()]),
+             for lang, by_source in bench_out.items() for source, counts in by_source.items()], decimals=2),
         "per_question": per_question,
         "casebook_published": {
             "whose": "THEIRS: " + str(theirs["source"]) + "; bge-m3 + qwen3.8-flash, not measured here",
@@ -298,4 +298,42 @@ Only `after_first` and `after_random` are what a system without labels would get
 (those questions keep their "before" count).
 
 {benchmark_table}
+
+## Findings
+
+{findings_text}
 """
+
+
+def findings(result: dict[str, Any]) -> list[str]:
+    """Sentences generated from :func:`run_recovery_experiment`'s stored numbers, with their caveats."""
+    out: list[str] = []
+    k = result["k"]
+    for lang in result["languages"]:
+        casebook = result["q7"][lang].get("casebook")
+        if casebook and casebook["ranks"]:
+            before = casebook["baseline"]
+            best = {p: min(r[p] for r in casebook["ranks"] if r.get(p) is not None) for p in before}
+            moved = [f"{p} {before[p]} → {best[p]}" for p in before if best[p] < before[p]]
+            inside = sum(best[p] <= k for p in before)
+            gain = (f"; pieces that a narrower question ranks higher than the original: {', '.join(moved)}"
+                    if moved else "; no suggestion ranks any piece higher than the original question")
+            out.append(f"{lang}: on our retriever {inside} of {len(before)} Q7 pieces are in the Top-{k} of at least "
+                       f"one of the casebook's S1–S3{gain}.")
+        for source, c in result["benchmark"][lang].items():
+            if c["missing"]:
+                out.append(f"{lang} · {source}: {c['missing']} of {c['n_questions']} questions have no recorded LLM "
+                           "call yet, so there is no after-count for this source.")
+                continue
+            echo = (f"; {c['n_echoing_prompt']} of its {c['n_suggestions']} suggestions copy the prompt's example"
+                    if c["n_echoing_prompt"] else "")
+            failed = f"; {c['failed']} questions got no usable suggestion" if c["failed"] else ""
+            out.append(
+                f"{lang} · {source}: pieces of the {c['n_questions']} compound questions in the Top-{k}: "
+                f"{c['in_top5_before']}/{c['pieces_total']} before; {c['in_top5_after_first']} with the first "
+                f"suggestion and {c['in_top5_after_random']:.1f} expected with a random one (what a system without "
+                f"labels gets); at most {c['in_top5_after_best']} with the best one (oracle){echo}{failed}.")
+    out.append("Caveats: the counts are pieces over one small set of compound questions with this benchmark's "
+               "labels and no interval; 'best' and 'union' use the labels or pool every suggestion and bound "
+               "what a user could get; the LLM is a small local model standing in for the casebook's qwen3.8-flash.")
+    return out

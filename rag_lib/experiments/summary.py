@@ -17,6 +17,7 @@ from rag_lib.casebook import published
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import holm
+from rag_lib.experiments.mechanisms import effect_text, kinds_text
 from rag_lib.io import write_json
 from rag_lib.report import markdown_table
 
@@ -105,6 +106,8 @@ def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
                     m = metrics.get(metric)
                     if m:
                         out.append({"variant": label, "language": lang,
+                                    "questions": variant.get("compared_on", {}).get(
+                                        lang, result.get("provenance", {}).get("n_answerable")),
                                     "metric": metric, "baseline": m["baseline"], "value": m["mechanism"],
                                     "diff": m["diff"], "ci95": m["ci95"], "p": m.get("p")})
     tested = [c for c in out if c["p"] is not None]
@@ -115,23 +118,108 @@ def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
     return out
 
 
+def _failures(root: Path | None = None) -> dict[tuple[str, str], dict[str, Any]]:
+    """(variant label, language) → the variant's failed LLM calls there, for the variants that had any."""
+    return {(variant_label(result["mechanism"], variant), lang): failure
+            for result in _mechanism_results(root or results_dir()) if result.get("status") == "ran"
+            for variant in result.get("variants", [])
+            for lang, failure in sorted(variant.get("failures", {}).items())}
+
+
 def benchmark_rows(root: Path | None = None) -> list[dict[str, Any]]:
     """One row per mechanism variant and language: change vs baseline, 95% interval, Holm-adjusted p;
     a variant whose LLM calls failed for some questions says so in ``failed`` (never as a figure)."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for result in _mechanism_results(root or results_dir()):
-        for variant in result.get("variants", []) if result.get("status") == "ran" else []:
-            label = variant_label(result["mechanism"], variant)
-            for lang, failure in sorted(variant.get("failures", {}).items()):
-                rows[(label, lang)] = {"mechanism": label, "language": lang,
-                                       "failed": f"{failure['failed']}/{failure['of']} {failure['by_kind']}"}
+    rows: dict[tuple[str, str], dict[str, Any]] = {
+        (label, lang): {"mechanism": label, "language": lang,
+                        "failed": f"{failure['failed']}/{failure['of']} ({kinds_text(failure)})"}
+        for (label, lang), failure in _failures(root).items()}
     for c in comparisons(root):
         row = rows.setdefault((c["variant"], c["language"]), {"mechanism": c["variant"], "language": c["language"]})
-        lo, hi = c["ci95"]
         holm_text = "" if c["p_holm"] is None else f"; p_Holm {c['p_holm']:.3f}"
-        row[c["metric"]] = (f"{c['baseline']:.3f} → {c['value']:.3f} "
-                            f"({c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]{holm_text})")
+        row[c["metric"]] = f"{c['baseline']:.3f} → {c['value']:.3f} ({effect_text(c, 'no change')}{holm_text})"
     return list(rows.values())
+
+
+def _verdict(metrics: dict[str, dict[str, Any]], alpha: float = 0.05) -> str:
+    clear = [c for c in metrics.values() if c["p_holm"] is not None and c["p_holm"] < alpha and c["diff"] != 0]
+    up, down = any(c["diff"] > 0 for c in clear), any(c["diff"] < 0 for c in clear)
+    return "mixed" if up and down else "helps" if up else "hurts" if down else "no clear effect"
+
+
+_VERDICT_ORDER = {"helps": 0, "mixed": 1, "no clear effect": 2, "hurts": 3}
+# Ranked by the share of gold pieces in the evidence sent to generation: what an incomplete answer lacks.
+RANK_METRIC = "coverage@evidence"
+
+
+def what_helps(root: Path | None = None, alpha: float = 0.05) -> list[dict[str, Any]]:
+    """Every mechanism variant and language, ranked: clear gains first (some metric's Holm-adjusted
+    p < ``alpha`` with a positive difference and none negative), then mixed, no clear effect, and
+    clear losses; within a group by the difference in :data:`RANK_METRIC`. A variant whose LLM calls
+    failed on some questions is "incomplete" and ranked last, whatever its figures on the rest.
+    Cells are "difference [95% interval]"."""
+    grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for c in comparisons(root):
+        grouped.setdefault((c["variant"], c["language"]), {})[c["metric"]] = c
+    failures = _failures(root)
+    rows = []
+    for (variant, lang), metrics in grouped.items():
+        failure = failures.get((variant, lang))
+        verdict = (f"incomplete: {failure['failed']} of {failure['of']} questions failed" if failure
+                   else _verdict(metrics, alpha))
+        row: dict[str, Any] = {"mechanism": variant, "language": lang,
+                               "questions": next(iter(metrics.values()))["questions"], "verdict": verdict}
+        row.update({metric: effect_text(metrics[metric], "no change") if metric in metrics else None
+                    for metric in METRICS})
+        row["_sort"] = (_VERDICT_ORDER.get(verdict, len(_VERDICT_ORDER)),
+                        -metrics[RANK_METRIC]["diff"] if RANK_METRIC in metrics else 0)
+        rows.append(row)
+    rows.sort(key=lambda r: r.pop("_sort"))
+    return [{"rank": i, **r} for i, r in enumerate(rows, 1)]
+
+
+def q7_inside(rows: list[dict[str, Any]], evidence_k: dict[str, int], pieces: tuple[str, ...] = ("C1", "C2", "C3"),
+              k: int = TOP_K) -> list[str]:
+    """The side-by-side rows that rank every one of ``pieces`` inside the Top-``k`` (or the row's larger evidence)."""
+    out = []
+    for row in rows:
+        cut = max(k, evidence_k.get(str(row["row"]), k))
+        if all(isinstance(row.get(p), int) and row[p] <= cut for p in pieces):
+            out.append(str(row["row"]))
+    return out
+
+
+def findings(summary: dict[str, Any]) -> list[str]:
+    """What actually helps, and by how much: sentences generated from the stored summary."""
+    m = summary["multiplicity"]
+    out = [f"{m['comparisons']} comparisons (variants × languages × metrics) were made; {m['significant_holm_05']} "
+           f"have a Holm-adjusted p < {m['alpha']} ({m['significant_unadjusted_05']} before adjustment)."]
+    ranked = summary["what_helps"]
+    for verdict, verb in (("helps", "Clear gains"), ("hurts", "Clear losses"), ("mixed", "Mixed (a gain and a loss)")):
+        rows = [r for r in ranked if r["verdict"] == verdict]
+        if rows:
+            shown = "; ".join(f"{r['mechanism']} ({r['language']}): {RANK_METRIC} {r[RANK_METRIC]}, "
+                              f"hit@5 {r['hit@5']}" for r in rows[:4])
+            more = f"; and {len(rows) - 4} more" if len(rows) > 4 else ""
+            out.append(f"{verb}: {shown}{more}.")
+    incomplete = [f"{r['mechanism']} ({r['language']}, {r['verdict']})" for r in ranked
+                  if r["verdict"].startswith("incomplete")]
+    if incomplete:
+        out.append(f"Not judged, because LLM calls failed or have no record: {'; '.join(incomplete)}.")
+    none = [r for r in ranked if r["verdict"] == "no clear effect"]
+    if none:
+        n = max((r["questions"] or 0) for r in ranked)
+        out.append(f"{len(none)} of {len(ranked)} variant × language rows show no effect that survives the "
+                   f"adjustment; on {n} questions an interval that includes 0 is not evidence of no effect.")
+    for lang in summary["languages"]:
+        rows = summary["side_by_side"][lang]
+        inside = [r for r in q7_inside(rows, summary["evidence_k"]) if not r.startswith("baseline")]
+        out.append(f"Q7 ({lang}): {len(inside)} of {len(rows) - 1} mechanism and recovery rows put all of C1–C3 "
+                   f"inside the Top-10 (or a top-k row's evidence)" + (f": {'; '.join(inside[:5])}" if inside else "")
+                   + ".")
+    out.append("Caveats: a larger k buys coverage with more evidence tokens (04 measures the cost); the embedder "
+               "is the offline default (not the casebook's bge-m3), the LLM rows come from a small local Qwen, some "
+               "variants ran on a stated subset of questions (see `questions`), and labels are this benchmark's own.")
+    return out
 
 
 def highlight(rows: list[dict[str, Any]], k: int = TOP_K, evidence_k: dict[str, int] | None = None
@@ -193,6 +281,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     theirs = published()
     tables = {lang: side_by_side(lang, root) for lang in languages}
     bench = benchmark_rows(root)
+    ranked = what_helps(root)
     tested = [c for c in comparisons(root) if c["p"] is not None]
     evidence_k = _evidence_k(root)
     missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm")
@@ -237,6 +326,10 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                          "significant_unadjusted_05": sum(c["p"] < 0.05 for c in tested),
                          "method": "Holm-Bonferroni over every comparison in the table (variants x languages x "
                                    "metrics); p from the same paired bootstrap as the interval, two-sided"},
+        "what_helps": ranked,
+        "what_helps_table": markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
+                                                    RANK_METRIC, "hit@5", "coverage@10", "mrr"]) if ranked
+        else "_(no mechanism results)_",
         "relabel": relabel_rows(root),
         "casebook_rows": casebook_rows,
         "casebook_table": markdown_table(casebook_rows),

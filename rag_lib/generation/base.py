@@ -168,7 +168,8 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
     report = check_citations(answer.citations, evidence)
     notes: list[str] = []
     if report.dropped:
-        notes.append(f"dropped {len(report.dropped)} invalid citation(s): {report.dropped_by_reason}")
+        reasons = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in report.dropped_by_reason.items() if n)
+        notes.append(f"dropped {len(report.dropped)} invalid citation(s): {reasons}")
     if answer.status == "insufficient":
         notes.extend(decline_wording_problems(answer.answer))
         return GenerationResult(status="insufficient", answer=answer, citations=report,

@@ -1,0 +1,54 @@
+"""List every declared condition: the runs of ``workbook.yaml`` and the parameters of each mechanism.
+
+    python -m rag_lib.experiments --list
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def conditions() -> list[dict[str, object]]:
+    """One row per planned run: its name, notebook, parameters, and for a mechanism run the declared
+    mechanism's description and parameters (as resolved from ``workbook.yaml``)."""
+    from rag_lib.experiments.mechanisms import get_mechanism
+    from rag_lib.reproduce import planned_runs
+
+    rows: list[dict[str, object]] = []
+    for run in planned_runs():
+        row: dict[str, object] = {"run": run.name, "notebook": run.notebook, "parameters": run.parameters}
+        if "mechanism" in run.parameters:
+            spec = get_mechanism(str(run.parameters["mechanism"]))
+            row["mechanism"] = {"description": spec.description, "parameters": spec.resolved_parameters()}
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.experiments", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--list", action="store_true", help="print every declared condition and its parameters")
+    parser.add_argument("--json", action="store_true", help="as JSON")
+    args = parser.parse_args(argv)
+    if not args.list:
+        parser.print_help()
+        return 0
+    rows = conditions()
+    if args.json:
+        print(json.dumps(rows, indent=1, ensure_ascii=False))
+        return 0
+    for row in rows:
+        run_parameters = row["parameters"]
+        params = ", ".join(f"{k}={v}" for k, v in run_parameters.items()) if isinstance(run_parameters, dict) else ""
+        print(f"{row['run']}  ({row['notebook']}{': ' + params if params else ''})")
+        mech = row.get("mechanism")
+        if isinstance(mech, dict):
+            print(f"    {mech['description']}")
+            for name, value in mech["parameters"].items():
+                print(f"    {name} = {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,173 @@
+"""One formatter for every table a notebook or report shows.
+
+Integers stay integers, floats get a fixed number of decimals, differences are signed, missing values
+are a dash, booleans read "yes"/"no", there is no 0-based index, and a wide table scrolls inside its
+cell instead of being cut at the right edge. Values are formatted from the raw JSON values (not from
+a DataFrame, where one missing value turns a column of counts into floats).
+
+>>> print(Table([{"metric": "hit@5", "n": 58, "diff": 0.0345, "ok": True}], signed=("diff",)).to_string())
+metric   n    diff  ok
+hit@5   58  +0.035  yes
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+MISSING = "—"
+
+
+def format_value(value: Any, decimals: int = 3, signed: bool = False) -> str:
+    """One cell as text: see the module docstring for the rules."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:+d}" if signed else str(value)
+    if isinstance(value, float):
+        return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {format_value(v, decimals)}" for k, v in value.items()) or MISSING
+    if isinstance(value, (list, tuple)):
+        return ", ".join(format_value(v, decimals) for v in value) or MISSING
+    return str(value)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class Table:
+    """Rows (dicts) shown with one set of formatting rules.
+
+    Parameters
+    ----------
+    rows
+        One dict per row; a key missing from a row is a missing value.
+    columns
+        Column order; default: the keys in order of first appearance.
+    decimals
+        Decimals for every float, or a dict ``{column: decimals}`` (others get 3).
+    signed
+        Columns shown with a sign (differences).
+    rule_after
+        Draw a labelled line after this many rows (the top-k cut of a ranking), if given.
+    rule_label
+        The line's label.
+    """
+
+    def __init__(self, rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None,
+                 decimals: int | Mapping[str, int] = 3, signed: Sequence[str] = (),
+                 rule_after: int | None = None, rule_label: str = "") -> None:
+        self.rows = [dict(row) for row in rows]
+        if columns is None:
+            seen: dict[str, None] = {}
+            for row in self.rows:
+                seen.update(dict.fromkeys(row))
+            columns = list(seen)
+        self.columns = list(columns)
+        self.decimals = decimals
+        self.signed = set(signed)
+        self.rule_after, self.rule_label = rule_after, rule_label
+
+    def _decimals(self, column: str) -> int:
+        return self.decimals.get(column, 3) if isinstance(self.decimals, Mapping) else self.decimals
+
+    def cells(self) -> list[list[str]]:
+        """Every row as formatted text, in column order."""
+        return [[format_value(row.get(c), self._decimals(c), c in self.signed) for c in self.columns]
+                for row in self.rows]
+
+    def _numeric(self) -> list[bool]:
+        return [any(_is_number(row.get(c)) for row in self.rows)
+                and all(_is_number(row.get(c)) or row.get(c) is None for row in self.rows) for c in self.columns]
+
+    def to_string(self, width: int | None = None) -> str:
+        """Plain text, columns aligned (numbers to the right); with ``width``, the widest text columns
+        are shortened (ending in "…") until each line fits."""
+        body = self.cells()
+        widths = [max([len(c), *(len(r[i]) for r in body)]) for i, c in enumerate(self.columns)]
+        numeric = self._numeric()
+        while width and sum(widths) + 2 * (len(widths) - 1) > width:  # shorten the widest text column by one
+            text_columns = [i for i, n in enumerate(numeric) if not n and widths[i] > max(8, len(self.columns[i]))]
+            if not text_columns:
+                break
+            widths[max(text_columns, key=lambda i: widths[i])] -= 1
+
+        def fit(value: str, w: int) -> str:
+            return value if len(value) <= w else value[: w - 1] + "…"
+
+        def line(values: Sequence[str]) -> str:
+            return "  ".join(fit(v, w).rjust(w) if n else fit(v, w).ljust(w)
+                             for v, w, n in zip(values, widths, numeric, strict=True)).rstrip()
+
+        lines = [line(self.columns), *(line(r) for r in body)]
+        if self.rule_after is not None and 0 < self.rule_after < len(body):
+            total = sum(widths) + 2 * (len(widths) - 1)
+            label = f" {self.rule_label} " if self.rule_label else ""
+            lines.insert(self.rule_after + 1, label.center(total, "─"))
+        return "\n".join(lines)
+
+    def to_markdown(self) -> str:
+        """A GitHub-flavoured Markdown table (numbers right-aligned)."""
+        if not self.rows:
+            return "_(no rows)_"
+        align = ["---:" if n else "---" for n in self._numeric()]
+        lines = ["| " + " | ".join(self.columns) + " |", "| " + " | ".join(align) + " |"]
+        lines += ["| " + " | ".join(v.replace("|", "\\|").replace("\n", " ") for v in r) + " |"
+                  for r in self.cells()]
+        return "\n".join(lines)
+
+    def to_html(self) -> str:
+        """An HTML table without an index, inside a block that scrolls when the table is wide."""
+        numeric = self._numeric()
+        head = "".join(f'<th style="text-align:{"right" if n else "left"}">{html.escape(c)}</th>'
+                       for c, n in zip(self.columns, numeric, strict=True))
+        rule = ' style="border-bottom:2px solid #c44e52"'
+        body = "".join(
+            f"<tr{rule if i + 1 == self.rule_after else ''}>"
+            + "".join(f'<td style="text-align:{"right" if n else "left"}">{html.escape(v)}</td>'
+                      for v, n in zip(r, numeric, strict=True)) + "</tr>"
+            for i, r in enumerate(self.cells()))
+        return (f'<div style="overflow-x:auto"><table class="dataframe">'
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>")
+
+    def _repr_html_(self) -> str:
+        return self.to_html() if self.rows else "<p><em>(no rows)</em></p>"
+
+    def __repr__(self) -> str:
+        return self.to_string() if self.rows else "(no rows)"
+
+
+def table(data: Any, columns: Sequence[str] | None = None, *, label: str = "", value: str = "value",
+          decimals: int | Mapping[str, int] = 3, signed: Sequence[str] = ()) -> Table:
+    """A :class:`Table` from rows (a list of dicts) or from a mapping of row name → dict (or → one
+    value, headed ``value``), whose names become the first column (headed ``label``)."""
+    if isinstance(data, Mapping):
+        rows = [{label: name, **(dict(values) if isinstance(values, Mapping) else {value: values})}
+                for name, values in data.items()]
+        columns = [label, *columns] if columns is not None else None
+    else:
+        rows = list(data)
+    return Table(rows, columns, decimals=decimals, signed=signed)
+
+
+def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": 1}, "c": [1, 2]}`` → ``{"a.b": 1, "c": [1, 2]}``: nested settings as dotted keys."""
+    out: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            out.update(flatten(value, f"{name}."))
+        else:
+            out[name] = value
+    return out
+
+
+def settings(mapping: Mapping[str, Any]) -> Table:
+    """A provenance or configuration dict as a two-column table of dotted settings."""
+    return Table([{"setting": k, "value": v} for k, v in flatten(mapping).items()], ["setting", "value"], decimals=4)
