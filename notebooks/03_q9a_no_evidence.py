@@ -143,88 +143,81 @@ table(result["generation"]["rows"])
 # %% tags=["report"]
 template = """# 03 · Q9a: no evidence, and the gate on the whole benchmark
 
-Retrieval: dense, {provenance.embedder.model} ({provenance.embedder.backend}, {provenance.embedder.version}); k = {k}.
+Retrieval: dense, {{ provenance.embedder.model }} ({{ provenance.embedder.backend }}, {{ provenance.embedder.version }}); k = {{ k }}.
 
-Corpus check: {corpus_check.chunks} chunks on {corpus_check.pages} pages mention KV; the allowance strings
-occur {corpus_check.absent_found} times (casebook: {casebook.kv_mentions.chunks} chunks on {casebook.kv_mentions.pages} pages).
+Corpus check: {{ corpus_check.chunks }} chunks on {{ corpus_check.pages }} pages mention KV; the allowance strings
+occur {{ corpus_check.absent_found }} times (casebook: {{ casebook.kv_mentions.chunks }} chunks on {{ casebook.kv_mentions.pages }} pages).
 
-Q9a Top-{k} scores vs Q5's rank-{k} score (casebook, bge-m3: {casebook.q9a_top5.0}–{casebook.q9a_top5.1} vs {casebook.q5_rank5}):
-- zh: {scores.zh.q9a_min:.3f}–{scores.zh.q9a_max:.3f} vs {scores.zh.q5_rank_k:.3f} (Q5's rank-{k} above Q9a's best:
-  {scores.zh.q5_above_q9a}, by a margin of {scores.zh.gap:.3f})
-- en: {scores.en.q9a_min:.3f}–{scores.en.q9a_max:.3f} vs {scores.en.q5_rank_k:.3f} (Q5's rank-{k} above Q9a's best:
-  {scores.en.q5_above_q9a}, by a margin of {scores.en.gap:.3f})
+Q9a Top-{{ k }} scores vs Q5's rank-{{ k }} score (casebook, bge-m3: {{ casebook.q9a_top5[0] }}–{{ casebook.q9a_top5[1] }} vs {{ casebook.q5_rank5 }}):
+{% for lang in languages %}{% set s = scores[lang] %}
+- {{ lang }}: {{ s.q9a_min | fmt(".3f") }}–{{ s.q9a_max | fmt(".3f") }} vs {{ s.q5_rank_k | fmt(".3f") }} (Q5's rank-{{ k }} above Q9a's best:
+  {{ s.q5_above_q9a }}, by a margin of {{ s.gap | fmt(".3f") }})
+{%- endfor %}
 
-That orders one pair of questions only. Over the whole benchmark the best scores overlap: the highest
-unanswerable best score ({overlap.zh.max_unanswerable_best:.3f} zh, {overlap.en.max_unanswerable_best:.3f} en) is above
-{overlap.zh.answerable_below_max_unanswerable} of {overlap.zh.n_answerable} answerable best scores in zh and
-{overlap.en.answerable_below_max_unanswerable} of {overlap.en.n_answerable} in en; {overlap.zh.unanswerable_above_min_answerable}
-(zh) and {overlap.en.unanswerable_above_min_answerable} (en) of {overlap.zh.n_unanswerable} unanswerable questions score at or above
-the lowest answerable one.
+That orders one pair of questions only. Over the whole benchmark the best scores overlap:
+{% for lang in languages %}{% set o = overlap[lang] %}
+- {{ lang }}: the highest unanswerable best score ({{ o.max_unanswerable_best | fmt(".3f") }}) is above
+  {{ o.answerable_below_max_unanswerable }} of {{ o.n_answerable }} answerable best scores; {{ o.unanswerable_above_min_answerable }}
+  of {{ o.n_unanswerable }} unanswerable questions score at or above the lowest answerable one.
+{%- endfor %}
 
 Chosen parameters (rule: maximise refusal correctness − false-refusal rate over every candidate,
-fitted on all {overlap.zh.n_answerable} answerable and {overlap.zh.n_unanswerable} unanswerable questions; these are the
-parameters `python -m rag_lib ask` uses):
-- zh: floor alone {calibration.zh.floor.floor}; floor+aspects: floor {calibration.zh.floor_aspects.floor},
-  coverage ≥ {calibration.zh.floor_aspects.min_coverage}
-- en: floor alone {calibration.en.floor.floor}; floor+aspects: floor {calibration.en.floor_aspects.floor},
-  coverage ≥ {calibration.en.floor_aspects.min_coverage}
+fitted on all benchmark questions; these are the parameters `python -m rag_lib ask` uses):
+{% for lang in languages %}{% set c = calibration[lang] %}
+- {{ lang }}: floor alone {{ c.floor.floor }}; floor+aspects: floor {{ c.floor_aspects.floor }},
+  coverage ≥ {{ c.floor_aspects.min_coverage }}
+{%- endfor %}
 
 ![Score-floor sweep: share of unanswerable questions declined and of answerable questions with complete
 evidence declined, per floor; the dotted line is the chosen floor](floor_sweep.png)
+{% for lang in languages %}
+Gates on the whole benchmark, in-sample, {{ lang }}:
 
-Gates on the whole benchmark, in-sample, zh:
-
-{gate_tables.zh}
-
-Gates on the whole benchmark, in-sample, en:
-
-{gate_tables.en}
-
-## In-sample vs out-of-sample (k/n = rate [{validation_interval}])
+{{ gate_tables[lang] }}
+{% endfor %}
+## In-sample vs out-of-sample (k/n = rate [{{ validation_interval }}])
 
 The in-sample figures above are optimistic: the parameters were chosen on the questions they are
 measured on. Out of sample, each question is decided by parameters fitted without it
 (`leave_one_out`), without its gold page's questions (`grouped_by_page`), or, for the near-miss
 questions only, without any near-miss question (`near_miss_held_out`). `refusal_near_miss` counts the
-{near_miss.ids_count} near-miss unanswerable questions (topic in the corpus, fact not, checked by reading the
+{{ near_miss.ids_count }} near-miss unanswerable questions (topic in the corpus, fact not, checked by reading the
 pages); `refusal_absent_topic` the others, whose terms are absent from the corpus by construction (what
 a lexical aspect gate detects). The `checklist` oracle refuses every unanswerable question by definition;
-the LLM judge is {near_miss.llm_judge}.
+the LLM judge is {{ near_miss.llm_judge }}.
+{% for lang in languages %}{% set fitted = validation[lang].floor_aspects.parameters %}
+{{ lang }} (floor+aspects fitted in-sample: floor {{ fitted.in_sample.floor }}, coverage {{ fitted.in_sample.min_coverage }};
+leave-one-out floors range over {{ fitted.leave_one_out.floor_range }}):
 
+{{ validation_tables[lang] }}
+{% endfor %}
 ## The LLM sufficiency judge beside floor+aspects (whole benchmark, in-sample parameters for the gate)
 
-{llm_judge_table}
+{{ llm_judge_table }}
 
-zh:
+## Q9a on the normal path, and with the gate bypassed
 
-{validation_tables.zh}
+{% for lang in languages %}{% set d = gated_decline[lang] %}
+- {{ lang }}: status {{ d.status }}; generator called: {{ d.generator_called }}; recorded LLM calls: {{ d.recorded_calls }}
+  ({{ d.reason }}).
+{%- endfor %}
 
-en:
+Bypass ({{ bypass.lang }}), judged automatically:
+{% for name, row in bypass.items() if name != "lang" %}
+- {{ name }} ({{ row.model }}): passed {{ row.passed }} (status {{ row.status }}, citations {{ row.citations }}, calls {{ row.calls }})
+{%- endfor %}
 
-{validation_tables.en}
+## The default generator behind the gate, every benchmark question
 
-Fitted parameters, floor+aspects: in-sample floor {validation.zh.floor_aspects.parameters.in_sample.floor}, coverage
-{validation.zh.floor_aspects.parameters.in_sample.min_coverage} (zh); leave-one-out floors range over
-{validation.zh.floor_aspects.parameters.leave_one_out.floor_range} (zh) and
-{validation.en.floor_aspects.parameters.leave_one_out.floor_range} (en).
-
-Normal path (en): status {gated_decline.en.status}; generator called: {gated_decline.en.generator_called};
-recorded LLM calls: {gated_decline.en.recorded_calls}. (zh: status {gated_decline.zh.status}; calls
-{gated_decline.zh.recorded_calls}.)
-
-Bypass ({bypass.lang}): extractive passed = {bypass.extractive.passed} (status {bypass.extractive.status},
-citations {bypass.extractive.citations}); llama_cpp passed = {bypass.llama_cpp.passed} (status
-{bypass.llama_cpp.status}, citations {bypass.llama_cpp.citations}, calls {bypass.llama_cpp.calls}).
-
-Default generator ({generation.generator.backend}) behind the `{generation.gate}` gate, {generation.lang},
-{generation.n} questions: answered {generation.answered}, declined by the gate {generation.declined_by_gate},
-declined by the generator {generation.declined_by_generator}, errors {generation.errors}; citations valid
-{generation.citations_valid} / {generation.citations_total}; refusal correctness {generation.refusal_correctness}
-({generation.unanswerable_declined} / {generation.unanswerable} unanswerable declined).
+{% set g = generation %}{{ g.generator.model }} ({{ g.generator.backend }}) behind the `{{ g.gate }}` gate, {{ g.lang }},
+{{ g.n }} questions: answered {{ g.answered }}, declined by the gate {{ g.declined_by_gate }},
+declined by the generator {{ g.declined_by_generator }}, errors {{ g.errors }}; citations valid
+{{ g.citations_valid }} / {{ g.citations_total }}; refusal correctness {{ g.refusal_correctness }}
+({{ g.unanswerable_declined }} / {{ g.unanswerable }} unanswerable declined).
 
 ## Findings
 
-{findings_text}
+{{ findings_text }}
 """
 stored = report.write_experiment("03_q9a_no_evidence", result, template, findings=findings)
 display(Markdown(report.report_markdown("03_q9a_no_evidence")))

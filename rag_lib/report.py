@@ -95,7 +95,7 @@ _IMAGE_LINK = re.compile(r"!\[([^\]]*)\]\(([^)\s/]+\.png)\)")
 def report_markdown(name: str) -> str:
     """An experiment's ``report.md`` for display in its notebook, with each figure it links (a PNG
     beside the report) inlined as a data URI: the notebook's HTML then shows every figure once, in
-    place, wherever the HTML is opened."""
+    place, wherever the HTML is opened; wide tables scroll (:func:`scrolling_tables`)."""
     import base64
 
     folder = experiment_dir(name)
@@ -107,7 +107,25 @@ def report_markdown(name: str) -> str:
         data = base64.b64encode(path.read_bytes()).decode("ascii")
         return f'<img alt="{match.group(1)}" src="data:image/png;base64,{data}"/>'
 
-    return _IMAGE_LINK.sub(inline, (folder / "report.md").read_text(encoding="utf-8"))
+    return scrolling_tables(_IMAGE_LINK.sub(inline, (folder / "report.md").read_text(encoding="utf-8")))
+
+
+def scrolling_tables(markdown: str) -> str:
+    """Each Markdown table wrapped in a block that scrolls sideways, so a wide table is not cut off at
+    the right edge of a notebook's output (the table inside is still Markdown)."""
+    out: list[str] = []
+    in_table = False
+    for line in markdown.split("\n"):
+        starts = line.startswith("|")
+        if starts and not in_table:
+            out += ['<div style="overflow-x:auto">', ""]
+        elif not starts and in_table:
+            out += ["", "</div>"]
+        in_table = starts
+        out.append(line)
+    if in_table:
+        out += ["", "</div>"]
+    return "\n".join(out)
 
 
 # Every report ends with a link to the terms it uses (C1–C4, hit@k, coverage, layers).

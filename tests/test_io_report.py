@@ -79,3 +79,8 @@ def test_a_jinja_template_loops_over_the_results_and_fails_on_a_missing_name() -
     assert report.render(template, data) == "zh: 0.912; en: 0.500; ok no"
     with pytest.raises(KeyError, match=r"not in results\.json"):
         report.render("{{ missing }}", data)
+
+
+def test_report_tables_scroll_sideways_in_a_notebook() -> None:
+    text = "a\n| x |\n| --- |\n| 1 |\nb"
+    assert report.scrolling_tables(text) == 'a\n<div style="overflow-x:auto">\n\n| x |\n| --- |\n| 1 |\n\n</div>\nb'

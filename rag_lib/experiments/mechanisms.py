@@ -609,6 +609,28 @@ def effect_text(c: dict[str, Any], unchanged: str = "no change on any question")
     return unchanged if _unchanged(c) else f"{c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
 
 
+def _q7_findings(result: dict[str, Any], k: int = 10) -> list[str]:
+    """Per variant, Q7's original phrasing: pieces in the Top-``k`` before → after, and the pieces that moved."""
+    base = result.get("baseline", {}).get("q7", {}).get("original", {})
+    order = list(result.get("provenance", {}).get("languages") or [])
+    out = []
+    for v in result["variants"]:
+        after = v.get("q7", {}).get("original", {})
+        parts = []
+        for lang in sorted(after, key=lambda x: order.index(x) if x in order else len(order)):
+            ranks = after[lang]
+            before = base.get(lang)
+            if not before or all(r is None for r in ranks.values()):
+                continue
+            inside = [sum(r is not None and r <= k for r in side.values()) for side in (before, ranks)]
+            moved = ", ".join(f"{p} {before[p]} → {r}" for p, r in ranks.items() if r != before.get(p))
+            parts.append(f"{lang} {inside[0]}/{len(ranks)} → {inside[1]}/{len(ranks)} in the Top-{k}"
+                         + (f" ({moved})" if moved else " (no piece moved)"))
+        if parts:
+            out.append(f"{v['name']} on Q7 (original phrasing): {'; '.join(parts)}.")
+    return out
+
+
 def findings(result: dict[str, Any]) -> list[str]:
     """Sentences generated from a mechanism's numbers: per variant, its effect on hit@5 and
     coverage@10 (and coverage@evidence when it sends more evidence) per language with the interval,
@@ -642,6 +664,7 @@ def findings(result: dict[str, Any]) -> list[str]:
         else:
             verdict = "no interval excludes 0: no effect is shown on this benchmark"
         out.append(f"{v['name']}: " + "; ".join(parts) + f" — {verdict}.")
+    out += _q7_findings(result)
     if out:
         out.append("Intervals are paired bootstrap 95% intervals over questions, one per comparison and not "
                    "adjusted for the many comparisons made (08 adds Holm-adjusted p-values); labels are this "
