@@ -30,6 +30,7 @@ from rag_lib.benchmark import Question
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import piece_ranks
 from rag_lib.generation import GenerationResult, Generator, LLMGenerator, get_generator
+from rag_lib.generation.prompts import prompts
 from rag_lib.retrieval import Ranking
 
 
@@ -37,8 +38,10 @@ from rag_lib.retrieval import Ranking
 class Suggestions:
     """What a decomposer proposed: narrower questions and why, or a named failure.
 
-    ``status`` is ``"ok"``; ``"no_split"`` when a rule found nothing to split; or the LLM's error
-    kind (``"schema_invalid"``, ``"non_json"``, ``"replay_miss"`` …) — a recorded outcome, never a crash.
+    ``status`` is ``"ok"``; ``"no_split"`` when a rule found nothing to split; ``"copied_example"``
+    when every suggestion an LLM gave copies the prompt's own example; or the LLM's error kind
+    (``"schema_invalid"``, ``"non_json"``, ``"replay_miss"`` …) — a recorded outcome, never a crash.
+    ``copied`` holds the suggestions dropped because they copy the prompt's example.
     """
 
     reason: str
@@ -48,11 +51,12 @@ class Suggestions:
     status: str = "ok"
     error: str | None = None
     raw_output: str | None = None
+    copied: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "status": self.status, "reason": self.reason,
-                "questions": list(self.questions), "call_keys": list(self.call_keys),
-                "error": self.error, "raw_output": self.raw_output}
+                "questions": list(self.questions), "copied": list(self.copied),
+                "call_keys": list(self.call_keys), "error": self.error, "raw_output": self.raw_output}
 
 
 @runtime_checkable
@@ -80,12 +84,27 @@ class LLMDecomposer:
     def suggest(self, question: str, evidence: Sequence[Chunk]) -> Suggestions:
         outcome = self.generator.suggest_questions(question, evidence)
         value = outcome.value
+        proposed = tuple(getattr(value, "suggestions", ()))
+        # A small model may hand back the prompt's placeholder; that is no suggestion and is never run.
+        copied = tuple(q for q in proposed if copies_prompt_example(q))
+        kept = tuple(q for q in proposed if q not in copied)
+        status, error = ("ok", None) if outcome.status == "ok" else (str(outcome.error_kind), outcome.error)
+        if status == "ok" and copied and not kept:
+            status, error = "copied_example", f"every suggestion copies the prompt's example: {list(copied)}"
         return Suggestions(
-            reason=str(getattr(value, "reason", "")), questions=tuple(getattr(value, "suggestions", ())),
-            source=self.name, call_keys=outcome.call_keys,
-            status="ok" if outcome.status == "ok" else str(outcome.error_kind),
-            error=outcome.error, raw_output=outcome.raw_output,
+            reason=str(getattr(value, "reason", "")), questions=kept, source=self.name,
+            call_keys=outcome.call_keys, status=status, error=error, raw_output=outcome.raw_output,
+            copied=copied,
         )
+
+
+def copies_prompt_example(question: str) -> bool:
+    """Whether a suggestion is copied from the recovery prompt's own example ("narrower question 3").
+
+    The trailing number is ignored, so a renumbered placeholder still counts as copied.
+    """
+    stem = re.sub(r"\s*\d+$", "", question.strip()).lower()
+    return bool(stem) and stem in prompts()["recovery"]["system"].lower()
 
 
 class FixedSuggestions:

@@ -11,7 +11,7 @@ import pytest
 from rag_lib.benchmark import Question
 from rag_lib.config import RESULTS_DIR
 from rag_lib.documents import Chunk
-from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, echoes_prompt, summarise
+from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, summarise
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.recovery import (
@@ -21,6 +21,7 @@ from rag_lib.recovery import (
     RuleDecomposer,
     SuggestionRun,
     choose_suggestion,
+    copies_prompt_example,
     run_recovery,
 )
 from rag_lib.report import report_text
@@ -161,9 +162,24 @@ def test_summary_shows_no_after_counts_while_a_call_is_missing_and_counts_record
     assert all(partial[key] is None for key in partial if "_after_" in key)
 
 
-def test_echoes_prompt() -> None:
-    assert echoes_prompt("narrower question 1") and echoes_prompt("Narrower question 3")
-    assert not echoes_prompt("How do I add a secret?") and not echoes_prompt("42")
+def test_copies_prompt_example() -> None:
+    assert copies_prompt_example("narrower question 1") and copies_prompt_example("Narrower question 3")
+    assert not copies_prompt_example("How do I add a secret?") and not copies_prompt_example("42")
+
+
+def test_suggestions_copied_from_the_prompt_are_dropped_never_run(tmp_path) -> None:
+    echo = ScriptedLLM('{"reason": "r", "suggestions": ["narrower question 1", "narrower question 2"]}',
+                       CallRecorder(tmp_path / "a"))
+    copied = LLMDecomposer(echo).suggest("original?", [])
+    assert (copied.status, copied.questions) == ("copied_example", ())
+    assert copied.copied == ("narrower question 1", "narrower question 2") and "prompt's example" in copied.error
+    result = run_recovery(FakeBench(), QUESTION, "en", LLMDecomposer(echo), k=3)
+    assert result.runs == ()  # nothing is retrieved for a placeholder
+    mixed = ScriptedLLM('{"reason": "r", "suggestions": ["how secret?", "narrower question 2"]}',
+                        CallRecorder(tmp_path / "b"))
+    kept = LLMDecomposer(mixed).suggest("original?", [])
+    assert (kept.status, kept.questions, kept.copied) == ("ok", ("how secret?",), ("narrower question 2",))
+    assert summarise([result])["n_echoing_prompt"] == 2 and summarise([result])["failed"] == 1
 
 
 # -- results.json of the notebook -------------------------------------------------------------------

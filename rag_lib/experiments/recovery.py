@@ -18,7 +18,6 @@ The chosen suggestion is an oracle choice from the gold labels, standing in for 
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -26,7 +25,6 @@ from typing import Any
 from rag_lib.casebook import published
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation import get_generator, task_generator_name
-from rag_lib.generation.prompts import prompts
 from rag_lib.llm_calls import CallMode, CallRecorder
 from rag_lib.recovery import Decomposer, FixedSuggestions, LLMDecomposer, RecoveryResult, RuleDecomposer, run_recovery
 from rag_lib.report import markdown_table
@@ -79,15 +77,6 @@ def decomposers(llm: str | None, llm_mode: CallMode | None) -> tuple[dict[str, D
     return out, unavailable
 
 
-def echoes_prompt(question: str) -> bool:
-    """Whether a suggestion is copied from the recovery prompt's own example ("narrower question 3").
-
-    The trailing number is ignored, so a renumbered placeholder still counts as copied.
-    """
-    stem = re.sub(r"\s*\d+$", "", question.strip()).lower()
-    return bool(stem) and stem in prompts()["recovery"]["system"].lower()
-
-
 def q7_entry(result: RecoveryResult) -> dict[str, Any]:
     """The Q7 view of one loop: suggestions, the rank table, the baseline and the chosen answer."""
     answer = result.answer
@@ -117,7 +106,7 @@ def summarise(results: Sequence[RecoveryResult]) -> dict[str, Any]:
             ("after_best", sum(r.covered(k, "chosen") for r in results)),
             ("after_union", sum(r.covered(k, "union") for r in results)))},
     }
-    suggestions = [q for r in results for q in r.suggestions.questions]
+    suggestions = [q for r in results for q in (*r.suggestions.questions, *r.suggestions.copied)]
     answers = [r.answer.status for r in results if r.answer is not None]
     statuses = Counter(r.suggestions.status for r in results)
     missing = statuses.get("replay_miss", 0)
@@ -132,7 +121,7 @@ def summarise(results: Sequence[RecoveryResult]) -> dict[str, Any]:
         "n_questions": len(results),
         "n_with_suggestions": sum(1 for r in results if r.runs),
         "n_suggestions": len(suggestions),
-        "n_echoing_prompt": sum(1 for q in suggestions if echoes_prompt(q)),
+        "n_echoing_prompt": sum(len(r.suggestions.copied) for r in results),
         "status_counts": dict(sorted(Counter(r.suggestions.status for r in results).items())),
         "answer_status_counts": dict(sorted(Counter(answers).items())),
     }

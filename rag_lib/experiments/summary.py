@@ -78,6 +78,8 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
     recovery = _load("07_recovery_loop", root)
     if recovery and lang in recovery.get("q7", {}):
         for source, block in recovery["q7"][lang].items():
+            if block.get("status", "ok") not in ("ok", "no_split"):  # e.g. only the prompt's example copied
+                rows.append({"row": f"recovery ({source}): no usable suggestion ({block['status']})"})
             for i, entry in enumerate(block.get("ranks", []), 1):
                 label = f"recovery ({source}) S{i}: {entry['suggestion']}"
                 rows.append({"row": label, **{p: entry.get(p) for p in PIECES}})
