@@ -23,7 +23,7 @@ from rag_lib.tables import Table
 if TYPE_CHECKING:
     from rag_lib.reproduce import NotebookRun
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.\-]+)(?::([^{}]+))?\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.@\-]+)(?::([^{}]+))?\}")
 
 
 def lookup(data: Any, dotted: str) -> Any:

@@ -73,6 +73,12 @@ def test_placeholders_read_as_prose() -> None:
     assert report.render("{ok} {none} {ids} {empty} {tasks} {x}", data) == "yes — u02, u04 none answer: m 0.8586"
 
 
+def test_a_metric_name_with_at_sign_is_a_placeholder() -> None:
+    # "hit@5" is a key in every results.json; a placeholder naming it must be filled, not left as text.
+    data = {"closing": {"zh": {"hit@5": "0.845 → 0.914"}}}
+    assert report.render("hit@5 {closing.zh.hit@5}", data) == "hit@5 0.845 → 0.914"
+
+
 def test_a_jinja_template_loops_over_the_results_and_fails_on_a_missing_name() -> None:
     data = {"languages": ["zh", "en"], "hit": {"zh": 0.91234, "en": 0.5}, "ok": False}
     template = "{% for lang in languages %}{{ lang }}: {{ hit[lang] | fmt('.3f') }}; {% endfor %}ok {{ ok }}"
