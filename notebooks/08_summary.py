@@ -84,6 +84,16 @@ if summary["relabel"]["available"]:
 display(Markdown(summary["local_llm_text"]))
 
 # %% [markdown]
+# ## Halo's ranked changes (theirs) beside ours
+#
+# Halo (the second seed) ranks the changes that moved its hit rate; ours are hit@5 differences with
+# 95% intervals from notebooks 11 (chunking, context size) and 06 (reranker, hybrid on the identifier
+# questions and on the rest).
+
+# %%
+table(summary["halo_rows"])
+
+# %% [markdown]
 # ## The casebook's published figures (theirs)
 
 # %%
@@ -143,6 +153,10 @@ C4 {relabel.closing.en.q7.original.C4}.
 ## The local LLM (notebook 10)
 
 {local_llm_text}
+
+## Halo's ranked changes (theirs) beside ours
+
+{halo_table}
 
 ## The casebook's published figures (theirs: bge-m3, their corpus)
 

@@ -1,4 +1,5 @@
-"""The casebook's published figures (theirs, not ours), read from ``data/casebook/published.yaml``."""
+"""The seeds' published figures (theirs, not ours): the casebook's ``data/casebook/published.yaml``
+and Halo's ``data/casebook/halo.yaml``."""
 
 from __future__ import annotations
 
@@ -10,8 +11,18 @@ import yaml
 from rag_lib.config import DATA_DIR
 
 
+def _read(name: str) -> dict[str, Any]:
+    with open(DATA_DIR / "casebook" / name, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
 @cache
 def published() -> dict[str, Any]:
     """The casebook's reference numbers, to print *beside* ours, clearly marked as theirs."""
-    with open(DATA_DIR / "casebook" / "published.yaml", encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+    return _read("published.yaml")
+
+
+@cache
+def halo() -> dict[str, Any]:
+    """Halo's claims (the second seed), quoted, to print beside ours, clearly marked as theirs."""
+    return _read("halo.yaml")

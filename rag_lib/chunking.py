@@ -204,7 +204,8 @@ def parse_blocks(markdown: str, page: str = "<page>") -> list[Block]:
     return blocks
 
 
-def _chunk_id(slug: str, ordinal: int, text: str) -> str:
+def chunk_id(slug: str, ordinal: int, text: str) -> str:
+    """``<page-slug>-<ordinal:03d>-<sha256(text)[:8]>``: stable for the same text at the same place."""
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
     return f"{slug.replace('/', '-')}-{ordinal:03d}-{digest}"
 
@@ -268,7 +269,7 @@ def chunk_page(page: NormalizedPage, max_chars: int = DEFAULT_MAX_CHARS) -> list
             ordinal = len(chunks)
             chunks.append(
                 Chunk(
-                    id=_chunk_id(page.slug, ordinal, text), page=page.slug, ordinal=ordinal,
+                    id=chunk_id(page.slug, ordinal, text), page=page.slug, ordinal=ordinal,
                     title=page.title, heading_path=heading_path, text=text, start=start, end=end,
                     url=page.url + fragment, embeddable=embeddable,
                     oversized=len(text) > max_chars, block_kinds=kinds,

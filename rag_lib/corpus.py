@@ -142,6 +142,30 @@ def load_chunks(batch: str | None = None, embeddable_only: bool = False, *, root
     return [c for c in chunks if c.embeddable] if embeddable_only else chunks
 
 
+def load_pages(batch: str | None = None, *, root: Path | None = None) -> list[NormalizedPage]:
+    """The normalized pages of a batch as built (``normalized/<slug>.md``), verified like the chunks.
+
+    Other chunking strategies (:mod:`rag_lib.chunkers`) cut these pages; every structural chunk of
+    ``chunks.jsonl`` is ``page.markdown[chunk.start:chunk.end]`` of the page returned here.
+    """
+    root = root or batch_dir(batch)
+    chunks = load_chunks(root=root)  # verifies the pages' checksums too
+    sources = read_json(root / DERIVED_FILE)["pages"]
+    first: dict[str, Chunk] = {}
+    for chunk in chunks:
+        first.setdefault(chunk.page, chunk)
+    pages = []
+    for slug, chunk in first.items():
+        text = (root / "normalized" / f"{slug}.md").read_text(encoding="utf-8")
+        header = f"# {chunk.title}\n\n"
+        if not text.startswith(header):
+            raise SnapshotError(f"{root.name}: normalized/{slug}.md does not start with its title line "
+                                f"{header.strip()!r}. {_REBUILD}.")
+        pages.append(NormalizedPage(slug=slug, path=sources[slug]["source"], title=chunk.title,
+                                    url=chunk.url.split("#", 1)[0], markdown=text[len(header):]))
+    return pages
+
+
 def corpus_stats(corpus: Corpus) -> dict[str, Any]:
     """The figures the casebook reports about its corpus, computed on ours."""
     lengths = [c.n_chars for c in corpus.chunks]

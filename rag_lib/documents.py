@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -35,6 +36,12 @@ class NormalizedPage:
     warnings: tuple[str, ...] = ()
 
 
+def embed_header(title: str, heading_path: Sequence[str]) -> str:
+    """What precedes a chunk's text in its embedding input: the page title and the heading path."""
+    path = " > ".join(heading_path)
+    return f"{title}\n{path}\n\n" if path else f"{title}\n\n"
+
+
 @dataclass(frozen=True)
 class Chunk:
     """A contiguous span of a normalized page that never crosses a heading.
@@ -62,8 +69,7 @@ class Chunk:
     @property
     def embed_input(self) -> str:
         """What the embedder sees: document title + heading path + chunk text (casebook section 08)."""
-        path = " > ".join(self.heading_path)
-        return f"{self.title}\n{path}\n\n{self.text}" if path else f"{self.title}\n\n{self.text}"
+        return embed_header(self.title, self.heading_path) + self.text
 
     def to_json(self) -> dict[str, Any]:
         row = asdict(self)

@@ -124,6 +124,14 @@ def ipc_kernel_manager() -> type:
         def _default_ip(self) -> str:  # the sockets' path prefix; by default the notebooks folder
             return str(Path(tempfile.mkdtemp(prefix="rag-kernel-")) / "kernel-ipc")
 
+        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
+            # The kernel's own stderr (e.g. "KeyboardInterrupt caught in kernel" as it shuts down) goes to
+            # a log, not between the one-line-per-notebook progress; cell errors still come as messages.
+            log = cache_dir() / "reproduce" / "kernels.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            with open(log, "ab") as stderr:  # the kernel process holds its own copy of the descriptor
+                await super()._async_launch_kernel(kernel_cmd, **{**kw, "stderr": stderr})
+
     return IPCKernelManager
 
 

@@ -71,6 +71,15 @@ class Workbench:
         self._retrievers: dict[RunKey, Retriever] = {}
         self._rankings: dict[tuple[str, RunKey], Ranking] = {}
 
+    @classmethod
+    def over(cls, chunks: Iterable[Chunk], benchmark: Benchmark, store: EmbeddingStore | None = None) -> Workbench:
+        """A workbench over another chunk set (another chunking strategy), scored with ``benchmark``
+        resolved to those chunks (see :mod:`rag_lib.gold_spans`)."""
+        wb = cls(store=store)
+        wb.__dict__["chunks"] = list(chunks)  # fills the cached properties before first use
+        wb.__dict__["benchmark"] = benchmark
+        return wb
+
     @cached_property
     def chunks(self) -> list[Chunk]:
         return load_chunks(self.batch)

@@ -170,7 +170,11 @@ def findings(result: dict[str, Any]) -> list[str]:
                 f"validity says the quote exists, not that it supports the answer).{caveat}")
     for row in result["judge_rows"]:
         if row["gate"].startswith("llm_judge") and row["judged"]:
-            out.append(f"{row['lang']}: the LLM judge's declines have precision {row.get('precision')} and recall "
-                       f"{row.get('recall')} for insufficient evidence over {row['judged']} judged questions "
-                       f"({row['failed']} without a record).")
+            declined = row["tp"] + row["fp"]
+            quality = (f"{declined} declines, precision {row['precision']:.3f} and recall {row['recall']:.3f} for "
+                       "insufficient evidence" if declined else
+                       f"no decline at all (it judged every evidence set sufficient, so it catches none of the "
+                       f"{row['unanswerable']} unanswerable questions)")
+            out.append(f"{row['lang']}: the LLM judge ({row['gate']}) over {row['judged']} judged questions "
+                       f"({row['failed']} without a record): {quality}.")
     return out

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rag_lib.casebook import published
+from rag_lib.casebook import halo, published
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import holm
@@ -286,7 +286,8 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     ranked = what_helps(root)
     tested = [c for c in comparisons(root) if c["p"] is not None]
     evidence_k = _evidence_k(root)
-    missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm")
+    missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm",
+                                 "11_chunking")
                if not (root / name / "results.json").is_file()]
     if not _mechanism_results(root):
         missing.append("06_q7_mechanism-*")
@@ -333,11 +334,56 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                                                     RANK_METRIC, "hit@5", "coverage@10", "mrr"]) if ranked
         else "_(no mechanism results)_",
         "relabel": relabel_rows(root),
+        "halo_rows": halo_rows(ranked, root),
+        "halo_table": markdown_table(halo_rows(ranked, root)),
         "casebook_rows": casebook_rows,
         "casebook_table": markdown_table(casebook_rows),
         "headline_table": markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
                                          ["row", *PIECES]),
     }
+
+
+def halo_rows(ranked: list[dict[str, Any]], root: Path | None = None) -> list[dict[str, Any]]:
+    """Halo's ranked claims (theirs) beside our figures for the same change, per language.
+
+    Ours: hit@5 differences from 11_chunking (structural − each strategy) and from the 06 mechanism
+    runs (reranker, hybrid overall and on the identifier subset), and the Top-5 / Top-20 context
+    cost from 11_chunking; "not run" where the notebook has no results.
+    """
+    theirs = halo()
+    chunking = _load("11_chunking", root)
+    out = []
+    for lang in ("zh", "en"):
+        if chunking:
+            parts = [f"vs {r['strategy']} {r['structural − strategy']:+.3f} {r['95% CI']}"
+                     for r in chunking["comparison_rows"] if r["language"] == lang and r["metric"] == "hit@5"]
+            ours = "structural − strategy, hit@5: " + "; ".join(parts)
+        else:
+            ours = "not run (11_chunking has no results)"
+        out.append({"change": "structural chunking", "language": lang,
+                    "Halo (theirs)": f"+{theirs['chunking']['structural_hit_rate_points']} points", "ours": ours})
+        for change, prefix, claim in (
+            ("reranker", "reranker:", f"+{theirs['reranker']['hit_rate_points']} points"),
+            ("hybrid search, all questions", "hybrid: hybrid", f"+{theirs['hybrid']['hit_rate_points']} points"),
+            ("hybrid search, identifier questions", "hybrid: hybrid · identifier questions", "far more"),
+        ):
+            rows = [r for r in ranked if r["language"] == lang and (
+                r["mechanism"].startswith(prefix) if prefix.endswith(":") else r["mechanism"] == prefix)]
+            ours = "; ".join(f"{r['mechanism']} hit@5 {r['hit@5']} ({r['questions']} questions, {r['verdict']})"
+                             for r in rows) or "not run"
+            out.append({"change": change, "language": lang, "Halo (theirs)": claim, "ours": ours})
+        if chunking:
+            small, large = (next(r for r in chunking["context_rows"] if r["language"] == lang and r["k"] == k)
+                            for k in (5, 20))
+            cut = 1 - small["tokens per question"] / large["tokens per question"]
+            ours = (f"Top-5 {small['tokens per question']:.0f} vs Top-20 {large['tokens per question']:.0f} tokens per "
+                    f"question ({cut:.0%} less); coverage {small['coverage']:.3f} vs {large['coverage']:.3f}; "
+                    "answers not compared")
+        else:
+            ours = "not run (11_chunking has no results)"
+        out.append({"change": "Top-5 instead of Top-20", "language": lang,
+                    "Halo (theirs)": f"cost cut by {theirs['context']['cost_cut']}", "ours": ours})
+    return out
 
 
 def archive_label_version(commit: str, note: str, root: Path | None = None,
