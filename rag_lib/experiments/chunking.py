@@ -30,6 +30,7 @@ from rag_lib.experiments.mechanisms import compare, effect_text
 from rag_lib.gold_spans import piece_spans, resolve_by_span
 from rag_lib.llm_calls import price_table
 from rag_lib.report import markdown_table
+from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
 
@@ -50,7 +51,11 @@ def _size_stats(chunks: Sequence[Chunk], counter: TokenCounter) -> dict[str, Any
     }
 
 
-def _scores(wb: Workbench, lang: str) -> tuple[dict[str, list[float]], list[float], dict[str, int | None]]:
+Scores = tuple[dict[str, Ranking], dict[str, list[float]], list[float], dict[str, int | None]]
+
+
+def _scores(wb: Workbench, lang: str) -> Scores:
+    """Rankings, per-question metrics, tokens of the Top-5 and Q7's piece ranks of one strategy and language."""
     questions = wb.benchmark.questions(answerable=True)
     rankings = wb.run("dense", questions, lang)
     table = wb.evaluate(rankings, (HitAt(5), PieceCoverage(10), MRR()))
@@ -58,25 +63,32 @@ def _scores(wb: Workbench, lang: str) -> tuple[dict[str, list[float]], list[floa
     tokens = [float(sum(approx_tokens(wb.by_id[cid].text) for cid in rankings[q.id].ids[:5])) for q in questions]
     q7 = wb.benchmark["q07"]
     ranks = piece_ranks(q7.pieces, wb.rank(q7.text(lang)))
-    return scores, tokens, {f"C{i}": r for i, r in enumerate(ranks, 1)}
+    return rankings, scores, tokens, {f"C{i}": r for i, r in enumerate(ranks, 1)}
 
 
-def context_cost(wb: Workbench, languages: Sequence[str], ks: Sequence[int] = (5, 20)) -> list[dict[str, Any]]:
-    """Top-k of dense retrieval with the structural chunks: tokens, estimated input cost, coverage."""
+def context_cost(wb: Workbench, rankings: dict[str, dict[str, Ranking]],
+                 ks: Sequence[int] = (5, 20)) -> list[dict[str, Any]]:
+    """Top-k of dense retrieval with the structural chunks (``rankings``: language → question id →
+    ranking, from the structural run): tokens, estimated input cost, coverage."""
     price = price_table()[PRICED_MODEL]["input_per_mtok"]
     rows = []
-    for lang in languages:
-        questions = wb.benchmark.questions(answerable=True)
-        rankings = wb.run("dense", questions, lang)
-        coverage = wb.evaluate(rankings, tuple(PieceCoverage(k) for k in ks))
+    questions = wb.benchmark.questions(answerable=True)
+    for lang, by_question in rankings.items():
+        coverage = wb.evaluate(by_question, tuple(PieceCoverage(k) for k in ks))
         for k in ks:
-            tokens = [approx_tokens(q.text(lang)) + sum(approx_tokens(wb.by_id[c].text) for c in rankings[q.id].ids[:k])
-                      for q in questions]
+            tokens = [approx_tokens(q.text(lang)) + sum(approx_tokens(wb.by_id[c].text)
+                                                        for c in by_question[q.id].ids[:k]) for q in questions]
             rows.append({"language": lang, "evidence": f"Top-{k} (dense order)", "k": k,
                          "tokens per question": round(float(np.mean(tokens)), 1),
                          "input cost per 1000 answers (USD)": round(float(np.mean(tokens)) * price / 1e6 * 1000, 4),
                          "coverage": round(float(coverage[f"coverage@{k}"].mean()), 4)})
     return rows
+
+
+def context_cut(result: dict[str, Any], lang: str) -> tuple[dict[str, Any], dict[str, Any], float]:
+    """The Top-5 and Top-20 context rows of ``lang`` and the share of tokens the Top-5 saves."""
+    small, large = (next(r for r in result["context_rows"] if r["language"] == lang and r["k"] == k) for k in (5, 20))
+    return small, large, 1 - small["tokens per question"] / large["tokens per question"]
 
 
 def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = ("zh", "en"),
@@ -91,6 +103,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
     counter = TokenCounter(base.embedder())
     declared = strategies()
     stats, scores, tokens, q7_rows, gold_diff = [], {}, {}, [], 0
+    structural_rankings: dict[str, dict[str, Ranking]] = {}
     for name in names:
         chunker = get_chunker(name, base.embedder(), base.store)
         chunks = chunker.chunk(pages)
@@ -105,8 +118,12 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
             entry["cosine_threshold"] = round(float(chunker.threshold or 0.0), 4)
         stats.append(entry)
         for lang in languages:
-            scores[name, lang], tokens[name, lang], q7 = _scores(wb, lang)
+            rankings, scores[name, lang], tokens[name, lang], q7 = _scores(wb, lang)
             q7_rows.append({"strategy": name, "language": lang, **q7})
+            if name == BASELINE:
+                structural_rankings[lang] = rankings
+        if name == BASELINE:
+            structural_wb = wb
     metric_rows, comparison_rows = [], []
     for name in names:
         for lang in languages:
@@ -131,7 +148,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
                                                        "structural − strategy", "95% CI", "p"]),
         "q7": markdown_table(q7_rows),
     }
-    context = context_cost(base, languages)
+    context = context_cost(structural_wb, structural_rankings)
     return {
         "tables": {**tables, "context": markdown_table(context, decimals={"tokens per question": 0})},
         "languages": list(languages), "strategies": stats, "metric_rows": metric_rows,
@@ -175,8 +192,7 @@ def findings(result: dict[str, Any]) -> list[str]:
         shown = "; ".join(f"{r['strategy']} " + "/".join(str(r[p]) for p in ("C1", "C2", "C3", "C4")) for r in rows)
         out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {shown}.")
     for lang in result["languages"]:
-        small, large = (_by(result["context_rows"], language=lang, k=k) for k in (5, 20))
-        cut = 1 - small["tokens per question"] / large["tokens per question"]
+        small, large, cut = context_cut(result, lang)
         out.append(f"Context ({lang}): the Top-5 sends {small['tokens per question']:.0f} tokens per question against "
                    f"{large['tokens per question']:.0f} for the Top-20 ({cut:.0%} less; Halo: "
                    f"{result['halo']['context']['cost_cut']}), with piece coverage {small['coverage']:.3f} against "

@@ -17,6 +17,7 @@ from rag_lib.casebook import halo, published
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import holm
+from rag_lib.experiments.chunking import context_cut
 from rag_lib.experiments.mechanisms import effect_text, kinds_text
 from rag_lib.io import write_json
 from rag_lib.report import markdown_table
@@ -301,6 +302,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
          "casebook (theirs)": f"{theirs['q8']['coverage']['k5']} → {theirs['q8']['coverage']['k6']}"},
     ]
     headline_lang = languages[0]
+    halo_claims = halo_rows(ranked, root)
     local = _load("10_local_llm", root)
     return {
         "local_llm": {"tasks": local["tasks"], "answer_table": local["answer_table"],
@@ -334,8 +336,8 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                                                     RANK_METRIC, "hit@5", "coverage@10", "mrr"]) if ranked
         else "_(no mechanism results)_",
         "relabel": relabel_rows(root),
-        "halo_rows": halo_rows(ranked, root),
-        "halo_table": markdown_table(halo_rows(ranked, root)),
+        "halo_rows": halo_claims,
+        "halo_table": markdown_table(halo_claims),
         "casebook_rows": casebook_rows,
         "casebook_table": markdown_table(casebook_rows),
         "headline_table": markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
@@ -373,9 +375,7 @@ def halo_rows(ranked: list[dict[str, Any]], root: Path | None = None) -> list[di
                              for r in rows) or "not run"
             out.append({"change": change, "language": lang, "Halo (theirs)": claim, "ours": ours})
         if chunking:
-            small, large = (next(r for r in chunking["context_rows"] if r["language"] == lang and r["k"] == k)
-                            for k in (5, 20))
-            cut = 1 - small["tokens per question"] / large["tokens per question"]
+            small, large, cut = context_cut(chunking, lang)
             ours = (f"Top-5 {small['tokens per question']:.0f} vs Top-20 {large['tokens per question']:.0f} tokens per "
                     f"question ({cut:.0%} less); coverage {small['coverage']:.3f} vs {large['coverage']:.3f}; "
                     "answers not compared")
