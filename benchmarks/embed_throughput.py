@@ -4,8 +4,11 @@
 
 Prints chunks/s and tokens/s for the default embedder with an empty cache (cold) and a full one
 (warm: nothing may be embedded), peak RSS, and all-MiniLM-L6-v2 through this workbook's ONNX
-backend next to sentence-transformers (installed by ``make bench``) as a ratio. Exits 2 when the
-chunks file does not exist yet.
+backend next to sentence-transformers (installed by ``make bench``) as a ratio. Then the arithmetic:
+the encoder's FLOPs per token (from its layer sizes and each input's length), the GFLOP/s the cold
+run achieved, and this machine's float32 matmul GFLOP/s measured by NumPy in the same process, as
+a ratio: how far the embedder is from what the cores can do. Exits 2 when the chunks file does not
+exist yet.
 """
 
 from __future__ import annotations
@@ -27,6 +30,35 @@ from rag_lib.embedding import EmbeddingStore, get_embedder
 from rag_lib.io import read_jsonl, write_json
 
 PEER_MODEL = "all-minilm-l6-v2-int8"
+# Encoder sizes (layers, hidden, feed-forward) from the model cards, for the FLOP count.
+ARCHITECTURE = {"intfloat/multilingual-e5-small": (12, 384, 1536),
+                "sentence-transformers/all-MiniLM-L6-v2": (6, 384, 1536)}
+
+
+def encoder_flops(lengths: list[int], layers: int, hidden: int, ffn: int, window: int = 512) -> float:
+    """Multiply-adds × 2 of a BERT encoder over inputs of ``lengths`` tokens (split into ``window``s):
+    per token and layer, Q/K/V/output projections 4·h², feed-forward 2·h·f, attention 2·n·h."""
+    total = 0.0
+    for n in lengths:
+        for start in range(0, n, window):
+            m = min(window, n - start)
+            total += layers * m * (4 * hidden * hidden + 2 * hidden * ffn + 2 * m * hidden)
+    return 2 * total
+
+
+def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
+    """This machine's float32 matmul rate through NumPy's BLAS (best of ``repeats``)."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(size, size)).astype(np.float32), rng.normal(size=(size, size)).astype(np.float32)
+    a @ b  # warm-up
+    best = min(_timed(lambda: a @ b) for _ in range(repeats))
+    return 2 * size**3 / best / 1e9
+
+
+def _timed(fn: Any) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
 
 
 def peak_rss_mib() -> float:
@@ -108,6 +140,16 @@ def main(argv: list[str] | None = None) -> int:
           f"({cold.stats.truncated} truncated)")
     print(f"warm: {warm_s:.3f} s, embedded {warm.stats.embedded}, reused {warm.stats.reused}")
 
+    arch = ARCHITECTURE.get(embedder.spec.hf_id)
+    if arch is not None:
+        lengths = embedder.token_lengths([c.embed_input for c in embeddable], "document")
+        flops = encoder_flops(lengths, *arch)
+        machine = matmul_gflops()
+        achieved = flops / cold_s / 1e9
+        report["arithmetic"] = {"flops_per_token": flops / tokens, "achieved_gflops": achieved,
+                                "numpy_matmul_gflops": machine, "ratio": achieved / machine}
+        print(f"arithmetic: {flops / tokens / 1e6:.1f} MFLOP per token; the cold run did {achieved:.1f} GFLOP/s, "
+              f"NumPy float32 matmul does {machine:.1f} GFLOP/s here: ratio {achieved / machine:.2f}")
     peer = peer_comparison([c.embed_input for c in embeddable])
     report["peer_comparison"] = peer
     print(f"{PEER_MODEL} (onnx int8): {peer['ours']['chunks_per_s']:.1f} chunks/s")

@@ -43,7 +43,7 @@ from IPython.display import Markdown, display
 
 from rag_lib import corpus as corpus_mod
 from rag_lib import figures, report
-from rag_lib.batch_labels import check_labels
+from rag_lib.batch_labels import label_status
 from rag_lib.casebook import published
 from rag_lib.config import snapshot_batches
 from rag_lib.experiments.corpus import findings
@@ -139,13 +139,17 @@ for b, s in batch_stats.items():
 # `data/benchmark/questions.yaml` is labelled on the default batch. Here every gold locator is
 # matched against each batch's chunks, and every `absent` string of an unanswerable question is
 # searched for: a hit means a page of that batch may answer the question, so its label needs a
-# person's review before that batch is scored (`rag_lib.batch_labels`; labels are not changed here).
+# person's review before that batch is scored. The reviews, and gold locators on pages only that batch
+# has, live in `data/benchmark/batches/<batch>.yaml` (`rag_lib.batch_labels`).
 
 # %%
-labels = {b: check_labels(b, c.chunks).to_json() for b, c in corpora.items()}
+labels = {b: label_status(b, c.chunks) for b, c in corpora.items()}
 table(
     {b: {"questions": v["questions"], "locators": v["locators"], "unresolved locators": len(v["unresolved_locators"]),
-         "absent check fails": ", ".join(v["absent_failed"]) or "none"} for b, v in labels.items()}, label="batch"
+         "absent check fails": ", ".join(v["absent_failed"]) or "none",
+         "extra gold locators (this batch only)": v["extra_locators"],
+         "answered in this batch": ", ".join(v["answered_here"]) or "none",
+         "unreviewed": ", ".join(v["unreviewed"]) or "none"} for b, v in labels.items()}, label="batch"
 )
 
 # %%
@@ -163,7 +167,10 @@ side_by_side = "\n".join(
     [f"| figure | {' | '.join(f'`{b}`' for b in batch_table)} |", "| --- |" + " --- |" * len(batch_table)]
     + [f"| {label} | " + " | ".join(f"{{batches.{b}.{key}}}" for b in batch_table) + " |" for label, key in rows]
     + ["| unresolved locators | " + " | ".join(f"{{labels.{b}.n_unresolved}}" for b in batch_table) + " |",
-       "| absent check fails | " + " | ".join(f"{{labels.{b}.absent_failed}}" for b in batch_table) + " |"]
+       "| absent check fails | " + " | ".join(f"{{labels.{b}.absent_failed}}" for b in batch_table) + " |",
+       "| extra gold locators | " + " | ".join(f"{{labels.{b}.extra_locators}}" for b in batch_table) + " |",
+       "| answered in this batch | " + " | ".join(f"{{labels.{b}.answered_here}}" for b in batch_table) + " |",
+       "| unreviewed | " + " | ".join(f"{{labels.{b}.unreviewed}}" for b in batch_table) + " |"]
 )
 
 # %% tags=["report"]

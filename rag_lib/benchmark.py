@@ -585,6 +585,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=main.__doc__)
     parser.add_argument("--path", default=str(DEFAULT_PATH))
     parser.add_argument("--chunks", default=None, help="chunks.jsonl (default: the snapshot batch's)")
+    parser.add_argument("--batch", default=None,
+                        help="a snapshot batch: its chunks, with its own labels (data/benchmark/batches/)")
     parser.add_argument("--audit", action="store_true",
                         help="list candidate gold chunks per piece (copies, phrase hits, better-ranked chunks)")
     parser.add_argument("--question", action="append", default=None, help="with --audit: only this id (repeatable)")
@@ -592,10 +594,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     from rag_lib.io import read_jsonl
 
-    chunks_path = Path(args.chunks) if args.chunks else batch_dir() / "chunks.jsonl"
+    if args.batch and args.chunks:
+        raise SystemExit("--batch and --chunks both name the chunks; pass one.")
+    chunks_path = Path(args.chunks) if args.chunks else batch_dir(args.batch) / "chunks.jsonl"
     with cli_errors():
         chunks = [Chunk.from_json(r) for r in read_jsonl(chunks_path)] if chunks_path.exists() else None
-        bench = load_benchmark(args.path, chunks)
+        if args.batch and chunks is not None:
+            from rag_lib.batch_labels import benchmark_for
+
+            on_batch = benchmark_for(args.batch, chunks, load_benchmark(args.path))
+            bench = on_batch.benchmark
+            for qid, why in on_batch.left_out.items():
+                print(f"left out on {args.batch}: {qid}: {why}")
+        else:
+            bench = load_benchmark(args.path, chunks)
         if args.audit:
             if chunks is None:
                 raise SystemExit(f"--audit needs the chunks: {chunks_path} does not exist. "
@@ -603,7 +615,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             from rag_lib import label_audit
 
             ids = args.question or [q.id for q in bench.questions(answerable=True)]
-            rankings = None if args.no_rank else label_audit.rankings_for(bench, ids)
+            rankings = None if args.no_rank else label_audit.rankings_for(bench, ids, batch=args.batch)
             print(label_audit.render(label_audit.audit(bench, chunks, rankings, args.question), bench))
             return
     print(f"ok: {bench.summary()}")

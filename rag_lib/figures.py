@@ -106,3 +106,30 @@ def threshold_sweep(sweeps: Mapping[str, Sequence[Mapping[str, float]]], chosen:
         if title:
             fig.suptitle(title, y=1.08)
         return save(fig, path)
+
+
+def size_curves(curve: Sequence[Mapping[str, float]], metrics: Sequence[str], path: Path, title: str = "") -> Path:
+    """One panel per language: each metric over corpus size (pages), with its ``<metric> lo/hi`` band."""
+    languages = list(dict.fromkeys(str(row["language"]) for row in curve))
+    styles = ("-", "--", ":")
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, len(languages), sharey=True, figsize=(3.6 * len(languages) + 2.4, 3.2),
+                                 squeeze=False)
+        for ax, lang in zip(axes[0], languages, strict=True):
+            rows = sorted((r for r in curve if r["language"] == lang), key=lambda r: r["pages"])
+            xs = [r["pages"] for r in rows]
+            for metric, style in zip(metrics, styles, strict=False):
+                ax.plot(xs, [r[metric] for r in rows], style, marker="o", markersize=3, color=colour(lang, 0),
+                        label=metric)
+                ax.fill_between(xs, [r[f"{metric} lo"] for r in rows], [r[f"{metric} hi"] for r in rows],
+                                color=colour(lang, 0), alpha=0.12, linewidth=0)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(xs, [str(x) for x in xs])
+            ax.set_title(lang, loc="left")
+            ax.set_xlabel("pages in the corpus")
+            ax.set_ylim(0, 1.05)
+        axes[0][0].set_ylabel("mean over answerable questions")
+        _legend_outside(axes[0][-1])
+        if title:
+            fig.suptitle(title, y=1.08)
+        return save(fig, path)

