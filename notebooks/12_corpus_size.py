@@ -52,12 +52,13 @@ settings(result["provenance"])
 # ## The corpora and the labels on the wide batch
 #
 # Chunks per size (mean over seeds), and what the wide batch's own labels add: extra gold locators
-# on pages the labelled batch lacks, and the unanswerable questions left out because a page of the
-# wide batch answers them (or nobody has reviewed them there).
+# on pages the labelled batch lacks, and a reviewer's decision on each unanswerable question whose
+# `absent` string occurs in the wide batch (answered there: left out of its scores).
 
 # %%
-table(result["size_rows"])
-table(result["labels"], label="wide batch labels")
+display(table(result["size_rows"], decimals={"chunks (mean over seeds)": 1}))
+print(f"extra gold locators on pages only the wide batch has: {result['labels']['extra_locators']}")
+table(result["label_rows"])
 
 # %% [markdown]
 # ## hit@5 and coverage@10 against corpus size (bands: bootstrap 95% over questions)
@@ -68,7 +69,7 @@ out.mkdir(parents=True, exist_ok=True)
 png = figures.size_curves(result["curve"], METRICS, out / "size_curves.png",
                           title="Dense retrieval as the corpus grows (nested corpora, seed-averaged)")
 display(Image(filename=str(png)))
-table(result["curve"])
+table(result["curve"], decimals={"declined (answerable)": 1})
 
 # %% [markdown]
 # ## Change from the labelled batch's pages (paired bootstrap 95% over questions)
@@ -92,7 +93,7 @@ table(result["q7_rows"])
 # labelled batch. Then the chunks that take such slots most often in the whole wide batch.
 
 # %%
-table(result["slot_rows"])
+display(table(result["slot_rows"], decimals={"non-gold slots per run": 1}))
 table(result["top_distractors"])
 
 # %% tags=["report"]

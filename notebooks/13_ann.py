@@ -60,7 +60,7 @@ table(result["comparison_rows"], ["batch", "setting", "language", "metric", "exa
                                   "95% CI", "p"], signed=["hnsw − exact"])
 
 # %% [markdown]
-# ## Q7: first rank of C1–C4 (empty: the index did not return the piece)
+# ## Q7: first rank of C1–C4 ("–": no build of the index returned the piece; a range when builds differ)
 
 # %%
 table(result["q7_rows"])

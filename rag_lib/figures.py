@@ -127,7 +127,8 @@ def size_curves(curve: Sequence[Mapping[str, float]], metrics: Sequence[str], pa
             ax.set_xticks(xs, [str(x) for x in xs])
             ax.set_title(lang, loc="left")
             ax.set_xlabel("pages in the corpus")
-            ax.set_ylim(0, 1.05)
+            low = min(r[f"{m} lo"] for r in curve for m in metrics)  # same scale in every panel
+            ax.set_ylim(max(0.0, low - 0.05), 1.02)
         axes[0][0].set_ylabel("mean over answerable questions")
         _legend_outside(axes[0][-1])
         if title:

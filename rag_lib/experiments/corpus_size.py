@@ -200,6 +200,9 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
         "languages": list(languages), "sizes": sizes, "seeds": seeds, "batch": conf["batch"],
         "base_batch": default_batch(), "n_answerable": len(questions),
         "labels": on_batch.to_json(), "size_rows": size_rows,
+        "label_rows": [{"question": q, "in the wide batch": "answered there: left out" if r.answered
+                        else "still unanswerable: kept", "reason": r.reason}
+                       for q, r in sorted(on_batch.labels.absent_review.items())],
         "curve": curve, "change_rows": change,
         # the curve keyed by language and size, for make check (results/expected.yaml)
         "by_size": {lang: {str(r["pages"]): {m: r[m] for m in (*METRICS, "declined (answerable)")}
@@ -208,10 +211,10 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
         "slot_rows": slot_summary, "top_distractors": top_distractors,
         "gate": {lang: calibrated_gate_parameters(lang) for lang in languages},
         "tables": {
-            "sizes": markdown_table(size_rows),
+            "sizes": markdown_table(size_rows, decimals={"chunks (mean over seeds)": 1}),
             "curve": markdown_table(curve, ["pages", "language", "hit@5", "hit@5 lo", "hit@5 hi", "coverage@10",
                                             "coverage@10 lo", "coverage@10 hi", "declined (answerable)",
-                                            "false refusal rate", "seeds"]),
+                                            "false refusal rate", "seeds"], decimals={"declined (answerable)": 1}),
             "change": markdown_table(change, ["pages", "language", "metric", "smallest", "this size", "change",
                                               "95% CI", "p"]),
             "q7": markdown_table(q7_summary),
