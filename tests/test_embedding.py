@@ -121,15 +121,6 @@ def test_length_batching_restores_input_order(minilm):
     np.testing.assert_allclose(batched, one_by_one, atol=1e-5)
 
 
-def test_an_order_free_embedder_gives_each_text_the_same_bytes_in_any_batch(e5):
-    texts = ["Secrets are encrypted.", "环境变量是明文的。", "a much longer passage " * 40, "d1"]
-    together = e5.embed_documents(texts)
-    assert e5.order_free
-    for i, text in enumerate(texts):
-        assert e5.embed_documents([text]).tobytes() == together[i].tobytes()
-    assert e5.embed_documents(texts[::-1])[::-1].tobytes() == together.tobytes()
-
-
 @pytest.mark.parametrize("name", [MINILM, E5])
 def test_same_input_gives_identical_bytes(name, minilm, e5):
     emb = minilm if name == MINILM else e5

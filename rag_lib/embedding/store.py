@@ -160,10 +160,6 @@ class EmbeddingStore:
         for chunk, key in zip(kept, keys, strict=True):
             if key not in cached:
                 todo.setdefault(key, chunk.embed_input)
-        if embedder.order_free:
-            # Longest first: a batch then holds texts of similar length, so the engine's threads finish
-            # together (about 1.7x faster on 2 cores, benchmarks/embed_throughput.py); the vectors are the same.
-            todo = dict(sorted(todo.items(), key=lambda kv: -len(kv[1])))
         todo_keys, todo_texts = list(todo), list(todo.values())
         truncated = overlong = 0
         bar = tqdm(total=len(todo), desc=f"embed {embedder.name}", unit="chunk",
