@@ -82,7 +82,9 @@ table(result["change_rows"], ["pages", "language", "metric", "smallest", "this s
 # ## Q7: first rank of C1–C4 (a range when the page orders disagree)
 
 # %%
-table(result["q7_rows"])
+display(table(result["q7_rows"]))
+print("In the whole wide batch, the chunk holding each piece's first rank:")
+table(result["q7_first"])
 
 # %% [markdown]
 # ## What takes the Top-5 slots that hold no gold chunk
@@ -117,6 +119,10 @@ language; nested corpora of `{{ batch }}` from the pages of `{{ base_batch }}`, 
 ## Q7 first ranks
 
 {{ tables.q7 }}
+
+In the whole wide batch, the chunk holding each piece's first rank:
+
+{{ tables.q7_first }}
 
 ## Non-gold Top-5 slots
 

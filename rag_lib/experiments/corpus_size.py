@@ -105,11 +105,15 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
     q7 = wide.benchmark["q07"]
 
     per_question: dict[tuple[int, str, str], list[list[float]]] = {}  # (size, lang, metric) -> per seed
-    rows, q7_rows, slots = [], [], []
+    rows, q7_rows, slots, q7_first = [], [], [], []
     by_slot: Counter[tuple[int, str, str]] = Counter()
     for lang in languages:
         full = wide.run("dense", questions, lang)
         q7_full = wide.rank(q7.text(lang))
+        for piece_id, chunks in zip(("C1", "C2", "C3", "C4"), q7.pieces, strict=True):  # whole wide batch
+            first = min(chunks, key=q7_full.rank_of)
+            q7_first.append({"language": lang, "piece": piece_id, "rank": q7_full.rank_of(first), "chunk": first,
+                             "page": wide.by_id[first].page, "added page": wide.by_id[first].page not in base_set})
         gate = get_gate("floor+aspects", **calibrated_gate_parameters(lang))
         for size in sizes:
             for s in seeds if len(base_pages) < size < len(all_pages) else seeds[:1]:
@@ -208,7 +212,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
         "by_size": {lang: {str(r["pages"]): {m: r[m] for m in (*METRICS, "declined (answerable)")}
                            for r in curve if r["language"] == lang} for lang in languages},
         "runs": rows, "q7_runs": q7_rows, "q7_rows": q7_summary,
-        "slot_rows": slot_summary, "top_distractors": top_distractors,
+        "slot_rows": slot_summary, "top_distractors": top_distractors, "q7_first": q7_first,
         "gate": {lang: calibrated_gate_parameters(lang) for lang in languages},
         "tables": {
             "sizes": markdown_table(size_rows, decimals={"chunks (mean over seeds)": 1}),
@@ -218,6 +222,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
             "change": markdown_table(change, ["pages", "language", "metric", "smallest", "this size", "change",
                                               "95% CI", "p"]),
             "q7": markdown_table(q7_summary),
+            "q7_first": markdown_table(q7_first),
             "slots": markdown_table(slot_summary, decimals={"non-gold slots per run": 1}),
             "top_distractors": markdown_table(top_distractors),
         },
@@ -256,6 +261,12 @@ def findings(result: dict[str, Any]) -> list[str]:
         a, b = _by(result["q7_rows"], pages=small, language=lang), _by(result["q7_rows"], pages=large, language=lang)
         out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {'/'.join(a[p] for p in ('C1', 'C2', 'C3', 'C4'))} with "
                    f"{small} pages, {'/'.join(b[p] for p in ('C1', 'C2', 'C3', 'C4'))} with {large}.")
+    for lang in result["languages"]:
+        added = [r for r in result["q7_first"] if r["language"] == lang and r["added page"]]
+        if added:
+            out.append(f"Q7 ({lang}) with {large} pages: " + "; ".join(
+                f"{r['piece']}'s first chunk (rank {r['rank']}) is on an added page, {r['page']}" for r in added)
+                + " (gold through the wide batch's own labels: it states the piece).")
     for lang in result["languages"]:
         row = _by(result["slot_rows"], pages=large, language=lang)
         kinds = ", ".join(f"{k} {row[k]:.0%}" for k in DISTRACTOR_KINDS)
