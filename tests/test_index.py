@@ -115,6 +115,8 @@ def test_postgres_exact_search_ranks_like_numpy_on_real_vectors(real: dict, pg) 
 def test_postgres_keeps_model_provenance_and_refuses_another_model(real: dict, pg) -> None:
     m = real["matrix"]
     assert pg.provenance() == m.provenance
+    versions = pg.server_versions()  # recorded with every result that used this server
+    assert versions["postgres"][0].isdigit() and versions["pgvector"].count(".") == 2
     with pytest.raises(IndexMismatchError, match="refusing to add vectors"):
         pg.add(real["chunks"], EmbeddingMatrix(m.ids, m.vectors, m.model, m.version, "another-checksum"))
     assert pg.provenance() == m.provenance  # nothing was written

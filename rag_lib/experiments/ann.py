@@ -83,6 +83,7 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
         approx: dict[str, list[dict[tuple[str, str], Ranking]]] = {setting_label(s): [] for s in hnsw_settings}
         store = PgVectorStore(f"ann_{hashlib.sha256(batch.encode()).hexdigest()[:8]}", dsn, reset=True)
         try:
+            versions = store.server_versions()
             store.add(wb.embeddable, matrix)
             for built in dict.fromkeys((s["m"], s["ef_construction"]) for s in hnsw_settings):
                 for _ in range(builds):
@@ -127,7 +128,8 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
             comparison, ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact", "95% CI", "p"]),
             "q7": markdown_table(q7_rows)},
         "provenance": {"retriever": "dense", "embedder": Workbench().embedder().describe(), "n_boot": n_boot,
-                       "seed": seed, "ann": conf, "store": "pgvector (Postgres)", "recall_k": RECALL_K,
+                       "seed": seed, "ann": conf, "store": f"Postgres {versions['postgres']}, pgvector "
+                                                             f"{versions['pgvector']}", "recall_k": RECALL_K,
                        "hnsw_returns": "at most ef_search rows; the rest are unmatched, never filled from "
                                        "exact search"},
     }

@@ -143,6 +143,12 @@ class PgVectorStore:
                 f"{theirs}. Embed queries with the model that embedded the chunks."
             )
 
+    def server_versions(self) -> dict[str, str]:
+        """Postgres's and pgvector's versions (provenance: HNSW behaviour differs between releases)."""
+        postgres = self.conn.execute("SHOW server_version").fetchone()[0]
+        vector = self.conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
+        return {"postgres": str(postgres), "pgvector": str(vector)}
+
     def _all_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute(f"SELECT id FROM {self.table} ORDER BY ord")]
 
