@@ -210,6 +210,16 @@ def chunk_id(slug: str, ordinal: int, text: str) -> str:
     return f"{slug.replace('/', '-')}-{ordinal:03d}-{digest}"
 
 
+def chunk_id_slug(cid: str) -> str:
+    """The page-slug part of a :func:`chunk_id` (``/`` written as ``-``); a chunk id names its page."""
+    return cid.rsplit("-", 2)[0]
+
+
+def chunk_id_digest(cid: str) -> str:
+    """The text-hash part of a :func:`chunk_id`: equal for the same text wherever it is rendered."""
+    return cid.rsplit("-", 1)[-1]
+
+
 def _sections(blocks: Sequence[Block]) -> list[list[Block]]:
     """Group blocks so that each group starts at a heading (the first may have none)."""
     groups: list[list[Block]] = [[]]

@@ -34,6 +34,7 @@ from typing import Any
 import yaml
 
 from rag_lib.benchmark import LANGS, Benchmark, Piece, Question, plain_text
+from rag_lib.chunking import chunk_id_slug
 from rag_lib.config import BENCHMARK_DIR
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError
@@ -110,11 +111,6 @@ def load_decisions(path: str | Path = DECISIONS_PATH) -> dict[tuple[str, str, st
     return out
 
 
-def _page_slug(chunk_id: str) -> str:
-    """``workers-configuration-secrets-012-f8a55c65`` → ``workers-configuration-secrets`` (see ``Chunk.id``)."""
-    return chunk_id.rsplit("-", 2)[0]
-
-
 def unapplied(bench: Benchmark, decisions: Mapping[tuple[str, str, str], Decision],
               chunk_ids: Iterable[str]) -> list[str]:
     """Decisions the labels do not carry out, or that name an unknown question, piece or chunk.
@@ -123,10 +119,10 @@ def unapplied(bench: Benchmark, decisions: Mapping[tuple[str, str, str], Decisio
     decisions file serves every batch) and is skipped here.
     """
     known = set(chunk_ids)
-    pages = {_page_slug(cid) for cid in known}
+    pages = {chunk_id_slug(cid) for cid in known}
     problems = []
     for (qid, pid, cid), d in sorted(decisions.items()):
-        if _page_slug(cid) not in pages:
+        if chunk_id_slug(cid) not in pages:
             continue
         try:
             q = bench[qid]

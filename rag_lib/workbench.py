@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -27,6 +27,9 @@ from rag_lib.embedding.store import EmbeddingMatrix, EmbeddingStore
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import DEFAULT_MEASURES, Measure, evaluate
 from rag_lib.retrieval import Ranking, Retriever, get_retriever
+
+if TYPE_CHECKING:
+    from rag_lib.batch_labels import BatchBenchmark
 
 
 @dataclass(frozen=True)
@@ -99,9 +102,14 @@ class Workbench:
         batch's own labels (:func:`rag_lib.batch_labels.benchmark_for`)."""
         if self.batch in (None, default_batch()):
             return load_benchmark(chunks=self.chunks)
+        return self.batch_benchmark.benchmark
+
+    @cached_property
+    def batch_benchmark(self) -> BatchBenchmark:
+        """The benchmark on this batch with the batch's own labels, and the questions left out and why."""
         from rag_lib.batch_labels import benchmark_for  # it imports the benchmark; only other batches need it
 
-        return benchmark_for(self.batch, self.chunks).benchmark
+        return benchmark_for(self.batch or default_batch(), self.chunks)
 
     def embedder(self, name: str | None = None) -> BaseEmbedder:
         name = name or default_embedder_name()

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from rag_lib.answer import calibrated_gate_parameters
-from rag_lib.batch_labels import benchmark_for
+from rag_lib.chunking import chunk_id_digest
 from rag_lib.config import default_batch, settings
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
@@ -67,7 +67,7 @@ def product(page: str) -> str:
 
 def text_key(chunk: Chunk) -> str:
     """The chunk id's text hash: equal for the same text wherever it is rendered (a shared partial)."""
-    return chunk.id.rsplit("-", 1)[-1]
+    return chunk_id_digest(chunk.id)
 
 
 def distractor_kind(chunk: Chunk, gold_pages: set[str], copies: Mapping[str, set[str]]) -> str:
@@ -90,7 +90,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
     """Every size × seed × language; see the module docstring."""
     conf = scale_settings()
     wide = Workbench(conf["batch"])
-    on_batch = benchmark_for(conf["batch"], wide.chunks)
+    on_batch = wide.batch_benchmark
     questions = wide.benchmark.questions(answerable=True)
     base_pages = sorted({c.page for c in load_chunks(default_batch())})
     all_pages = sorted({c.page for c in wide.chunks})

