@@ -14,7 +14,7 @@ from rag_lib.documents import Chunk
 from rag_lib.errors import IndexMismatchError
 from rag_lib.retrieval import Ranking, Retriever, available_retrievers, get_retriever
 from rag_lib.retrieval.bm25 import BM25Retriever
-from rag_lib.retrieval.dense import DenseRetriever
+from rag_lib.retrieval.dense import DenseRetriever, cosine_scores
 from rag_lib.retrieval.diversity import demote_near_duplicates, jaccard, mmr, shingles
 from rag_lib.retrieval.hybrid import HybridRetriever, rrf
 from rag_lib.retrieval.tokenize import Tokenizer
@@ -286,3 +286,16 @@ def test_identifiers_are_exact(text: str, expected: list[str]) -> None:
     from rag_lib.text import identifiers
 
     assert identifiers(text) == expected
+
+
+def test_cosine_scores_on_hand_made_vectors() -> None:
+    """A query (3, 4) against unit rows: cosines 0.6, 0.8 and -0.6, the query scaled to unit length
+    first; BLAS keeps its thread setting after the single-threaded product."""
+    from threadpoolctl import threadpool_info
+
+    before = [lib["num_threads"] for lib in threadpool_info()]
+    vectors = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]], dtype=np.float32)
+    np.testing.assert_allclose(cosine_scores(vectors, np.array([3.0, 4.0])), [0.6, 0.8, -0.6], rtol=1e-6)
+    assert [lib["num_threads"] for lib in threadpool_info()] == before
+    with pytest.raises(IndexMismatchError, match="3 dimensions but the stored vectors have 2"):
+        cosine_scores(vectors, np.ones(3))

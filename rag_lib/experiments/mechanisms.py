@@ -209,8 +209,7 @@ class BaselineDense:
 
     def __call__(self, text: str) -> Ranking:
         if text not in self._rankings:
-            q = self.vector(text)
-            scores = self.retriever.vectors @ (q / max(float(np.linalg.norm(q)), 1e-12))
+            scores = self.retriever.scores_of_vector(self.vector(text))
             self._rankings[text] = Ranking.from_scores(self.retriever.ids, scores, source=self.retriever.name)
         return self._rankings[text]
 

@@ -51,14 +51,3 @@ def check_same_model(stored: dict[str, str] | None, incoming: dict[str, str], wh
             f"{where} holds vectors of {stored}; refusing to add vectors of {incoming}. "
             "Never mix models in one index: use another store name, or drop the store and re-embed."
         )
-
-
-def unit_query(query: np.ndarray, dimension: int) -> np.ndarray:
-    """The query as a float32 unit vector; a dimension mismatch names both sizes."""
-    q = np.asarray(query, dtype=np.float32).reshape(-1)
-    if q.shape[0] != dimension:
-        raise IndexMismatchError(
-            f"query vector has {q.shape[0]} dimensions but the stored vectors have {dimension}; "
-            "embed queries with the model that embedded the chunks"
-        )
-    return q / max(float(np.linalg.norm(q)), 1e-12)

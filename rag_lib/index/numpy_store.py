@@ -8,9 +8,9 @@ import numpy as np
 
 from rag_lib.documents import Chunk
 from rag_lib.embedding.store import EmbeddingMatrix
-from rag_lib.index.base import check_same_model, unit_query
+from rag_lib.index.base import check_same_model
 from rag_lib.retrieval.base import Ranking
-from rag_lib.retrieval.dense import unit_rows
+from rag_lib.retrieval.dense import cosine_scores, unit_rows
 
 
 class NumpyStore:
@@ -42,7 +42,7 @@ class NumpyStore:
         if method != "exact":
             raise ValueError(f"the numpy store searches exactly only (method 'exact'); got {method!r}. "
                              "Use open_store('pgvector') for HNSW.")
-        scores = self.vectors @ unit_query(query, self.vectors.shape[1])
+        scores = cosine_scores(self.vectors, query)
         return Ranking.from_scores(self.ids, scores, source="numpy:exact")
 
     def close(self) -> None:

@@ -30,9 +30,10 @@ from pgvector.psycopg import register_vector
 from rag_lib.documents import Chunk
 from rag_lib.embedding.store import EmbeddingMatrix
 from rag_lib.errors import IndexMismatchError
-from rag_lib.index.base import check_same_model, unit_query
+from rag_lib.index.base import check_same_model
 from rag_lib.index.pgserver import resolve_dsn
 from rag_lib.retrieval.base import Ranking
+from rag_lib.retrieval.dense import unit_query
 
 _NAME_RE = re.compile(r"^[a-z0-9_]{1,40}$")
 TEXT_CONFIG = "english"  # the documentation is English; Chinese questions match through dense only
