@@ -38,14 +38,14 @@ def _rank(args: argparse.Namespace) -> int:
 
 def _ask(args: argparse.Namespace) -> int:
     from rag_lib.answer import answer_question, cli_recorder
-    from rag_lib.config import settings
+    from rag_lib.config import run_config
     from rag_lib.explain import resolve_question
     from rag_lib.generation import get_generator
     from rag_lib.workbench import Workbench
 
     wb = Workbench()
     question, _ = resolve_question(wb, printable(args.question), args.lang)
-    name = args.generator or str(settings()["generation"]["default"])
+    name = args.generator or run_config().generator
     backend = name.partition(":")[0]  # "llama_cpp:qwen2.5-coder-0.5b" is the llama_cpp backend
     kwargs: dict[str, Any] = {}
     if backend in {"openai", "llama_cpp"}:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import cache_dir, results_dir, shown_path
+from rag_lib.config import TOP_K, cache_dir, results_dir, shown_path
 from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evidence import get_gate
@@ -162,7 +162,7 @@ class AskOutcome:
 
 
 def answer_question(
-    question: str, key: str = "dense", k: int = 5, generator: str | Generator | None = None,
+    question: str, key: str = "dense", k: int = TOP_K, generator: str | Generator | None = None,
     workbench: Workbench | None = None, max_evidence_tokens: int = MAX_EVIDENCE_TOKENS,
 ) -> AskOutcome:
     """Rank, gate and answer one question with the workbook's defaults.

@@ -8,6 +8,7 @@ and API credentials, which are never written to disk.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -47,9 +48,59 @@ def settings() -> dict[str, Any]:
         return yaml.safe_load(fh)
 
 
+@dataclass(frozen=True)
+class RunConfig:
+    """One run's choices: which corpus, models and cut-offs, from ``workbook.yaml``.
+
+    ``RunConfig.from_settings(k=10)`` overrides single values (papermill parameters do the same per
+    notebook); an unknown name is an error, so a misspelt override never runs with the default.
+    Settings of one experiment only (``chunking``, ``scale``, ``ann``, ``reproduce``) stay with it.
+    """
+
+    batch: str  # snapshot.batch
+    embedder: str  # embedding.default
+    k: int  # retrieval.top_k: the chunks generation sees
+    rrf_k: int  # retrieval.rrf_k
+    rerank_candidates: int  # retrieval.rerank_candidates
+    generator: str  # generation.default
+    temperature: float  # generation.temperature: every LLM backend's default
+    llm_tasks: dict[str, str] = field(default_factory=dict)  # generation.llm_tasks: task -> backend:model
+
+    @classmethod
+    def from_settings(cls, **overrides: Any) -> RunConfig:
+        """The workbook's configuration with ``overrides`` (``None`` keeps the workbook's value)."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"unknown run setting(s) {unknown}; RunConfig has {sorted(known)}")
+        s = settings()
+        config = cls(
+            batch=str(s["snapshot"]["batch"]),
+            embedder=str(s["embedding"]["default"]),
+            k=int(s["retrieval"]["top_k"]),
+            rrf_k=int(s["retrieval"]["rrf_k"]),
+            rerank_candidates=int(s["retrieval"]["rerank_candidates"]),
+            generator=str(s["generation"]["default"]),
+            temperature=float(s["generation"]["temperature"]),
+            llm_tasks={str(task): str(model) for task, model in s["generation"]["llm_tasks"].items()},
+        )
+        return replace(config, **{name: value for name, value in overrides.items() if value is not None})
+
+
+@cache
+def run_config() -> RunConfig:
+    """The workbook's configuration, without overrides."""
+    return RunConfig.from_settings()
+
+
+# Defaults of the library's ``k`` (top-k) and ``rrf_k`` arguments: the workbook's, never a literal.
+TOP_K = run_config().k
+RRF_K = run_config().rrf_k
+
+
 def default_batch() -> str:
     """The corpus snapshot batch the workbook runs on."""
-    return str(settings()["snapshot"]["batch"])
+    return run_config().batch
 
 
 def snapshot_batches() -> list[str]:

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from rag_lib.benchmark import Question
+from rag_lib.config import TOP_K
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import Diagnosis, diagnose, piece_ranks
 from rag_lib.generation.base import question_problem
@@ -132,7 +133,7 @@ def check_k(k: int, n_chunks: int) -> None:
 
 
 def explain(
-    question: str | Question, key: str = "dense", k: int = 5, lang: str | None = None,
+    question: str | Question, key: str = "dense", k: int = TOP_K, lang: str | None = None,
     workbench: Workbench | None = None,
 ) -> Explanation:
     """Rank ``question`` and locate its gold pieces.

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rag_lib.config import TOP_K
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.errors import WorkbookError
@@ -22,7 +23,7 @@ def question_choices(wb: Workbench, lang: str) -> list[tuple[str, str]]:
     return [("(free text)", "")] + [(f"{q.id}: {q.text(lang)}", q.id) for q in wb.benchmark.questions()]
 
 
-def build_explorer(workbench: Workbench | None = None, question: str = "q07", lang: str = "zh", k: int = 5) -> Any:
+def build_explorer(workbench: Workbench | None = None, question: str = "q07", lang: str = "zh", k: int = TOP_K) -> Any:
     """A widget box: benchmark question picker or free text, configuration, k, language, rows.
 
     Returns the ``ipywidgets.VBox``; display it in JupyterLab. A change re-ranks with

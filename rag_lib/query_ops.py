@@ -31,6 +31,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from rag_lib.config import RRF_K
 from rag_lib.generation.base import LLMGenerator, question_problem
 from rag_lib.llm_calls import LLMRequest
 from rag_lib.retrieval import Ranking
@@ -100,7 +101,7 @@ def round_robin(rankings: Sequence[Ranking]) -> Ranking:
     return Ranking(ids, tuple(1.0 / (i + 1) for i in range(len(ids))), source=source)
 
 
-def fuse(rankings: Sequence[Ranking], method: str = "rrf", k: int = 60) -> Ranking:
+def fuse(rankings: Sequence[Ranking], method: str = "rrf", k: int = RRF_K) -> Ranking:
     """Merge the rankings of a question's parts into one full ranking.
 
     Parameters

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from rag_lib.benchmark import Question
+from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import piece_ranks
 from rag_lib.generation import GenerationResult, Generator, LLMGenerator, get_generator
@@ -363,7 +364,7 @@ def run_recovery(
     question: Question,
     lang: str,
     decomposer: Decomposer,
-    k: int = 5,
+    k: int = TOP_K,
     retriever: str = "dense",
     generator: Generator | None = None,
 ) -> RecoveryResult:

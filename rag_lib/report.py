@@ -27,17 +27,39 @@ if TYPE_CHECKING:
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.@\-]+)(?::([^{}]+))?\}")
 
 
+_PATH_PART = re.compile(r"\[[^\]]*\]|[^.\[]+")
+
+
 def lookup(data: Any, dotted: str) -> Any:
-    """``lookup({"a": {"b": [5]}}, "a.b.0") == 5``; a missing key raises ``KeyError`` naming the path."""
+    """Follow a dotted path into results: ``lookup({"a": {"b": [5]}}, "a.b.0") == 5``.
+
+    A part in brackets selects the one row of a list whose fields match, so a path names a condition
+    instead of a list position: ``summary_rows[configuration=dense:e5,language=zh].hit@5``. A missing
+    key, or a selector that matches no row or several, raises ``KeyError`` naming the path.
+    """
     node = data
-    for part in dotted.split("."):
-        if isinstance(node, list) and part.lstrip("-").isdigit():
+    for part in _PATH_PART.findall(dotted):
+        if part.startswith("[") and isinstance(node, list):
+            node = _select_row(node, part[1:-1], dotted)
+        elif isinstance(node, list) and part.lstrip("-").isdigit():
             node = node[int(part)]
         elif isinstance(node, dict) and part in node:
             node = node[part]
         else:
             raise KeyError(f"report placeholder {{{dotted}}}: {part!r} is not in results.json")
     return node
+
+
+def _select_row(rows: list[Any], selector: str, dotted: str) -> Any:
+    """The one row of ``rows`` whose fields equal ``selector``'s ``field=value`` pairs (values as text)."""
+    wanted = dict(pair.split("=", 1) for pair in selector.split(",") if "=" in pair)
+    if not wanted or len(wanted) != len(selector.split(",")):
+        raise KeyError(f"{dotted}: selector [{selector}] must be field=value pairs separated by commas")
+    matches = [row for row in rows if isinstance(row, dict)
+               and all(k in row and str(row[k]) == v for k, v in wanted.items())]
+    if len(matches) != 1:
+        raise KeyError(f"{dotted}: [{selector}] matches {len(matches)} rows, not exactly one")
+    return matches[0]
 
 
 def render(template: str, data: dict[str, Any]) -> str:

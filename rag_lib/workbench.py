@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from rag_lib.benchmark import Benchmark, Question, load_benchmark
-from rag_lib.config import default_batch, settings
+from rag_lib.config import default_batch, run_config
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
 from rag_lib.embedding import get_embedder
@@ -136,7 +136,7 @@ class Workbench:
                 kwargs["matrix"] = self.matrix(key.embedder)
                 kwargs["embedder"] = self.embedder(key.embedder)
             if key.retriever == "hybrid":
-                kwargs["k"] = int(settings()["retrieval"]["rrf_k"])
+                kwargs["k"] = run_config().rrf_k
             self._retrievers[key] = get_retriever(key.retriever, **kwargs)
         return self._retrievers[key]
 

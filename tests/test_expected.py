@@ -30,3 +30,38 @@ def test_ok_okish_fail_and_missing(tmp_path: Path) -> None:
     (tmp_path / "expected.yaml").write_text("\n".join(lines[:5]) + "\n")
     freeze(tmp_path)
     assert [v.status for v in verdicts(tmp_path)] == ["OK", "OK", "OK", "OK"]
+
+
+def test_a_selector_names_the_row_by_its_condition() -> None:
+    from rag_lib.report import lookup
+
+    rows = {"rows": [{"model": "a", "lang": "zh", "hit": 0.5}, {"model": "a", "lang": "en", "hit": 0.9},
+                     {"model": "b.v1.5", "lang": "zh", "hit": 0.1}]}
+    assert lookup(rows, "rows[model=a,lang=en].hit") == 0.9
+    assert lookup(rows, "rows[model=b.v1.5].hit") == 0.1  # a dot inside the brackets is part of the value
+    with pytest.raises(KeyError, match=r"\[model=a\] matches 2 rows"):
+        lookup(rows, "rows[model=a].hit")
+    with pytest.raises(KeyError, match=r"\[model=c\] matches 0 rows"):
+        lookup(rows, "rows[model=c].hit")
+    with pytest.raises(KeyError, match="field=value pairs"):
+        lookup(rows, "rows[a].hit")
+
+
+def test_committed_expected_figures_name_conditions_not_list_positions() -> None:
+    """A path that indexes a list by position silently checks another condition when rows are added."""
+    import re
+
+    import yaml
+
+    from rag_lib.config import RESULTS_DIR
+    from rag_lib.report import lookup
+
+    figures = yaml.safe_load((RESULTS_DIR / "expected.yaml").read_text(encoding="utf-8"))["figures"]
+    positional = []
+    for figure in figures:
+        results = json.loads((RESULTS_DIR / figure["experiment"] / "results.json").read_text(encoding="utf-8"))
+        parts = re.findall(r"\[[^\]]*\]|[^.\[]+", figure["path"])
+        for i, part in enumerate(parts):
+            if part.isdigit() and isinstance(lookup(results, ".".join(parts[:i])) if i else results, list):
+                positional.append(f"{figure['experiment']}:{figure['path']}")
+    assert positional == []

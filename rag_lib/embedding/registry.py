@@ -6,7 +6,7 @@ import dataclasses
 import importlib
 from typing import Any
 
-from rag_lib.config import settings
+from rag_lib.config import run_config
 from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, get_spec, load_specs
 from rag_lib.embedding.files import resolve
 from rag_lib.errors import ModelUnavailableError
@@ -28,7 +28,7 @@ def _backend_class(backend: str) -> type[BaseEmbedder]:
 
 def default_embedder_name() -> str:
     """The workbook's default embedder (``embedding.default`` in ``rag_lib/workbook.yaml``)."""
-    return str(settings()["embedding"]["default"])
+    return run_config().embedder
 
 
 def get_embedder(name: str | None = None, **kw: Any) -> BaseEmbedder:

@@ -27,6 +27,7 @@ from enum import StrEnum
 
 import pandas as pd
 
+from rag_lib.config import TOP_K
 from rag_lib.retrieval.base import Ranking
 
 Pieces = Sequence[Collection[str]]  # one question's gold: a set of acceptable chunk ids per piece
@@ -156,7 +157,9 @@ class PieceCoverage(QuestionMeasure):
         return sum(r is not None and r <= self.k for r in piece_ranks(pieces, ranking)) / len(pieces)
 
 
-DEFAULT_MEASURES: tuple[Measure, ...] = (HitAt(5), PieceCoverage(5), PieceCoverage(10), RecallAt(5), MRR(), NDCGAt(10))
+DEFAULT_MEASURES: tuple[Measure, ...] = (
+    HitAt(TOP_K), PieceCoverage(TOP_K), PieceCoverage(10), RecallAt(TOP_K), MRR(), NDCGAt(10)
+)
 
 
 def evaluate(

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.benchmark import Q7_PHRASINGS
+from rag_lib.config import TOP_K
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import DEFAULT_MEASURES, PieceCoverage, diagnose, piece_ranks
@@ -24,7 +25,8 @@ def configurations(embedders: Sequence[str], status: dict[str, bool | str]) -> l
 
 
 def run_bakeoff(
-    embedders: Sequence[str], k: int = 5, languages: Sequence[str] = ("zh", "en"), workbench: Workbench | None = None
+    embedders: Sequence[str], k: int = TOP_K, languages: Sequence[str] = ("zh", "en"),
+    workbench: Workbench | None = None,
 ) -> dict[str, Any]:
     """Rank every answerable question with every configuration and summarise.
 

@@ -23,6 +23,7 @@ import numpy as np
 
 from rag_lib.casebook import halo
 from rag_lib.chunkers import SemanticChunker, TokenCounter, get_chunker, strategies
+from rag_lib.config import TOP_K
 from rag_lib.corpus import load_pages
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import MRR, HitAt, PieceCoverage, piece_ranks
@@ -58,7 +59,7 @@ def _scores(wb: Workbench, lang: str) -> Scores:
     """Rankings, per-question metrics, tokens of the Top-5 and Q7's piece ranks of one strategy and language."""
     questions = wb.benchmark.questions(answerable=True)
     rankings = wb.run("dense", questions, lang)
-    table = wb.evaluate(rankings, (HitAt(5), PieceCoverage(10), MRR()))
+    table = wb.evaluate(rankings, (HitAt(TOP_K), PieceCoverage(10), MRR()))
     scores = {m: [float(v) for v in table[m]] for m in METRICS}
     tokens = [float(sum(approx_tokens(wb.by_id[cid].text) for cid in rankings[q.id].ids[:5])) for q in questions]
     q7 = wb.benchmark["q07"]

@@ -27,7 +27,7 @@ import numpy as np
 
 from rag_lib.answer import calibrated_gate_parameters
 from rag_lib.chunking import chunk_id_digest
-from rag_lib.config import default_batch, settings
+from rag_lib.config import TOP_K, default_batch, settings
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
@@ -39,7 +39,7 @@ from rag_lib.workbench import Workbench
 
 METRICS = ("hit@5", "coverage@10")
 DISTRACTOR_KINDS = ("same page as gold", "copy on another page", "same product, other page", "other product")
-TOP = 5  # the slots generation sees (retrieval.top_k)
+TOP = TOP_K  # the slots generation sees (retrieval.top_k)
 
 
 def scale_settings() -> dict[str, Any]:

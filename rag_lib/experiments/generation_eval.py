@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
+from rag_lib.config import TOP_K
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Gate, label_insufficient
 from rag_lib.generation import Generator
@@ -24,7 +25,7 @@ from rag_lib.workbench import Workbench
 
 
 def answer_question(
-    question: str, wb: Workbench, gated: GatedGenerator, key: str = "dense", k: int = 5
+    question: str, wb: Workbench, gated: GatedGenerator, key: str = "dense", k: int = TOP_K
 ) -> tuple[GatedResult, Ranking | None]:
     """Retrieve the Top-``k``, gate, and generate; an unusable question is refused before retrieval.
 
@@ -38,7 +39,7 @@ def answer_question(
 
 
 def run_generation_eval(
-    wb: Workbench, gate: Gate, generator: Generator, lang: str = "en", k: int = 5, key: str = "dense"
+    wb: Workbench, gate: Gate, generator: Generator, lang: str = "en", k: int = TOP_K, key: str = "dense"
 ) -> dict[str, Any]:
     """Answer every benchmark question behind ``gate``; return JSON-ready counts and per-question rows."""
     gated = GatedGenerator(generator, gate)
@@ -119,7 +120,7 @@ BAD_INPUTS: tuple[tuple[str, str], ...] = (
 
 
 def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_question: str,
-                   key: str = "dense", k: int = 5) -> list[dict[str, Any]]:
+                   key: str = "dense", k: int = TOP_K) -> list[dict[str, Any]]:
     """One row per bad input and per scripted backend fault: where it stopped, status and error kind.
 
     Bad inputs go through the whole pipeline (retrieval, ``gate``, ``generator``). Backend faults

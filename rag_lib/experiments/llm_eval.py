@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from rag_lib.config import settings
+from rag_lib.config import TOP_K, run_config
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Gate, GateDecision
 from rag_lib.experiments.generation_eval import run_generation_eval
@@ -79,7 +79,7 @@ def _rate(num: int, den: int) -> float | None:
 
 
 def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = None,
-                    languages: Sequence[str] = ("zh", "en"), k: int = 5, key: str = "dense") -> dict[str, Any]:
+                    languages: Sequence[str] = ("zh", "en"), k: int = TOP_K, key: str = "dense") -> dict[str, Any]:
     """Answers to every benchmark question, ungated and behind ``gate``, per language.
 
     The gated run reuses the ungated run's recorded calls wherever the gate lets a question through
@@ -97,7 +97,7 @@ def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = Non
     return out
 
 
-def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = 5,
+def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
                   key: str = "dense", with_model_choice: bool = True) -> dict[str, Any]:
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
     ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
@@ -129,7 +129,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     judge_rows = llm_judge_rows(judge, beside)
     out = {
         "languages": list(languages), "k": k, "retriever": key, "provenance": wb.provenance(key),
-        "tasks": dict(settings()["generation"]["llm_tasks"]),
+        "tasks": dict(run_config().llm_tasks),
         "models": {name: spec.provenance() for name, spec in local_models().items()},
         "model_choice": run_model_choice(wb, k=k, languages=languages) if with_model_choice else None,
         "answers": answers, "answer_rows": rows, "answer_table": markdown_table(rows, ANSWER_COLUMNS),

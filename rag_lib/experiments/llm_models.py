@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark import Question
+from rag_lib.config import TOP_K
 from rag_lib.evidence import LLMJudgeGate, label_insufficient
 from rag_lib.experiments.mechanisms import LLM_MAX_TOKENS
 from rag_lib.generation import get_generator
@@ -79,7 +80,7 @@ def _records(recorder: CallRecorder, keys: Sequence[str]) -> list[Any]:
     return [r for k in keys if (r := recorder.load(k)) is not None]
 
 
-def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDIDATES, k: int = 5,
+def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDIDATES, k: int = TOP_K,
                      languages: Sequence[str] = ("zh", "en"), seed: int = 0, rerank_questions: int = 1,
                      ) -> dict[str, Any]:
     """Every task of :data:`TASKS` with every model on :func:`sample_questions`; JSON-ready."""

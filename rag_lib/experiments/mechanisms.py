@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark import Q7_PHRASINGS, Question
-from rag_lib.config import settings
+from rag_lib.config import RRF_K, TOP_K, run_config, settings
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.errors import WorkbookError
@@ -67,7 +67,7 @@ class Variant:
     name: str
     description: str
     rank: Callable[[str], Ranking]
-    evidence_k: int = 5
+    evidence_k: int = TOP_K
     languages: tuple[str, ...] | None = None
     q7_phrasings: tuple[str | None, ...] = Q7_PHRASINGS
     notes: list[str] = field(default_factory=list)
@@ -277,7 +277,7 @@ def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER,
     ``subset`` limits the whole-benchmark comparison to a seeded, stratified subset of that many
     answerable questions (an LLM reranker costs minutes per question here); Q7 always runs.
     """
-    n = int(candidates or settings()["retrieval"]["rerank_candidates"])
+    n = int(candidates or run_config().rerank_candidates)
     reranker = get_reranker(name)
     texts = {c.id: c.embed_input for c in wb.embeddable}
     ids = benchmark_subset(wb.benchmark.questions(answerable=True), subset) if subset else None
@@ -295,7 +295,7 @@ def _split_rank(base: BaselineDense, split: Callable[[str], list[str]], fusion: 
 
 
 def query_split_variants(base: BaselineDense, qllm: QueryLLM | None, llm_languages: Sequence[str] = ("zh", "en"),
-                         fusions: Sequence[str] = ("rrf", "round_robin"), rrf_k: int = 60) -> list[Variant]:
+                         fusions: Sequence[str] = ("rrf", "round_robin"), rrf_k: int = RRF_K) -> list[Variant]:
     """Rule-based splitting (sentences; sentences + clauses), fused by each of ``fusions``; LLM splitting (RRF)."""
     variants = []
     for splitter in (RuleSplitter(), RuleSplitter(clauses=True)):
@@ -415,7 +415,7 @@ def _variant_status(entry: dict[str, Any], langs: Sequence[str], questions: Sequ
 
 
 def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
-    measures = (HitAt(5), PieceCoverage(10), MRR(), PieceCoverage(evidence_k))
+    measures = (HitAt(TOP_K), PieceCoverage(10), MRR(), PieceCoverage(evidence_k))
     table = wb.evaluate(rankings, measures)
     cols = {"hit@5": "hit@5", "coverage@10": "coverage@10", "mrr": "mrr", "coverage@evidence": f"coverage@{evidence_k}"}
     return {metric: [float(v) for v in table[col]] for metric, col in cols.items()}
@@ -608,8 +608,8 @@ def effect_text(c: dict[str, Any], unchanged: str = "no change on any question")
     return unchanged if _unchanged(c) else f"{c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
 
 
-def _q7_findings(result: dict[str, Any], k: int = 10) -> list[str]:
-    """Per variant, Q7's original phrasing: pieces in the Top-``k`` before → after, and the pieces that moved."""
+def _q7_findings(result: dict[str, Any], within: int = 10) -> list[str]:
+    """Per variant, Q7's original phrasing: pieces in the Top-``within`` before → after, and the pieces that moved."""
     base = result.get("baseline", {}).get("q7", {}).get("original", {})
     order = list(result.get("provenance", {}).get("languages") or [])
     out = []
@@ -621,9 +621,9 @@ def _q7_findings(result: dict[str, Any], k: int = 10) -> list[str]:
             before = base.get(lang)
             if not before or all(r is None for r in ranks.values()):
                 continue
-            inside = [sum(r is not None and r <= k for r in side.values()) for side in (before, ranks)]
+            inside = [sum(r is not None and r <= within for r in side.values()) for side in (before, ranks)]
             moved = ", ".join(f"{p} {before[p]} → {r}" for p, r in ranks.items() if r != before.get(p))
-            parts.append(f"{lang} {inside[0]}/{len(ranks)} → {inside[1]}/{len(ranks)} in the Top-{k}"
+            parts.append(f"{lang} {inside[0]}/{len(ranks)} → {inside[1]}/{len(ranks)} in the Top-{within}"
                          + (f" ({moved})" if moved else " (no piece moved)"))
         if parts:
             out.append(f"{v['name']} on Q7 (original phrasing): {'; '.join(parts)}.")

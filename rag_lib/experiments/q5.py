@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.casebook import published
+from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.experiments.generation_eval import fault_outcomes
@@ -47,7 +48,7 @@ def wrangler_ranks(wb: Workbench, languages: Sequence[str], key: str = "dense") 
     return rows
 
 
-def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[str] = ("zh", "en"), k: int = 5,
+def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
            generator: str | None = None, key: str = "dense") -> dict[str, Any]:
     """Everything notebook 02 shows, JSON-ready."""
     wb = wb or Workbench()

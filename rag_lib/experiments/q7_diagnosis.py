@@ -13,6 +13,7 @@ from typing import Any
 
 from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.casebook import published
+from rag_lib.config import TOP_K
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.experiments.topk import full_label
 from rag_lib.report import markdown_table
@@ -42,7 +43,7 @@ def top_rows(question: Question, ranking: Ranking, wb: Workbench, n: int = 10) -
 
 
 def run_q7_diagnosis(
-    key: str = "dense", k: int = 5, languages: Sequence[str] = ("zh", "en"), workbench: Workbench | None = None
+    key: str = "dense", k: int = TOP_K, languages: Sequence[str] = ("zh", "en"), workbench: Workbench | None = None
 ) -> dict[str, Any]:
     """Diagnose Q7 for every phrasing and language with retrieval ``key``; JSON-ready."""
     wb = workbench or Workbench()

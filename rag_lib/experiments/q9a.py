@@ -18,6 +18,7 @@ from typing import Any
 
 from rag_lib.benchmark import Benchmark, collapse_ws, plain_text
 from rag_lib.casebook import published
+from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import wilson
 from rag_lib.evidence import (
@@ -63,7 +64,7 @@ def corpus_check(chunks: Sequence[Chunk], absent: Sequence[str], pattern: re.Pat
             "absent": hits, "absent_found": sum(hits.values())}
 
 
-def top_rows(wb: Workbench, text: str, key: str = "dense", k: int = 5) -> list[dict[str, Any]]:
+def top_rows(wb: Workbench, text: str, key: str = "dense", k: int = TOP_K) -> list[dict[str, Any]]:
     """The Top-``k`` with page, heading path and score."""
     ranking = wb.rank(text, key)
     return [{"rank": i + 1, "chunk": cid, "page": wb.by_id[cid].page,
@@ -71,7 +72,7 @@ def top_rows(wb: Workbench, text: str, key: str = "dense", k: int = 5) -> list[d
             for i, (cid, score) in enumerate(ranking.top(k))]
 
 
-def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense", k: int = 5) -> dict[str, Any]:
+def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense", k: int = TOP_K) -> dict[str, Any]:
     """Q9a's Top-k scores against Q5's rank-k score, per language (casebook: 0.574–0.593 vs 0.608).
 
     ``q5_above_q9a`` says only that this one pair is ordered; ``gap`` is the margin. Whether a
@@ -104,7 +105,7 @@ def score_overlap(rows: Sequence[ScoredQuestion]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ gates on the benchmark
 
-def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int = 5) -> list[ScoredQuestion]:
+def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int = TOP_K) -> list[ScoredQuestion]:
     """Every benchmark question's label, best score and aspect coverage of its Top-``k``."""
     aspects = AspectGate()
     rows = []
@@ -118,7 +119,7 @@ def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int = 5) -
     return rows
 
 
-def calibrate(wb: Workbench, lang: str, key: str = "dense", k: int = 5,
+def calibrate(wb: Workbench, lang: str, key: str = "dense", k: int = TOP_K,
               rows: Sequence[ScoredQuestion] | None = None) -> dict[str, Any]:
     """Sweep the floor, the aspect coverage and both together; choose each by Youden's J.
 
@@ -156,7 +157,8 @@ def general_gate_key(gates: dict[str, Gate]) -> str:
     return "floor_aspects" if "floor_aspects" in gates else "floor"
 
 
-def measure_gates(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense", k: int = 5) -> dict[str, Any]:
+def measure_gates(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
+                  k: int = TOP_K) -> dict[str, Any]:
     """Run each gate on every benchmark question's Top-``k``; precision/recall of "insufficient" etc."""
     out = {}
     for name, gate in gates.items():
@@ -249,7 +251,7 @@ def validation_table(validation: dict[str, Any]) -> str:
 
 
 def near_miss_rows(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
-                   k: int = 5) -> list[dict[str, Any]]:
+                   k: int = TOP_K) -> list[dict[str, Any]]:
     """Every near-miss question: its best score, aspect coverage and each in-sample gate's decision."""
     aspects = AspectGate()
     out = []
@@ -289,7 +291,7 @@ def judge_bypass(result: GenerationResult, evidence: Sequence[Chunk]) -> dict[st
 
 
 def gated_decline(wb: Workbench, gate: Gate, question: str, generator_name: str,
-                  key: str = "dense", k: int = 5) -> dict[str, Any]:
+                  key: str = "dense", k: int = TOP_K) -> dict[str, Any]:
     """The normal path: the gate declines and the generator (an LLM) is never asked."""
     recorder = CountingRecorder()
     generator = get_generator(generator_name, recorder=recorder)
@@ -303,7 +305,7 @@ def gated_decline(wb: Workbench, gate: Gate, question: str, generator_name: str,
 
 
 def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: str = "dense",
-           k: int = 5) -> dict[str, Any]:
+           k: int = TOP_K) -> dict[str, Any]:
     """Skip the gate on purpose: each generator faces the Top-``k`` distractors; judged by :func:`judge_bypass`."""
     ranking = wb.rank(question, key)
     evidence = [wb.by_id[c] for c in ranking.ids[:k]]
@@ -323,7 +325,7 @@ def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: st
 
 
 def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, languages: Sequence[str] = ("zh", "en"),
-                      k: int = 5, key: str = "dense") -> dict[str, Any]:
+                      k: int = TOP_K, key: str = "dense") -> dict[str, Any]:
     """The LLM sufficiency judge as a gate on every question's Top-``k``, against the labels.
 
     A judgement whose call failed or has no record is counted (``failed`` by reason) and left out:
@@ -366,7 +368,7 @@ def llm_judge_rows(judge: dict[str, Any], beside: dict[str, dict[str, Any]]) -> 
 
 # ------------------------------------------------------------------------------ the whole experiment
 
-def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = 5,
+def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
             generators: Sequence[str] = ("extractive", "llama_cpp"), bypass_lang: str = "en",
             generation_lang: str = "en",
             key: str = "dense") -> dict[str, Any]:

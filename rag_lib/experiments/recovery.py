@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.casebook import published
+from rag_lib.config import TOP_K
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation import get_generator, task_generator_name
 from rag_lib.llm_calls import CallMode, CallRecorder
@@ -146,7 +147,7 @@ def question_row(result: RecoveryResult) -> dict[str, Any]:
 
 def run_recovery_experiment(
     languages: Sequence[str] = ("zh", "en"),
-    k: int = 5,
+    k: int = TOP_K,
     retriever: str = "dense",
     llm: str | None = None,
     llm_mode: CallMode | None = None,

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from rag_lib.casebook import published
+from rag_lib.config import TOP_K
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import piece_ranks
 from rag_lib.report import markdown_table
@@ -45,13 +46,13 @@ def first_full_k(ranks: Sequence[int | None]) -> int | None:
     return None if not ranks or any(r is None for r in ranks) else max(r for r in ranks if r is not None)
 
 
-def completes_late(ranks: Sequence[int | None], k: int = 5, max_k: int = 10) -> bool:
+def completes_late(ranks: Sequence[int | None], k: int = TOP_K, max_k: int = 10) -> bool:
     """Whether a question can test "a larger k completes it": its last piece enters between k+1 and max_k."""
     full = first_full_k(ranks)
     return full is not None and k < full <= max_k
 
 
-def verdict(piece_ranks: dict[str, int | None], k: int = 5, max_k: int = 10) -> str:
+def verdict(piece_ranks: dict[str, int | None], k: int = TOP_K, max_k: int = 10) -> str:
     """One sentence: can this question test "k = 6…10 completes it", and why not when it cannot."""
     ranks = list(piece_ranks.values())
     shown = ", ".join(f"{p} at rank {r}" for p, r in piece_ranks.items())

@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from rag_lib.config import RRF_K
 from rag_lib.retrieval.base import Ranking, Retriever
 
 
-def rrf(rankings: Sequence[Ranking], k: int = 60) -> Ranking:
+def rrf(rankings: Sequence[Ranking], k: int = RRF_K) -> Ranking:
     """Fuse ``rankings`` (each over the same chunks) by reciprocal rank fusion.
 
     Parameters
@@ -58,14 +59,14 @@ class HybridRetriever:
 
     name = "hybrid"
 
-    def __init__(self, retrievers: Sequence[Retriever], k: int = 60) -> None:
+    def __init__(self, retrievers: Sequence[Retriever], k: int = RRF_K) -> None:
         if len(retrievers) < 2:
             raise ValueError("HybridRetriever fuses at least two retrievers, e.g. dense and bm25")
         self.retrievers = tuple(retrievers)
         self.k = k
 
     @classmethod
-    def from_parts(cls, *, chunks: Any, matrix: Any, embedder: Any, k: int = 60, **bm25_kw: Any) -> HybridRetriever:
+    def from_parts(cls, *, chunks: Any, matrix: Any, embedder: Any, k: int = RRF_K, **bm25_kw: Any) -> HybridRetriever:
         """Build the dense and BM25 retrievers from chunks, a vector matrix and a query embedder."""
         from rag_lib.retrieval.bm25 import BM25Retriever
         from rag_lib.retrieval.dense import DenseRetriever
