@@ -23,13 +23,13 @@ from rag_lib.config import TOP_K, cache_dir, results_dir, shown_path
 from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evidence import get_gate
-from rag_lib.experiments.generation_eval import answer_question as gated_answer
 from rag_lib.explain import check_k
 from rag_lib.generation import Generator, get_generator
-from rag_lib.generation.base import GenerationResult, result_fields
+from rag_lib.generation.base import GenerationResult, question_problem, result_fields
 from rag_lib.generation.gated import GatedGenerator, GatedResult
 from rag_lib.io import read_json
 from rag_lib.llm_calls import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallMode, CallRecord, CallRecorder, default_mode
+from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens, language_of
 from rag_lib.workbench import Workbench
 
@@ -159,6 +159,20 @@ class AskOutcome:
                 body += [f"  supported: \"{c.quote}\" ({c.chunk_id})" for c in result.citations.valid]
             return body
         return [f"error ({result.error_kind}): {result.error or ''}"]
+
+
+def gated_answer(
+    question: str, wb: Workbench, gated: GatedGenerator, key: str = "dense", k: int = TOP_K
+) -> tuple[GatedResult, Ranking | None]:
+    """Retrieve the Top-``k``, gate, and generate; an unusable question is refused before retrieval.
+
+    Returns the outcome and the ranking it was drawn from (``None`` when nothing was retrieved).
+    """
+    if question_problem(question):  # do not embed 100 KB of text only to refuse it afterwards
+        return gated.generate(question, []), None
+    ranking = wb.rank(question, key)
+    evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+    return gated.generate(question, evidence, ranking), ranking
 
 
 def answer_question(

@@ -21,8 +21,8 @@ from rag_lib.chunking import DEFAULT_MAX_CHARS, chunk_pages
 from rag_lib.config import batch_dir, settings
 from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import SnapshotError, cli_errors
-from rag_lib.io import read_json, read_jsonl, write_json, write_jsonl, write_text
-from rag_lib.snapshot import Snapshot, load_snapshot, sha256_file
+from rag_lib.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
+from rag_lib.snapshot import Snapshot, load_snapshot
 
 DERIVED_FILE = "derived.sha256.json"
 
@@ -67,10 +67,10 @@ def write_corpus(corpus: Corpus) -> Path:
     write_jsonl(root / "chunks.jsonl", (c.to_json() for c in corpus.chunks))
     write_json(root / DERIVED_FILE, {
         "format": 1,
-        "manifest_sha256": sha256_file(corpus.snapshot.raw_dir / "manifest.json"),
-        "pages": {p.slug: {"source": p.path, "sha256": sha256_file(root / "normalized" / f"{p.slug}.md")}
+        "manifest_sha256": file_sha256(corpus.snapshot.raw_dir / "manifest.json"),
+        "pages": {p.slug: {"source": p.path, "sha256": file_sha256(root / "normalized" / f"{p.slug}.md")}
                   for p in corpus.pages},
-        "chunks_sha256": sha256_file(root / "chunks.jsonl"),
+        "chunks_sha256": file_sha256(root / "chunks.jsonl"),
     })
     return root / "chunks.jsonl"
 
@@ -94,7 +94,7 @@ def verify_derived(root: Path, chunks: list[Chunk]) -> None:
                             f"manifest. {_REBUILD} (it records the checksums).")
     record = read_json(record_path)
     snapshot = load_snapshot(root=root, verify=False)
-    if sha256_file(snapshot.raw_dir / "manifest.json") != record.get("manifest_sha256"):
+    if file_sha256(snapshot.raw_dir / "manifest.json") != record.get("manifest_sha256"):
         raise SnapshotError(f"{root.name}: the derived files were built from another raw/manifest.json. {_REBUILD}.")
     sources = {f.path for f in snapshot.pages}
     pages: dict[str, Any] = record.get("pages", {})
@@ -110,10 +110,10 @@ def verify_derived(root: Path, chunks: list[Chunk]) -> None:
                             "remove the added lines or rebuild.")
     for slug, page in pages.items():
         path = root / "normalized" / f"{slug}.md"
-        if not path.is_file() or sha256_file(path) != page.get("sha256"):
+        if not path.is_file() or file_sha256(path) != page.get("sha256"):
             raise SnapshotError(f"{root.name}: {path.relative_to(root)} is missing or changed since it was built. "
                                 f"{_REBUILD}.")
-    if sha256_file(root / "chunks.jsonl") != record.get("chunks_sha256"):
+    if file_sha256(root / "chunks.jsonl") != record.get("chunks_sha256"):
         raise SnapshotError(f"{root.name}: chunks.jsonl changed since it was built (its sha256 differs from "
                             f"{DERIVED_FILE}). {_REBUILD}.")
 

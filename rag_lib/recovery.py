@@ -33,6 +33,7 @@ from rag_lib.evaluation import piece_ranks
 from rag_lib.generation import GenerationResult, Generator, LLMGenerator, get_generator
 from rag_lib.generation.prompts import prompts
 from rag_lib.retrieval import Ranking
+from rag_lib.text import CJK_CHAR
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ class RuleDecomposer:
         zh_stem = _ZH_STEM.match(parts[0])
         out = []
         for part in parts:
-            cjk = bool(re.search(r"[\u4e00-\u9fff]", part))
+            cjk = bool(CJK_CHAR.search(part))
             if cjk and zh_stem and not any(w in part for w in _ZH_QWORD):
                 part = zh_stem.group(0) + part
             elif not cjk and en_stem and not _EN_QWORD.match(part):

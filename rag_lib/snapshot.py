@@ -15,7 +15,6 @@ A batch is never overwritten: :func:`import_batch` refuses an existing folder.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 
 from rag_lib.config import SNAPSHOTS_DIR, batch_dir
 from rag_lib.errors import SnapshotError
+from rag_lib.io import file_sha256
 
 
 @dataclass(frozen=True)
@@ -71,14 +71,6 @@ class Snapshot:
             ) from exc
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 16), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def load_snapshot(batch: str | None = None, root: Path | None = None, verify: bool = True) -> Snapshot:
     """Load a batch and verify every file against the sha256 in its manifest.
 
@@ -115,7 +107,7 @@ def load_snapshot(batch: str | None = None, root: Path | None = None, verify: bo
             path = snap.raw_dir / f.path
             if not path.is_file():
                 raise SnapshotError(f"{snap.batch}: {f.path} is listed in the manifest but missing from raw/.")
-            actual = sha256_file(path)
+            actual = file_sha256(path)
             if actual != f.sha256:
                 raise SnapshotError(
                     f"{snap.batch}: sha256 mismatch for {f.path} (manifest {f.sha256[:12]}…, file {actual[:12]}…). "

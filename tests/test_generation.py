@@ -386,7 +386,7 @@ def test_a_fault_case_that_raises_is_counted_as_crashed_not_assumed_away(monkeyp
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the pipeline fell over")
 
-    monkeypatch.setattr(generation_eval, "answer_question", boom)
+    monkeypatch.setattr(generation_eval, "gated_answer", boom)
     monkeypatch.setattr(generation_eval, "FAULTS", [])
     wb = SimpleNamespace(rank=lambda text, key: SimpleNamespace(ids=[]), by_id={})
     rows = generation_eval.fault_outcomes(wb, gate=None, generator=None, evidence_question="Q?")  # type: ignore[arg-type]

@@ -11,6 +11,7 @@ import pytest
 from rag_lib import snapshot as snap_mod
 from rag_lib.config import batch_dir
 from rag_lib.errors import SnapshotError
+from rag_lib.io import file_sha256
 from rag_lib.snapshot import import_batch, load_snapshot
 
 
@@ -50,7 +51,7 @@ def test_non_utf8_bytes_are_named(batch_copy: Path) -> None:
     entry = next(f for f in manifest["files"] if f["path"].endswith("d1/platform/pricing.mdx"))
     path = batch_copy / "raw" / entry["path"]
     path.write_bytes(b"---\ntitle: x\n---\n\xff\xfe broken")
-    entry["sha256"] = snap_mod.sha256_file(path)
+    entry["sha256"] = file_sha256(path)
     manifest_path.write_text(json.dumps(manifest))
     snap = load_snapshot(root=batch_copy)
     with pytest.raises(SnapshotError, match=r"d1/platform/pricing\.mdx is not valid UTF-8"):
@@ -64,7 +65,7 @@ def test_a_batch_is_never_overwritten(tmp_path: Path, monkeypatch: pytest.Monkey
         shutil.copy2(batch_dir() / "raw" / name, source / name)
     monkeypatch.setattr(snap_mod, "SNAPSHOTS_DIR", tmp_path / "snapshots")
     created = import_batch(source, "b1")
-    before = snap_mod.sha256_file(created / "raw" / "manifest.json")
+    before = file_sha256(created / "raw" / "manifest.json")
     with pytest.raises(SnapshotError, match="already exists"):
         import_batch(source, "b1")
-    assert snap_mod.sha256_file(created / "raw" / "manifest.json") == before
+    assert file_sha256(created / "raw" / "manifest.json") == before

@@ -13,29 +13,14 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
+from rag_lib.answer import gated_answer
 from rag_lib.config import TOP_K
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Gate, label_insufficient
 from rag_lib.generation import Generator
-from rag_lib.generation.base import question_problem
 from rag_lib.generation.gated import GatedGenerator, GatedResult, scripted_generator
 from rag_lib.llm_calls import CallRecorder, LLMCallError
-from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
-
-
-def answer_question(
-    question: str, wb: Workbench, gated: GatedGenerator, key: str = "dense", k: int = TOP_K
-) -> tuple[GatedResult, Ranking | None]:
-    """Retrieve the Top-``k``, gate, and generate; an unusable question is refused before retrieval.
-
-    Returns the outcome and the ranking it was drawn from (``None`` when nothing was retrieved).
-    """
-    if question_problem(question):  # do not embed 100 KB of text only to refuse it afterwards
-        return gated.generate(question, []), None
-    ranking = wb.rank(question, key)
-    evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
-    return gated.generate(question, evidence, ranking), ranking
 
 
 def run_generation_eval(
@@ -45,7 +30,7 @@ def run_generation_eval(
     gated = GatedGenerator(generator, gate)
     rows = []
     for q in wb.benchmark:
-        out, ranking = answer_question(q.text(lang), wb, gated, key, k)
+        out, ranking = gated_answer(q.text(lang), wb, gated, key, k)
         evidence_ids = list(ranking.ids[:k]) if ranking else []
         cit = out.result.citations
         text = out.result.answer.answer if out.result.answer else ""
@@ -130,7 +115,7 @@ def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_que
     rows = []
     for case, text in BAD_INPUTS:
         try:
-            out, _ = answer_question(text, wb, GatedGenerator(generator, gate), key, k)
+            out, _ = gated_answer(text, wb, GatedGenerator(generator, gate), key, k)
         except Exception as exc:  # measured, not assumed: a crash is a row of its own
             rows.append(_crash_row(case, f"{len(text):,} characters", exc))
             continue
