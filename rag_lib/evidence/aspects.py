@@ -1,0 +1,79 @@
+"""The aspect rule's text side: content terms of a question (stop words out, light stems) and the
+evidence's vocabulary. The rule itself is in the package docstring."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rag_lib.documents import Chunk
+from rag_lib.retrieval.tokenize import jieba_tokenizer
+from rag_lib.text import CJK_CHAR, CJK_RANGES
+
+if TYPE_CHECKING:
+    pass
+
+
+
+# -------------------------------------------------------------------------------- aspect coverage
+
+_LATIN = re.compile(r"[0-9A-Za-z_\u00C0-\u024F]+(?:[.\-][0-9A-Za-z_\u00C0-\u024F]+)*")
+_CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+_OTHER = re.compile(rf"[^\W\d_A-Za-z\u00C0-\u024F{CJK_RANGES}]+")
+# Longest first: the first suffix that leaves a stem of >= 4 characters is removed (one only).
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s", "e")
+
+ENGLISH_STOPWORDS = frozenset({
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "before", "being",
+    "between", "both", "but", "by", "can", "could", "did", "difference", "do", "does", "each", "either", "for",
+    "from", "get", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "let", "me", "more", "most",
+    "much", "must", "my", "need", "no", "not", "of", "on", "one", "or", "other", "our", "should", "so", "some",
+    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to",
+    "use", "used", "using", "was", "way", "we", "what", "when", "where", "whether", "which", "while", "who",
+    "why", "will", "with", "without", "would", "you", "your", "many", "happens", "happen", "set", "work",
+})
+CHINESE_STOPWORDS = frozenset({
+    "怎么", "如何", "什么", "哪些", "是", "的", "了", "吗", "呢", "和", "与", "在", "并", "给", "里", "它", "我",
+    "我们", "你", "有", "是否", "应该", "分别", "多少", "后", "时", "以及", "还是", "或", "及", "要", "请", "可以",
+    "能", "一个", "这个", "那个", "吧", "会", "到", "中", "用", "对", "把", "被", "让", "为什么", "怎样", "哪个",
+    "需要", "之间", "区别", "有什么", "什么样", "多", "吗？",
+})
+
+
+def stem(word: str) -> str:
+    """Light suffix stripping (see the module docstring); identifiers with '.' or '-' stay whole."""
+    if not word.isalpha():
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def aspects(question: str) -> list[str]:
+    """The question's content terms, in order, each once (rule 1 of the module docstring)."""
+    out: list[str] = []
+    for match in re.finditer(f"{_LATIN.pattern}|{_CJK_RUN.pattern}|{_OTHER.pattern}", question):
+        text = match.group()
+        if _OTHER.fullmatch(text):  # another script (Cyrillic, Kana …): one aspect per word
+            words = [text.lower()]
+        elif CJK_CHAR.match(text):
+            words = [w for w in jieba_tokenizer().lcut(text) if w.strip() and w not in CHINESE_STOPWORDS]
+        else:
+            lowered = text.lower()
+            words = [] if lowered in ENGLISH_STOPWORDS or len(lowered) < 2 else [lowered]
+        out.extend(w for w in words if w not in out)
+    return out
+
+
+def _evidence_vocabulary(evidence: Sequence[Chunk]) -> tuple[set[str], str, bool]:
+    """Stems of every Latin token, the lower-cased text, and whether any CJK text is present."""
+    text = "\n".join(c.embed_input for c in evidence)
+    lowered = text.lower()
+    stems = set()
+    for match in _LATIN.finditer(lowered):
+        token = match.group()
+        stems.add(stem(token))
+        stems.update(stem(part) for part in re.split(r"[.\-_]", token) if part)
+    return stems, lowered, bool(CJK_CHAR.search(text))
