@@ -23,10 +23,10 @@ from rag_lib.config import TOP_K, cache_dir, results_dir, shown_path
 from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evidence import get_gate
+from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.explain import check_k
 from rag_lib.generation import Generator, get_generator
 from rag_lib.generation.base import GenerationResult, question_problem, result_fields
-from rag_lib.generation.gated import GatedGenerator, GatedResult
 from rag_lib.io import read_json
 from rag_lib.llm_calls import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallMode, CallRecord, CallRecorder, default_mode
 from rag_lib.retrieval import Ranking

@@ -28,7 +28,7 @@ from rag_lib.evidence import (
     stem,
     sweep,
 )
-from rag_lib.generation.gated import CountingRecorder, GatedGenerator, scripted_generator
+from rag_lib.evidence.gated import CountingRecorder, GatedGenerator, scripted_generator
 from rag_lib.llm_calls import LLMCallError
 from rag_lib.retrieval import Ranking
 

@@ -30,8 +30,8 @@ from rag_lib.config import REPO_ROOT, batch_dir
 from rag_lib.corpus import DERIVED_FILE, load_chunks
 from rag_lib.documents import Chunk
 from rag_lib.errors import SnapshotError, WorkbookError, printable
+from rag_lib.evidence.gated import GatedResult
 from rag_lib.generation.base import finish_answer
-from rag_lib.generation.gated import GatedResult
 from rag_lib.generation.openai_backend import OpenAIGenerator
 from rag_lib.generation.schema import Answer
 from rag_lib.io import DamagedFileError, read_jsonl, write_text

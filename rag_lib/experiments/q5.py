@@ -15,10 +15,10 @@ from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
+from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.experiments.generation_eval import fault_outcomes
 from rag_lib.experiments.q9a import calibrate, chosen_gates, general_gate_key, top_rows
 from rag_lib.generation import get_generator, get_task_generator
-from rag_lib.generation.gated import GatedGenerator, GatedResult
 from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
 

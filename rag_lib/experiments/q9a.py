@@ -36,8 +36,8 @@ from rag_lib.evidence import (
     score_cases,
     sweep,
 )
+from rag_lib.evidence.gated import CountingRecorder, GatedGenerator
 from rag_lib.generation import GenerationResult, SchemaLimits, get_generator
-from rag_lib.generation.gated import CountingRecorder, GatedGenerator
 from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
 

@@ -19,8 +19,8 @@ import numpy as np
 import yaml
 
 from rag_lib.config import shown_path
-from rag_lib.embedding.files import locate_hub_files
 from rag_lib.errors import ModelUnavailableError
+from rag_lib.hub_files import locate_hub_files
 from rag_lib.io import file_sha256
 from rag_lib.retrieval.base import Ranking
 
