@@ -184,6 +184,9 @@ class QueryOutcome:
                 "error_kind": self.error_kind, "error": self.error}
 
 
+LLM_MAX_TOKENS = 96  # a query is short; a degenerate reply stops here (and fails as non_json, visibly)
+
+
 class QueryLLM:
     """Rewrite or split questions with an LLM backend; every call is recorded and replayed.
 

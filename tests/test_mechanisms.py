@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from rag_lib.config import RESULTS_DIR
-from rag_lib.experiments.mechanisms import MECHANISMS, METRICS, LLMQueries, RankFailed, compare, q7_piece_ranks
+from rag_lib.evaluation.stats import compare
+from rag_lib.experiments.mechanisms import MECHANISMS, METRICS, LLMQueries, RankFailed, q7_piece_ranks
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.query_ops import QueryLLM, RuleSplitter, fuse, round_robin

@@ -24,7 +24,7 @@ from rag_lib.evaluation.metrics import (
     evaluate,
     piece_ranks,
 )
-from rag_lib.evaluation.stats import holm, paired_bootstrap, paired_bootstrap_p, wilson
+from rag_lib.evaluation.stats import compare, effect_text, holm, paired_bootstrap, paired_bootstrap_p, wilson
 
 __all__ = [
     "DEFAULT_MEASURES",
@@ -41,8 +41,10 @@ __all__ = [
     "Pieces",
     "RecallAt",
     "answer_correct",
+    "compare",
     "correctness_summary",
     "diagnose",
+    "effect_text",
     "evaluate",
     "holm",
     "load_key_facts",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -90,3 +91,22 @@ def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float] |
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> dict[str, Any]:
+    """Means, paired mean difference, its bootstrap 95% interval and two-sided bootstrap p (unadjusted)."""
+    diff, lo, hi = paired_bootstrap(mechanism, baseline, n=n_boot, seed=seed)
+    p = paired_bootstrap_p(mechanism, baseline, n=n_boot, seed=seed)
+    return {"baseline": round(float(np.mean(baseline)), 4), "mechanism": round(float(np.mean(mechanism)), 4),
+            "diff": round(diff, 4), "ci95": [round(lo, 4), round(hi, 4)], "p": round(p, 4)}
+
+
+def no_question_changed(c: dict[str, Any]) -> bool:
+    """The metric moved on no question (e.g. hit@5 under a larger k): diff and interval are all 0."""
+    return c["diff"] == 0 and c["ci95"][0] == 0 and c["ci95"][1] == 0
+
+
+def effect_text(c: dict[str, Any], unchanged: str = "no change on any question") -> str:
+    """"difference [95% interval]", or ``unchanged`` when the metric moved on no question."""
+    lo, hi = c["ci95"]
+    return unchanged if no_question_changed(c) else f"{c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"

@@ -29,7 +29,7 @@ import numpy as np
 from rag_lib.benchmark import Question
 from rag_lib.config import settings
 from rag_lib.evaluation import piece_ranks
-from rag_lib.experiments.mechanisms import compare
+from rag_lib.evaluation.stats import compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
 from rag_lib.report import markdown_table, rank_span

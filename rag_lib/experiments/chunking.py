@@ -27,7 +27,7 @@ from rag_lib.config import TOP_K
 from rag_lib.corpus import load_pages
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import MRR, HitAt, PieceCoverage, piece_ranks
-from rag_lib.experiments.mechanisms import compare, effect_text
+from rag_lib.evaluation.stats import compare, effect_text
 from rag_lib.gold_spans import piece_spans, resolve_by_span
 from rag_lib.llm_calls import price_table
 from rag_lib.report import markdown_table

@@ -31,8 +31,8 @@ from rag_lib.config import TOP_K, default_batch, settings
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
+from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import Case, get_gate, label_insufficient, score_cases
-from rag_lib.experiments.mechanisms import compare
 from rag_lib.report import markdown_table, rank_span
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench

@@ -30,10 +30,11 @@ from rag_lib.config import RRF_K, TOP_K, run_config, settings
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.errors import WorkbookError
-from rag_lib.evaluation import MRR, HitAt, PieceCoverage, paired_bootstrap, paired_bootstrap_p, piece_ranks
+from rag_lib.evaluation import MRR, HitAt, PieceCoverage, compare, effect_text, piece_ranks
+from rag_lib.evaluation.stats import no_question_changed
 from rag_lib.generation import get_task_generator
 from rag_lib.llm_calls import LLMCallError, ReplayMissError
-from rag_lib.query_ops import QueryLLM, QueryOutcome, RuleSplitter, fuse
+from rag_lib.query_ops import LLM_MAX_TOKENS, QueryLLM, QueryOutcome, RuleSplitter, fuse
 from rag_lib.report import markdown_table
 from rag_lib.rerank import available_rerankers, get_reranker
 from rag_lib.retrieval import Ranking
@@ -52,7 +53,6 @@ class RankFailed(WorkbookError):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-LLM_MAX_TOKENS = 96  # a query is short; a degenerate reply stops here (and fails as non_json, visibly)
 
 
 @dataclass
@@ -421,14 +421,6 @@ def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dic
     return {metric: [float(v) for v in table[col]] for metric, col in cols.items()}
 
 
-def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> dict[str, Any]:
-    """Means, paired mean difference, its bootstrap 95% interval and two-sided bootstrap p (unadjusted)."""
-    diff, lo, hi = paired_bootstrap(mechanism, baseline, n=n_boot, seed=seed)
-    p = paired_bootstrap_p(mechanism, baseline, n=n_boot, seed=seed)
-    return {"baseline": round(float(np.mean(baseline)), 4), "mechanism": round(float(np.mean(mechanism)), 4),
-            "diff": round(diff, 4), "ci95": [round(lo, 4), round(hi, 4)], "p": round(p, 4)}
-
-
 def run_mechanism(
     mechanism: str,
     languages: Sequence[str] = ("zh", "en"),
@@ -597,17 +589,6 @@ def kinds_text(failure: dict[str, Any]) -> str:
     return ", ".join(f"{kind} {n}" for kind, n in failure["by_kind"].items())
 
 
-def _unchanged(c: dict[str, Any]) -> bool:
-    """The metric moved on no question (e.g. hit@5 under a larger k): diff and interval are all 0."""
-    return c["diff"] == 0 and c["ci95"][0] == 0 and c["ci95"][1] == 0
-
-
-def effect_text(c: dict[str, Any], unchanged: str = "no change on any question") -> str:
-    """"difference [95% interval]", or ``unchanged`` when the metric moved on no question."""
-    lo, hi = c["ci95"]
-    return unchanged if _unchanged(c) else f"{c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
-
-
 def _q7_findings(result: dict[str, Any], within: int = 10) -> list[str]:
     """Per variant, Q7's original phrasing: pieces in the Top-``within`` before → after, and the pieces that moved."""
     base = result.get("baseline", {}).get("q7", {}).get("original", {})
@@ -701,7 +682,7 @@ def _tables(result: dict[str, Any], languages: Sequence[str]) -> dict[str, Any]:
                 bench_rows.append({"variant": v["name"] + (f" ({subset} questions)" if subset else ""),
                                    "language": lang, "metric": metric,
                                    "baseline": c["baseline"], "mechanism": c["mechanism"], "diff": c["diff"],
-                                   "95% CI": "no question changed" if _unchanged(c) else
+                                   "95% CI": "no question changed" if no_question_changed(c) else
                                    f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]"})
     return {
         "q7_rows": q7_rows,

@@ -17,8 +17,9 @@ from rag_lib.casebook import halo, published
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import holm
+from rag_lib.evaluation.stats import effect_text
 from rag_lib.experiments.chunking import context_cut
-from rag_lib.experiments.mechanisms import effect_text, kinds_text
+from rag_lib.experiments.mechanisms import kinds_text
 from rag_lib.io import write_json
 from rag_lib.report import markdown_table
 
