@@ -57,7 +57,7 @@ def cosine_scores(vectors: np.ndarray, query: np.ndarray, *, stored: str = "stor
     The product runs on one BLAS thread. Why: OpenBLAS splits a product this size over both cores
     and its threads then busy-wait, taking the cores from the embedder's threads that embed the
     next query (measured by ``benchmarks/query_latency.py --pages``: dense p50 at 2,046 chunks
-    107.7 ms with threaded BLAS, 39.5 ms with one thread). A matrix-vector product needs no threads.
+    107.7 ms with threaded BLAS, 28-40 ms on one thread). A matrix-vector product needs no threads.
     """
     q = unit_query(query, vectors.shape[1], stored=stored)
     with _blas().limit(limits=1, user_api="blas"):
