@@ -3,10 +3,8 @@ cache. Shared by embedders and rerankers (one lookup); nothing here downloads.""
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
 from rag_lib.config import shown_path
@@ -29,13 +27,6 @@ def hf_cache_dir() -> Path:
         return Path(os.environ["HF_HUB_CACHE"])
     home = os.environ.get("HF_HOME") or Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")) / "huggingface"
     return Path(home).expanduser() / "hub"
-
-
-@cache
-def package_version(module: str) -> str:
-    """``name version`` of the distribution that provides ``module``."""
-    dist = importlib.metadata.packages_distributions().get(module, [module])[0]
-    return f"{dist} {importlib.metadata.version(dist)}"
 
 
 @dataclass(frozen=True)

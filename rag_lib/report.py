@@ -30,6 +30,11 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.@\-]+)(?::([^{}]+))?\}")
 _PATH_PART = re.compile(r"\[[^\]]*\]|[^.\[]+")
 
 
+def path_parts(dotted: str) -> list[str]:
+    """``"rows[model=b.v1.5].hit"`` -> ``["rows", "[model=b.v1.5]", "hit"]``: a bracketed selector stays whole."""
+    return _PATH_PART.findall(dotted)
+
+
 def lookup(data: Any, dotted: str) -> Any:
     """Follow a dotted path into results: ``lookup({"a": {"b": [5]}}, "a.b.0") == 5``.
 
@@ -38,7 +43,7 @@ def lookup(data: Any, dotted: str) -> Any:
     key, or a selector that matches no row or several, raises ``KeyError`` naming the path.
     """
     node = data
-    for part in _PATH_PART.findall(dotted):
+    for part in path_parts(dotted):
         if part.startswith("[") and isinstance(node, list):
             node = _select_row(node, part[1:-1], dotted)
         elif isinstance(node, list) and part.lstrip("-").isdigit():

@@ -49,18 +49,16 @@ def test_a_selector_names_the_row_by_its_condition() -> None:
 
 def test_committed_expected_figures_name_conditions_not_list_positions() -> None:
     """A path that indexes a list by position silently checks another condition when rows are added."""
-    import re
-
     import yaml
 
     from rag_lib.config import RESULTS_DIR
-    from rag_lib.report import lookup
+    from rag_lib.report import lookup, path_parts
 
     figures = yaml.safe_load((RESULTS_DIR / "expected.yaml").read_text(encoding="utf-8"))["figures"]
     positional = []
     for figure in figures:
         results = json.loads((RESULTS_DIR / figure["experiment"] / "results.json").read_text(encoding="utf-8"))
-        parts = re.findall(r"\[[^\]]*\]|[^.\[]+", figure["path"])
+        parts = path_parts(figure["path"])
         for i, part in enumerate(parts):
             if part.isdigit() and isinstance(lookup(results, ".".join(parts[:i])) if i else results, list):
                 positional.append(f"{figure['experiment']}:{figure['path']}")

@@ -11,13 +11,14 @@ import importlib
 import importlib.metadata
 import os
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 
 from rag_lib.config import shown_path
 from rag_lib.embedding.base import EmbedderSpec
 from rag_lib.errors import ModelUnavailableError
-from rag_lib.hub_files import locate_hub_files, package_version
+from rag_lib.hub_files import locate_hub_files
 from rag_lib.io import file_sha256
 
 
@@ -36,6 +37,13 @@ class ModelFiles:
 def required_files(spec: EmbedderSpec) -> list[str]:
     """Repository paths a Hub model needs: tokenizer, graph, external weights."""
     return [spec.files["tokenizer"], spec.files["model"], *spec.files.get("extra", [])]
+
+
+@cache
+def package_version(module: str) -> str:
+    """``name version`` of the distribution that provides ``module``."""
+    dist = importlib.metadata.packages_distributions().get(module, [module])[0]
+    return f"{dist} {importlib.metadata.version(dist)}"
 
 
 def resolve(

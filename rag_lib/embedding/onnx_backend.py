@@ -8,9 +8,8 @@ from typing import Any
 import numpy as np
 
 from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, Kind
-from rag_lib.embedding.files import ModelFiles, resolve
+from rag_lib.embedding.files import ModelFiles, package_version, resolve
 from rag_lib.errors import ModelUnavailableError
-from rag_lib.hub_files import package_version
 
 # Output names that hold per-token states, in order of preference; a 2-D output is taken as pooled.
 _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")

@@ -39,7 +39,6 @@ from rag_lib.workbench import Workbench
 
 METRICS = ("hit@5", "coverage@10")
 DISTRACTOR_KINDS = ("same page as gold", "copy on another page", "same product, other page", "other product")
-TOP = TOP_K  # the slots generation sees (retrieval.top_k)
 
 
 def scale_settings() -> dict[str, Any]:
@@ -121,13 +120,13 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                 allowed = {c.id for c in wide.embeddable if c.page in pages}
                 runs = {qid: restrict(r, allowed) for qid, r in full.items()}
                 gold = {q.id: [p & allowed for p in q.pieces] for q in questions}
-                table = evaluate(gold, runs, (HitAt(TOP), PieceCoverage(10)))
+                table = evaluate(gold, runs, (HitAt(TOP_K), PieceCoverage(10)))
                 for m in METRICS:
                     per_question.setdefault((size, lang, m), []).append([float(v) for v in table[m]])
                 cases, kinds, from_added = [], Counter(), 0
                 copies = {k: v & pages for k, v in pages_of.items()}
                 for q in questions:
-                    top = runs[q.id].ids[:TOP]
+                    top = runs[q.id].ids[:TOP_K]
                     evidence = [wide.by_id[c] for c in top]
                     decision = gate.decide(q.text(lang), evidence, runs[q.id])
                     cases.append(Case(q.id, True, label_insufficient(q, top), not decision.sufficient))
@@ -149,7 +148,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                              **{m: round(float(table[m].mean()), 4) for m in METRICS},
                              "declined (answerable)": sum(c.declined for c in cases),
                              "complete declined": gate_scores.complete_declined, "complete": gate_scores.complete})
-                for cid in (c for q in questions for c in runs[q.id].ids[:TOP] if c not in q.gold_chunks):
+                for cid in (c for q in questions for c in runs[q.id].ids[:TOP_K] if c not in q.gold_chunks):
                     by_slot[size, lang, cid] += 1
 
     curve, change = [], []
@@ -227,7 +226,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
             "top_distractors": markdown_table(top_distractors),
         },
         "provenance": {"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
-                       "scale": conf, "top": TOP,
+                       "scale": conf, "top": TOP_K,
                        "gate": "floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
                        "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
                                       "chunks (identical to exact search over it)"},
