@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import TOP_K, cache_dir, results_dir, shown_path
+from rag_lib.config import TOP_K, cache_dir
 from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evidence import get_gate
@@ -27,8 +27,8 @@ from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.explain import check_k
 from rag_lib.generation import Generator, get_generator
 from rag_lib.generation.base import GenerationResult, question_problem, result_fields
-from rag_lib.io import read_json
 from rag_lib.llm_calls import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallMode, CallRecord, CallRecorder, default_mode
+from rag_lib.results import read_result
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens, language_of
 from rag_lib.workbench import Workbench
@@ -83,15 +83,8 @@ def answerer_description(backend: str, model: str, version: str | None) -> str:
 
 def calibrated_gate_parameters(lang: str) -> dict[str, float]:
     """The floor and aspect coverage notebook 03 chose for ``lang``."""
-    path = results_dir() / "03_q9a_no_evidence" / "results.json"  # RAG_RESULTS_DIR, like every reader
-    if not path.is_file():
-        raise WorkbookError(f"{shown_path(path)} is missing: the gate's parameters come from notebook 03; "
-                            "run `make reproduce`.")
-    try:
-        chosen = read_json(path)["calibration"][lang]["floor_aspects"]
-    except (KeyError, TypeError) as exc:
-        raise WorkbookError(f"{shown_path(path)} has no calibration.{lang}.floor_aspects ({exc}); re-run notebook 03 "
-                            "(`make reproduce`).") from exc
+    stored = read_result("03_q9a_no_evidence", needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR
+    chosen = stored.get(f"calibration.{lang}.floor_aspects")
     return {"floor": float(chosen["floor"]), "min_coverage": float(chosen["min_coverage"])}
 
 

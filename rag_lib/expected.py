@@ -19,8 +19,8 @@ import yaml
 
 from rag_lib.config import results_dir
 from rag_lib.errors import cli_errors
-from rag_lib.io import read_json, write_text
-from rag_lib.report import lookup
+from rag_lib.io import write_text
+from rag_lib.results import MissingResult, find_result
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,12 @@ _MISSING = ("<no results.json>", "<missing>")
 
 
 def _actual(root: Path, experiment: str, path: str) -> Any:
-    results = root / experiment / "results.json"
-    if not results.is_file():
+    stored = find_result(experiment, root)
+    if stored is None:
         return _MISSING[0]
     try:
-        return lookup(read_json(results), path)
-    except (KeyError, IndexError, TypeError):
+        return stored.get(path)
+    except MissingResult:
         return _MISSING[1]
 
 

@@ -22,7 +22,7 @@ from rag_lib.io import write_json, write_text
 from rag_lib.tables import Table
 
 if TYPE_CHECKING:
-    from rag_lib.reproduce import NotebookRun
+    from rag_lib.results import NotebookRun
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.@\-]+)(?::([^{}]+))?\}")
 

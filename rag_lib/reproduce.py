@@ -23,7 +23,6 @@ import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -43,6 +42,7 @@ from rag_lib.config import (
 from rag_lib.errors import WorkbookError, cli_errors
 from rag_lib.io import write_text
 from rag_lib.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
+from rag_lib.results import RESULTS_FILE, NotebookRun, planned_runs
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this notebook in JupyterLab (make lab) "
@@ -51,27 +51,6 @@ WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this 
 # killed run left it behind (ignored by git and by nbval).
 RUNNING_PREFIX, RUNNING_SUFFIX = ".", ".running.ipynb"
 LOCK_NAME = ".reproduce.lock"
-
-
-@dataclass(frozen=True)
-class NotebookRun:
-    """One execution of a notebook: its output name, source and papermill parameters."""
-
-    name: str
-    notebook: str
-    parameters: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def source(self) -> Path:
-        return NOTEBOOKS_DIR / f"{self.notebook}.py"
-
-
-def planned_runs() -> list[NotebookRun]:
-    """The runs listed in ``workbook.yaml``, in order."""
-    return [
-        NotebookRun(r["name"], r["notebook"], dict(r.get("parameters") or {}))
-        for r in settings()["reproduce"]["notebooks"]
-    ]
 
 
 def read_notebook(source: Path) -> nbformat.NotebookNode:
@@ -198,7 +177,7 @@ def fingerprint(run: NotebookRun, earlier: list[NotebookRun], files: list[Path])
     the set of recorded LLM calls."""
     digest = hashlib.sha256()
     digest.update("\n".join(recorded_calls()).encode())
-    for path in [*files, run.source, *(results_dir() / e.name / "results.json" for e in earlier)]:
+    for path in [*files, run.source, *(results_dir() / e.name / RESULTS_FILE for e in earlier)]:
         if path.is_file():
             label = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path.relative_to(path.parents[1])
             digest.update(label.as_posix().encode())

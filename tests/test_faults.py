@@ -504,7 +504,8 @@ def test_a_failed_notebook_keeps_its_cause_in_the_index(tmp_path: Path) -> None:
     from papermill.exceptions import PapermillExecutionError
 
     from rag_lib.report import write_results_index
-    from rag_lib.reproduce import NotebookRun, failure_cause
+    from rag_lib.reproduce import failure_cause
+    from rag_lib.results import NotebookRun
 
     error = PapermillExecutionError(3, 4, "1/0", "ZeroDivisionError", "division by zero", [])
     cause = failure_cause(error)

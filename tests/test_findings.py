@@ -13,6 +13,7 @@ def _metric(diff: float, lo: float, hi: float, p: float) -> dict[str, object]:
 
 
 def _mechanism(root: Path, name: str, variants: list[dict]) -> None:
+    """A stored run of a declared mechanism (the summary reads the runs workbook.yaml declares)."""
     folder = root / f"06_q7_mechanism-{name}"
     folder.mkdir()
     payload = {"mechanism": name, "status": "ran", "provenance": {"n_answerable": 58}, "variants": variants}
@@ -21,19 +22,19 @@ def _mechanism(root: Path, name: str, variants: list[dict]) -> None:
 
 def test_what_helps_ranks_gains_first_losses_last_and_never_judges_a_failed_variant(tmp_path: Path) -> None:
     flat = {m: _metric(0.0, 0.0, 0.0, 1.0) for m in summary.METRICS}
-    _mechanism(tmp_path, "a", [
+    _mechanism(tmp_path, "dedup_mmr", [
         {"name": "up", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(0.1, 0.05, 0.2, 0.0001)}}},
         {"name": "down", "benchmark": {"zh": {**flat, "hit@5": _metric(-0.2, -0.3, -0.1, 0.0001)}}},
         {"name": "flat", "benchmark": {"zh": flat}},
     ])
-    _mechanism(tmp_path, "b", [
+    _mechanism(tmp_path, "reranker", [
         {"name": "llm", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(0.5, 0.5, 0.5, 0.0)}},
          "compared_on": {"zh": 1}, "failures": {"zh": {"failed": 19, "of": 20, "by_kind": {"replay_miss": 19}}}},
     ])
     rows = summary.what_helps(tmp_path)
     assert [(r["mechanism"], r["verdict"]) for r in rows] == [
-        ("a: up", "helps"), ("a: flat", "no clear effect"), ("a: down", "hurts"),
-        ("b: llm", "incomplete: 19 of 20 questions failed")]
+        ("dedup_mmr: up", "helps"), ("dedup_mmr: flat", "no clear effect"), ("dedup_mmr: down", "hurts"),
+        ("reranker: llm", "incomplete: 19 of 20 questions failed")]
     assert rows[0]["coverage@evidence"] == "+0.100 [+0.050, +0.200]" and rows[0]["hit@5"] == "no change"
     assert rows[0]["questions"] == 58 and rows[3]["questions"] == 1
 

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("pipeline", {"workbench", "chunkers"}),  # the stages assembled for a snapshot
     ("stages", {"corpus", "embedding", "index", "rerank", "evidence", "query_ops", "recovery"}),
     ("generation", {"generation", "llm_calls", "citations"}),
-    ("evaluation", {"benchmark", "batch_labels", "gold_spans", "evaluation", "report", "figures"}),
+    ("evaluation", {"benchmark", "batch_labels", "gold_spans", "evaluation", "report", "results", "figures"}),
     ("foundations", {"snapshot", "normalize", "chunking", "retrieval", "documents", "mdx_expressions", "casebook",
                      "hub_files", "text", "io", "tables", "errors", "redaction", "config"}),
 ]

@@ -232,8 +232,10 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
     assert runs == set(MECHANISMS)
 
 
-def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provenance(monkeypatch) -> None:
+def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provenance(monkeypatch, tmp_path) -> None:
     from rag_lib.experiments import mechanisms as m
+    from rag_lib.io import write_json
+    from rag_lib.results import MechanismResult, read_result
 
     monkeypatch.setattr(m, "MECHANISM_REGISTRY", dict(m.MECHANISM_REGISTRY))
 
@@ -249,3 +251,9 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     metrics = variant["benchmark"]["en"]
     assert metrics["hit@5"]["diff"] == metrics["mrr"]["diff"] == 0.0
     assert metrics["coverage@evidence"]["diff"] >= 0.0
+    # What 08 reads back: the stored JSON through the typed reader.
+    write_json(tmp_path / "06_q7_mechanism-toy" / "results.json", result)
+    stored = MechanismResult.from_stored(read_result("06_q7_mechanism-toy", tmp_path))
+    assert stored.ran and stored.mechanism == "toy" and stored.n_answerable == result["provenance"]["n_answerable"]
+    assert [(v.label(stored.mechanism), v.evidence_k) for v in stored.variants] == [("toy: k=7", 7)]
+    assert stored.variants[0].benchmark["en"]["hit@5"]["diff"] == 0.0

@@ -458,11 +458,11 @@ def run_mechanism(
     questions = wb.benchmark.questions(answerable=True)
     base_rank = BaselineDense(wb)
     base_key = RunKey("dense", default_embedder_name())
-    provenance: dict[str, Any] = {"baseline": {**wb.provenance(base_key), "k": 5}, "n_boot": n_boot, "seed": seed,
+    provenance: dict[str, Any] = {"baseline": {**wb.provenance(base_key), "k": TOP_K}, "n_boot": n_boot, "seed": seed,
                                   "ci_percent": 95, "n_answerable": len(questions), "languages": list(languages)}
     result: dict[str, Any] = {"mechanism": mechanism, "status": "ran", "reason": "", "variants": []}
     base_runs = {lang: {q.id: base_rank(q.text(lang)) for q in questions} for lang in languages}
-    base_scores = {lang: _scores(wb, base_runs[lang], 5) for lang in languages}
+    base_scores = {lang: _scores(wb, base_runs[lang], TOP_K) for lang in languages}
     result["baseline"] = {
         "q7": q7_piece_ranks(q7, base_rank, Q7_PHRASINGS, languages),
         "benchmark": {lang: {m: round(float(np.mean(v)), 4) for m, v in s.items()} for lang, s in base_scores.items()},
@@ -496,7 +496,7 @@ def run_mechanism(
                 continue  # every question failed: nothing to compare, and nothing shown as if it ran
             # Paired comparison on the questions the variant ranked (all of them, unless some failed).
             same = len(runs) == len(questions)
-            baseline = base_scores[lang] if same else _scores(wb, {q: base_runs[lang][q] for q in runs}, 5)
+            baseline = base_scores[lang] if same else _scores(wb, {q: base_runs[lang][q] for q in runs}, TOP_K)
             scores = _scores(wb, runs, v.evidence_k)
             entry["benchmark"][lang] = {m: compare(scores[m], baseline[m], n_boot, seed) for m in METRICS}
             if not same:
@@ -655,7 +655,7 @@ def findings(result: dict[str, Any]) -> list[str]:
 def _tables(result: dict[str, Any], languages: Sequence[str]) -> dict[str, Any]:
     """Markdown tables (and flat rows) for the report, built from the result itself."""
     q7_rows = []
-    sources = [("baseline", result["baseline"]["q7"], 5, {})]
+    sources = [("baseline", result["baseline"]["q7"], TOP_K, {})]
     sources += [(v["name"], v["q7"], v["evidence_k"], v.get("q7_failures", {})) for v in result["variants"]]
     for name, q7, evidence_k, failures in sources:
         for phrasing, by_lang in q7.items():

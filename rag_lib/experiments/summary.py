@@ -22,6 +22,7 @@ from rag_lib.experiments.chunking import context_cut
 from rag_lib.experiments.mechanisms import kinds_text
 from rag_lib.io import write_json
 from rag_lib.report import markdown_table
+from rag_lib.results import MechanismResult, find_result, mechanism_results
 
 PIECES = ("C1", "C2", "C3", "C4")
 # coverage@evidence: pieces inside the evidence the variant sends to generation (Top-5, or Top-k for
@@ -33,13 +34,13 @@ TOP_K = 10  # bold in the Q7 tables: inside the Top-10 (the casebook's green cel
 LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v1.json"
 
 
-def _load(name: str, root: Path) -> dict[str, Any] | None:
-    path = root / name / "results.json"
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+def _load(name: str, root: Path | None) -> dict[str, Any] | None:
+    stored = find_result(name, root)
+    return stored.data if stored else None
 
 
-def _mechanism_results(root: Path) -> list[dict[str, Any]]:
-    return [json.loads(p.read_text(encoding="utf-8")) for p in sorted(root.glob("06_q7_mechanism-*/results.json"))]
+def _mechanism_results(root: Path | None) -> list[MechanismResult]:
+    return mechanism_results(root)[0]
 
 
 def _baseline_q7(bakeoff: dict[str, Any], lang: str) -> dict[str, Any]:
@@ -50,14 +51,6 @@ def _baseline_q7(bakeoff: dict[str, Any], lang: str) -> dict[str, Any]:
     raise KeyError(f"01_embedding_bakeoff has no Q7 row for {label} ({lang}); re-run it")
 
 
-def variant_label(mechanism: str, variant: dict[str, Any]) -> str:
-    """``mechanism: variant``, with the model that produced it for LLM variants."""
-    prov = variant.get("provenance", {})
-    model = prov.get("llm", {}).get("model") or (prov.get("reranker", {}).get("revision")
-                                                 if prov.get("reranker", {}).get("backend") == "llm_yes_no" else None)
-    return f"{mechanism}: {variant['name']}" + (f" ({model})" if model else "")
-
-
 def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
     """Rows: baseline, each mechanism variant, each recovery suggestion; columns: first rank of C1–C4."""
     root = root or results_dir()
@@ -66,13 +59,13 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
     if bakeoff:
         rows.append({"row": "baseline (dense, default embedder, original question)", **_baseline_q7(bakeoff, lang)})
     for result in _mechanism_results(root):
-        if result.get("status") != "ran":
-            rows.append({"row": f"{result['mechanism']}: not run ({result.get('status')})"})
+        if not result.ran:
+            rows.append({"row": f"{result.mechanism}: not run ({result.status})"})
             continue
-        for variant in result["variants"]:
-            label = variant_label(result["mechanism"], variant)
-            failed = variant.get("q7_failures", {}).get("original", {}).get(lang)
-            ranks = variant.get("q7", {}).get("original", {}).get(lang)
+        for variant in result.variants:
+            label = variant.label(result.mechanism)
+            failed = variant.q7_failures.get("original", {}).get(lang)
+            ranks = variant.q7.get("original", {}).get(lang)
             if failed:
                 rows.append({"row": f"{label}: failed ({failed})"})
             elif ranks:
@@ -90,8 +83,8 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
 
 def _evidence_k(root: Path) -> dict[str, int]:
     """Row label → evidence size, for the mechanism variants that send more than the Top-10."""
-    return {f"{r['mechanism']}: {v['name']}": int(v["evidence_k"]) for r in _mechanism_results(root)
-            for v in r.get("variants", []) if int(v.get("evidence_k") or 5) > TOP_K}
+    return {f"{r.mechanism}: {v.name}": v.evidence_k for r in _mechanism_results(root)
+            for v in r.variants if v.evidence_k > TOP_K}
 
 
 def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
@@ -103,15 +96,14 @@ def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
     root = root or results_dir()
     out = []
     for result in _mechanism_results(root):
-        for variant in result.get("variants", []) if result.get("status") == "ran" else []:
-            label = variant_label(result["mechanism"], variant)
-            for lang, metrics in sorted(variant.get("benchmark", {}).items()):
+        for variant in result.variants if result.ran else []:
+            label = variant.label(result.mechanism)
+            for lang, metrics in sorted(variant.benchmark.items()):
                 for metric in METRICS:
                     m = metrics.get(metric)
                     if m:
                         out.append({"variant": label, "language": lang,
-                                    "questions": variant.get("compared_on", {}).get(
-                                        lang, result.get("provenance", {}).get("n_answerable")),
+                                    "questions": variant.compared_on.get(lang, result.n_answerable),
                                     "metric": metric, "baseline": m["baseline"], "value": m["mechanism"],
                                     "diff": m["diff"], "ci95": m["ci95"], "p": m.get("p")})
     tested = [c for c in out if c["p"] is not None]
@@ -124,10 +116,10 @@ def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
 
 def _failures(root: Path | None = None) -> dict[tuple[str, str], dict[str, Any]]:
     """(variant label, language) → the variant's failed LLM calls there, for the variants that had any."""
-    return {(variant_label(result["mechanism"], variant), lang): failure
-            for result in _mechanism_results(root or results_dir()) if result.get("status") == "ran"
-            for variant in result.get("variants", [])
-            for lang, failure in sorted(variant.get("failures", {}).items())}
+    return {(variant.label(result.mechanism), lang): failure
+            for result in _mechanism_results(root) if result.ran
+            for variant in result.variants
+            for lang, failure in sorted(variant.failures.items())}
 
 
 def benchmark_rows(root: Path | None = None) -> list[dict[str, Any]]:
@@ -290,9 +282,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     evidence_k = _evidence_k(root)
     missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm",
                                  "11_chunking")
-               if not (root / name / "results.json").is_file()]
-    if not _mechanism_results(root):
-        missing.append("06_q7_mechanism-*")
+               if find_result(name, root) is None] + mechanism_results(root)[1]
     casebook_rows = [
         {"figure": "Q7 C1 / C2 / C3 first rank (bge-m3)", "casebook (theirs)":
          " / ".join(str(theirs["q7"]["piece_ranks"][p]) for p in ("C1", "C2", "C3"))},

@@ -1,0 +1,73 @@
+"""The one reader of stored results: declared runs only, and a missing figure names the run to execute."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rag_lib.results import (
+    MECHANISM_NOTEBOOK,
+    MechanismResult,
+    MissingResult,
+    VariantResult,
+    find_result,
+    mechanism_results,
+    read_result,
+    runs_of,
+)
+
+
+def _write(root: Path, name: str, payload: object) -> None:
+    (root / name).mkdir(parents=True)
+    (root / name / "results.json").write_text(json.dumps(payload), encoding="utf-8")
+
+
+def test_a_missing_result_is_none_to_find_and_an_error_to_read(tmp_path: Path) -> None:
+    assert find_result("03_q9a_no_evidence", tmp_path) is None
+    with pytest.raises(MissingResult, match=r"03_q9a_no_evidence/results\.json is missing: the gate reads it; "
+                                            r"run `python -m rag_lib\.reproduce 03_q9a_no_evidence`"):
+        read_result("03_q9a_no_evidence", tmp_path, needed_by="the gate")
+
+
+def test_a_figure_is_read_by_dotted_path_and_a_missing_one_names_the_run(tmp_path: Path) -> None:
+    _write(tmp_path, "01_x", {"rows": [{"language": "zh", "hit@5": 0.5}, {"language": "en", "hit@5": 0.25}]})
+    stored = read_result("01_x", tmp_path)
+    assert stored.get("rows[language=en].hit@5") == 0.25
+    with pytest.raises(MissingResult, match=r"has no rows\[language=fr\]\.hit@5 .*re-run 01_x"):
+        stored.get("rows[language=fr].hit@5")
+
+
+def test_a_results_file_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
+    _write(tmp_path, "01_x", [1, 2])
+    with pytest.raises(MissingResult, match="holds list, not an object"):
+        find_result("01_x", tmp_path)
+
+
+def test_mechanism_runs_are_the_declared_ones_never_a_leftover_folder(tmp_path: Path) -> None:
+    declared = [run.name for run in runs_of(MECHANISM_NOTEBOOK)]
+    assert declared == sorted(declared) and len(declared) >= 2
+    _write(tmp_path, declared[0], {"mechanism": "m", "status": "ran", "variants": [{"name": "v"}],
+                                   "provenance": {"n_answerable": 3}})
+    _write(tmp_path, f"{MECHANISM_NOTEBOOK}-removed", {"mechanism": "old", "status": "ran", "variants": []})
+    found, missing = mechanism_results(tmp_path)
+    assert [r.mechanism for r in found] == ["m"] and missing == declared[1:]
+    assert found[0].n_answerable == 3 and found[0].variants[0].evidence_k == 5  # the run's k when unstated
+
+
+def test_a_stored_file_that_is_not_a_mechanism_result_names_the_run(tmp_path: Path) -> None:
+    name = runs_of(MECHANISM_NOTEBOOK)[0].name
+    _write(tmp_path, name, {"status": "ran"})
+    with pytest.raises(MissingResult, match=rf"is not a mechanism result .*'mechanism'.*re-run {name}"):
+        MechanismResult.from_stored(read_result(name, tmp_path))
+
+
+def test_a_variant_label_names_the_llm_that_produced_it() -> None:
+    plain = VariantResult.from_json({"name": "k=10"})
+    llm = VariantResult.from_json({"name": "llm", "provenance": {"llm": {"model": "qwen2.5-coder-0.5b"}}})
+    reranker = VariantResult.from_json({"name": "r", "provenance": {"reranker": {"backend": "llm_yes_no",
+                                                                                 "revision": "q1.5b"}}})
+    assert plain.label("topk") == "topk: k=10"
+    assert llm.label("query_rewrite") == "query_rewrite: llm (qwen2.5-coder-0.5b)"
+    assert reranker.label("reranker") == "reranker: r (q1.5b)"
