@@ -221,7 +221,7 @@ def test_an_unknown_mechanism_is_an_error_that_names_the_declared_ones() -> None
     from rag_lib.errors import WorkbookError
     from rag_lib.experiments.mechanisms import run_mechanism
 
-    with pytest.raises(WorkbookError, match=r"unknown mechanism 'nope'; declared: topk, dedup_mmr"):
+    with pytest.raises(WorkbookError, match=r"unknown mechanism 'nope'; declared: dedup_mmr, embedding, hybrid"):
         run_mechanism("nope")
 
 
@@ -234,10 +234,11 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
 
 def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provenance(monkeypatch, tmp_path) -> None:
     from rag_lib.experiments import mechanisms as m
+    from rag_lib.experiments.mechanisms import registry
     from rag_lib.io import write_json
     from rag_lib.results import MechanismResult, read_result
 
-    monkeypatch.setattr(m, "MECHANISM_REGISTRY", dict(m.MECHANISM_REGISTRY))
+    monkeypatch.setattr(registry, "MECHANISM_REGISTRY", dict(registry.MECHANISM_REGISTRY))  # the toy is not kept
 
     @m.mechanism("toy", "the dense baseline with seven chunks as evidence", k=7)
     def toy(ctx: m.BuildContext, k: int) -> tuple[list[m.Variant], dict[str, str]]:

@@ -1,0 +1,26 @@
+"""Every other available embedder, dense, in place of the default."""
+
+from __future__ import annotations
+
+from rag_lib.embedding import available_embedders
+from rag_lib.embedding.registry import default_embedder_name
+from rag_lib.experiments.mechanisms.registry import BuildContext, Variant, mechanism
+from rag_lib.workbench import RunKey, Workbench
+
+
+def embedding_variants(wb: Workbench, status: dict[str, bool | str]) -> list[Variant]:
+    """Every other available embedder, dense, in place of the default."""
+    default = default_embedder_name()
+    out = []
+    for name, ok in status.items():
+        if ok is True and name != default:
+            key = RunKey("dense", name)
+            out.append(Variant(f"dense:{name}", f"dense retrieval with {name} instead of {default}",
+                               wb.retriever(key).rank, provenance=wb.provenance(key)))
+    return out
+
+
+@mechanism("embedding", "every other available embedder in place of the default")
+def _embedding(ctx: BuildContext) -> tuple[list[Variant], dict[str, str]]:
+    status = available_embedders()
+    return embedding_variants(ctx.wb, status), {name: str(ok) for name, ok in status.items() if ok is not True}

@@ -1,0 +1,18 @@
+"""More evidence from the same ranking: the top k chunks go to generation instead of the top 5."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rag_lib.experiments.mechanisms.registry import BaselineDense, BuildContext, Variant, mechanism
+
+
+def topk_variants(base: BaselineDense, ks: Sequence[int] = (10, 20)) -> list[Variant]:
+    """Same ranking, more evidence: the top k chunks go to generation instead of the top 5."""
+    return [Variant(f"k={k}", f"dense baseline ranking, top {k} as evidence instead of top 5", base, evidence_k=k)
+            for k in ks]
+
+
+@mechanism("topk", "same dense ranking, more chunks sent to generation", ks=(10, 20))
+def _topk(ctx: BuildContext, ks: Sequence[int]) -> tuple[list[Variant], dict[str, str]]:
+    return topk_variants(ctx.base, ks), {}

@@ -1,0 +1,166 @@
+"""Running one declared mechanism: every variant on Q7 and on the benchmark, against the baseline."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from rag_lib.benchmark import Q7_PHRASINGS, Question
+from rag_lib.config import TOP_K
+from rag_lib.embedding.registry import default_embedder_name
+from rag_lib.evaluation import MRR, HitAt, PieceCoverage, compare, piece_ranks
+from rag_lib.experiments.mechanisms.registry import METRICS, BaselineDense, BuildContext, RankFailed, get_mechanism
+from rag_lib.experiments.mechanisms.report import tables
+from rag_lib.retrieval import Ranking
+from rag_lib.workbench import RunKey, Workbench
+
+
+def q7_piece_ranks(q7: Question, rank: Callable[[str], Ranking], phrasings: Sequence[str | None],
+                   languages: Sequence[str], failures: dict[str, dict[str, str]] | None = None,
+                   ) -> dict[str, dict[str, dict[str, int | None]]]:
+    """``{phrasing: {lang: {"C1": rank, …}}}`` (first rank of each piece).
+
+    A phrasing the variant fails to rank gets no ranks (``None``), and its error kind goes into
+    ``failures[phrasing][lang]``: a failure is never shown as the baseline's ranks.
+    """
+    out: dict[str, dict[str, dict[str, int | None]]] = {}
+    for phrasing in phrasings:
+        for lang in languages:
+            try:
+                ranks = piece_ranks(q7.pieces, rank(q7.text(lang, phrasing)))
+            except RankFailed as exc:
+                ranks = [None] * len(q7.pieces)
+                if failures is not None:
+                    failures.setdefault(phrasing or "original", {})[lang] = exc.kind
+            out.setdefault(phrasing or "original", {})[lang] = {f"C{i + 1}": r for i, r in enumerate(ranks)}
+    return out
+
+
+def _rank_all(rank: Callable[[str], Ranking], questions: Sequence[Question], lang: str,
+              ) -> tuple[dict[str, Ranking], dict[str, int]]:
+    """Each question's ranking, and how many failed per error kind (left out of the rankings)."""
+    runs: dict[str, Ranking] = {}
+    failed: dict[str, int] = {}
+    for q in questions:
+        try:
+            runs[q.id] = rank(q.text(lang))
+        except RankFailed as exc:
+            failed[exc.kind] = failed.get(exc.kind, 0) + 1
+    return runs, failed
+
+
+def _variant_status(entry: dict[str, Any], langs: Sequence[str], questions: Sequence[Question]) -> str:
+    """``ran``; ``partial`` when some calls failed; ``failed`` when nothing could be ranked."""
+    q7_total = sum(len(by_lang) for by_lang in entry["q7"].values())
+    q7_failed = sum(len(by_lang) for by_lang in entry.get("q7_failures", {}).values())
+    bench_failed = sum(f["failed"] for f in entry.get("failures", {}).values())
+    if not q7_failed and not bench_failed:
+        return "ran"
+    if q7_failed == q7_total and bench_failed == len(langs) * len(questions):
+        return "failed"
+    return "partial"
+
+
+def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
+    measures = (HitAt(TOP_K), PieceCoverage(10), MRR(), PieceCoverage(evidence_k))
+    table = wb.evaluate(rankings, measures)
+    cols = {"hit@5": "hit@5", "coverage@10": "coverage@10", "mrr": "mrr", "coverage@evidence": f"coverage@{evidence_k}"}
+    return {metric: [float(v) for v in table[col]] for metric, col in cols.items()}
+
+
+def run_mechanism(
+    mechanism: str,
+    languages: Sequence[str] = ("zh", "en"),
+    llm_languages: Sequence[str] = ("zh", "en"),
+    use_llm: bool = True,
+    n_boot: int = 10000,
+    seed: int = 0,
+    workbench: Workbench | None = None,
+) -> dict[str, Any]:
+    """Run every variant of ``mechanism`` and compare it with the baseline.
+
+    Parameters
+    ----------
+    mechanism : str
+        A declared mechanism (:func:`mechanism`; :data:`MECHANISM_REGISTRY`).
+    languages : sequence of str
+        Benchmark languages.
+    llm_languages : sequence of str
+        Languages in which LLM-based variants run on the whole benchmark (they always run on Q7's
+        three phrasings in every language); fewer languages keep runtime modest.
+    use_llm : bool
+        Build the LLM variants (rewrite, LLM split) with ``generation.llm`` from workbook.yaml.
+
+    Returns
+    -------
+    dict
+        ``{"mechanism", "status": "ran"|"unavailable", "reason", "variants": [{"name", "description",
+        "evidence_k", "benchmark_languages", "q7": {phrasing: {lang: {"C1": rank, …}}},
+        "benchmark": {lang: {metric: {"baseline", "mechanism", "diff", "ci95"}}}, …}],
+        "baseline": {...}, "provenance": {...}}`` plus report tables.
+    """
+    get_mechanism(mechanism)  # an unknown name fails here, before anything is embedded
+    wb = workbench or Workbench()
+    q7 = wb.benchmark.by_casebook("Q7")
+    questions = wb.benchmark.questions(answerable=True)
+    base_rank = BaselineDense(wb)
+    base_key = RunKey("dense", default_embedder_name())
+    provenance: dict[str, Any] = {"baseline": {**wb.provenance(base_key), "k": TOP_K}, "n_boot": n_boot, "seed": seed,
+                                  "ci_percent": 95, "n_answerable": len(questions), "languages": list(languages)}
+    result: dict[str, Any] = {"mechanism": mechanism, "status": "ran", "reason": "", "variants": []}
+    base_runs = {lang: {q.id: base_rank(q.text(lang)) for q in questions} for lang in languages}
+    base_scores = {lang: _scores(wb, base_runs[lang], TOP_K) for lang in languages}
+    result["baseline"] = {
+        "q7": q7_piece_ranks(q7, base_rank, Q7_PHRASINGS, languages),
+        "benchmark": {lang: {m: round(float(np.mean(v)), 4) for m, v in s.items()} for lang, s in base_scores.items()},
+    }
+
+    spec = get_mechanism(mechanism)
+    provenance["parameters"] = spec.resolved_parameters()
+    variants, unavailable = spec.variants(BuildContext(wb, base_rank, use_llm, llm_languages, provenance))
+    result["unavailable"] = unavailable
+    if not variants:
+        result["status"] = "unavailable"
+        result["reason"] = "; ".join(unavailable.values()) or "no variant of this mechanism can run on this machine"
+    for v in variants:
+        langs = [lang for lang in languages if v.languages is None or lang in v.languages]
+        q7_failures: dict[str, dict[str, str]] = {}
+        entry: dict[str, Any] = {
+            "name": v.name, "description": v.description, "evidence_k": v.evidence_k,
+            "benchmark_languages": langs, "notes": list(v.notes),
+            "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages, q7_failures),
+            "benchmark": {},
+        }
+        if q7_failures:
+            entry["q7_failures"] = q7_failures
+        asked = [q for q in questions if v.question_ids is None or q.id in v.question_ids]
+        for lang in langs:
+            runs, failed = _rank_all(v.rank, asked, lang)
+            if failed:
+                entry.setdefault("failures", {})[lang] = {"failed": sum(failed.values()), "of": len(asked),
+                                                          "by_kind": dict(sorted(failed.items()))}
+            if not runs:
+                continue  # every question failed: nothing to compare, and nothing shown as if it ran
+            # Paired comparison on the questions the variant ranked (all of them, unless some failed).
+            same = len(runs) == len(questions)
+            baseline = base_scores[lang] if same else _scores(wb, {q: base_runs[lang][q] for q in runs}, TOP_K)
+            scores = _scores(wb, runs, v.evidence_k)
+            entry["benchmark"][lang] = {m: compare(scores[m], baseline[m], n_boot, seed) for m in METRICS}
+            if not same:
+                entry.setdefault("compared_on", {})[lang] = len(runs)
+        entry["status"] = _variant_status(entry, langs, asked)
+        if v.llm is not None:
+            entry["llm_calls"] = v.llm.summary()
+            entry["q7_llm_outputs"] = v.llm.outputs([q7.text(lang, ph) for ph in Q7_PHRASINGS for lang in languages])
+            if langs and not set(languages) <= set(langs):
+                entry["notes"].append(
+                    f"LLM variant compared on the whole benchmark in {', '.join(langs) or 'no language'} only "
+                    f"(runtime); Q7 in every language.")
+        if v.provenance:
+            entry["provenance"] = v.provenance
+        result["variants"].append(entry)
+    result["provenance"] = provenance
+    result.update(tables(result, languages))
+    return result
