@@ -97,6 +97,15 @@ def read_result(name: str, root: Path | None = None, needed_by: str = "this step
     return found
 
 
+# --------------------------------------------------------------------------- fields read across runs
+def context_cut(result: dict[str, Any], lang: str) -> tuple[dict[str, Any], dict[str, Any], float]:
+    """From a chunking result (notebook 11): the Top-5 and Top-20 context rows of ``lang`` and the share of
+    tokens the Top-5 saves (read by 11's findings and by the summary)."""
+    small, large = (next(r for r in result["context_rows"] if r["language"] == lang and r["k"] == k) for k in (5, 20))
+    return small, large, 1 - small["tokens per question"] / large["tokens per question"]
+
+
+
 # --------------------------------------------------------------------------- mechanism runs (06)
 @dataclass(frozen=True)
 class VariantResult:

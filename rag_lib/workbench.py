@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from rag_lib.benchmark import Benchmark, Question, load_benchmark
-from rag_lib.config import default_batch, run_config
+from rag_lib.config import TOP_K, default_batch, run_config
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
 from rag_lib.embedding import get_embedder
@@ -53,6 +53,15 @@ class RunKey:
         if sep and not embedder:
             raise WorkbookError(f"retriever {label!r} names no embedder after ':'; use e.g. 'dense:bge-m3'.")
         return cls(retriever, embedder or None)
+
+    @classmethod
+    def resolve(cls, key: RunKey | str) -> RunKey:
+        """``key`` with the default embedder filled in where dense or hybrid names none
+        (``"dense"`` → ``dense:<default embedder>``): the configuration that actually runs."""
+        key = cls.parse(key) if isinstance(key, str) else key
+        if key.retriever in {"dense", "hybrid"} and key.embedder is None:
+            return cls(key.retriever, default_embedder_name())
+        return key
 
 
 class Workbench:
@@ -125,9 +134,7 @@ class Workbench:
         return self._matrices[name]
 
     def retriever(self, key: RunKey | str) -> Retriever:
-        key = RunKey.parse(key) if isinstance(key, str) else key
-        if key.retriever in {"dense", "hybrid"} and key.embedder is None:
-            key = RunKey(key.retriever, default_embedder_name())
+        key = RunKey.resolve(key)
         if key not in self._retrievers:
             kwargs: dict[str, Any] = {}
             if key.retriever in {"bm25", "hybrid"}:
@@ -150,6 +157,13 @@ class Workbench:
         if cache_key not in self._rankings:
             self._rankings[cache_key] = self.retriever(key).rank(text)
         return self._rankings[cache_key]
+
+    def top_rows(self, text: str, key: RunKey | str = "dense", k: int = TOP_K) -> list[dict[str, Any]]:
+        """The Top-``k`` of ``text`` as table rows: rank, chunk id, page, heading path and score."""
+        ranking = self.rank(text, key)
+        return [{"rank": i + 1, "chunk": cid, "page": self.by_id[cid].page,
+                 "heading": " > ".join(self.by_id[cid].heading_path), "score": round(score, 4)}
+                for i, (cid, score) in enumerate(ranking.top(k))]
 
     def run(
         self, key: RunKey | str, questions: Iterable[Question], lang: str, phrasing: str | None = None

@@ -21,6 +21,7 @@ from rag_lib.config import PACKAGE_DIR
 LAYERS: list[tuple[str, set[str]]] = [
     ("entry points", {"__main__", "reproduce", "expected", "llm_runs", "explore"}),
     ("experiments", {"experiments"}),  # one module per notebook
+    ("benchmark runs", {"benchmark_runs"}),  # the pipeline over the whole benchmark, shared by experiments
     ("questions", {"answer", "explain", "label_audit"}),  # one question through the pipeline
     ("pipeline", {"workbench", "chunkers"}),  # the stages assembled for a snapshot
     ("stages", {"corpus", "embedding", "index", "rerank", "evidence", "query_ops", "recovery"}),
@@ -57,9 +58,11 @@ def _runtime_imports(tree: ast.AST) -> list[tuple[str, int]]:
     return found
 
 
-def import_graph(package: Path) -> dict[str, dict[str, str]]:
-    """``unit -> {imported unit: "file:line" of the first such import}`` between units of ``package``."""
+def import_graph(package: Path, name: str = "rag_lib") -> dict[str, dict[str, str]]:
+    """``unit -> {imported unit: "file:line" of the first such import}`` between units of ``package``
+    (importable as ``name``)."""
     units = units_of(package) | {"__main__"}
+    prefix = name.split(".")
     graph: dict[str, dict[str, str]] = defaultdict(dict)
     for path in sorted(package.rglob("*.py")):
         rel = path.relative_to(package)
@@ -67,7 +70,8 @@ def import_graph(package: Path) -> dict[str, dict[str, str]]:
         unit = "__main__" if rel.name == "__main__.py" else rel.parts[0].removesuffix(".py")
         for module, line in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
             parts = module.split(".")
-            target = parts[1] if len(parts) > 1 else None
+            inside = parts[:len(prefix)] == prefix and len(parts) > len(prefix)
+            target = parts[len(prefix)] if inside else None
             if target in units and target not in (unit, "__init__"):
                 graph[unit].setdefault(target, f"{rel}:{line}")
     return graph
@@ -133,3 +137,10 @@ def test_no_unit_imports_a_higher_layer() -> None:
 
 def test_no_import_cycle() -> None:
     assert [sorted(c) for c in cycles(import_graph(PACKAGE_DIR))] == []
+
+
+def test_experiments_do_not_import_each_other() -> None:
+    """What several experiments share lives below them (benchmark_runs, results, stages); only the
+    command line (``python -m rag_lib.experiments``) reads the others."""
+    graph = import_graph(PACKAGE_DIR / "experiments", "rag_lib.experiments")
+    assert {unit: targets for unit, targets in graph.items() if unit != "__main__"} == {}

@@ -31,6 +31,7 @@ from rag_lib.evaluation.stats import compare, effect_text
 from rag_lib.gold_spans import piece_spans, resolve_by_span
 from rag_lib.llm_calls import price_table
 from rag_lib.report import markdown_table
+from rag_lib.results import context_cut
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
@@ -84,12 +85,6 @@ def context_cost(wb: Workbench, rankings: dict[str, dict[str, Ranking]],
                          "input cost per 1000 answers (USD)": round(float(np.mean(tokens)) * price / 1e6 * 1000, 4),
                          "coverage": round(float(coverage[f"coverage@{k}"].mean()), 4)})
     return rows
-
-
-def context_cut(result: dict[str, Any], lang: str) -> tuple[dict[str, Any], dict[str, Any], float]:
-    """The Top-5 and Top-20 context rows of ``lang`` and the share of tokens the Top-5 saves."""
-    small, large = (next(r for r in result["context_rows"] if r["language"] == lang and r["k"] == k) for k in (5, 20))
-    return small, large, 1 - small["tokens per question"] / large["tokens per question"]
 
 
 def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = ("zh", "en"),

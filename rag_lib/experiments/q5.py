@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rag_lib.benchmark_runs.gates import calibrate, chosen_gates, general_gate_key
+from rag_lib.benchmark_runs.generation import fault_outcomes
 from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
-from rag_lib.experiments.generation_eval import fault_outcomes
-from rag_lib.experiments.q9a import calibrate, chosen_gates, general_gate_key, top_rows
 from rag_lib.generation import get_generator, get_task_generator
 from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
@@ -81,8 +81,8 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
         "question": {"id": q5.id, "lang": lang, "text": question},
         "k": k, "retriever": key, "provenance": wb.provenance(key),
         "generator": {"backend": gen.backend, "model": gen.model, "model_version": gen.model_version},
-        "top": top_rows(wb, question, key, k),
-        "top_table": markdown_table(top_rows(wb, question, key, k)),
+        "top": wb.top_rows(question, key, k),
+        "top_table": markdown_table(wb.top_rows(question, key, k)),
         "pieces": pieces,
         "gate_params": {n: {"floor": calibration[n]["floor"], "min_coverage": calibration[n]["min_coverage"]}
                         for n in ("floor", "aspects", "floor_aspects")},

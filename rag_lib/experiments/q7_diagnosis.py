@@ -15,10 +15,9 @@ from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
-from rag_lib.experiments.topk import full_label
 from rag_lib.report import markdown_table
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import Workbench
+from rag_lib.workbench import RunKey, Workbench
 
 
 def piece_layer(rank: int | None, k: int) -> str:
@@ -79,7 +78,7 @@ def run_q7_diagnosis(
                       **theirs["piece_ranks"], "C4": "≤ 10", "in top 10": theirs["coverage_top10"],
                       "layer": str(Layer.RANKED_DEEP)})
     return {
-        "configuration": full_label(key),
+        "configuration": RunKey.resolve(key).label,
         "provenance": wb.provenance(key),
         "k": k,
         "languages": list(languages),

@@ -12,29 +12,30 @@ near-miss unanswerables then tested on them), each rate with its Wilson 95% inte
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.benchmark import Benchmark, collapse_ws, plain_text
+from rag_lib.benchmark_runs.gates import (
+    calibrate,
+    chosen_gates,
+    gate_table,
+    general_gate_key,
+    llm_judge_rows,
+    measure_gates,
+    measure_llm_judge,
+    scored_questions,
+)
 from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import wilson
 from rag_lib.evidence import (
     AspectGate,
-    Case,
-    ChecklistGate,
     Gate,
-    LLMJudgeGate,
     ScoredQuestion,
-    choose,
     cross_validate,
     fit,
-    get_gate,
-    label_insufficient,
-    score_cases,
-    sweep,
 )
 from rag_lib.evidence.gated import CountingRecorder, GatedGenerator
 from rag_lib.generation import GenerationResult, SchemaLimits, get_generator
@@ -64,14 +65,6 @@ def corpus_check(chunks: Sequence[Chunk], absent: Sequence[str], pattern: re.Pat
             "absent": hits, "absent_found": sum(hits.values())}
 
 
-def top_rows(wb: Workbench, text: str, key: str = "dense", k: int = TOP_K) -> list[dict[str, Any]]:
-    """The Top-``k`` with page, heading path and score."""
-    ranking = wb.rank(text, key)
-    return [{"rank": i + 1, "chunk": cid, "page": wb.by_id[cid].page,
-             "heading": " > ".join(wb.by_id[cid].heading_path), "score": round(score, 4)}
-            for i, (cid, score) in enumerate(ranking.top(k))]
-
-
 def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense", k: int = TOP_K) -> dict[str, Any]:
     """Q9a's Top-k scores against Q5's rank-k score, per language (casebook: 0.574–0.593 vs 0.608).
 
@@ -81,8 +74,8 @@ def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense"
     q9a, q5 = wb.benchmark.by_casebook("Q9a"), wb.benchmark.by_casebook("Q5")
     out = {}
     for lang in languages:
-        top = [r["score"] for r in top_rows(wb, q9a.text(lang), key, k)]
-        q5_k = top_rows(wb, q5.text(lang), key, k)[-1]["score"]
+        top = [r["score"] for r in wb.top_rows(q9a.text(lang), key, k)]
+        q5_k = wb.top_rows(q5.text(lang), key, k)[-1]["score"]
         out[lang] = {"q9a_min": min(top), "q9a_max": max(top), "q5_rank_k": q5_k,
                      "gap": round(q5_k - max(top), 4), "q5_above_q9a": q5_k > max(top)}
     return out
@@ -101,83 +94,6 @@ def score_overlap(rows: Sequence[ScoredQuestion]) -> dict[str, Any]:
             "max_unanswerable_best": round(top_unans, 4), "min_answerable_best": round(low_ans, 4),
             "answerable_below_max_unanswerable": sum(s < top_unans for s in ans),
             "unanswerable_above_min_answerable": sum(s >= low_ans for s in unans)}
-
-
-# ------------------------------------------------------------------------------ gates on the benchmark
-
-def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int = TOP_K) -> list[ScoredQuestion]:
-    """Every benchmark question's label, best score and aspect coverage of its Top-``k``."""
-    aspects = AspectGate()
-    rows = []
-    for q in wb.benchmark:
-        ranking = wb.rank(q.text(lang), key)
-        evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
-        matched, unmatched, _ = aspects.check(q.text(lang), evidence)
-        coverage = len(matched) / (len(matched) + len(unmatched)) if matched or unmatched else None
-        rows.append(ScoredQuestion(q.id, q.answerable, label_insufficient(q, [c.id for c in evidence]),
-                                   float(ranking.scores[0]), coverage))
-    return rows
-
-
-def calibrate(wb: Workbench, lang: str, key: str = "dense", k: int = TOP_K,
-              rows: Sequence[ScoredQuestion] | None = None) -> dict[str, Any]:
-    """Sweep the floor, the aspect coverage and both together; choose each by Youden's J.
-
-    Every candidate value is tried (see :func:`rag_lib.evidence.sweep`); the choice rule is
-    :func:`rag_lib.evidence.choose`. In-sample: the same questions are then measured.
-    """
-    rows = rows if rows is not None else scored_questions(wb, lang, key, k)
-    floor_rows = sweep(rows, floors=None)
-    coverage_rows = sweep(rows, coverages=None)
-    both_rows = sweep(rows, floors=None, coverages=None)
-    return {
-        "lang": lang,
-        "floor_sweep": floor_rows,
-        "floor": choose(floor_rows),
-        "aspects": choose(coverage_rows),
-        "floor_aspects": choose(both_rows),
-        "grid_size": len(both_rows),
-    }
-
-
-def chosen_gates(calibration: dict[str, Any], wb: Workbench) -> dict[str, Gate]:
-    """The gates with the parameters :func:`calibrate` chose, plus the checklist oracle."""
-    both = calibration["floor_aspects"]
-    gates: dict[str, Gate] = {"checklist": ChecklistGate(wb.benchmark),
-                              "floor": get_gate("floor", floor=calibration["floor"]["floor"]),
-                              "aspects": get_gate("aspects", min_coverage=calibration["aspects"]["min_coverage"])}
-    if both["floor"] is not None and both["min_coverage"] is not None:
-        gates["floor_aspects"] = get_gate("floor+aspects", floor=both["floor"], min_coverage=both["min_coverage"])
-    return gates
-
-
-def general_gate_key(gates: dict[str, Gate]) -> str:
-    """The key of the gate every general question goes through: floor+aspects when its parameters
-    could be fitted, else the floor alone."""
-    return "floor_aspects" if "floor_aspects" in gates else "floor"
-
-
-def measure_gates(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
-                  k: int = TOP_K) -> dict[str, Any]:
-    """Run each gate on every benchmark question's Top-``k``; precision/recall of "insufficient" etc."""
-    out = {}
-    for name, gate in gates.items():
-        cases = []
-        for q in wb.benchmark:
-            ranking = wb.rank(q.text(lang), key)
-            evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
-            decision = gate.decide(q.text(lang), evidence, ranking)
-            cases.append(Case(q.id, q.answerable, label_insufficient(q, [c.id for c in evidence]),
-                              not decision.sufficient))
-        out[name] = score_cases(cases).to_json()
-    return out
-
-
-def gate_table(measured: dict[str, dict[str, Any]]) -> str:
-    rows = [{"gate": name, **{c: m[c] for c in ("precision", "recall", "refusal_correctness",
-                                                   "false_refusal_rate", "tp", "fp", "fn", "tn")}}
-            for name, m in measured.items()]
-    return markdown_table(rows)
 
 
 # ------------------------------------------------------------------------------ out of sample
@@ -324,48 +240,6 @@ def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: st
     return out
 
 
-def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, languages: Sequence[str] = ("zh", "en"),
-                      k: int = TOP_K, key: str = "dense") -> dict[str, Any]:
-    """The LLM sufficiency judge as a gate on every question's Top-``k``, against the labels.
-
-    A judgement whose call failed or has no record is counted (``failed`` by reason) and left out:
-    the gate itself fails closed in use, but here a missing call is not a decision of the model.
-    """
-    judge = judge or LLMJudgeGate()
-    out: dict[str, Any] = {"model": judge.generator.model, "gate": judge.name, "by_lang": {}}  # type: ignore[attr-defined]
-    for lang in languages:
-        cases, failed, rows = [], Counter(), []
-        for q in wb.benchmark:
-            ranking = wb.rank(q.text(lang), key)
-            evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
-            decision = judge.decide(q.text(lang), evidence, ranking)
-            label = label_insufficient(q, ranking.ids[:k])
-            if decision.scores.get("judge_ok") != 1:
-                failed[decision.reason] += 1
-                continue
-            cases.append(Case(q.id, q.answerable, label, not decision.sufficient))
-            rows.append({"question": q.id, "answerable": q.answerable,
-                         "label": "insufficient" if label else "sufficient",
-                         "judge": "sufficient" if decision.sufficient else "insufficient",
-                         "missing": list(decision.missing)})
-        out["by_lang"][lang] = {"scores": score_cases(cases).to_json() if cases else None,
-                                "judged": len(cases), "failed": dict(failed), "rows": rows}
-    return out
-
-
-def llm_judge_rows(judge: dict[str, Any], beside: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per language for the LLM judge (judged / failed, then the gate scores), followed by the
-    rows of the gates it is compared with (``beside[lang]``: gate name → scores)."""
-    rows = []
-    for lang, block in judge["by_lang"].items():
-        rows.append({"lang": lang, "gate": f"llm_judge ({judge['model']})", "judged": block["judged"],
-                     "failed": sum(block["failed"].values()), **(block["scores"] or {})})
-        for name, scores in beside.get(lang, {}).items():
-            judged = scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
-            rows.append({"lang": lang, "gate": name, "judged": judged, "failed": 0, **scores})
-    return rows
-
-
 # ------------------------------------------------------------------------------ the whole experiment
 
 def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
@@ -373,7 +247,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
             generation_lang: str = "en",
             key: str = "dense") -> dict[str, Any]:
     """Everything notebook 03 shows, JSON-ready (the whole-benchmark generation figures included)."""
-    from rag_lib.experiments.generation_eval import run_generation_eval
+    from rag_lib.benchmark_runs.generation import run_generation_eval
 
     wb = wb or Workbench()
     q9a = wb.benchmark.by_casebook("Q9a")
@@ -394,7 +268,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         "question": {"id": q9a.id, "zh": q9a.zh, "en": q9a.en},
         "languages": list(languages), "k": k, "retriever": key, "provenance": wb.provenance(key),
         "corpus_check": corpus_check(wb.chunks, q9a.absent),
-        "top": {lang: top_rows(wb, q9a.text(lang), key, k) for lang in languages},
+        "top": {lang: wb.top_rows(q9a.text(lang), key, k) for lang in languages},
         "scores": score_comparison(wb, languages, key, k),
         "overlap": {lang: score_overlap(rows[lang]) for lang in languages},
         "calibration": {lang: {n: c[n] for n in ("floor", "aspects", "floor_aspects", "grid_size")}

@@ -18,10 +18,9 @@ from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import holm
 from rag_lib.evaluation.stats import effect_text
-from rag_lib.experiments.chunking import context_cut
 from rag_lib.io import write_json
 from rag_lib.report import kinds_text, markdown_table
-from rag_lib.results import MechanismResult, find_result, mechanism_results
+from rag_lib.results import MechanismResult, context_cut, find_result, mechanism_results
 
 PIECES = ("C1", "C2", "C3", "C4")
 # coverage@evidence: pieces inside the evidence the variant sends to generation (Top-5, or Top-k for

@@ -21,19 +21,10 @@ import numpy as np
 
 from rag_lib.casebook import published
 from rag_lib.config import TOP_K
-from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import piece_ranks
 from rag_lib.report import markdown_table
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import RunKey, Workbench
-
-
-def full_label(key: str) -> str:
-    """``"dense"`` → ``"dense:<default embedder>"``: a label that names the model."""
-    run_key = RunKey.parse(key)
-    if run_key.embedder is None and run_key.retriever in {"dense", "hybrid"}:
-        run_key = RunKey(run_key.retriever, default_embedder_name())
-    return run_key.label
 
 
 def coverage_at(ranks: Sequence[int | None], k: int) -> int:
@@ -73,7 +64,7 @@ def run_topk(
     approximate tokens of the top-k evidence over the answerable questions.
     """
     wb = workbench or Workbench()
-    label = full_label(key)
+    label = RunKey.resolve(key).label
     ks = list(range(1, max_k + 1))
     q8 = wb.benchmark.by_casebook("Q8")
     questions = wb.benchmark.questions(answerable=True)

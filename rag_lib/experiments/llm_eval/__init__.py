@@ -2,7 +2,8 @@
 
 Every call is replayed from ``results/llm_calls``; a call without a record is counted as
 ``missing`` (fill it with ``make llm-runs``) and left out of every rate, never counted as a decline
-or an error of the model. Each figure names the model that produced it.
+or an error of the model. Each figure names the model that produced it. Notebook 10's model choice
+(which local model for which task, on a fixed sample) is :mod:`.model_choice`.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from rag_lib.benchmark_runs.generation import run_generation_eval
 from rag_lib.config import TOP_K, run_config
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Gate, GateDecision
-from rag_lib.experiments.generation_eval import run_generation_eval
 from rag_lib.generation import Generator, get_task_generator, task_generator_name
 from rag_lib.report import markdown_table
 from rag_lib.retrieval import Ranking
@@ -101,8 +102,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
                   key: str = "dense", with_model_choice: bool = True) -> dict[str, Any]:
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
     ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
-    from rag_lib.experiments.llm_models import run_model_choice
-    from rag_lib.experiments.q9a import (
+    from rag_lib.benchmark_runs.gates import (
         calibrate,
         chosen_gates,
         general_gate_key,
@@ -110,6 +110,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         measure_gates,
         measure_llm_judge,
     )
+    from rag_lib.experiments.llm_eval.model_choice import run_model_choice
     from rag_lib.generation import get_generator
     from rag_lib.generation.local_models import local_models
 

@@ -1,0 +1,6 @@
+"""The pipeline over the whole benchmark, shared by several experiments.
+
+:mod:`.gates` calibrates and measures the evidence gates; :mod:`.generation` answers every
+question behind a gate and tabulates bad-input and backend-fault outcomes. Experiments import
+these instead of each other (``tests/test_layers.py``).
+"""
