@@ -5,7 +5,7 @@ stored in ``results/03_q9a_no_evidence/results.json`` (calibrated on the benchma
 ``python -m rag_lib ask`` says which parameters it used.
 
 Support policy (``verified-citations-only``): the generator's answer text is shown only when
-every citation it gives passes the check (:mod:`rag_lib.citations`). The answer schema does not
+every citation it gives passes the check (:mod:`rag_lib.generation.citations`). The answer schema does not
 tie sentences to citations, so an answer with any failed citation cannot be trimmed to its
 supported claims: its text is withheld, the verified quotes (verbatim evidence) are shown instead,
 and each dropped citation is listed with its reason. ``ask`` exits 0 answered, 3 declined,

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_lib.citations import check_citations, deep_link, find_quote, normalize_whitespace, text_fragment
 from rag_lib.documents import Chunk
+from rag_lib.generation.citations import check_citations, deep_link, find_quote, normalize_whitespace, text_fragment
 
 PAGE = (
     "## Add secrets\n\n"

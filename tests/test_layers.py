@@ -24,8 +24,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("benchmark runs", {"benchmark_runs"}),  # the pipeline over the whole benchmark, shared by experiments
     ("questions", {"answer", "explain", "label_audit"}),  # one question through the pipeline
     ("pipeline", {"workbench", "chunkers"}),  # the stages assembled for a snapshot
-    ("stages", {"corpus", "embedding", "index", "rerank", "evidence", "query_ops", "recovery"}),
-    ("generation", {"generation", "llm_calls", "citations"}),
+    ("stages", {"corpus", "embedding", "index", "rerank", "evidence"}),
+    ("generation", {"generation", "llm_calls"}),
     ("evaluation", {"benchmark", "batch_labels", "gold_spans", "evaluation", "report", "results", "figures"}),
     ("foundations", {"snapshot", "normalize", "chunking", "retrieval", "documents", "mdx_expressions", "casebook",
                      "hub_files", "text", "io", "tables", "errors", "redaction", "config"}),

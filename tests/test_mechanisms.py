@@ -13,8 +13,8 @@ from rag_lib.config import RESULTS_DIR
 from rag_lib.evaluation.stats import compare
 from rag_lib.experiments.mechanisms import MECHANISMS, METRICS, LLMQueries, RankFailed, q7_piece_ranks
 from rag_lib.generation.base import LLMGenerator
+from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
 from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
-from rag_lib.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
 from rag_lib.retrieval import Ranking
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"

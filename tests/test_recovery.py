@@ -13,8 +13,7 @@ from rag_lib.config import RESULTS_DIR
 from rag_lib.documents import Chunk
 from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, summarise
 from rag_lib.generation.base import LLMGenerator
-from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
-from rag_lib.recovery import (
+from rag_lib.generation.recovery import (
     Decomposer,
     FixedSuggestions,
     LLMDecomposer,
@@ -24,6 +23,7 @@ from rag_lib.recovery import (
     copies_prompt_example,
     run_recovery,
 )
+from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.report import report_text
 from rag_lib.retrieval import Ranking
 

@@ -8,7 +8,7 @@ Suggestion sources, each labelled in the results:
     record yet is counted as ``missing`` and the source's "after" counts are left empty until every
     call is recorded: a partial run is never shown as if the loop had recovered nothing.
 ``rule``
-    :class:`~rag_lib.recovery.RuleDecomposer`, a deterministic baseline with no model.
+    :class:`~rag_lib.generation.recovery.RuleDecomposer`, a deterministic baseline with no model.
 ``casebook``
     Q7 only: the casebook's own S1–S3 (qwen3.8-flash's, verbatim; English = the casebook's
     translations), replayed on OUR retriever.
@@ -26,8 +26,15 @@ from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation import get_generator, task_generator_name
+from rag_lib.generation.recovery import (
+    Decomposer,
+    FixedSuggestions,
+    LLMDecomposer,
+    RecoveryResult,
+    RuleDecomposer,
+    run_recovery,
+)
 from rag_lib.llm_calls import CallMode, CallRecorder
-from rag_lib.recovery import Decomposer, FixedSuggestions, LLMDecomposer, RecoveryResult, RuleDecomposer, run_recovery
 from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
 

@@ -15,8 +15,8 @@ from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from rag_lib.citations import CitationReport, check_citations
 from rag_lib.documents import Chunk
+from rag_lib.generation.citations import CitationReport, check_citations
 from rag_lib.generation.prompts import build_messages, clip_text, decline_wording_problems
 from rag_lib.generation.schema import (
     DEFAULT_LIMITS,

@@ -12,7 +12,7 @@ from rag_lib.benchmark import Q7_PHRASINGS
 from rag_lib.config import TOP_K, settings
 from rag_lib.errors import WorkbookError
 from rag_lib.generation import get_task_generator
-from rag_lib.query_ops import QueryLLM, QueryOutcome
+from rag_lib.generation.query_ops import QueryLLM, QueryOutcome
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 

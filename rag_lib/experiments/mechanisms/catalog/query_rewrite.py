@@ -12,7 +12,7 @@ from rag_lib.experiments.mechanisms.registry import (
     mechanism,
     query_llm,
 )
-from rag_lib.query_ops import LLM_MAX_TOKENS, QueryLLM
+from rag_lib.generation.query_ops import LLM_MAX_TOKENS, QueryLLM
 
 
 def query_rewrite_variants(base: BaselineDense, qllm: QueryLLM | None, llm_languages: Sequence[str]) -> list[Variant]:

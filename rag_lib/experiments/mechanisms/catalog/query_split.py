@@ -14,7 +14,7 @@ from rag_lib.experiments.mechanisms.registry import (
     mechanism,
     query_llm,
 )
-from rag_lib.query_ops import LLM_MAX_TOKENS, QueryLLM, RuleSplitter, fuse
+from rag_lib.generation.query_ops import LLM_MAX_TOKENS, QueryLLM, RuleSplitter, fuse
 from rag_lib.retrieval import Ranking
 
 

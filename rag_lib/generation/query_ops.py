@@ -37,7 +37,7 @@ from rag_lib.llm_calls import LLMRequest
 from rag_lib.retrieval import Ranking
 from rag_lib.retrieval.hybrid import rrf
 
-QUERY_PROMPTS_YAML = Path(__file__).resolve().parent / "generation" / "query_prompts.yaml"
+QUERY_PROMPTS_YAML = Path(__file__).resolve().parent / "query_prompts.yaml"
 TASKS = ("rewrite", "split")
 FUSIONS = ("rrf", "round_robin")
 
