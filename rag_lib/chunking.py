@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import ChunkingError
+from rag_lib.text import MARKDOWN_LINK
 
 DEFAULT_MAX_CHARS = 2400
 
@@ -64,7 +65,7 @@ class _Lines:
 
 def plain_heading(text: str) -> str:
     """Heading text without Markdown decoration: links, code ticks, emphasis."""
-    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = MARKDOWN_LINK.sub(r"\1", text)
     text = re.sub(r"(?<!\w)_{1,2}([^_]+?)_{1,2}(?!\w)", r"\1", text)  # _emphasis_, not _routes.json
     text = re.sub(r"[`*]", "", text)
     return re.sub(r"\s+", " ", text).strip()

@@ -1,5 +1,10 @@
-"""Small text helpers shared by every stage: which language a text is in, its sentences, and a
-model-free token estimate. Every Chinese-character test in the package uses :data:`CJK_RANGES`."""
+"""Small text helpers shared by every stage: which language a text is in, its sentences, the
+stopwords, and a model-free token estimate. Every Chinese-character test in the package uses
+:data:`CJK_RANGES` (or, to remove spaces next to any East Asian character, :data:`CJK_WIDE_RANGES`).
+
+Two sentence rules, for two kinds of text: :func:`sentences` cuts passages (evidence, answers) and
+also breaks at newlines; :func:`question_sentences` cuts one question and keeps ``wrangler.toml``
+whole. (The semantic chunker finds sentence *spans* with its own rule: it needs offsets.)"""
 
 from __future__ import annotations
 
@@ -9,12 +14,21 @@ import re
 # Sentence ends: Western punctuation followed by whitespace, CJK punctuation, or a line break.
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
 
+# A question's sentence ends at ？。！； (the mark stays with its sentence); English ? ! . ; need a
+# following space or the end, so "wrangler.toml" and ".dev.vars" are not split.
+_QUESTION_SENTENCE_END = re.compile(r"(?<=[？。！；])|(?<=[?!.;])(?=\s|$)")
+
 # CJK Unified Ideographs, Extension A and the compatibility block: enough to tell Chinese from English.
 CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Wider: also radicals, CJK punctuation, kana and Hangul compatibility jamo (U+2E80 on), for rules
+# that concern any East Asian character, such as "no space next to one" when comparing answers.
+CJK_WIDE_RANGES = "\u2e80-\u9fff\uf900-\ufaff"
 CJK_CHAR = re.compile(f"[{CJK_RANGES}]")
 # Characters a BPE tokenizer spends about one token on: ideographs, CJK and full-width punctuation.
 _ONE_TOKEN_CHAR = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 LANGUAGE_NAMES = {"zh": "Chinese", "en": "English"}
+# A Markdown link or image; group 1 is its visible text (what plain-text matching keeps).
+MARKDOWN_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 
 
 def language_of(text: str) -> str:
@@ -30,6 +44,37 @@ def language_name(text: str) -> str:
 def sentences(text: str) -> list[str]:
     """The non-empty sentences of ``text``, each a verbatim (stripped) substring of it."""
     return [s.strip() for s in _SENTENCE_BREAK.split(text) if s and s.strip()]
+
+
+def question_sentences(text: str) -> list[str]:
+    """The non-empty sentences of one question, stripped, in order (see :data:`_QUESTION_SENTENCE_END`)."""
+    return [part.strip() for part in _QUESTION_SENTENCE_END.split(text) if part.strip()]
+
+
+# Function and question words, left out of a question's content terms. The core (both languages) is
+# what the extractive answerer drops when it matches evidence sentences to a question; the aspect
+# gate drops more (ENGLISH_STOPWORDS, CHINESE_STOPWORDS), since every word it keeps must be found in
+# the evidence. BM25 uses bm25s's own English list (rag_lib.retrieval.tokenize).
+QUESTION_WORDS_EN = frozenset({
+    "a", "an", "and", "are", "as", "at", "be", "between", "by", "can", "difference", "do", "does", "each", "for",
+    "from", "how", "i", "in", "is", "it", "its", "me", "my", "of", "on", "or", "our", "should", "the", "their",
+    "there", "this", "to", "we", "what", "when", "where", "which", "who", "why", "will", "with", "you", "your",
+})
+QUESTION_WORDS_ZH = frozenset({
+    "怎么", "如何", "什么", "哪些", "是", "的", "了", "吗", "呢", "和", "与", "在", "并", "给", "里", "它", "我",
+    "我们", "你", "有", "是否", "应该", "分别", "多少", "后", "时", "以及", "还是", "或", "及", "要", "请", "可以",
+    "能", "一个", "这个", "那个", "吧",
+})
+ENGLISH_STOPWORDS = QUESTION_WORDS_EN | {
+    "about", "after", "all", "also", "any", "been", "before", "being", "both", "but", "could", "did", "either",
+    "get", "happen", "happens", "has", "have", "if", "into", "let", "many", "more", "most", "much", "must", "need",
+    "no", "not", "one", "other", "set", "so", "some", "than", "that", "them", "then", "these", "they", "those",
+    "through", "use", "used", "using", "was", "way", "whether", "while", "without", "work", "would",
+}
+CHINESE_STOPWORDS = QUESTION_WORDS_ZH | {
+    "会", "到", "中", "用", "对", "把", "被", "让", "为什么", "怎样", "哪个", "需要", "之间", "区别", "有什么",
+    "什么样", "多", "吗？",
+}
 
 
 def approx_tokens(text: str) -> int:

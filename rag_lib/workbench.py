@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
+from rag_lib.batch_labels import BatchBenchmark, benchmark_for
 from rag_lib.benchmark import Benchmark, Question, load_benchmark
 from rag_lib.config import TOP_K, default_batch, run_config
 from rag_lib.corpus import load_chunks
@@ -27,9 +28,6 @@ from rag_lib.embedding.store import EmbeddingMatrix, EmbeddingStore
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import DEFAULT_MEASURES, Measure, evaluate
 from rag_lib.retrieval import Ranking, Retriever, get_retriever
-
-if TYPE_CHECKING:
-    from rag_lib.batch_labels import BatchBenchmark
 
 
 @dataclass(frozen=True)
@@ -116,8 +114,6 @@ class Workbench:
     @cached_property
     def batch_benchmark(self) -> BatchBenchmark:
         """The benchmark on this batch with the batch's own labels, and the questions left out and why."""
-        from rag_lib.batch_labels import benchmark_for  # it imports the benchmark; only other batches need it
-
         return benchmark_for(self.batch or default_batch(), self.chunks)
 
     def embedder(self, name: str | None = None) -> BaseEmbedder:

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+from rag_lib.text import MARKDOWN_LINK
+
 # --------------------------------------------------------------------------- text matching
 _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)
-_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _TAG = re.compile(r"</?[A-Za-z][^>]*>")
 _STRONG = re.compile(r"(\*\*|__)(.+?)\1")
 _EM_STAR = re.compile(r"(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])")
@@ -27,7 +28,7 @@ def plain_text(markdown: str) -> str:
     as they do on the page. Whitespace is collapsed.
     """
     text = _MDX_COMMENT.sub("", markdown)
-    text = _LINK.sub(r"\1", text)
+    text = MARKDOWN_LINK.sub(r"\1", text)
     text = _TAG.sub("", text)
     text = _STRONG.sub(r"\2", text)
     text = _EM_STAR.sub(r"\1", text)

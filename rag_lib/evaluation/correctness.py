@@ -50,6 +50,7 @@ from rag_lib.benchmark import Benchmark, load_benchmark, plain_text, read_yaml
 from rag_lib.config import BENCHMARK_DIR
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError
+from rag_lib.text import CJK_WIDE_RANGES
 
 DEFAULT_PATH = BENCHMARK_DIR / "key_facts.yaml"
 
@@ -81,10 +82,9 @@ _CJK_PUNCT = str.maketrans(
         "〉": ">",
     }
 )
-_CJK = "\u2e80-\u9fff\uf900-\ufaff"
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _WS = re.compile(r"\s+")
-_WS_NEAR_CJK = re.compile(rf"(?<=[{_CJK}]) | (?=[{_CJK}])")
+_WS_NEAR_CJK = re.compile(rf"(?<=[{CJK_WIDE_RANGES}]) | (?=[{CJK_WIDE_RANGES}])")
 _ALNUM = re.compile(r"[0-9a-z]")
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rag_lib.documents import Chunk
 from rag_lib.retrieval.tokenize import jieba_tokenizer
-from rag_lib.text import CJK_CHAR, CJK_RANGES
+from rag_lib.text import CHINESE_STOPWORDS, CJK_CHAR, CJK_RANGES, ENGLISH_STOPWORDS
 
 if TYPE_CHECKING:
     pass
@@ -23,23 +23,6 @@ _CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
 _OTHER = re.compile(rf"[^\W\d_A-Za-z\u00C0-\u024F{CJK_RANGES}]+")
 # Longest first: the first suffix that leaves a stem of >= 4 characters is removed (one only).
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s", "e")
-
-ENGLISH_STOPWORDS = frozenset({
-    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "before", "being",
-    "between", "both", "but", "by", "can", "could", "did", "difference", "do", "does", "each", "either", "for",
-    "from", "get", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "let", "me", "more", "most",
-    "much", "must", "my", "need", "no", "not", "of", "on", "one", "or", "other", "our", "should", "so", "some",
-    "than", "that", "the", "their", "them", "then", "there", "these", "they", "this", "those", "through", "to",
-    "use", "used", "using", "was", "way", "we", "what", "when", "where", "whether", "which", "while", "who",
-    "why", "will", "with", "without", "would", "you", "your", "many", "happens", "happen", "set", "work",
-})
-CHINESE_STOPWORDS = frozenset({
-    "怎么", "如何", "什么", "哪些", "是", "的", "了", "吗", "呢", "和", "与", "在", "并", "给", "里", "它", "我",
-    "我们", "你", "有", "是否", "应该", "分别", "多少", "后", "时", "以及", "还是", "或", "及", "要", "请", "可以",
-    "能", "一个", "这个", "那个", "吧", "会", "到", "中", "用", "对", "把", "被", "让", "为什么", "怎样", "哪个",
-    "需要", "之间", "区别", "有什么", "什么样", "多", "吗？",
-})
-
 
 def stem(word: str) -> str:
     """Light suffix stripping (see the module docstring); identifiers with '.' or '-' stay whole."""

@@ -17,21 +17,12 @@ from rag_lib.documents import Chunk
 from rag_lib.generation.base import MAX_QUESTION_CHARS, GenerationResult, finish_answer, result_fields
 from rag_lib.generation.schema import Answer, Citation
 from rag_lib.generation.specs import backend_defaults
-from rag_lib.text import language_of, sentences
+from rag_lib.text import QUESTION_WORDS_EN, QUESTION_WORDS_ZH, language_of, sentences
 
 _WORD = re.compile(r"\w")
 
-STOPWORDS = frozenset({
-    # English function and question words
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "in",
-    "is", "it", "its", "my", "of", "on", "or", "the", "their", "this", "to", "what", "when", "where",
-    "which", "who", "why", "will", "with", "you", "your", "me", "we", "our", "should", "each", "there",
-    "between", "difference",
-    # Chinese function and question words
-    "怎么", "如何", "什么", "哪些", "是", "的", "了", "吗", "呢", "和", "与", "在", "并", "给", "里",
-    "它", "我", "我们", "你", "有", "是否", "应该", "分别", "多少", "后", "时", "以及", "还是", "或",
-    "及", "要", "请", "可以", "能", "一个", "这个", "那个", "吧",
-})
+# Only function and question words: the terms left are matched against evidence sentences.
+STOPWORDS = QUESTION_WORDS_EN | QUESTION_WORDS_ZH
 
 
 def terms(text: str) -> frozenset[str]:

@@ -36,14 +36,12 @@ from rag_lib.generation.base import LLMGenerator, question_problem
 from rag_lib.llm_calls import LLMRequest
 from rag_lib.retrieval import Ranking
 from rag_lib.retrieval.hybrid import rrf
+from rag_lib.text import question_sentences
 
 QUERY_PROMPTS_YAML = Path(__file__).resolve().parent / "query_prompts.yaml"
 TASKS = ("rewrite", "split")
 FUSIONS = ("rrf", "round_robin")
 
-# A sentence ends at ？?。！!；; (the mark stays with its sentence). English . ! ? ; need a following
-# space or the end, so "wrangler.toml" and ".dev.vars" are not split.
-_SENTENCE = re.compile(r"(?<=[？。！；])|(?<=[?!.;])(?=\s|$)")
 # Clause marks and conjunctions, each a separator that is dropped: 、，, and 和/以及/and/as well as.
 # Not 及 or 与 alone: they are also parts of words (及时, 参与).
 _CLAUSE = re.compile(r"\s*,?\s+(?:and|as well as)\s+|\s*(?:[、，,]|以及|和)\s*", re.IGNORECASE)
@@ -72,7 +70,7 @@ class RuleSplitter:
 
     def split(self, text: str) -> list[str]:
         """The parts of ``text`` in order; a text with no split point gives ``[text.strip()]``."""
-        parts = [s.strip() for s in _SENTENCE.split(text) if s.strip()]
+        parts = question_sentences(text)
         if self.clauses:
             parts = [c.strip() for s in parts for c in _CLAUSE.split(s) if c.strip()]
         merged: list[str] = []

@@ -33,7 +33,7 @@ from rag_lib.evaluation import piece_ranks
 from rag_lib.generation import GenerationResult, Generator, LLMGenerator, get_generator
 from rag_lib.generation.prompts import prompts
 from rag_lib.retrieval import Ranking
-from rag_lib.text import CJK_CHAR
+from rag_lib.text import CJK_CHAR, question_sentences
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,6 @@ class FixedSuggestions:
 
 
 # --------------------------------------------------------------------------- rule-based baseline
-_SENTENCE_END = re.compile(r"(?<=[？?。！!；;])\s*")
 # A comma followed by a clause-level conjunction starts a new clause; a comma inside a list does not.
 _CLAUSE_COMMA = re.compile(r"\s*[,，]\s*(?=(?:and|or|并且|并|而且|以及|又|还)\b|(?:并且|并|而且|以及|又|还))",
                            re.IGNORECASE)
@@ -175,7 +174,7 @@ class RuleDecomposer:
     @staticmethod
     def clauses(question: str) -> list[str]:
         """The question's clauses, each ending in a question mark and able to stand alone."""
-        parts = [p for s in _SENTENCE_END.split(question.strip()) for p in _CLAUSE_COMMA.split(s)]
+        parts = [p for s in question_sentences(question) for p in _CLAUSE_COMMA.split(s)]
         parts = [_LEADING_CONJ.sub("", p.strip()).strip() for p in parts]
         parts = [p for p in parts if p.strip("？?。！!；;，, ")]
         if not parts:

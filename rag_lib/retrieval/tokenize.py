@@ -40,7 +40,7 @@ _CJK = f"[{CJK_RANGES}]+"
 _TOKEN_RE = re.compile(rf"(?P<ident>{_IDENT})|(?P<cjk>{_CJK})")
 _PART_SPLIT = re.compile(r"[._\-]+")
 
-ENGLISH_STOPWORDS: frozenset[str] = frozenset(STOPWORDS_EN)
+BM25_STOPWORDS_EN: frozenset[str] = frozenset(STOPWORDS_EN)  # bm25s's list; the question-term lists are in rag_lib.text
 
 
 @cache
@@ -67,7 +67,7 @@ class Tokenizer:
         Also emit the parts of compound identifiers (``wrangler.toml`` → ``wrangler``, ``toml``).
     """
 
-    def __init__(self, stopwords: Collection[str] | None = ENGLISH_STOPWORDS, identifier_parts: bool = True):
+    def __init__(self, stopwords: Collection[str] | None = BM25_STOPWORDS_EN, identifier_parts: bool = True):
         self.stopwords = frozenset(stopwords or ())
         self.identifier_parts = identifier_parts
 

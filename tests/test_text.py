@@ -1,0 +1,34 @@
+"""The shared text helpers (rag_lib.text): one home for sentence rules, stopwords and CJK ranges."""
+
+from __future__ import annotations
+
+from rag_lib.text import (
+    CHINESE_STOPWORDS,
+    CJK_CHAR,
+    ENGLISH_STOPWORDS,
+    MARKDOWN_LINK,
+    QUESTION_WORDS_EN,
+    QUESTION_WORDS_ZH,
+    question_sentences,
+    sentences,
+)
+
+
+def test_question_sentences_cut_at_marks_but_keep_file_names() -> None:
+    assert question_sentences("怎么设置？secret 呢。") == ["怎么设置？", "secret 呢。"]
+    assert question_sentences("Where is wrangler.toml? And .dev.vars?") == ["Where is wrangler.toml?", "And .dev.vars?"]
+    assert question_sentences("  ") == []
+
+
+def test_passage_sentences_also_break_at_newlines() -> None:
+    assert sentences("One. Two\nthree。四") == ["One.", "Two", "three。", "四"]
+
+
+def test_the_aspect_stopwords_extend_the_question_words_per_language() -> None:
+    assert QUESTION_WORDS_EN < ENGLISH_STOPWORDS and QUESTION_WORDS_ZH < CHINESE_STOPWORDS
+    assert not any(CJK_CHAR.search(w) for w in ENGLISH_STOPWORDS)
+    assert all(CJK_CHAR.search(w) for w in CHINESE_STOPWORDS)
+
+
+def test_markdown_links_keep_their_text() -> None:
+    assert MARKDOWN_LINK.sub(r"\1", "See [the docs](/x) and ![img](a.png).") == "See the docs and img."
