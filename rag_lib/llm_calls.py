@@ -375,11 +375,6 @@ def stamp_records(directory: str | os.PathLike[str]) -> int:
     return stamped
 
 
-def messages_tuple(messages: Sequence[Mapping[str, str]]) -> tuple[dict[str, str], ...]:
-    """Messages as an immutable tuple of plain ``{"role", "content"}`` dicts."""
-    return tuple({"role": str(m["role"]), "content": str(m["content"])} for m in messages)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m rag_lib.llm_calls stamp DIR``: add response checksums to trusted older records."""
     parser = argparse.ArgumentParser(prog="python -m rag_lib.llm_calls", description=main.__doc__)
@@ -396,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 __all__ = [
     "CALL_MODES", "REDACTED", "CallRecord", "CallRecorder", "LLMCallError", "LLMRequest", "LLMResponse",
-    "ReplayMissError", "estimate_cost", "messages_tuple", "redact", "response_sha256", "stamp_records",
+    "ReplayMissError", "estimate_cost", "redact", "response_sha256", "stamp_records",
 ]
 
 if __name__ == "__main__":

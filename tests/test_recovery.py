@@ -17,12 +17,12 @@ from rag_lib.generation.recovery import (
     Decomposer,
     FixedSuggestions,
     LLMDecomposer,
-    RuleDecomposer,
     SuggestionRun,
     choose_suggestion,
     copies_prompt_example,
     run_recovery,
 )
+from rag_lib.generation.rule_decomposer import RuleDecomposer
 from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.report import report_text
 from rag_lib.retrieval import Ranking

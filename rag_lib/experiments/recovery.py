@@ -31,9 +31,9 @@ from rag_lib.generation.recovery import (
     FixedSuggestions,
     LLMDecomposer,
     RecoveryResult,
-    RuleDecomposer,
     run_recovery,
 )
+from rag_lib.generation.rule_decomposer import RuleDecomposer
 from rag_lib.llm_calls import CallMode, CallRecorder
 from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
