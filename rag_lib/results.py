@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import NOTEBOOKS_DIR, TOP_K, results_dir, settings, shown_path
+from rag_lib.config import NOTEBOOKS_DIR, TOP_K, results_dir, run_config, settings, shown_path
 from rag_lib.errors import WorkbookError
 from rag_lib.io import read_json
 from rag_lib.report import lookup
@@ -104,6 +104,47 @@ def context_cut(result: dict[str, Any], lang: str) -> tuple[dict[str, Any], dict
     small, large = (next(r for r in result["context_rows"] if r["language"] == lang and r["k"] == k) for k in (5, 20))
     return small, large, 1 - small["tokens per question"] / large["tokens per question"]
 
+
+
+PIECES = ("C1", "C2", "C3", "C4")
+Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
+
+
+def baseline_q7_ranks(root: Path | None = None) -> dict[str, Q7Ranks]:
+    """The baseline's (dense, default embedder) Q7 piece ranks as each run that reports them stored them:
+    01 (its row for the default configuration), 05 (its own rows) and every mechanism run (its baseline).
+
+    They are three computations of one ranking; :func:`q7_baseline_disagreements` says where they differ.
+    """
+    def ranks(row: dict[str, Any]) -> tuple[int | None, ...]:
+        return tuple(row.get(p) for p in PIECES)
+
+    out: dict[str, Q7Ranks] = {}
+    bakeoff, diagnosis = find_result("01_embedding_bakeoff", root), find_result("05_q7_diagnosis", root)
+    if bakeoff is not None:
+        default = f"dense:{run_config().embedder}"
+        out[bakeoff.name] = {(r["phrasing"], r["language"]): ranks(r) for r in bakeoff.data["q7_rows"]
+                             if r["configuration"] == default}
+    if diagnosis is not None:
+        out[diagnosis.name] = {(r["phrasing"], r["language"]): ranks(r) for r in diagnosis.data["rank_rows"]
+                               if r.get("source") == "ours"}
+    for run in runs_of(MECHANISM_NOTEBOOK):
+        stored = find_result(run.name, root)
+        if stored is not None and "baseline" in stored.data:
+            out[run.name] = {(phrasing, lang): ranks(by_piece) for phrasing, by_lang in
+                             stored.data["baseline"]["q7"].items() for lang, by_piece in by_lang.items()}
+    return out
+
+
+def q7_baseline_disagreements(root: Path | None = None) -> list[str]:
+    """Every (phrasing, language) whose baseline Q7 ranks differ between two runs that report them."""
+    runs = baseline_q7_ranks(root)
+    problems = []
+    for key in sorted({k for ranks in runs.values() for k in ranks}):
+        seen = {name: ranks[key] for name, ranks in runs.items() if key in ranks}
+        if len(set(seen.values())) > 1:
+            problems.append(f"Q7 {key[0]} ({key[1]}): " + "; ".join(f"{n} {v}" for n, v in seen.items()))
+    return problems
 
 
 # --------------------------------------------------------------------------- mechanism runs (06)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rag_lib.config import RESULTS_DIR, run_config
 from rag_lib.results import (
     MECHANISM_NOTEBOOK,
     MechanismResult,
@@ -14,6 +15,7 @@ from rag_lib.results import (
     VariantResult,
     find_result,
     mechanism_results,
+    q7_baseline_disagreements,
     read_result,
     runs_of,
 )
@@ -71,3 +73,27 @@ def test_a_variant_label_names_the_llm_that_produced_it() -> None:
     assert plain.label("topk") == "topk: k=10"
     assert llm.label("query_rewrite") == "query_rewrite: llm (qwen2.5-coder-0.5b)"
     assert reranker.label("reranker") == "reranker: r (q1.5b)"
+
+
+def test_a_stale_baseline_is_named_with_the_runs_that_disagree(tmp_path: Path) -> None:
+    mechanism_run = runs_of(MECHANISM_NOTEBOOK)[0].name
+    _write(tmp_path, "01_embedding_bakeoff", {"q7_rows": [
+        {"configuration": f"dense:{run_config().embedder}", "phrasing": "original", "language": "zh",
+         "C1": 20, "C2": 28, "C3": 10, "C4": 1},
+        {"configuration": "dense:other", "phrasing": "original", "language": "zh", "C1": 1, "C2": 2, "C3": 3, "C4": 4},
+    ]})
+    _write(tmp_path, mechanism_run, {"baseline": {"q7": {"original": {"zh": {"C1": 20, "C2": 28, "C3": 10, "C4": 1}}}}})
+    assert q7_baseline_disagreements(tmp_path) == []
+    _write(tmp_path, "05_q7_diagnosis", {"rank_rows": [
+        {"source": "ours", "phrasing": "original", "language": "zh", "C1": 20, "C2": 29, "C3": 10, "C4": 1},
+        {"source": "casebook", "phrasing": "original", "language": "zh", "C1": 36, "C2": 1, "C3": 2, "C4": 3}]})
+    assert q7_baseline_disagreements(tmp_path) == [
+        f"Q7 original (zh): 01_embedding_bakeoff (20, 28, 10, 1); 05_q7_diagnosis (20, 29, 10, 1); "
+        f"{mechanism_run} (20, 28, 10, 1)"]
+
+
+@pytest.mark.skipif(not (RESULTS_DIR / "01_embedding_bakeoff" / "results.json").is_file(),
+                    reason="run `make reproduce` first")
+def test_the_committed_runs_report_one_baseline() -> None:
+    """01, 05 and every mechanism run compute the baseline's Q7 ranks separately: they must agree."""
+    assert q7_baseline_disagreements(RESULTS_DIR) == []

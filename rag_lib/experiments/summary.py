@@ -20,9 +20,8 @@ from rag_lib.evaluation import holm
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.io import write_json
 from rag_lib.report import kinds_text, markdown_table
-from rag_lib.results import MechanismResult, context_cut, find_result, mechanism_results
+from rag_lib.results import PIECES, MechanismResult, baseline_q7_ranks, context_cut, find_result, mechanism_results
 
-PIECES = ("C1", "C2", "C3", "C4")
 # coverage@evidence: pieces inside the evidence the variant sends to generation (Top-5, or Top-k for
 # the top-k variants); the one metric a larger k changes.
 METRICS = ("hit@5", "coverage@10", "mrr", "coverage@evidence")
@@ -41,21 +40,16 @@ def _mechanism_results(root: Path | None) -> list[MechanismResult]:
     return mechanism_results(root)[0]
 
 
-def _baseline_q7(bakeoff: dict[str, Any], lang: str) -> dict[str, Any]:
-    label = f"dense:{default_embedder_name()}"
-    for row in bakeoff["q7_rows"]:
-        if row["configuration"] == label and row["phrasing"] == "original" and row["language"] == lang:
-            return {p: row.get(p) for p in PIECES}
-    raise KeyError(f"01_embedding_bakeoff has no Q7 row for {label} ({lang}); re-run it")
-
-
 def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
     """Rows: baseline, each mechanism variant, each recovery suggestion; columns: first rank of C1–C4."""
     root = root or results_dir()
     rows: list[dict[str, Any]] = []
-    bakeoff = _load("01_embedding_bakeoff", root)
-    if bakeoff:
-        rows.append({"row": "baseline (dense, default embedder, original question)", **_baseline_q7(bakeoff, lang)})
+    baseline = baseline_q7_ranks(root).get("01_embedding_bakeoff")
+    if baseline is not None:
+        if ("original", lang) not in baseline:
+            raise KeyError(f"01_embedding_bakeoff has no Q7 row for the default embedder ({lang}); re-run it")
+        rows.append({"row": "baseline (dense, default embedder, original question)",
+                     **dict(zip(PIECES, baseline["original", lang], strict=True))})
     for result in _mechanism_results(root):
         if not result.ran:
             rows.append({"row": f"{result.mechanism}: not run ({result.status})"})
