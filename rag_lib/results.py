@@ -19,6 +19,7 @@ from typing import Any
 
 from rag_lib.config import NOTEBOOKS_DIR, TOP_K, results_dir, run_config, settings, shown_path
 from rag_lib.errors import WorkbookError
+from rag_lib.evaluation.metrics import HIT
 from rag_lib.io import read_json
 from rag_lib.report import lookup
 
@@ -107,6 +108,9 @@ def context_cut(result: dict[str, Any], lang: str) -> tuple[dict[str, Any], dict
 
 
 PIECES = ("C1", "C2", "C3", "C4")
+# What a mechanism run compares per variant and language (coverage@evidence: the share of gold pieces
+# in the evidence the variant sends, its own k).
+MECHANISM_METRICS = (HIT.name, "coverage@10", "mrr", "coverage@evidence")
 Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
 
 

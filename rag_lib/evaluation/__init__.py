@@ -11,6 +11,7 @@ from rag_lib.evaluation.correctness import (
 )
 from rag_lib.evaluation.metrics import (
     DEFAULT_MEASURES,
+    HIT,
     MRR,
     Diagnosis,
     HitAt,
@@ -28,6 +29,7 @@ from rag_lib.evaluation.stats import compare, effect_text, holm, paired_bootstra
 
 __all__ = [
     "DEFAULT_MEASURES",
+    "HIT",
     "MRR",
     "CorrectnessResult",
     "Diagnosis",

@@ -28,7 +28,7 @@ import numpy as np
 
 from rag_lib.benchmark import Question
 from rag_lib.config import settings
-from rag_lib.evaluation import piece_ranks
+from rag_lib.evaluation import HIT, piece_ranks
 from rag_lib.evaluation.stats import compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
@@ -36,7 +36,7 @@ from rag_lib.report import markdown_table, rank_span
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
-METRICS = ("hit@5", "coverage@10")
+METRICS = (HIT.name, "coverage@10")
 RECALL_K = 10
 
 

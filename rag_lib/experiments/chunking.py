@@ -23,10 +23,9 @@ import numpy as np
 
 from rag_lib.casebook import halo
 from rag_lib.chunkers import SemanticChunker, TokenCounter, get_chunker, strategies
-from rag_lib.config import TOP_K
 from rag_lib.corpus import load_pages
 from rag_lib.documents import Chunk
-from rag_lib.evaluation import MRR, HitAt, PieceCoverage, piece_ranks
+from rag_lib.evaluation import HIT, MRR, PieceCoverage, piece_ranks
 from rag_lib.evaluation.stats import compare, effect_text
 from rag_lib.gold_spans import piece_spans, resolve_by_span
 from rag_lib.llm_calls import price_table
@@ -37,7 +36,7 @@ from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
 
 BASELINE = "structural"
-METRICS = ("hit@5", "coverage@10", "mrr")
+METRICS = (HIT.name, "coverage@10", "mrr")
 PRICED_MODEL = "qwen3.8-flash"  # the casebook's generator: what a paid answer would cost
 
 
@@ -60,7 +59,7 @@ def _scores(wb: Workbench, lang: str) -> Scores:
     """Rankings, per-question metrics, tokens of the Top-5 and Q7's piece ranks of one strategy and language."""
     questions = wb.benchmark.questions(answerable=True)
     rankings = wb.run("dense", questions, lang)
-    table = wb.evaluate(rankings, (HitAt(TOP_K), PieceCoverage(10), MRR()))
+    table = wb.evaluate(rankings, (HIT, PieceCoverage(10), MRR()))
     scores = {m: [float(v) for v in table[m]] for m in METRICS}
     tokens = [float(sum(approx_tokens(wb.by_id[cid].text) for cid in rankings[q.id].ids[:5])) for q in questions]
     q7 = wb.benchmark["q07"]
@@ -174,12 +173,12 @@ def findings(result: dict[str, Any]) -> list[str]:
         for s in result["strategies"]:
             if s["strategy"] == BASELINE:
                 continue
-            c = _by(result["comparison_rows"], strategy=s["strategy"], language=lang, metric="hit@5")
+            c = _by(result["comparison_rows"], strategy=s["strategy"], language=lang, metric=HIT.name)
             moved = {"diff": c["structural − strategy"], "ci95": c["ci95"]}
             clear = c["ci95"][0] > 0 or c["ci95"][1] < 0
             parts.append(f"{s['strategy']} {effect_text(moved)}{'' if clear else ' (interval includes 0)'}")
         base = _by(result["metric_rows"], strategy=BASELINE, language=lang)
-        out.append(f"{lang}: structural hit@5 {base['hit@5']:.3f}; structural − strategy in hit@5: "
+        out.append(f"{lang}: structural {HIT.name} {base[HIT.name]:.3f}; structural − strategy in {HIT.name}: "
                    f"{'; '.join(parts)}. Halo reports +{points} points (+{points / 100:.2f}) of hit rate for "
                    "structural chunking (theirs; baseline "
                    "not stated).")

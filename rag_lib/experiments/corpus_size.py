@@ -30,14 +30,14 @@ from rag_lib.chunking import chunk_id_digest
 from rag_lib.config import TOP_K, default_batch, settings
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
-from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
+from rag_lib.evaluation import HIT, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
 from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import Case, get_gate, label_insufficient, score_cases
 from rag_lib.report import markdown_table, rank_span
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
-METRICS = ("hit@5", "coverage@10")
+METRICS = (HIT.name, "coverage@10")
 DISTRACTOR_KINDS = ("same page as gold", "copy on another page", "same product, other page", "other product")
 
 
@@ -120,7 +120,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                 allowed = {c.id for c in wide.embeddable if c.page in pages}
                 runs = {qid: restrict(r, allowed) for qid, r in full.items()}
                 gold = {q.id: [p & allowed for p in q.pieces] for q in questions}
-                table = evaluate(gold, runs, (HitAt(TOP_K), PieceCoverage(10)))
+                table = evaluate(gold, runs, (HIT, PieceCoverage(10)))
                 for m in METRICS:
                     per_question.setdefault((size, lang, m), []).append([float(v) for v in table[m]])
                 cases, kinds, from_added = [], Counter(), 0
@@ -215,8 +215,9 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
         "gate": {lang: calibrated_gate_parameters(lang) for lang in languages},
         "tables": {
             "sizes": markdown_table(size_rows, decimals={"chunks (mean over seeds)": 1}),
-            "curve": markdown_table(curve, ["pages", "language", "hit@5", "hit@5 lo", "hit@5 hi", "coverage@10",
-                                            "coverage@10 lo", "coverage@10 hi", "declined (answerable)",
+            "curve": markdown_table(curve, ["pages", "language",
+                                            *(f"{m}{band}" for m in METRICS for band in ("", " lo", " hi")),
+                                            "declined (answerable)",
                                             "false refusal rate", "seeds"], decimals={"declined (answerable)": 1}),
             "change": markdown_table(change, ["pages", "language", "metric", "smallest", "this size", "change",
                                               "95% CI", "p"]),

@@ -16,15 +16,23 @@ from typing import Any
 from rag_lib.casebook import halo, published
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.embedding.registry import default_embedder_name
-from rag_lib.evaluation import holm
+from rag_lib.evaluation import HIT, holm
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.io import write_json
 from rag_lib.report import kinds_text, markdown_table
-from rag_lib.results import PIECES, MechanismResult, baseline_q7_ranks, context_cut, find_result, mechanism_results
+from rag_lib.results import (
+    MECHANISM_METRICS,
+    PIECES,
+    MechanismResult,
+    baseline_q7_ranks,
+    context_cut,
+    find_result,
+    mechanism_results,
+)
 
 # coverage@evidence: pieces inside the evidence the variant sends to generation (Top-5, or Top-k for
 # the top-k variants); the one metric a larger k changes.
-METRICS = ("hit@5", "coverage@10", "mrr", "coverage@evidence")
+METRICS = MECHANISM_METRICS
 TOP_K = 10  # bold in the Q7 tables: inside the Top-10 (the casebook's green cells), or inside a larger evidence
 # Figures of an earlier label version, copied from the results.json files a run produced with it
 # (see :func:`archive_label_version`); 08 shows them beside the current ones.
@@ -186,7 +194,7 @@ def findings(summary: dict[str, Any]) -> list[str]:
         rows = [r for r in ranked if r["verdict"] == verdict]
         if rows:
             shown = "; ".join(f"{r['mechanism']} ({r['language']}): {RANK_METRIC} {r[RANK_METRIC]}, "
-                              f"hit@5 {r['hit@5']}" for r in rows[:4])
+                              f"{HIT.name} {r[HIT.name]}" for r in rows[:4])
             more = f"; and {len(rows) - 4} more" if len(rows) > 4 else ""
             out.append(f"{verb}: {shown}{more}.")
     incomplete = [f"{r['mechanism']} ({r['language']}, {r['verdict']})" for r in ranked
@@ -250,7 +258,7 @@ def relabel_rows(root: Path | None = None, archive: Path = LABEL_ARCHIVE) -> dic
     old_metrics = {key(r): r for r in before["summary_rows"]}
     metrics = [{"configuration": r["configuration"], "language": r["language"],
                 **{m: _arrow(f"{old_metrics[key(r)][m]:.3f}" if key(r) in old_metrics else "—", f"{r[m]:.3f}")
-                   for m in ("hit@5", "coverage@10")}} for r in bakeoff["summary_rows"]]
+                   for m in (HIT.name, "coverage@10")}} for r in bakeoff["summary_rows"]]
     old_q7 = {key(r): r for r in before["q7_rows"]}
     q7 = [{"configuration": r["configuration"], "phrasing": r["phrasing"], "language": r["language"],
            **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in PIECES}} for r in bakeoff["q7_rows"]]
@@ -316,7 +324,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                                    "metrics); p from the same paired bootstrap as the interval, two-sided"},
         "what_helps": ranked,
         "what_helps_table": markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
-                                                    RANK_METRIC, "hit@5", "coverage@10", "mrr"]) if ranked
+                                                    RANK_METRIC, HIT.name, "coverage@10", "mrr"]) if ranked
         else "_(no mechanism results)_",
         "relabel": relabel_rows(root),
         "halo_rows": halo_claims,
@@ -341,8 +349,8 @@ def halo_rows(ranked: list[dict[str, Any]], root: Path | None = None) -> list[di
     for lang in ("zh", "en"):
         if chunking:
             parts = [f"vs {r['strategy']} {r['structural − strategy']:+.3f} {r['95% CI']}"
-                     for r in chunking["comparison_rows"] if r["language"] == lang and r["metric"] == "hit@5"]
-            ours = "structural − strategy, hit@5: " + "; ".join(parts)
+                     for r in chunking["comparison_rows"] if r["language"] == lang and r["metric"] == HIT.name]
+            ours = f"structural − strategy, {HIT.name}: " + "; ".join(parts)
         else:
             ours = "not run (11_chunking has no results)"
         out.append({"change": "structural chunking", "language": lang,
@@ -354,7 +362,7 @@ def halo_rows(ranked: list[dict[str, Any]], root: Path | None = None) -> list[di
         ):
             rows = [r for r in ranked if r["language"] == lang and (
                 r["mechanism"].startswith(prefix) if prefix.endswith(":") else r["mechanism"] == prefix)]
-            ours = "; ".join(f"{r['mechanism']} hit@5 {r['hit@5']} ({r['questions']} questions, {r['verdict']})"
+            ours = "; ".join(f"{r['mechanism']} {HIT.name} {r[HIT.name]} ({r['questions']} questions, {r['verdict']})"
                              for r in rows) or "not run"
             out.append({"change": change, "language": lang, "Halo (theirs)": claim, "ours": ours})
         if chunking:

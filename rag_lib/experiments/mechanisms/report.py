@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.config import TOP_K
-from rag_lib.evaluation import effect_text
+from rag_lib.evaluation import HIT, effect_text
 from rag_lib.evaluation.stats import no_question_changed
 from rag_lib.report import kinds_text, markdown_table
 
-FINDING_METRICS = ("hit@5", "coverage@10")
+FINDING_METRICS = (HIT.name, "coverage@10")
 
 
 def _q7_findings(result: dict[str, Any], within: int = 10) -> list[str]:

@@ -10,7 +10,7 @@ import numpy as np
 from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.config import TOP_K
 from rag_lib.embedding.registry import default_embedder_name
-from rag_lib.evaluation import MRR, HitAt, PieceCoverage, compare, piece_ranks
+from rag_lib.evaluation import HIT, MRR, PieceCoverage, compare, piece_ranks
 from rag_lib.experiments.mechanisms.registry import METRICS, BaselineDense, BuildContext, RankFailed, get_mechanism
 from rag_lib.experiments.mechanisms.report import tables
 from rag_lib.retrieval import Ranking
@@ -64,10 +64,10 @@ def _variant_status(entry: dict[str, Any], langs: Sequence[str], questions: Sequ
 
 
 def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
-    measures = (HitAt(TOP_K), PieceCoverage(10), MRR(), PieceCoverage(evidence_k))
+    measures = (HIT, PieceCoverage(10), MRR(), PieceCoverage(evidence_k))
     table = wb.evaluate(rankings, measures)
-    cols = {"hit@5": "hit@5", "coverage@10": "coverage@10", "mrr": "mrr", "coverage@evidence": f"coverage@{evidence_k}"}
-    return {metric: [float(v) for v in table[col]] for metric, col in cols.items()}
+    columns = dict(zip(METRICS, (m.name for m in measures), strict=True))  # coverage@evidence: its own k
+    return {metric: [float(v) for v in table[column]] for metric, column in columns.items()}
 
 
 def run_mechanism(
