@@ -25,6 +25,10 @@ from rag_lib.report import lookup
 
 RESULTS_FILE = "results.json"
 MECHANISM_NOTEBOOK = "06_q7_mechanism"
+PIECES = ("C1", "C2", "C3", "C4")
+# What a mechanism run compares per variant and language (coverage@evidence: the share of gold pieces
+# in the evidence the variant sends, its own k).
+MECHANISM_METRICS = (HIT.name, "coverage@10", "mrr", "coverage@evidence")
 
 
 class MissingResult(WorkbookError):
@@ -106,11 +110,6 @@ def context_cut(result: dict[str, Any], lang: str) -> tuple[dict[str, Any], dict
     return small, large, 1 - small["tokens per question"] / large["tokens per question"]
 
 
-
-PIECES = ("C1", "C2", "C3", "C4")
-# What a mechanism run compares per variant and language (coverage@evidence: the share of gold pieces
-# in the evidence the variant sends, its own k).
-MECHANISM_METRICS = (HIT.name, "coverage@10", "mrr", "coverage@evidence")
 Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
 
 
