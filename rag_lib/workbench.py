@@ -149,7 +149,7 @@ class Workbench:
         Rankings are immutable and deterministic, and experiments rank the same question many times
         (once per gate, per measurement), so each (text, configuration) is embedded and ranked once.
         """
-        cache_key = (text, RunKey.parse(key) if isinstance(key, str) else key)
+        cache_key = (text, RunKey.resolve(key))  # "dense" and "dense:<default>" are one configuration
         if cache_key not in self._rankings:
             self._rankings[cache_key] = self.retriever(key).rank(text)
         return self._rankings[cache_key]

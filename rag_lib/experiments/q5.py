@@ -76,13 +76,14 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
     pages_rank = next((r["rank"] for r in wrangler if r["lang"] == lang and r["page"] == WRANGLER_R2_PAGES[1]), None)
     faults = fault_outcomes(wb, general, gen, question, key, k)
     key_facts = {name: _facts_stated(q5.id, out) for name, out in (("extractive", answered), ("llm", llm_answered))}
+    top = wb.top_rows(question, key, k)
     return {
         "casebook": published()["q5"],  # THEIRS (bge-m3, qwen3.8-flash), printed beside ours
         "question": {"id": q5.id, "lang": lang, "text": question},
         "k": k, "retriever": key, "provenance": wb.provenance(key),
         "generator": {"backend": gen.backend, "model": gen.model, "model_version": gen.model_version},
-        "top": wb.top_rows(question, key, k),
-        "top_table": markdown_table(wb.top_rows(question, key, k)),
+        "top": top,
+        "top_table": markdown_table(top),
         "pieces": pieces,
         "gate_params": {n: {"floor": calibration[n]["floor"], "min_coverage": calibration[n]["min_coverage"]}
                         for n in ("floor", "aspects", "floor_aspects")},

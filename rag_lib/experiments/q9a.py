@@ -26,6 +26,7 @@ from rag_lib.benchmark_runs.gates import (
     measure_llm_judge,
     scored_questions,
 )
+from rag_lib.benchmark_runs.generation import run_generation_eval
 from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
@@ -247,8 +248,6 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
             generation_lang: str = "en",
             key: str = "dense") -> dict[str, Any]:
     """Everything notebook 03 shows, JSON-ready (the whole-benchmark generation figures included)."""
-    from rag_lib.benchmark_runs.generation import run_generation_eval
-
     wb = wb or Workbench()
     q9a = wb.benchmark.by_casebook("Q9a")
     rows = {lang: scored_questions(wb, lang, key, k) for lang in languages}

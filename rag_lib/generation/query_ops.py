@@ -201,7 +201,7 @@ class QueryLLM:
         if not isinstance(generator, LLMGenerator):
             raise TypeError(
                 f"QueryLLM needs an LLM backend (llama_cpp or openai), got {type(generator).__name__}; "
-                "pass get_generator(settings()['generation']['llm'])"
+                "pass get_task_generator('rewrite') (or 'split'), a model of generation.llm_tasks"
             )
         self.generator = generator
         self.max_chars = max_chars

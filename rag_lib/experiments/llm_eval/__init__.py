@@ -12,11 +12,21 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from rag_lib.benchmark_runs.gates import (
+    calibrate,
+    chosen_gates,
+    general_gate_key,
+    llm_judge_rows,
+    measure_gates,
+    measure_llm_judge,
+)
 from rag_lib.benchmark_runs.generation import run_generation_eval
 from rag_lib.config import TOP_K, run_config
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Gate, GateDecision
-from rag_lib.generation import Generator, get_task_generator, task_generator_name
+from rag_lib.experiments.llm_eval.model_choice import run_model_choice
+from rag_lib.generation import Generator, get_generator, get_task_generator, task_generator_name
+from rag_lib.generation.local_models import local_models
 from rag_lib.report import markdown_table
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
@@ -102,18 +112,6 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
                   key: str = "dense", with_model_choice: bool = True) -> dict[str, Any]:
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
     ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
-    from rag_lib.benchmark_runs.gates import (
-        calibrate,
-        chosen_gates,
-        general_gate_key,
-        llm_judge_rows,
-        measure_gates,
-        measure_llm_judge,
-    )
-    from rag_lib.experiments.llm_eval.model_choice import run_model_choice
-    from rag_lib.generation import get_generator
-    from rag_lib.generation.local_models import local_models
-
     wb = wb or Workbench()
     gates = {lang: chosen_gates(calibrate(wb, lang, key, k), wb) for lang in languages}
     general = {lang: g[general_gate_key(g)] for lang, g in gates.items()}
