@@ -35,7 +35,7 @@ conda-finish:
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).
 reproduce: $(STAMP)
-	$(PY) -m rag_lib.reproduce $(if $(FORCE),--force)
+	$(PY) -m rag_lib.workbook.reproduce $(if $(FORCE),--force)
 
 ## All tests: unit, property, notebook regression (nbval) and lint.
 test: $(STAMP)
@@ -56,7 +56,7 @@ test: $(STAMP)
 
 ## Compare the latest results with results/expected.yaml (OK / OKish / FAIL).
 check: $(STAMP)
-	$(PY) -m rag_lib.expected
+	$(PY) -m rag_lib.workbook.expected
 
 ## Re-pair each notebook with its jupytext percent script (the newer file wins).
 sync: $(STAMP)
@@ -83,7 +83,7 @@ llm-models: $(STAMP)
 
 ## Fill the missing LLM call records live (resumable; RUNS="02_q5_success …" limits it, MAX_CALLS=N bounds it).
 llm-runs: llm-models
-	$(PY) -m rag_lib.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS)) $(if $(PRUNE),--prune)
+	$(PY) -m rag_lib.workbook.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS)) $(if $(PRUNE),--prune)
 
 ## Download the paper models (bge-m3, bge-reranker-v2-m3, …) where a network allows it.
 models: $(STAMP)

@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
-from rag_lib.llm_calls import CallRecorder
+from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.workbench import Workbench
 
 

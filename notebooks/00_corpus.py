@@ -21,10 +21,10 @@
 # (section 01 and the reproduction notes of section 08).
 #
 # **Configuration.** Snapshot batch and chunk limit from `rag_lib/workbook.yaml` (printed below).
-# No model is used here. Normaliser: `rag_lib.normalize` with the section rules in
-# `data/snapshots/<batch>/sections.yaml`; chunker: `rag_lib.chunking` (structure-aware, zero overlap).
+# No model is used here. Normaliser: `rag_lib.corpus.normalize` with the section rules in
+# `data/snapshots/<batch>/sections.yaml`; chunker: `rag_lib.corpus.chunking` (structure-aware, zero overlap).
 #
-# **Re-run.** `make reproduce` (all notebooks) or `.venv/bin/python -m rag_lib.reproduce 00_corpus`.
+# **Re-run.** `make reproduce` (all notebooks) or `.venv/bin/python -m rag_lib.workbook.reproduce 00_corpus`.
 # Outputs: `data/snapshots/<batch>/normalized/`, `chunks.jsonl`, and `results/00_corpus/`.
 #
 # Corpus licence: Cloudflare documentation © Cloudflare, Inc., CC-BY-4.0
@@ -42,12 +42,12 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from rag_lib import corpus as corpus_mod
-from rag_lib import figures, report
-from rag_lib.batch_labels import label_status
+from rag_lib.benchmark.batch_labels import label_status
 from rag_lib.casebook import published
 from rag_lib.config import snapshot_batches
 from rag_lib.experiments.corpus import findings
-from rag_lib.tables import Table, table
+from rag_lib.workbook import figures, report
+from rag_lib.workbook.tables import Table, table
 
 corpus = corpus_mod.build_corpus(batch, max_chars)
 chunks_path = corpus_mod.write_corpus(corpus)
@@ -140,7 +140,7 @@ for b, s in batch_stats.items():
 # matched against each batch's chunks, and every `absent` string of an unanswerable question is
 # searched for: a hit means a page of that batch may answer the question, so its label needs a
 # person's review before that batch is scored. The reviews, and gold locators on pages only that batch
-# has, live in `data/benchmark/batches/<batch>.yaml` (`rag_lib.batch_labels`).
+# has, live in `data/benchmark/batches/<batch>.yaml` (`rag_lib.benchmark.batch_labels`).
 
 # %%
 labels = {b: label_status(b, c.chunks) for b, c in corpora.items()}

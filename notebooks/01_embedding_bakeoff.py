@@ -25,7 +25,7 @@
 # heading path + text, Chinese segmented with `jieba`. Hybrid: reciprocal rank fusion (k=60) of the
 # default embedder and BM25. The provenance table below names each model, backend and version.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 01_embedding_bakeoff`.
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 01_embedding_bakeoff`.
 # Writes `results/01_embedding_bakeoff/`.
 
 # %% tags=["parameters"]
@@ -43,9 +43,9 @@ languages = ["zh", "en"]
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import figures, report
 from rag_lib.experiments.bakeoff import findings, run_bakeoff
-from rag_lib.tables import settings, table
+from rag_lib.workbook import figures, report
+from rag_lib.workbook.tables import settings, table
 
 result = run_bakeoff(embedders, k=k, languages=languages)
 print("configurations run:", ", ".join(result["configurations"]))

@@ -28,7 +28,7 @@
 # faults use a scripted LLM backend (no model). The first code cell after the parameters prints the
 # models, backends and versions from provenance.
 #
-# **Re-run.** `.venv/bin/python -m rag_lib.reproduce 02_q5_success`. Writes `results/02_q5_success/`.
+# **Re-run.** `.venv/bin/python -m rag_lib.workbook.reproduce 02_q5_success`. Writes `results/02_q5_success/`.
 
 # %% tags=["parameters"]
 lang = "zh"  # the casebook asked Q5 in Chinese
@@ -39,9 +39,9 @@ generator = None  # None: generation.default in workbook.yaml
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import report
 from rag_lib.experiments.q5 import findings, run_q5
-from rag_lib.tables import settings, table
+from rag_lib.workbook import report
+from rag_lib.workbook.tables import settings, table
 
 result = run_q5(lang=lang, languages=languages, k=k, generator=generator)
 settings({"retrieval": result["provenance"]["embedder"], "generator": result["generator"]})

@@ -36,7 +36,7 @@
 # never as a decision). The cell after the parameters prints the models,
 # backends and versions from provenance.
 #
-# **Re-run.** `.venv/bin/python -m rag_lib.reproduce 03_q9a_no_evidence`. Writes `results/03_q9a_no_evidence/`.
+# **Re-run.** `.venv/bin/python -m rag_lib.workbook.reproduce 03_q9a_no_evidence`. Writes `results/03_q9a_no_evidence/`.
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
@@ -48,9 +48,9 @@ generation_lang = "en"
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import figures, report
 from rag_lib.experiments.q9a import findings, run_q9a
-from rag_lib.tables import settings, table
+from rag_lib.workbook import figures, report
+from rag_lib.workbook.tables import settings, table
 
 result = run_q9a(languages=languages, k=k, generators=generators, bypass_lang=bypass_lang,
                  generation_lang=generation_lang)

@@ -29,7 +29,7 @@
 # unless `retriever` says otherwise. Tokens are estimated without a model: one per CJK character plus
 # one per four other characters. The casebook's Q8 figures are printed beside ours, marked as theirs.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 04_q8_topk`.
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 04_q8_topk`.
 # Writes `results/04_q8_topk/`.
 
 # %% tags=["parameters"]
@@ -40,9 +40,9 @@ languages = ["zh", "en"]
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import figures, report
 from rag_lib.experiments.topk import findings, run_topk
-from rag_lib.tables import settings, table
+from rag_lib.workbook import figures, report
+from rag_lib.workbook.tables import settings, table
 
 NAME = "04_q8_topk"
 result = run_topk(retriever, max_k=max_k, languages=languages)

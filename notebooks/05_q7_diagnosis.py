@@ -26,7 +26,7 @@
 # diagnosis (worst piece: ≤ k in top k; ≤ 2k just outside; deeper = ranked deep). The casebook's
 # published ranks (bge-m3 on their snapshot) are printed beside ours and marked as theirs.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 05_q7_diagnosis`.
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 05_q7_diagnosis`.
 # Writes `results/05_q7_diagnosis/`.
 
 # %% tags=["parameters"]
@@ -37,9 +37,9 @@ languages = ["zh", "en"]
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import report
 from rag_lib.experiments.q7_diagnosis import findings, run_q7_diagnosis
-from rag_lib.tables import settings, table
+from rag_lib.workbook import report
+from rag_lib.workbook.tables import settings, table
 
 NAME = "05_q7_diagnosis"
 result = run_q7_diagnosis(retriever, k=k, languages=languages)

@@ -35,7 +35,7 @@
 # then says on how many questions it ran; it is never ranked as the original question.
 #
 # **Re-run.** `make reproduce` runs it once per mechanism, or
-# `.venv/bin/python -m rag_lib.reproduce 06_q7_mechanism-<mechanism>`.
+# `.venv/bin/python -m rag_lib.workbook.reproduce 06_q7_mechanism-<mechanism>`.
 # Writes `results/06_q7_mechanism-<mechanism>/`.
 
 # %% tags=["parameters"]
@@ -47,9 +47,9 @@ n_boot = 10000
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import report
 from rag_lib.experiments.mechanisms import findings, run_mechanism
-from rag_lib.tables import settings, table
+from rag_lib.workbook import report
+from rag_lib.workbook.tables import settings, table
 
 NAME = f"06_q7_mechanism-{mechanism}"
 result = run_mechanism(mechanism, languages=languages, llm_languages=llm_languages, n_boot=n_boot)

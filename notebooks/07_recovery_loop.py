@@ -31,7 +31,7 @@
 # (the casebook's user picked S2); it is answered by the default generator (extractive offline) from
 # its own Top-5, citations checked.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 07_recovery_loop`.
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 07_recovery_loop`.
 # Writes `results/07_recovery_loop/`. The first run records the LLM calls (minutes on 2 cores);
 # later runs replay them.
 
@@ -45,9 +45,9 @@ llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import report
 from rag_lib.experiments.recovery import REPORT_TEMPLATE, findings, run_recovery_experiment
-from rag_lib.tables import settings, table
+from rag_lib.workbook import report
+from rag_lib.workbook.tables import settings, table
 
 result = run_recovery_experiment(languages, k=k, retriever=retriever, llm=llm, llm_mode=llm_mode)
 print("unavailable sources:", result["unavailable"] or "none")

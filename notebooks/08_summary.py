@@ -32,9 +32,9 @@ languages = ["zh", "en"]
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import report
 from rag_lib.experiments.summary import findings, run_summary
-from rag_lib.tables import table
+from rag_lib.workbook import report
+from rag_lib.workbook.tables import table
 
 summary = run_summary(tuple(languages))
 print("inputs missing:", summary["missing_inputs"] or "none")

@@ -30,7 +30,7 @@
 # recorded in `results/llm_calls/` and replayed; a call without a record is counted as *missing* and
 # left out of every rate (fill them with `make llm-runs`), never counted as a decline.
 #
-# **Re-run.** `make reproduce` (replays), or `.venv/bin/python -m rag_lib.reproduce 10_local_llm`;
+# **Re-run.** `make reproduce` (replays), or `.venv/bin/python -m rag_lib.workbook.reproduce 10_local_llm`;
 # `make llm-runs RUNS=10_local_llm` makes the missing calls live. Writes `results/10_local_llm/`.
 
 # %% tags=["parameters"]
@@ -40,9 +40,9 @@ k = 5
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import report
 from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, findings, run_local_llm
-from rag_lib.tables import table
+from rag_lib.workbook import report
+from rag_lib.workbook.tables import table
 
 NAME = "10_local_llm"
 result = run_local_llm(languages=languages, k=k)

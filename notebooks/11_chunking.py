@@ -23,15 +23,15 @@
 # Halo's context claim: five passages instead of twenty "cut cost per answer by roughly two thirds":
 # what does the Top-5 against the Top-20 cost and cover here?
 #
-# **Configuration.** Strategies: `chunking.strategies` in `workbook.yaml` (`rag_lib/chunkers.py`); token
+# **Configuration.** Strategies: `chunking.strategies` in `workbook.yaml` (`rag_lib/corpus/chunkers.py`); token
 # sizes by the default embedder's tokenizer. Every strategy is embedded with the default embedder
 # (multilingual-e5-small, offline) and ranked with dense retrieval. Gold pieces are the benchmark's
-# locators placed as character spans of the page (`rag_lib/gold_spans.py`): a chunk counts when it holds
+# locators placed as character spans of the page (`rag_lib/evaluation/gold_spans.py`): a chunk counts when it holds
 # the whole span, else the chunk(s) holding its largest part; on the structural chunks this reproduces
 # the benchmark's own labels exactly (checked below). Halo's figures are theirs (one production system,
 # internal documentation) and are printed beside ours, marked as theirs.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 11_chunking`. The first run
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 11_chunking`. The first run
 # embeds every strategy's chunks and, for the semantic chunker, every sentence of the corpus (several
 # minutes on 2 cores; cached after). Writes `results/11_chunking/`.
 
@@ -42,9 +42,9 @@ n_boot = 10000
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import report
 from rag_lib.experiments.chunking import findings, run_chunking
-from rag_lib.tables import settings, table
+from rag_lib.workbook import report
+from rag_lib.workbook.tables import settings, table
 
 NAME = "11_chunking"
 result = run_chunking(languages=languages, n_boot=n_boot)

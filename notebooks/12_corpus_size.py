@@ -29,7 +29,7 @@
 # Gold on the wide batch: the benchmark's locators plus the wide batch's own labels
 # (`data/benchmark/batches/`); the gate is floor+aspects with notebook 03's parameters.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 12_corpus_size`. The first
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 12_corpus_size`. The first
 # run embeds the wide batch (about 2,000 chunks; several minutes on 2 cores, resumable, cached after).
 # Writes `results/12_corpus_size/`.
 
@@ -40,9 +40,9 @@ n_boot = 10000
 # %%
 from IPython.display import Image, Markdown, display
 
-from rag_lib import figures, report
 from rag_lib.experiments.corpus_size import METRICS, findings, run_corpus_size
-from rag_lib.tables import settings, table
+from rag_lib.workbook import figures, report
+from rag_lib.workbook.tables import settings, table
 
 NAME = "12_corpus_size"
 result = run_corpus_size(languages=languages, n_boot=n_boot)

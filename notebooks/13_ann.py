@@ -28,7 +28,7 @@
 # (multilingual-e5-small, offline), identical in every store. Exact search is NumPy's cosine ranking;
 # pgvector's HNSW returns at most `ef_search` rows, and what it does not return counts as missed.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.reproduce 13_ann` (needs the wide
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 13_ann` (needs the wide
 # batch embedded: notebook 12 does it). Writes `results/13_ann/`.
 
 # %% tags=["parameters"]
@@ -38,9 +38,9 @@ n_boot = 10000
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib import report
 from rag_lib.experiments.ann import findings, run_ann
-from rag_lib.tables import settings, table
+from rag_lib.workbook import report
+from rag_lib.workbook.tables import settings, table
 
 NAME = "13_ann"
 result = run_ann(languages=languages, n_boot=n_boot)

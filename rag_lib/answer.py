@@ -27,11 +27,18 @@ from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.explain import check_k
 from rag_lib.generation import Generator, get_generator
 from rag_lib.generation.base import GenerationResult, question_problem, result_fields
-from rag_lib.llm_calls import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallMode, CallRecord, CallRecorder, default_mode
-from rag_lib.results import read_result
+from rag_lib.generation.llm_calls import (
+    DEFAULT_CALLS_DIR,
+    LOCAL_BACKENDS,
+    CallMode,
+    CallRecord,
+    CallRecorder,
+    default_mode,
+)
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens, language_of
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.results import read_result
 
 SUPPORT_POLICY = "verified-citations-only"
 ASK_STATUSES = ("answered", "declined", "withheld", "error")

@@ -34,8 +34,8 @@ from typing import Any
 import yaml
 
 from rag_lib.benchmark import LANGS, Benchmark, Piece, Question, plain_text
-from rag_lib.chunking import chunk_id_slug
 from rag_lib.config import BENCHMARK_DIR
+from rag_lib.corpus.chunking import chunk_id_slug
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError
 

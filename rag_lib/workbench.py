@@ -16,8 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-from rag_lib.batch_labels import BatchBenchmark, benchmark_for
 from rag_lib.benchmark import Benchmark, Question, load_benchmark
+from rag_lib.benchmark.batch_labels import BatchBenchmark, benchmark_for
 from rag_lib.config import TOP_K, default_batch, run_config
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
@@ -84,7 +84,7 @@ class Workbench:
     @classmethod
     def over(cls, chunks: Iterable[Chunk], benchmark: Benchmark, store: EmbeddingStore | None = None) -> Workbench:
         """A workbench over another chunk set (another chunking strategy), scored with ``benchmark``
-        resolved to those chunks (see :mod:`rag_lib.gold_spans`)."""
+        resolved to those chunks (see :mod:`rag_lib.evaluation.gold_spans`)."""
         wb = cls(store=store)
         wb.__dict__["chunks"] = list(chunks)  # fills the cached properties before first use
         wb.__dict__["benchmark"] = benchmark
@@ -106,7 +106,7 @@ class Workbench:
     @cached_property
     def benchmark(self) -> Benchmark:
         """The benchmark resolved on this batch; on another batch than the labelled one, with that
-        batch's own labels (:func:`rag_lib.batch_labels.benchmark_for`)."""
+        batch's own labels (:func:`rag_lib.benchmark.batch_labels.benchmark_for`)."""
         if self.batch in (None, default_batch()):
             return load_benchmark(chunks=self.chunks)
         return self.batch_benchmark.benchmark

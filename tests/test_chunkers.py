@@ -1,4 +1,4 @@
-"""Chunking strategies (rag_lib.chunkers) and gold spans (rag_lib.gold_spans): exact answers on
+"""Chunking strategies (rag_lib.corpus.chunkers) and gold spans (rag_lib.evaluation.gold_spans): exact answers on
 hand-made pages, properties on random ones, and the span rule against the benchmark's own labels."""
 
 from __future__ import annotations
@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_lib.chunkers import FixedTokenChunker, SemanticChunker, TokenCounter, get_chunker
-from rag_lib.chunking import chunk_pages
 from rag_lib.config import RESULTS_DIR
 from rag_lib.corpus import load_chunks, load_pages
+from rag_lib.corpus.chunkers import FixedTokenChunker, SemanticChunker, TokenCounter, get_chunker
+from rag_lib.corpus.chunking import chunk_pages
 from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import WorkbookError
+from rag_lib.evaluation.gold_spans import Span, covering, phrase_offsets, piece_spans, resolve_by_span
 from rag_lib.experiments.chunking import findings
-from rag_lib.gold_spans import Span, covering, phrase_offsets, piece_spans, resolve_by_span
 from rag_lib.workbench import Workbench
 
 
@@ -152,7 +152,7 @@ CHUNKING = RESULTS_DIR / "11_chunking" / "results.json"
 BAKEOFF = RESULTS_DIR / "01_embedding_bakeoff" / "results.json"
 
 
-@pytest.mark.skipif(not CHUNKING.is_file(), reason="run `python -m rag_lib.reproduce 11_chunking` first")
+@pytest.mark.skipif(not CHUNKING.is_file(), reason="run `python -m rag_lib.workbook.reproduce 11_chunking` first")
 def test_chunking_results_agree_with_the_bakeoff_and_their_findings() -> None:
     stored = json.loads(CHUNKING.read_text(encoding="utf-8"))
     assert stored["gold_span_differences"] == 0

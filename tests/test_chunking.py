@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lib.chunking import anchor_slug, chunk_page, parse_blocks, plain_heading
+from rag_lib.corpus.chunking import anchor_slug, chunk_page, parse_blocks, plain_heading
 from rag_lib.documents import NormalizedPage
 from rag_lib.errors import ChunkingError
 

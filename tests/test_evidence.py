@@ -29,7 +29,7 @@ from rag_lib.evidence import (
     sweep,
 )
 from rag_lib.evidence.gated import CountingRecorder, GatedGenerator, scripted_generator
-from rag_lib.llm_calls import LLMCallError
+from rag_lib.generation.llm_calls import LLMCallError
 from rag_lib.retrieval import Ranking
 
 

@@ -32,11 +32,11 @@ from rag_lib.documents import Chunk
 from rag_lib.errors import SnapshotError, WorkbookError, printable
 from rag_lib.evidence.gated import GatedResult
 from rag_lib.generation.base import finish_answer
+from rag_lib.generation.llm_calls import REDACTED, CallRecorder, LLMCallError, LLMRequest, LLMResponse, ReplayMissError
+from rag_lib.generation.llm_calls import main as llm_calls_main
 from rag_lib.generation.openai_backend import OpenAIGenerator
 from rag_lib.generation.schema import Answer
 from rag_lib.io import DamagedFileError, read_jsonl, write_text
-from rag_lib.llm_calls import REDACTED, CallRecorder, LLMCallError, LLMRequest, LLMResponse, ReplayMissError
-from rag_lib.llm_calls import main as llm_calls_main
 
 KEY = "sk-fault-test-0123456789abcdef"
 CHUNK = Chunk(id="kv-limits-001-aaaaaaaa", page="kv/platform/limits", ordinal=1, title="Limits",
@@ -323,7 +323,7 @@ def test_unstamped_old_records_are_refused_until_stamped(tmp_path: Path) -> None
     del row["response_sha256"]
     row["format"] = 1
     path.write_text(json.dumps(row))
-    with pytest.warns(RuntimeWarning, match="python -m rag_lib.llm_calls stamp"):
+    with pytest.warns(RuntimeWarning, match="python -m rag_lib.generation.llm_calls stamp"):
         assert CallRecorder(tmp_path).load(REQUEST.key) is None
     assert llm_calls_main(["stamp", str(tmp_path)]) == 0
     assert CallRecorder(tmp_path).load(REQUEST.key) is not None
@@ -440,7 +440,7 @@ def test_module_commands_give_one_line_errors_on_damaged_input(tmp_path: Path) -
         (_run("rag_lib.benchmark", "--path", str(bad_yaml)), "is not valid YAML"),
         (_run("rag_lib.benchmark", "--chunks", str(bad_chunks)), "chunks.jsonl, line 1 column 2: not valid JSON"),
         (_run("rag_lib.corpus", "stats", "--batch", "no-such-batch"), "No manifest at"),
-        (_run("rag_lib.expected", env={"RAG_RESULTS_DIR": str(results)}), "results.json, line 1 column 11"),
+        (_run("rag_lib.workbook.expected", env={"RAG_RESULTS_DIR": str(results)}), "results.json, line 1 column 11"),
     ]
     for done, message in cases:
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
@@ -459,7 +459,7 @@ def test_unwritable_cache_keeps_the_vectors(tmp_path: Path) -> None:
 
 
 def test_second_reproduce_is_refused_and_leftovers_are_removed(tmp_path: Path) -> None:
-    from rag_lib.reproduce import ReproduceBusyError, reproduce_lock
+    from rag_lib.workbook.reproduce import ReproduceBusyError, reproduce_lock
 
     leftover = tmp_path / "notebooks" / ".05_q7_diagnosis.running.ipynb"
     leftover.parent.mkdir()
@@ -477,7 +477,7 @@ def test_sigterm_removes_the_scratch_notebook(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import signal, time
         from pathlib import Path
-        from rag_lib.reproduce import _terminate, reproduce_lock
+        from rag_lib.workbook.reproduce import _terminate, reproduce_lock
         signal.signal(signal.SIGTERM, _terminate)
         root = Path({str(tmp_path)!r})
         with reproduce_lock(root):
@@ -503,9 +503,9 @@ def test_sigterm_removes_the_scratch_notebook(tmp_path: Path) -> None:
 def test_a_failed_notebook_keeps_its_cause_in_the_index(tmp_path: Path) -> None:
     from papermill.exceptions import PapermillExecutionError
 
-    from rag_lib.report import write_results_index
-    from rag_lib.reproduce import failure_cause
-    from rag_lib.results import NotebookRun
+    from rag_lib.workbook.report import write_results_index
+    from rag_lib.workbook.reproduce import failure_cause
+    from rag_lib.workbook.results import NotebookRun
 
     error = PapermillExecutionError(3, 4, "1/0", "ZeroDivisionError", "division by zero", [])
     cause = failure_cause(error)
@@ -541,7 +541,7 @@ def test_ask_end_to_end_withholds_marks_replays_and_keeps_results_clean(
         fake_server: Callable[..., FakeServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     import rag_lib.answer as answer
-    from rag_lib.llm_calls import DEFAULT_CALLS_DIR
+    from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR
     from rag_lib.workbench import Workbench
 
     by_id = Workbench().by_id

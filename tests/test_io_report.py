@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_lib import report
 from rag_lib.io import atomic_open, read_jsonl, write_jsonl
+from rag_lib.workbook import report
 
 
 def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
@@ -56,7 +56,7 @@ def test_markdown_table_escapes_pipes() -> None:
 def test_report_markdown_inlines_the_figures_beside_the_report(tmp_path, monkeypatch) -> None:
     import base64
 
-    from rag_lib.report import report_markdown
+    from rag_lib.workbook.report import report_markdown
 
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
     (tmp_path / "03_x").mkdir()

@@ -19,16 +19,17 @@ from rag_lib.config import PACKAGE_DIR
 
 # Top to bottom.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("entry points", {"__main__", "reproduce", "expected", "llm_runs", "explore"}),
+    ("entry points", {"__main__", "explore"}),
     ("experiments", {"experiments"}),  # one module per notebook
     ("benchmark runs", {"benchmark_runs"}),  # the pipeline over the whole benchmark, shared by experiments
     ("questions", {"answer", "explain", "label_audit"}),  # one question through the pipeline
-    ("pipeline", {"workbench", "chunkers"}),  # the stages assembled for a snapshot
+    ("pipeline", {"workbench"}),  # the stages assembled for a snapshot
     ("stages", {"corpus", "embedding", "index", "rerank", "evidence"}),
-    ("generation", {"generation", "llm_calls"}),
-    ("evaluation", {"benchmark", "batch_labels", "gold_spans", "evaluation", "report", "results", "figures"}),
-    ("foundations", {"snapshot", "normalize", "chunking", "retrieval", "documents", "mdx_expressions", "casebook",
-                     "hub_files", "text", "io", "tables", "errors", "redaction", "config"}),
+    ("workbook", {"workbook"}),  # notebook runs, stored results, reports, tables, figures
+    ("generation", {"generation"}),
+    ("evaluation", {"benchmark", "evaluation"}),
+    ("foundations", {"retrieval", "documents", "casebook", "hub_files", "text", "io", "errors", "redaction",
+                     "config"}),
 ]
 
 

@@ -9,8 +9,7 @@ import httpx2
 import pytest
 
 from rag_lib.documents import Chunk
-from rag_lib.generation.openai_backend import OpenAIGenerator
-from rag_lib.llm_calls import (
+from rag_lib.generation.llm_calls import (
     REDACTED,
     CallRecorder,
     LLMCallError,
@@ -19,6 +18,7 @@ from rag_lib.llm_calls import (
     ReplayMissError,
     estimate_cost,
 )
+from rag_lib.generation.openai_backend import OpenAIGenerator
 
 REQUEST = LLMRequest(
     backend="openai", model="qwen3.8-flash",

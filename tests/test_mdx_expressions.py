@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lib.mdx_expressions import JsSyntaxError, evaluate, parse, parse_container, uses_props
+from rag_lib.corpus.normalize.mdx_expressions import JsSyntaxError, evaluate, parse, parse_container, uses_props
 
 
 def test_ternary_picks_by_prop_and_reports_the_dropped_branch() -> None:

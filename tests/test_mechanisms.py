@@ -13,8 +13,8 @@ from rag_lib.config import RESULTS_DIR
 from rag_lib.evaluation.stats import compare
 from rag_lib.experiments.mechanisms import MECHANISMS, METRICS, LLMQueries, RankFailed, q7_piece_ranks
 from rag_lib.generation.base import LLMGenerator
+from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
-from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.retrieval import Ranking
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
@@ -147,7 +147,7 @@ def _numbers(node: Any) -> set[str]:
 def test_mechanism_results(mechanism: str) -> None:
     folder = RESULTS_DIR / f"06_q7_mechanism-{mechanism}"
     if not (folder / "results.json").is_file():
-        pytest.skip(f"{folder}/results.json not generated yet: python -m rag_lib.reproduce {folder.name}")
+        pytest.skip(f"{folder}/results.json not generated yet: python -m rag_lib.workbook.reproduce {folder.name}")
     results = json.loads((folder / "results.json").read_text())
     report = (folder / "report.md").read_text()
     assert results["mechanism"] == mechanism and results["status"] in {"ran", "unavailable"}
@@ -236,7 +236,7 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     from rag_lib.experiments import mechanisms as m
     from rag_lib.experiments.mechanisms import registry
     from rag_lib.io import write_json
-    from rag_lib.results import MechanismResult, read_result
+    from rag_lib.workbook.results import MechanismResult, read_result
 
     monkeypatch.setattr(registry, "MECHANISM_REGISTRY", dict(registry.MECHANISM_REGISTRY))  # the toy is not kept
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from rag_lib.errors import NormalizationError
-from rag_lib.normalize import (
+from rag_lib.corpus.normalize import (
     apply_section_rules,
     load_section_rules,
     normalize_page,
     normalize_snapshot,
     page_slug,
 )
-from rag_lib.snapshot import Snapshot, SourceFile, load_snapshot
+from rag_lib.corpus.snapshot import Snapshot, SourceFile, load_snapshot
+from rag_lib.errors import NormalizationError
 
 FRONT = "---\ntitle: Sample page\n---\n\n"
 

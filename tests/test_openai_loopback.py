@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from rag_lib.documents import Chunk
+from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.openai_backend import OpenAIGenerator
 from rag_lib.generation.schema import SchemaLimits
-from rag_lib.llm_calls import CallRecorder
 
 pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server] (fastapi, uvicorn, …)")
 

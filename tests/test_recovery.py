@@ -13,6 +13,7 @@ from rag_lib.config import RESULTS_DIR
 from rag_lib.documents import Chunk
 from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, summarise
 from rag_lib.generation.base import LLMGenerator
+from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.recovery import (
     Decomposer,
     FixedSuggestions,
@@ -23,9 +24,8 @@ from rag_lib.generation.recovery import (
     run_recovery,
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
-from rag_lib.llm_calls import CallRecorder, LLMRequest, LLMResponse
-from rag_lib.report import report_text
 from rag_lib.retrieval import Ranking
+from rag_lib.workbook.report import report_text
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
 Q7_EN = ("How should environment variables, secrets and plain configuration each be set? "
@@ -186,7 +186,7 @@ def test_suggestions_copied_from_the_prompt_are_dropped_never_run(tmp_path) -> N
 RESULTS = RESULTS_DIR / "07_recovery_loop" / "results.json"  # the committed results, not a scratch run
 
 
-@pytest.mark.skipif(not RESULTS.is_file(), reason="run `python -m rag_lib.reproduce 07_recovery_loop` first")
+@pytest.mark.skipif(not RESULTS.is_file(), reason="run `python -m rag_lib.workbook.reproduce 07_recovery_loop` first")
 def test_results_json_schema_and_report() -> None:
     data = json.loads(RESULTS.read_text(encoding="utf-8"))
     assert data["experiment"] == "07_recovery_loop" and set(data["languages"]) == {"zh", "en"}

@@ -7,8 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from rag_lib.reproduce import fingerprint, strip_volatile
-from rag_lib.results import NotebookRun
+from rag_lib.workbook.reproduce import fingerprint, strip_volatile
+from rag_lib.workbook.results import NotebookRun
 
 
 def test_fingerprint_follows_inputs_parameters_and_earlier_results(

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from rag_lib.experiments.summary import benchmark_rows, highlight, side_by_side
-from rag_lib.report import update_readme_headline
+from rag_lib.workbook.report import update_readme_headline
 
 
 def _write(root: Path, name: str, data: dict) -> None:

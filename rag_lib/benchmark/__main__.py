@@ -33,7 +33,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     with cli_errors():
         chunks = [Chunk.from_json(r) for r in read_jsonl(chunks_path)] if chunks_path.exists() else None
         if args.batch and chunks is not None:
-            from rag_lib.batch_labels import benchmark_for
+            from rag_lib.benchmark.batch_labels import benchmark_for
 
             on_batch = benchmark_for(args.batch, chunks, load_benchmark(args.path))
             bench = on_batch.benchmark

@@ -19,7 +19,7 @@ from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Gate, label_insufficient
 from rag_lib.evidence.gated import GatedGenerator, GatedResult, scripted_generator
 from rag_lib.generation import Generator
-from rag_lib.llm_calls import CallRecorder, LLMCallError
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.workbench import Workbench
 
 

@@ -16,8 +16,8 @@ from typing import Any
 from rag_lib.documents import Chunk
 from rag_lib.evidence import Gate, GateDecision
 from rag_lib.generation.base import GenerationResult, Generator, question_problem
+from rag_lib.generation.llm_calls import CallRecord, CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.schema import Answer
-from rag_lib.llm_calls import CallRecord, CallRecorder, LLMRequest, LLMResponse
 from rag_lib.retrieval import Ranking
 from rag_lib.text import language_of
 

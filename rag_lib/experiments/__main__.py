@@ -13,7 +13,7 @@ def conditions() -> list[dict[str, object]]:
     """One row per planned run: its name, notebook, parameters, and for a mechanism run the declared
     mechanism's description and parameters (as resolved from ``workbook.yaml``)."""
     from rag_lib.experiments.mechanisms import get_mechanism
-    from rag_lib.results import planned_runs
+    from rag_lib.workbook.results import planned_runs
 
     rows: list[dict[str, object]] = []
     for run in planned_runs():

@@ -32,9 +32,9 @@ from rag_lib.evaluation import HIT, piece_ranks
 from rag_lib.evaluation.stats import compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
-from rag_lib.report import markdown_table, rank_span
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.report import markdown_table, rank_span
 
 METRICS = (HIT.name, "coverage@10")
 RECALL_K = 10

@@ -11,8 +11,8 @@ from rag_lib.config import TOP_K
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import DEFAULT_MEASURES, PieceCoverage, diagnose, piece_ranks
-from rag_lib.report import markdown_table
 from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbook.report import markdown_table
 
 
 def configurations(embedders: Sequence[str], status: dict[str, bool | str]) -> list[RunKey]:

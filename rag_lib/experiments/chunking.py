@@ -1,8 +1,8 @@
 """Chunking strategies compared on the whole benchmark (Halo's headline claim), and context size against cost.
 
-For every strategy of ``chunking.strategies`` (workbook.yaml; :mod:`rag_lib.chunkers`): cut the
+For every strategy of ``chunking.strategies`` (workbook.yaml; :mod:`rag_lib.corpus.chunkers`): cut the
 normalized pages, embed the chunks with the default embedder, rank every answerable question with
-dense retrieval, and score it against gold pieces resolved by span (:mod:`rag_lib.gold_spans`, one
+dense retrieval, and score it against gold pieces resolved by span (:mod:`rag_lib.evaluation.gold_spans`, one
 rule for every strategy). Reported per language: hit@5, coverage@10, MRR and the tokens the Top-5
 sends to generation; paired bootstrap intervals of structural − strategy (Halo's "+18 points" is
 structural's advantage); Q7's C1–C4 first ranks.
@@ -22,18 +22,18 @@ from typing import Any
 import numpy as np
 
 from rag_lib.casebook import halo
-from rag_lib.chunkers import SemanticChunker, TokenCounter, get_chunker, strategies
 from rag_lib.corpus import load_pages
+from rag_lib.corpus.chunkers import SemanticChunker, TokenCounter, get_chunker, strategies
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import HIT, MRR, PieceCoverage, piece_ranks
+from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
 from rag_lib.evaluation.stats import compare, effect_text
-from rag_lib.gold_spans import piece_spans, resolve_by_span
-from rag_lib.llm_calls import price_table
-from rag_lib.report import markdown_table
-from rag_lib.results import context_cut
+from rag_lib.generation.llm_calls import price_table
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.report import markdown_table
+from rag_lib.workbook.results import context_cut
 
 BASELINE = "structural"
 METRICS = (HIT.name, "coverage@10", "mrr")
@@ -154,7 +154,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         "provenance": {"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
                        "strategies": {n: declared[n] for n in names},
                        "gold": "spans of the benchmark's locators; a chunk counts when it holds the whole span, "
-                               "else the chunk(s) holding its largest part (rag_lib.gold_spans)",
+                               "else the chunk(s) holding its largest part (rag_lib.evaluation.gold_spans)",
                        "token_estimate": "tokens@5 and context cost: approx_tokens (1 per CJK character, "
                                          "1 per 4 other characters)"},
     }

@@ -13,7 +13,7 @@ slots that are not gold (:func:`distractor_kind`). Bands: bootstrap 95% over que
 seed-averaged per-question value; the change from the smallest corpus is a paired bootstrap.
 
 Gold labels on the wide batch: the benchmark's locators plus the wide batch's own
-(``data/benchmark/batches/``, :func:`rag_lib.batch_labels.benchmark_for`), so a new page that
+(``data/benchmark/batches/``, :func:`rag_lib.benchmark.batch_labels.benchmark_for`), so a new page that
 states a piece counts as gold instead of as a distractor.
 """
 
@@ -26,16 +26,16 @@ from typing import Any
 import numpy as np
 
 from rag_lib.answer import calibrated_gate_parameters
-from rag_lib.chunking import chunk_id_digest
 from rag_lib.config import TOP_K, default_batch, settings
 from rag_lib.corpus import load_chunks
+from rag_lib.corpus.chunking import chunk_id_digest
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import HIT, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
 from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import Case, get_gate, label_insufficient, score_cases
-from rag_lib.report import markdown_table, rank_span
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.report import markdown_table, rank_span
 
 METRICS = (HIT.name, "coverage@10")
 DISTRACTOR_KINDS = ("same page as gold", "copy on another page", "same product, other page", "other product")

@@ -19,8 +19,8 @@ from rag_lib.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import get_generator, get_task_generator
-from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.report import markdown_table
 
 # The two places the "Wrangler configuration syntax" for an R2 binding can be: the Workers
 # Wrangler reference (the casebook's benchmark note) and the Pages page on Wrangler configuration.

@@ -15,9 +15,9 @@ from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
-from rag_lib.report import markdown_table
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbook.report import markdown_table
 
 
 def piece_layer(rank: int | None, k: int) -> str:

@@ -40,8 +40,8 @@ from rag_lib.evidence import (
 )
 from rag_lib.evidence.gated import CountingRecorder, GatedGenerator
 from rag_lib.generation import GenerationResult, SchemaLimits, get_generator
-from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.report import markdown_table
 
 _KV = re.compile(r"\bKV\b")
 # llama.cpp cannot compile the grammar of the default answer schema (maxLength 2000 expands past

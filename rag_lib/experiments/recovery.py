@@ -26,6 +26,7 @@ from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation import get_generator, task_generator_name
+from rag_lib.generation.llm_calls import CallMode, CallRecorder
 from rag_lib.generation.recovery import (
     Decomposer,
     FixedSuggestions,
@@ -34,9 +35,8 @@ from rag_lib.generation.recovery import (
     run_recovery,
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
-from rag_lib.llm_calls import CallMode, CallRecorder
-from rag_lib.report import markdown_table
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.report import markdown_table
 
 # Casebook section 06, verbatim (Chinese), with the casebook's own English translations.
 CASEBOOK_Q7_SUGGESTIONS: dict[str, tuple[str, ...]] = {

@@ -19,8 +19,8 @@ from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import HIT, holm
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.io import write_json
-from rag_lib.report import kinds_text, markdown_table
-from rag_lib.results import (
+from rag_lib.workbook.report import kinds_text, markdown_table
+from rag_lib.workbook.results import (
     MECHANISM_METRICS,
     PIECES,
     MechanismResult,

@@ -22,9 +22,9 @@ import numpy as np
 from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.evaluation import piece_ranks
-from rag_lib.report import markdown_table
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbook.report import markdown_table
 
 
 def coverage_at(ranks: Sequence[int | None], k: int) -> int:

@@ -17,6 +17,14 @@ from pydantic import BaseModel, ValidationError
 
 from rag_lib.documents import Chunk
 from rag_lib.generation.citations import CitationReport, check_citations
+from rag_lib.generation.llm_calls import (
+    CallRecord,
+    CallRecorder,
+    LLMCallError,
+    LLMRequest,
+    LLMResponse,
+    ReplayMissError,
+)
 from rag_lib.generation.prompts import build_messages, clip_text, decline_wording_problems
 from rag_lib.generation.schema import (
     DEFAULT_LIMITS,
@@ -28,7 +36,6 @@ from rag_lib.generation.schema import (
     recovery_json_schema,
     sufficiency_json_schema,
 )
-from rag_lib.llm_calls import CallRecord, CallRecorder, LLMCallError, LLMRequest, LLMResponse, ReplayMissError
 from rag_lib.text import sentences
 
 Status = Literal["answered", "insufficient", "error"]

@@ -20,11 +20,11 @@ import numpy as np
 from rag_lib.config import run_config
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
 from rag_lib.generation.local_models import LocalModelSpec, local_model_spec, model_file
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
 from rag_lib.io import file_sha256
-from rag_lib.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
 
 
 def gguf_override(environ: Mapping[str, str] | None = None) -> Path | None:

@@ -19,9 +19,9 @@ from typing import Any
 from rag_lib.config import run_config
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
-from rag_lib.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
 
 _LOG = logging.getLogger(__name__)
 MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is reported instead of waited for

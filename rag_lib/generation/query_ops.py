@@ -6,7 +6,7 @@ Two kinds of operation, each one small class:
   optionally, at clause marks and the conjunctions 和/以及/and (casebook section 05,
   "splitting by sentence").
 * :class:`QueryLLM` - rewriting (``rewrite``) or splitting (``split``) by a language model, through
-  a generation backend's recorded call path (:class:`~rag_lib.llm_calls.CallRecorder`), so a re-run
+  a generation backend's recorded call path (:class:`~rag_lib.generation.llm_calls.CallRecorder`), so a re-run
   replays the recorded replies offline. Prompts are data in ``generation/query_prompts.yaml``.
 
 The parts of a split question are ranked separately and merged by :func:`fuse` (reciprocal rank
@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag_lib.config import RRF_K
 from rag_lib.generation.base import LLMGenerator, question_problem
-from rag_lib.llm_calls import LLMRequest
+from rag_lib.generation.llm_calls import LLMRequest
 from rag_lib.retrieval import Ranking
 from rag_lib.retrieval.hybrid import rrf
 from rag_lib.text import question_sentences

@@ -6,9 +6,9 @@ answer position). The query comes before the document, so the 20 candidates of o
 share a prompt prefix and llama.cpp evaluates it once. No cross-encoder ships offline; this is the
 workbook's offline reranker, while bge-reranker-v2-m3 stays the paper path.
 
-Every score is one recorded call (:class:`~rag_lib.llm_calls.CallRecorder`), so a re-run replays
+Every score is one recorded call (:class:`~rag_lib.generation.llm_calls.CallRecorder`), so a re-run replays
 the scores without loading the model. A missing record raises
-:class:`~rag_lib.llm_calls.ReplayMissError`: a reranking with holes is a failed reranking.
+:class:`~rag_lib.generation.llm_calls.ReplayMissError`: a reranking with holes is a failed reranking.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from rag_lib.generation.llama_cpp_backend import YES_NO_OPERATION, LlamaCppGenerator
+from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, ReplayMissError
 from rag_lib.generation.prompts import clip_text
-from rag_lib.llm_calls import CallRecorder, LLMRequest, ReplayMissError
 from rag_lib.rerank.base import BaseReranker, RerankerSpec
 
 SYSTEM = ('Judge whether the Document meets the requirements based on the Query and the Instruct provided. '

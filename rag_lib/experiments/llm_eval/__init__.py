@@ -27,9 +27,9 @@ from rag_lib.evidence import Gate, GateDecision
 from rag_lib.experiments.llm_eval.model_choice import run_model_choice
 from rag_lib.generation import Generator, get_generator, get_task_generator, task_generator_name
 from rag_lib.generation.local_models import local_models
-from rag_lib.report import markdown_table
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.report import markdown_table
 
 ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
                   "correct_when_answered", "refusal_correctness", "citation_validity", "citations_valid",

@@ -29,8 +29,8 @@ from rag_lib.config import TOP_K
 from rag_lib.evidence import LLMJudgeGate, label_insufficient
 from rag_lib.generation import get_generator
 from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
+from rag_lib.generation.llm_calls import CallRecorder, ReplayMissError
 from rag_lib.generation.query_ops import LLM_MAX_TOKENS, QueryLLM
-from rag_lib.llm_calls import CallRecorder, ReplayMissError
 from rag_lib.rerank import get_reranker
 from rag_lib.rerank.base import get_spec
 from rag_lib.text import language_of

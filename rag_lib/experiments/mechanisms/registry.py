@@ -13,9 +13,9 @@ from rag_lib.config import TOP_K, settings
 from rag_lib.errors import WorkbookError
 from rag_lib.generation import get_task_generator
 from rag_lib.generation.query_ops import QueryLLM, QueryOutcome
-from rag_lib.results import MECHANISM_METRICS
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.results import MECHANISM_METRICS
 
 METRICS = MECHANISM_METRICS
 

@@ -17,7 +17,7 @@ from rag_lib.experiments.mechanisms.registry import (
     Variant,
     mechanism,
 )
-from rag_lib.llm_calls import LLMCallError, ReplayMissError
+from rag_lib.generation.llm_calls import LLMCallError, ReplayMissError
 from rag_lib.rerank import available_rerankers, get_reranker
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from rag_lib.config import results_dir
 from rag_lib.errors import WorkbookError
-from rag_lib.llm_calls import (
+from rag_lib.generation.llm_calls import (
     MISSES_ENV,
     MODE_ENV,
     USED_ENV,
@@ -55,7 +55,7 @@ def read_misses(path: Path) -> list[LLMRequest]:
 def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> list[LLMRequest]:
     """Execute ``runs`` (default: every planned notebook) in replay-only mode into a scratch folder
     and return the requests that had no record (``used`` receives every key asked for)."""
-    from rag_lib.reproduce import run_all
+    from rag_lib.workbook.reproduce import run_all
 
     with tempfile.TemporaryDirectory(prefix="llm-runs-") as scratch:
         misses, asked = Path(scratch) / "misses.jsonl", Path(scratch) / "used.txt"
@@ -152,7 +152,7 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.llm_runs", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.workbook.llm_runs", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="*", help="notebook runs to collect from (default: every planned run)")
     parser.add_argument("--max-calls", type=int, default=None, help="stop after this many live calls")

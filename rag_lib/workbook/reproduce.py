@@ -5,7 +5,7 @@ its ``.ipynb``. It is executed with papermill on the project's kernel, with the 
 ``rag_lib/workbook.yaml``, and written to ``results/notebooks/<name>.ipynb`` and ``.html``.
 Volatile metadata (timings, papermill bookkeeping) is stripped, so an unchanged run is
 byte-identical. A failing notebook is reported with its error and the others still run; the
-command exits non-zero at the end if any failed. ``make check`` (:mod:`rag_lib.expected`) then
+command exits non-zero at the end if any failed. ``make check`` (:mod:`rag_lib.workbook.expected`) then
 compares the figures in the experiments' ``results.json`` with ``results/expected.yaml``.
 """
 
@@ -40,9 +40,9 @@ from rag_lib.config import (
     shown_path,
 )
 from rag_lib.errors import WorkbookError, cli_errors
+from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 from rag_lib.io import write_text
-from rag_lib.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
-from rag_lib.results import RESULTS_FILE, NotebookRun, planned_runs
+from rag_lib.workbook.results import RESULTS_FILE, NotebookRun, planned_runs
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this notebook in JupyterLab (make lab) "
@@ -273,8 +273,8 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
         stamp = _stamp(run)
         if not force and stamp.is_file() and stamp.read_text() == inputs and (out_dir / f"{run.name}.ipynb").is_file():
             skipped.append(run.name)
-            print(f"{head}  skipped (inputs unchanged; `python -m rag_lib.reproduce --force {run.name}` re-runs it)",
-                  flush=True)
+            rerun = f"python -m rag_lib.workbook.reproduce --force {run.name}"
+            print(f"{head}  skipped (inputs unchanged; `{rerun}` re-runs it)", flush=True)
             continue
         try:
             stamp.unlink(missing_ok=True)
@@ -287,7 +287,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
             failures[run.name] = failure_cause(exc)
             elapsed = time.perf_counter() - t0
             print(f"{head}  FAILED in {elapsed:.0f} s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
-    from rag_lib.report import update_readme_headline, write_results_index
+    from rag_lib.workbook.report import update_readme_headline, write_results_index
 
     write_results_index(results_dir(), planned, failures)  # every planned run, not only this invocation's
     if results_dir() == RESULTS_DIR:  # the README shows the committed results only
@@ -339,7 +339,7 @@ def _indent(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m rag_lib.reproduce", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python -m rag_lib.workbook.reproduce", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Execute every notebook headless into results/ (what `make reproduce` runs). A notebook whose "
                     "inputs are unchanged since its last run here is skipped.",
         epilog="runs, in order:\n" + "\n".join(f"  {r.name}" for r in planned_runs()))

@@ -20,11 +20,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from rag_lib.documents import NormalizedPage
-from rag_lib.errors import NormalizationError
-from rag_lib.normalize.components import COMPONENT_HANDLERS
-from rag_lib.normalize.render import MdxNormalizer
-from rag_lib.normalize.sections import (
+from rag_lib.corpus.normalize.components import COMPONENT_HANDLERS
+from rag_lib.corpus.normalize.render import MdxNormalizer
+from rag_lib.corpus.normalize.sections import (
     _clamp_indentation,
     _html_links,
     _map_outside_code,
@@ -32,8 +30,10 @@ from rag_lib.normalize.sections import (
     load_section_rules,
     tidy,
 )
-from rag_lib.normalize.tokens import DOCS_PREFIX
-from rag_lib.snapshot import Snapshot, SourceFile, load_snapshot
+from rag_lib.corpus.normalize.tokens import DOCS_PREFIX
+from rag_lib.corpus.snapshot import Snapshot, SourceFile, load_snapshot
+from rag_lib.documents import NormalizedPage
+from rag_lib.errors import NormalizationError
 
 __all__ = ["COMPONENT_HANDLERS", "MdxNormalizer", "apply_section_rules", "load_section_rules", "normalize_page",
            "normalize_snapshot", "page_slug", "tidy"]

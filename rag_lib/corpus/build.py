@@ -17,12 +17,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.chunking import DEFAULT_MAX_CHARS, chunk_pages
 from rag_lib.config import batch_dir, settings
+from rag_lib.corpus.chunking import DEFAULT_MAX_CHARS, chunk_pages
+from rag_lib.corpus.snapshot import Snapshot, load_snapshot
 from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import SnapshotError, cli_errors
 from rag_lib.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
-from rag_lib.snapshot import Snapshot, load_snapshot
 
 DERIVED_FILE = "derived.sha256.json"
 
@@ -49,7 +49,7 @@ def max_chars_setting() -> int:
 
 def build_corpus(batch: str | None = None, max_chars: int | None = None) -> Corpus:
     """Normalize and chunk a batch in memory (nothing is written)."""
-    from rag_lib.normalize import normalize_snapshot  # the normaliser is the heaviest import here
+    from rag_lib.corpus.normalize import normalize_snapshot  # the normaliser is the heaviest import here
 
     snapshot = load_snapshot(batch)
     pages = tuple(normalize_snapshot(snapshot))
@@ -145,7 +145,7 @@ def load_chunks(batch: str | None = None, embeddable_only: bool = False, *, root
 def load_pages(batch: str | None = None, *, root: Path | None = None) -> list[NormalizedPage]:
     """The normalized pages of a batch as built (``normalized/<slug>.md``), verified like the chunks.
 
-    Other chunking strategies (:mod:`rag_lib.chunkers`) cut these pages; every structural chunk of
+    Other chunking strategies (:mod:`rag_lib.corpus.chunkers`) cut these pages; every structural chunk of
     ``chunks.jsonl`` is ``page.markdown[chunk.start:chunk.end]`` of the page returned here.
     """
     root = root or batch_dir(batch)

@@ -9,12 +9,10 @@ from typing import Any
 
 import yaml
 
-from rag_lib.documents import Removal
-from rag_lib.errors import NormalizationError
-from rag_lib.mdx_expressions import JsSyntaxError, evaluate, parse_container, uses_props
-from rag_lib.normalize.components import COMPONENT_HANDLERS
-from rag_lib.normalize.sections import _code_spans, _map_outside_code
-from rag_lib.normalize.tokens import (
+from rag_lib.corpus.normalize.components import COMPONENT_HANDLERS
+from rag_lib.corpus.normalize.mdx_expressions import JsSyntaxError, evaluate, parse_container, uses_props
+from rag_lib.corpus.normalize.sections import _code_spans, _map_outside_code
+from rag_lib.corpus.normalize.tokens import (
     _ASIDE_CLOSE_RE,
     _ASIDE_OPEN_RE,
     _FENCE_RE,
@@ -29,9 +27,11 @@ from rag_lib.normalize.tokens import (
     _Tag,
     _tag_end,
 )
-from rag_lib.snapshot import Snapshot
+from rag_lib.corpus.snapshot import Snapshot
+from rag_lib.documents import Removal
+from rag_lib.errors import NormalizationError
 
-log = logging.getLogger("rag_lib.normalize")  # one logger for the whole normaliser
+log = logging.getLogger("rag_lib.corpus.normalize")  # one logger for the whole normaliser
 
 
 # --------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from rag_lib.config import NOTEBOOKS_DIR, TOP_K, results_dir, run_config, settin
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.metrics import HIT
 from rag_lib.io import read_json
-from rag_lib.report import lookup
+from rag_lib.workbook.report import lookup
 
 RESULTS_FILE = "results.json"
 MECHANISM_NOTEBOOK = "06_q7_mechanism"
@@ -78,7 +78,7 @@ class StoredResult:
             return lookup(self.data, dotted)
         except (KeyError, IndexError, TypeError) as exc:
             raise MissingResult(f"{shown_path(self.path)} has no {dotted} ({exc}); re-run {self.name} "
-                                f"(`python -m rag_lib.reproduce {self.name}`).") from exc
+                                f"(`python -m rag_lib.workbook.reproduce {self.name}`).") from exc
 
 
 def find_result(name: str, root: Path | None = None) -> StoredResult | None:
@@ -98,7 +98,7 @@ def read_result(name: str, root: Path | None = None, needed_by: str = "this step
     if found is None:
         path = (root or results_dir()) / name / RESULTS_FILE
         raise MissingResult(f"{shown_path(path)} is missing: {needed_by} reads it; run "
-                            f"`python -m rag_lib.reproduce {name}` (or `make reproduce`).")
+                            f"`python -m rag_lib.workbook.reproduce {name}` (or `make reproduce`).")
     return found
 
 

@@ -16,7 +16,7 @@ Modes
 
 The default mode is ``RAG_LLM_MODE`` when set (``make reproduce`` sets ``replay_only``: it never
 calls a model). When ``RAG_LLM_MISSES`` names a file, every replay miss appends its request there
-(one JSON line), so :mod:`rag_lib.llm_runs` can fill exactly the missing records.
+(one JSON line), so :mod:`rag_lib.workbook.llm_runs` can fill exactly the missing records.
 
 Integrity
 ---------
@@ -25,7 +25,7 @@ longer matches (edited by hand, damaged) is not replayed. A live call that fails
 retries) is recorded as ``<key>.failed.json`` (kind and message, no response) for the audit
 trail; it is never replayed as an answer, and only replayed as the same failure when asked
 (``replay_failures=True``). Records of format 1 (no checksum) are refused until stamped with
-``python -m rag_lib.llm_calls stamp DIR``.
+``python -m rag_lib.generation.llm_calls stamp DIR``.
 
 API keys are never part of a request. As a second line of defence, the exact values of the
 configured key variables (:mod:`rag_lib.redaction`) are replaced by ``[REDACTED]`` in the record
@@ -48,10 +48,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from rag_lib.config import RESULTS_DIR, shown_path
 from rag_lib.errors import WorkbookError
+from rag_lib.generation.specs import models_yaml
 from rag_lib.io import write_json
 from rag_lib.redaction import REDACTED, redact
 
@@ -59,7 +58,6 @@ CallMode = Literal["replay_or_live", "live", "replay_only"]
 CALL_MODES: tuple[str, ...] = ("replay_or_live", "live", "replay_only")
 RECORD_FORMAT = 2  # 2: response_sha256 added
 DEFAULT_CALLS_DIR = RESULTS_DIR / "llm_calls"
-MODELS_YAML = Path(__file__).resolve().parent / "generation" / "models.yaml"
 LOCAL_BACKENDS = frozenset({"llama_cpp", "extractive"})
 
 
@@ -147,8 +145,7 @@ class CallRecord:
 @cache
 def price_table() -> dict[str, dict[str, Any]]:
     """Prices per model (USD per million tokens), from ``generation/models.yaml``."""
-    with open(MODELS_YAML, encoding="utf-8") as fh:
-        return dict(yaml.safe_load(fh).get("prices", {}))
+    return dict(models_yaml().get("prices", {}))
 
 
 def estimate_cost(backend: str, model: str, prompt_tokens: int | None, completion_tokens: int | None) -> float | None:
@@ -255,8 +252,9 @@ class CallRecorder:
             if row["key"] != key or request.key != key:
                 raise ValueError("the stored request does not hash to the file's key")
             if "response_sha256" not in row:
+                stamp = f"python -m rag_lib.generation.llm_calls stamp {shown_path(self.directory)}"
                 raise ValueError(f"record format {row.get('format')} has no response checksum; if you trust it, "
-                                 f"stamp it with `python -m rag_lib.llm_calls stamp {shown_path(self.directory)}`")
+                                 f"stamp it with `{stamp}`")
             if response_sha256(row["response"]) != row["response_sha256"]:
                 raise ValueError("the stored response does not match its response_sha256 (edited or damaged)")
             return CallRecord(
@@ -376,8 +374,8 @@ def stamp_records(directory: str | os.PathLike[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rag_lib.llm_calls stamp DIR``: add response checksums to trusted older records."""
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.llm_calls", description=main.__doc__)
+    """``python -m rag_lib.generation.llm_calls stamp DIR``: add response checksums to trusted older records."""
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.generation.llm_calls", description=main.__doc__)
     parser.add_argument("command", choices=["stamp"])
     parser.add_argument("directory", nargs="?", default=str(DEFAULT_CALLS_DIR))
     args = parser.parse_args(argv)

@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 from rag_lib import __version__
 from rag_lib.config import results_dir
 from rag_lib.io import write_json, write_text
-from rag_lib.tables import Table
+from rag_lib.workbook.tables import Table
 
 if TYPE_CHECKING:
-    from rag_lib.results import NotebookRun
+    from rag_lib.workbook.results import NotebookRun
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.@\-]+)(?::([^{}]+))?\}")
 
@@ -109,7 +109,7 @@ def prose(value: Any) -> str:
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None,
                    decimals: int | dict[str, int] = 3) -> str:
-    """A GitHub-flavoured Markdown table of ``rows``, formatted by :class:`rag_lib.tables.Table`."""
+    """A GitHub-flavoured Markdown table of ``rows``, formatted by :class:`rag_lib.workbook.tables.Table`."""
     return Table(rows, columns, decimals=decimals).to_markdown()
 
 

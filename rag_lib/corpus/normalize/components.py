@@ -10,12 +10,12 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from rag_lib.corpus.normalize.mdx_expressions import JsSyntaxError, evaluate, parse_container
+from rag_lib.corpus.normalize.tokens import _PARAM_SUB_RE, MAX_RENDER_DEPTH, PARTIALS_PREFIX, _block, _Node
 from rag_lib.errors import NormalizationError
-from rag_lib.mdx_expressions import JsSyntaxError, evaluate, parse_container
-from rag_lib.normalize.tokens import _PARAM_SUB_RE, MAX_RENDER_DEPTH, PARTIALS_PREFIX, _block, _Node
 
 if TYPE_CHECKING:
-    from rag_lib.normalize.render import MdxNormalizer
+    from rag_lib.corpus.normalize.render import MdxNormalizer
 
 
 # --------------------------------------------------------------------------------------------

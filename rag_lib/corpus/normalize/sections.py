@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
+from rag_lib.corpus.normalize.tokens import _FENCE_RE, _HEADING_RE
 from rag_lib.documents import Removal
 from rag_lib.errors import NormalizationError
-from rag_lib.normalize.tokens import _FENCE_RE, _HEADING_RE
 
 # --------------------------------------------------------------------------------------------
 # Section rules (sections.yaml)
