@@ -171,7 +171,7 @@ def gated_answer(
     if question_problem(question):  # do not embed 100 KB of text only to refuse it afterwards
         return gated.generate(question, []), None
     ranking = wb.rank(question, key)
-    evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+    evidence = wb.evidence(ranking, k)
     return gated.generate(question, evidence, ranking), ranking
 
 

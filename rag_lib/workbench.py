@@ -154,6 +154,10 @@ class Workbench:
             self._rankings[cache_key] = self.retriever(key).rank(text)
         return self._rankings[cache_key]
 
+    def evidence(self, ranking: Ranking, k: int = TOP_K) -> list[Chunk]:
+        """The chunks of ``ranking``'s Top-``k``, best first: what a generator or a gate is given."""
+        return [self.by_id[cid] for cid in ranking.ids[:k]]
+
     def top_rows(self, text: str, key: RunKey | str = "dense", k: int = TOP_K) -> list[dict[str, Any]]:
         """The Top-``k`` of ``text`` as table rows: rank, chunk id, page, heading path and score."""
         ranking = self.rank(text, key)

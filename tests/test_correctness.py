@@ -12,7 +12,8 @@ from rag_lib.config import batch_dir
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError
 from rag_lib.evaluation import answer_correct, correctness_summary, load_key_facts
-from rag_lib.evaluation.correctness import find_alternative, normalize, parse_key_facts, source_problems
+from rag_lib.evaluation.fact_matching import find_alternative, normalize
+from rag_lib.evaluation.key_facts import parse_key_facts, source_problems
 from rag_lib.io import read_jsonl
 
 REAL_CHUNKS = batch_dir() / "chunks.jsonl"
@@ -141,14 +142,14 @@ def test_boundaries_apply_only_where_the_fact_starts_or_ends_with_a_letter_or_di
 
 
 def test_any_alternative_counts_and_the_matched_one_is_reported():
-    r = KF.check("x1", "128MB; 每天 10 万次; Error 1027")
+    r = answer_correct("x1", "128MB; 每天 10 万次; Error 1027", KF)
     assert r.correct is True
     assert [c.matched for c in r.checks] == ["128MB", "10万", "1027"]
 
 
 # ------------------------------------------------------------------------------ results
 def test_correct_needs_every_checkable_fact_and_lists_the_missing_ones():
-    r = KF.check("x1", "128 MB and 100,000 requests")
+    r = answer_correct("x1", "128 MB and 100,000 requests", KF)
     assert r.correct is False
     assert [f.alternatives[0] for f in r.missing] == ["1027"]
     assert [f.alternatives[0] for f in r.found] == ["128 MB", "100,000"]
@@ -156,7 +157,7 @@ def test_correct_needs_every_checkable_fact_and_lists_the_missing_ones():
 
 
 def test_a_question_without_checkable_facts_is_left_out():
-    r = KF.check("x2", "anything at all")
+    r = answer_correct("x2", "anything at all", KF)
     assert r.correct is None and not r.checkable
     assert [f.reason for f in r.not_checkable] == ["prose only"]
     assert r.pieces == {"C1": None}
@@ -169,13 +170,14 @@ def test_phrasings_share_their_questions_facts():
 def test_a_question_without_an_entry_is_an_error_naming_it():
     kf = parse_key_facts({"questions": facts_doc()["questions"][:1]}, BENCH)
     with pytest.raises(BenchmarkError, match="question x2 has no key facts"):
-        kf.check("x2", "text")
+        answer_correct("x2", "text", kf)
 
 
 def test_summary_counts_correct_checked_and_not_checkable():
-    results = [KF.check("x1", "128 MB 100,000 1027"), KF.check("x1", "128 MB"), KF.check("x2", "…")]
+    answers = [("x1", "128 MB 100,000 1027"), ("x1", "128 MB"), ("x2", "…")]
+    results = [answer_correct(qid, text, KF) for qid, text in answers]
     assert correctness_summary(results) == {"answers": 3, "checked": 2, "correct": 1, "not_checkable": 1, "rate": 0.5}
-    assert math.isnan(correctness_summary([KF.check("x2", "…")])["rate"])
+    assert math.isnan(correctness_summary([answer_correct("x2", "…", KF)])["rate"])
 
 
 # ------------------------------------------------------------------------------ validation

@@ -36,7 +36,7 @@ def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int = TOP_
     rows = []
     for q in wb.benchmark:
         ranking = wb.rank(q.text(lang), key)
-        evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+        evidence = wb.evidence(ranking, k)
         matched, unmatched, _ = aspects.check(q.text(lang), evidence)
         coverage = len(matched) / (len(matched) + len(unmatched)) if matched or unmatched else None
         rows.append(ScoredQuestion(q.id, q.answerable, label_insufficient(q, [c.id for c in evidence]),
@@ -90,7 +90,7 @@ def measure_gates(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "
         cases = []
         for q in wb.benchmark:
             ranking = wb.rank(q.text(lang), key)
-            evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+            evidence = wb.evidence(ranking, k)
             decision = gate.decide(q.text(lang), evidence, ranking)
             cases.append(Case(q.id, q.answerable, label_insufficient(q, [c.id for c in evidence]),
                               not decision.sufficient))
@@ -118,7 +118,7 @@ def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, language
         cases, failed, rows = [], Counter(), []
         for q in wb.benchmark:
             ranking = wb.rank(q.text(lang), key)
-            evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+            evidence = wb.evidence(ranking, k)
             decision = judge.decide(q.text(lang), evidence, ranking)
             label = label_insufficient(q, ranking.ids[:k])
             if decision.scores.get("judge_ok") != 1:

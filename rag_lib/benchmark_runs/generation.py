@@ -121,7 +121,7 @@ def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_que
             continue
         rows.append(_fault_row(case, f"{len(text):,} characters", out))
     ranking = wb.rank(evidence_question, key)
-    evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+    evidence = wb.evidence(ranking, k)
     for case, _, reply in FAULTS:
         try:
             with tempfile.TemporaryDirectory() as tmp:  # scripted replies are not worth keeping

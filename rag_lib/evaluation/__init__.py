@@ -1,14 +1,8 @@
 """Evaluation: per-question retrieval metrics over gold pieces, layer diagnosis, paired bootstrap, Wilson, Holm,
 answer correctness from key facts."""
 
-from rag_lib.evaluation.correctness import (
-    CorrectnessResult,
-    KeyFact,
-    KeyFacts,
-    answer_correct,
-    correctness_summary,
-    load_key_facts,
-)
+from rag_lib.evaluation.correctness import CorrectnessResult, answer_correct, correctness_summary
+from rag_lib.evaluation.key_facts import KeyFact, KeyFacts, load_key_facts
 from rag_lib.evaluation.metrics import (
     DEFAULT_MEASURES,
     HIT,

@@ -42,7 +42,7 @@ Aspect rule (``aspects``)
 Example
 -------
 >>> gate = get_gate("floor+aspects", floor=0.87)                      # doctest: +SKIP
->>> gate.decide(question, [wb.by_id[i] for i in ranking.ids[:5]], ranking)  # doctest: +SKIP
+>>> gate.decide(question, wb.evidence(ranking, 5), ranking)  # doctest: +SKIP
 """
 
 from __future__ import annotations

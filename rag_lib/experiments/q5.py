@@ -55,7 +55,7 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
     q5 = wb.benchmark.by_casebook("Q5")
     question = q5.text(lang)
     ranking = wb.rank(question, key)
-    evidence = [wb.by_id[c] for c in ranking.ids[:k]]
+    evidence = wb.evidence(ranking, k)
     calibration = calibrate(wb, lang, key, k)
     gates = chosen_gates(calibration, wb)
     decisions = {name: gate.decide(question, evidence, ranking).to_json() for name, gate in gates.items()}

@@ -174,7 +174,7 @@ def near_miss_rows(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = 
     out = []
     for q in wb.benchmark.questions(near_miss=True):
         ranking = wb.rank(q.text(lang), key)
-        evidence = [wb.by_id[cid] for cid in ranking.ids[:k]]
+        evidence = wb.evidence(ranking, k)
         matched, unmatched, _ = aspects.check(q.text(lang), evidence)
         row: dict[str, Any] = {"question": q.id, "best_score": round(float(ranking.scores[0]), 4),
                                "aspect_coverage": round(len(matched) / (len(matched) + len(unmatched)), 4)
@@ -214,7 +214,7 @@ def gated_decline(wb: Workbench, gate: Gate, question: str, generator_name: str,
     generator = get_generator(generator_name, recorder=recorder)
     gated = GatedGenerator(generator, gate)
     ranking = wb.rank(question, key)
-    out = gated.generate(question, [wb.by_id[c] for c in ranking.ids[:k]], ranking)
+    out = gated.generate(question, wb.evidence(ranking, k), ranking)
     return {"generator": generator_name, "model": generator.model, "status": out.result.status,
             "generator_called": out.generator_called, "recorded_calls": recorder.requests,
             "answer": out.result.answer.answer if out.result.answer else None,
@@ -225,7 +225,7 @@ def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: st
            k: int = TOP_K) -> dict[str, Any]:
     """Skip the gate on purpose: each generator faces the Top-``k`` distractors; judged by :func:`judge_bypass`."""
     ranking = wb.rank(question, key)
-    evidence = [wb.by_id[c] for c in ranking.ids[:k]]
+    evidence = wb.evidence(ranking, k)
     out = {}
     for name in generator_names:
         kwargs: dict[str, Any] = {}

@@ -100,7 +100,7 @@ def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDID
             for lang in languages:
                 text = q.text(lang)
                 ranking = wb.rank(text, "dense")
-                evidence = [wb.by_id[c] for c in ranking.ids[:k]]
+                evidence = wb.evidence(ranking, k)
                 answer = generator.generate(text, evidence)
                 keys["answer"] += list(answer.call_keys)
                 reply = answer.answer.answer if answer.answer else ""
