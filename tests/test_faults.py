@@ -323,7 +323,7 @@ def test_unstamped_old_records_are_refused_until_stamped(tmp_path: Path) -> None
     del row["response_sha256"]
     row["format"] = 1
     path.write_text(json.dumps(row))
-    with pytest.warns(RuntimeWarning, match="python -m rag_lib.generation.llm_calls stamp"):
+    with pytest.warns(RuntimeWarning, match="python -m rag_lib.generation stamp"):
         assert CallRecorder(tmp_path).load(REQUEST.key) is None
     assert llm_calls_main(["stamp", str(tmp_path)]) == 0
     assert CallRecorder(tmp_path).load(REQUEST.key) is not None
@@ -441,10 +441,11 @@ def test_module_commands_give_one_line_errors_on_damaged_input(tmp_path: Path) -
         (_run("rag_lib.benchmark", "--chunks", str(bad_chunks)), "chunks.jsonl, line 1 column 2: not valid JSON"),
         (_run("rag_lib.corpus", "stats", "--batch", "no-such-batch"), "No manifest at"),
         (_run("rag_lib.workbook.expected", env={"RAG_RESULTS_DIR": str(results)}), "results.json, line 1 column 11"),
+        (_run("rag_lib.generation", "stamp", str(tmp_path / "no-such-folder")), "no call-record folder here"),
     ]
     for done, message in cases:
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
-        assert message in done.stderr, done.stderr
+        assert message in done.stderr and "RuntimeWarning" not in done.stderr, done.stderr
 
 
 def test_unwritable_cache_keeps_the_vectors(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ longer matches (edited by hand, damaged) is not replayed. A live call that fails
 retries) is recorded as ``<key>.failed.json`` (kind and message, no response) for the audit
 trail; it is never replayed as an answer, and only replayed as the same failure when asked
 (``replay_failures=True``). Records of format 1 (no checksum) are refused until stamped with
-``python -m rag_lib.generation.llm_calls stamp DIR``.
+``python -m rag_lib.generation stamp DIR``.
 
 API keys are never part of a request. As a second line of defence, the exact values of the
 configured key variables (:mod:`rag_lib.redaction`) are replaced by ``[REDACTED]`` in the record
@@ -252,7 +252,7 @@ class CallRecorder:
             if row["key"] != key or request.key != key:
                 raise ValueError("the stored request does not hash to the file's key")
             if "response_sha256" not in row:
-                stamp = f"python -m rag_lib.generation.llm_calls stamp {shown_path(self.directory)}"
+                stamp = f"python -m rag_lib.generation stamp {shown_path(self.directory)}"
                 raise ValueError(f"record format {row.get('format')} has no response checksum; if you trust it, "
                                  f"stamp it with `{stamp}`")
             if response_sha256(row["response"]) != row["response_sha256"]:
@@ -354,6 +354,9 @@ def stamp_records(directory: str | os.PathLike[str]) -> int:
     Only for records you trust as they are (e.g. recorded before checksums existed): the stamp
     vouches for their current content. A record whose request does not hash to its key is skipped.
     """
+    if not Path(directory).is_dir():
+        raise FileNotFoundError(f"no call-record folder here; give the folder of the records to stamp "
+                                f"(default {shown_path(DEFAULT_CALLS_DIR)})")
     stamped = 0
     for path in sorted(Path(directory).glob("*.json")):
         if path.name.endswith(".failed.json"):
@@ -374,8 +377,8 @@ def stamp_records(directory: str | os.PathLike[str]) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m rag_lib.generation.llm_calls stamp DIR``: add response checksums to trusted older records."""
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.generation.llm_calls", description=main.__doc__)
+    """``python -m rag_lib.generation stamp DIR``: add response checksums to trusted older records."""
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.generation", description=main.__doc__)
     parser.add_argument("command", choices=["stamp"])
     parser.add_argument("directory", nargs="?", default=str(DEFAULT_CALLS_DIR))
     args = parser.parse_args(argv)
@@ -391,6 +394,3 @@ __all__ = [
     "CALL_MODES", "REDACTED", "CallRecord", "CallRecorder", "LLMCallError", "LLMRequest", "LLMResponse",
     "ReplayMissError", "estimate_cost", "redact", "response_sha256", "stamp_records",
 ]
-
-if __name__ == "__main__":
-    raise SystemExit(main())
