@@ -45,7 +45,7 @@ from rag_lib import corpus as corpus_mod
 from rag_lib.benchmark.batch_labels import label_status
 from rag_lib.casebook import published
 from rag_lib.config import snapshot_batches
-from rag_lib.experiments.corpus import findings
+from rag_lib.experiments.corpus import corpus_result, findings
 from rag_lib.workbook import figures, report
 from rag_lib.workbook.tables import Table, table
 
@@ -205,10 +205,6 @@ An unanswerable question whose absent check fails in a batch has a page there th
 {findings_text}
 """
 stored = report.write_experiment(
-    "00_corpus",
-    {**stats, "n_oversized": len(stats["oversized"]), "n_removals": len(removals), "casebook": theirs,
-     "batches": batch_table, "labels": labels},
-    template,
-    findings=findings,
+    "00_corpus", corpus_result(stats, len(removals), theirs, batch_table, labels), template, findings=findings
 )
 display(Markdown(report.report_markdown("00_corpus")))

@@ -48,25 +48,25 @@ from rag_lib.workbook import figures, report
 from rag_lib.workbook.tables import settings, table
 
 result = run_bakeoff(embedders, k=k, languages=languages)
-print("configurations run:", ", ".join(result["configurations"]))
+print("configurations run:", ", ".join(result.configurations))
 
 # %% [markdown]
 # ## Models: what ran, and what is not on this machine
 
 # %%
-for configuration, provenance in result["provenance"].items():
+for configuration, provenance in result.provenance.items():
     display(Markdown(f"**{configuration}**"), settings(provenance))
-table(result["unavailable"], label="model", value="why not run")
+table(result.unavailable, label="model", value="why not run")
 
 # %% [markdown]
 # ## Whole benchmark, answerable questions, mean per configuration and language
 
 # %%
-table(result["summary_rows"])
+table(result.summary_rows)
 
 # %%
 plot = figures.metric_bars(
-    result["plot"]["coverage@10"], "coverage@10",
+    result.plot["coverage@10"], "coverage@10",
     report.experiment_dir("01_embedding_bakeoff") / "coverage_at_10.png",
     title="piece coverage@10 on the answerable benchmark questions",
 )
@@ -78,13 +78,13 @@ print(f"figure: {plot.name} (shown in the report at the end)")
 # C4 local development files. The casebook (bge-m3, theirs) had C1–C3 at 52 / 36 / 36.
 
 # %%
-table(result["q7_rows"], ["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"])
+table(result.q7_rows, ["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"])
 
 # %% [markdown]
 # ## Layer diagnosis over the benchmark (worst piece vs k)
 
 # %%
-table(result["layers"], label="configuration")
+table(result.layers, label="configuration")
 
 # %% tags=["report"]
 template = """# 01 · Embedding bake-off

@@ -44,34 +44,34 @@ from rag_lib.workbook import report
 from rag_lib.workbook.tables import settings, table
 
 result = run_q5(lang=lang, languages=languages, k=k, generator=generator)
-settings({"retrieval": result["provenance"]["embedder"], "generator": result["generator"]})
+settings({"retrieval": result.provenance["embedder"], "generator": result.generator})
 
 # %% [markdown]
 # ## Top-k with headings and scores, and the gold pieces' first ranks
 
 # %%
-display(table(result["top"], decimals=4))
-table(result["pieces"])
+display(table(result.top, decimals=4))
+table(result.pieces)
 
 # %% [markdown]
 # ## Gate decisions (checklist = an oracle: the casebook's per-question checklist, from the gold labels)
 
 # %%
-table(result["decisions"], ["sufficient", "reason", "missing"], label="gate")
+table(result.decisions, ["sufficient", "reason", "missing"], label="gate")
 
 # %% [markdown]
 # ## The answer and its citations, each checked against the chunk it names
 
 # %%
-print(result["answer"]["result"]["answer"]["answer"] if result["answer"]["result"]["answer"] else result["answer"])
-table(result["citations"], ["chunk_id", "valid", "reason", "deep_link"])
+print(result.answer["result"]["answer"]["answer"] if result.answer["result"]["answer"] else result.answer)
+table(result.citations, ["chunk_id", "valid", "reason", "deep_link"])
 
 # %% [markdown]
 # ## The same question answered by the local LLM (the `answer` model of `generation.llm_tasks`)
 # Replayed from `results/llm_calls/`; a missing record shows as `replay_miss` (fill it with `make llm-runs`).
 
 # %%
-llm = result["llm_answer"]
+llm = result.llm_answer
 print(f"{llm['generator']['backend']}:{llm['generator']['model']} — status {llm['result']['status']}"
       + (f" ({llm['result']['error_kind']})" if llm["result"]["error_kind"] else ""))
 print(llm["result"]["answer"]["answer"] if llm["result"]["answer"] else llm["result"]["error"])
@@ -83,13 +83,13 @@ table((llm["result"]["citations"] or {}).get("citations", []), ["chunk_id", "val
 # "R2 buckets"; the benchmark's note names this one) and the Pages page on Wrangler configuration.
 
 # %%
-table(result["wrangler_r2"])
+table(result.wrangler_r2)
 
 # %% [markdown]
 # ## Bad input and backend faults: each a recorded outcome
 
 # %%
-table(result["faults"])
+table(result.faults)
 
 # %% tags=["report"]
 template = """# 02 · Q5 end to end

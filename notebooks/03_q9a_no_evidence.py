@@ -54,47 +54,47 @@ from rag_lib.workbook.tables import settings, table
 
 result = run_q9a(languages=languages, k=k, generators=generators, bypass_lang=bypass_lang,
                  generation_lang=generation_lang)
-models = {"retrieval": result["provenance"]["embedder"], "generation (whole benchmark)": result["generation"]["generator"],
+models = {"retrieval": result.provenance["embedder"], "generation (whole benchmark)": result.generation["generator"],
           **{f"bypass: {name}": {"model": row["model"], "model_version": row["model_version"]}
-             for name, row in result["bypass"].items() if name != "lang"}}
+             for name, row in result.bypass.items() if name != "lang"}}
 table(models, label="role")
 
 # %% [markdown]
 # ## Corpus check: chunks that mention KV, and the allowance strings no chunk may contain
 
 # %%
-settings(result["corpus_check"])
+settings(result.corpus_check)
 
 # %% [markdown]
 # ## Q9a's Top-5 scores vs Q5's rank-5 score
 
 # %%
 for lang in languages:
-    display(Markdown(f"**{lang}**"), table(result["top"][lang], decimals=4))
-table(result["scores"], label="language", decimals=4)
+    display(Markdown(f"**{lang}**"), table(result.top[lang], decimals=4))
+table(result.scores, label="language", decimals=4)
 
 # %% [markdown]
 # ## Over the whole benchmark: how far the best scores of answerable and unanswerable questions overlap
 
 # %%
-table(result["overlap"], label="language", decimals=4)
+table(result.overlap, label="language", decimals=4)
 
 # %% [markdown]
 # ## Floor sweep: refusal correctness vs false refusals (answerable questions with complete evidence)
 
 # %%
 sweep_png = figures.threshold_sweep(
-    {lang: result["floor_sweep"][lang] for lang in languages},
-    {lang: result["calibration"][lang]["floor"]["floor"] for lang in languages},
+    {lang: result.floor_sweep[lang] for lang in languages},
+    {lang: result.calibration[lang]["floor"]["floor"] for lang in languages},
     report.experiment_dir("03_q9a_no_evidence") / "floor_sweep.png", title="Score-floor gate, in-sample")
 print(f"figure: {sweep_png.name} (shown in the report at the end)")
-table({lang: c["floor_aspects"] for lang, c in result["calibration"].items()}, label="language", decimals=4)
+table({lang: c["floor_aspects"] for lang, c in result.calibration.items()}, label="language", decimals=4)
 
 # %% [markdown]
 # ## Every gate on the whole benchmark ("insufficient" is the positive class)
 
 # %%
-table([{"language": lang, "gate": gate, **figures_} for lang, by_gate in result["gates"].items()
+table([{"language": lang, "gate": gate, **figures_} for lang, by_gate in result.gates.items()
        for gate, figures_ in by_gate.items()])
 
 # %% [markdown]
@@ -104,26 +104,26 @@ table([{"language": lang, "gate": gate, **figures_} for lang, by_gate in result[
 
 # %%
 for lang in languages:
-    display(Markdown(f"### {lang}\n\n" + result["validation_tables"][lang]))
+    display(Markdown(f"### {lang}\n\n" + result.validation_tables[lang]))
 
 # %% [markdown]
 # ## Every gate on each near-miss question (in-sample parameters)
 
 # %%
 for lang in languages:
-    display(Markdown(f"**{lang}**"), table(result["near_miss"]["rows"][lang]))
+    display(Markdown(f"**{lang}**"), table(result.near_miss["rows"][lang]))
 
 # %% [markdown]
 # ## Normal path: does the gate decline Q9a before the LLM is asked? (a decline records zero calls)
 
 # %%
-table(result["gated_decline"], label="language")
+table(result.gated_decline, label="language")
 
 # %% [markdown]
 # ## Bypass: the generators face the five distractors (judged automatically)
 
 # %%
-table({n: r for n, r in result["bypass"].items() if n != "lang"}, label="generator")
+table({n: r for n, r in result.bypass.items() if n != "lang"}, label="generator")
 
 # %% [markdown]
 # ## The LLM sufficiency judge as a gate, beside floor+aspects, every benchmark question
@@ -131,14 +131,14 @@ table({n: r for n, r in result["bypass"].items() if n != "lang"}, label="generat
 # (`failed`), so rates over few judged questions say little.
 
 # %%
-table(result["llm_judge_rows"])
+table(result.llm_judge_rows)
 
 # %% [markdown]
 # ## Default generator behind the gate, every benchmark question
 
 # %%
-display(settings({k: v for k, v in result["generation"].items() if k != "rows"}))
-table(result["generation"]["rows"])
+display(settings({k: v for k, v in result.generation.items() if k != "rows"}))
+table(result.generation["rows"])
 
 # %% tags=["report"]
 template = """# 03 · Q9a: no evidence, and the gate on the whole benchmark

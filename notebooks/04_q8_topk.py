@@ -46,18 +46,18 @@ from rag_lib.workbook.tables import settings, table
 
 NAME = "04_q8_topk"
 result = run_topk(retriever, max_k=max_k, languages=languages)
-settings(result["provenance"])
+settings(result.provenance)
 
 # %% [markdown]
 # ## Q8: pieces covered at each k (ours), and the casebook's (theirs)
 
 # %%
 for lang in languages:
-    print(f"{lang}: {result['q8_verdict'][lang]}")
-print(f"casebook (theirs): {result['casebook_q8']['k5']} at k = 5, {result['casebook_q8']['k6']} at k = 6 "
-      f"({result['casebook_q8']['note']})")
-display(table({lang: result["q8"][lang]["piece_ranks"] for lang in languages}, label="language"))
-table({lang: {f"k={k}": n for k, n in sorted(result["q8"][lang]["covered"].items(), key=lambda kv: int(kv[0]))}
+    print(f"{lang}: {result.q8_verdict[lang]}")
+print(f"casebook (theirs): {result.casebook_q8['k5']} at k = 5, {result.casebook_q8['k6']} at k = 6 "
+      f"({result.casebook_q8['note']})")
+display(table({lang: result.q8[lang]["piece_ranks"] for lang in languages}, label="language"))
+table({lang: {f"k={k}": n for k, n in sorted(result.q8[lang]["covered"].items(), key=lambda kv: int(kv[0]))}
        for lang in languages}, label="pieces covered")
 
 # %% [markdown]
@@ -65,19 +65,19 @@ table({lang: {f"k={k}": n for k, n in sorted(result["q8"][lang]["covered"].items
 
 # %%
 for lang in languages:
-    display(Markdown(f"**{lang}**"), table(result["late_complete"][lang]))
+    display(Markdown(f"**{lang}**"), table(result.late_complete[lang]))
 
 # %% [markdown]
 # ## Whole benchmark: coverage@k and the evidence it costs
 
 # %%
-table(result["curve_rows"], decimals={"chars": 0, "≈tokens": 0})
+table(result.curve_rows, decimals={"chars": 0, "≈tokens": 0})
 
 # %%
 out = report.experiment_dir(NAME)
-plot_cov = figures.curves(result["plot"]["coverage"], "k", "mean piece coverage@k", out / "coverage_at_k.png",
+plot_cov = figures.curves(result.plot["coverage"], "k", "mean piece coverage@k", out / "coverage_at_k.png",
                           title="piece coverage@k, answerable questions")
-plot_tok = figures.curves(result["plot"]["tokens"], "k", "≈ tokens of top-k evidence", out / "tokens_at_k.png",
+plot_tok = figures.curves(result.plot["tokens"], "k", "≈ tokens of top-k evidence", out / "tokens_at_k.png",
                           title="context cost of the top-k evidence")
 print(f"figures: {plot_cov.name}, {plot_tok.name} (shown in the report at the end)")
 

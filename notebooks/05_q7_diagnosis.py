@@ -43,21 +43,21 @@ from rag_lib.workbook.tables import settings, table
 
 NAME = "05_q7_diagnosis"
 result = run_q7_diagnosis(retriever, k=k, languages=languages)
-display(table(result["pieces"], label="piece", value="what the piece is"))
-settings(result["provenance"])
+display(table(result.pieces, label="piece", value="what the piece is"))
+settings(result.provenance)
 
 # %% [markdown]
 # ## Piece ranks and layer, ours beside the casebook's (theirs)
 
 # %%
-table(result["rank_rows"], ["source", "phrasing", "language", "C1", "C2", "C3", "C4", f"in top {k}", "in top 10",
+table(result.rank_rows, ["source", "phrasing", "language", "C1", "C2", "C3", "C4", f"in top {k}", "in top 10",
                            "layer"])
 
 # %% [markdown]
 # ## Top-10 of each phrasing and language
 
 # %%
-for phrasing, by_lang in result["cases"].items():
+for phrasing, by_lang in result.cases.items():
     for lang, case in by_lang.items():
         display(Markdown(f"### {phrasing} · {lang}\n\n{case['question']}\n\n"
                          f"covered in top {k}: {case['coverage_at_k']}, in top 10: {case['coverage_top10']}, "

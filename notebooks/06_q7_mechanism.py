@@ -53,38 +53,38 @@ from rag_lib.workbook.tables import settings, table
 
 NAME = f"06_q7_mechanism-{mechanism}"
 result = run_mechanism(mechanism, languages=languages, llm_languages=llm_languages, n_boot=n_boot)
-print(f"mechanism: {mechanism}; status: {result['status']}; variants: {result['variants_text']}")
-if result["status"] == "unavailable":
-    display(Markdown(f"**Not run: the model is not available on this machine.** {result['reason']}"))
+print(f"mechanism: {mechanism}; status: {result.status}; variants: {result.variants_text}")
+if result.status == "unavailable":
+    display(Markdown(f"**Not run: the model is not available on this machine.** {result.reason}"))
 
 # %% [markdown]
 # ## Provenance, and the models that are not here
 
 # %%
-if result["unavailable"]:
-    display(table(result["unavailable"], label="model", value="why not available"))
+if result.unavailable:
+    display(table(result.unavailable, label="model", value="why not available"))
 else:
     print("every model this mechanism can use is on this machine")
-settings(result["provenance"])
+settings(result.provenance)
 
 # %% [markdown]
 # ## Q7: first rank of each piece, baseline and after the mechanism
 
 # %%
-table(result["q7_rows"])
+table(result.q7_rows)
 
 # %% [markdown]
 # ## Whole benchmark: paired difference against the baseline (answerable questions)
 
 # %%
-table(result["benchmark_rows"], ["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI"],
+table(result.benchmark_rows, ["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI"],
       signed=["diff"])
 
 # %% [markdown]
 # ## What the LLM produced for Q7 (LLM variants only)
 
 # %%
-for variant in result["variants"]:
+for variant in result.variants:
     for text, outcome in variant.get("q7_llm_outputs", {}).items():
         produced = " | ".join(outcome["queries"]) if outcome["queries"] else outcome["error_kind"]
         print(f"[{variant['name']}] {text}\n  -> {outcome['status']}: {produced}")

@@ -50,13 +50,13 @@ from rag_lib.workbook import report
 from rag_lib.workbook.tables import settings, table
 
 result = run_recovery_experiment(languages, k=k, retriever=retriever, llm=llm, llm_mode=llm_mode)
-print("unavailable sources:", result["unavailable"] or "none")
+print("unavailable sources:", result.unavailable or "none")
 
 # %% [markdown]
 # ## What ran
 
 # %%
-settings(result["provenance"])
+settings(result.provenance)
 
 # %% [markdown]
 # ## Q7: each piece's rank for the original question and for each suggestion
@@ -64,8 +64,8 @@ settings(result["provenance"])
 # C4 local development files. First row: the original question.
 
 # %%
-for lang in result["languages"]:
-    for source, entry in result["q7"][lang].items():
+for lang in result.languages:
+    for source, entry in result.q7[lang].items():
         display(Markdown(f"**{lang} · {source}** (status {entry['status']}; the source's reason: {entry['reason']})"))
         display(Markdown(entry["table"]))
 
@@ -73,15 +73,15 @@ for lang in result["languages"]:
 # THEIRS, from the casebook (bge-m3 on their 26-page snapshot; not measured here):
 
 # %%
-settings(result["casebook_published"])
+settings(result.casebook_published)
 
 # %% [markdown]
 # ## Q7: the chosen suggestion's grounded answer (oracle choice, see the header)
 
 # %%
 rows = []
-for lang in result["languages"]:
-    for source, entry in result["q7"][lang].items():
+for lang in result.languages:
+    for source, entry in result.q7[lang].items():
         answer = entry["answer"] or {}
         rows.append({"language": lang, "source": source, "chosen": entry["chosen_question"],
                      "status": answer.get("status"),
@@ -97,7 +97,7 @@ table(rows)
 
 # %%
 table([{"language": lang, "source": source, **counts}
-       for lang, by_source in result["benchmark"].items() for source, counts in by_source.items()], decimals=2)
+       for lang, by_source in result.benchmark.items() for source, counts in by_source.items()], decimals=2)
 
 # %% tags=["report"]
 stored = report.write_experiment("07_recovery_loop", result, REPORT_TEMPLATE, findings=findings)

@@ -37,7 +37,7 @@ from rag_lib.workbook import report
 from rag_lib.workbook.tables import table
 
 summary = run_summary(tuple(languages))
-print("inputs missing:", summary["missing_inputs"] or "none")
+print("inputs missing:", summary.missing_inputs or "none")
 
 # %% [markdown]
 # ## What actually helps, and by how much
@@ -48,7 +48,7 @@ print("inputs missing:", summary["missing_inputs"] or "none")
 # lacks). "no change": the metric did not move on any question.
 
 # %%
-table(summary["what_helps"], ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence", "hit@5",
+table(summary.what_helps, ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence", "hit@5",
                               "coverage@10", "mrr"])
 
 # %% [markdown]
@@ -57,7 +57,7 @@ table(summary["what_helps"], ["rank", "mechanism", "language", "questions", "ver
 
 # %%
 for lang in languages:
-    display(Markdown(f"### {lang}\n\n" + summary["side_by_side_tables"][lang]))
+    display(Markdown(f"### {lang}\n\n" + summary.side_by_side_tables[lang]))
 
 # %% [markdown]
 # ## Whole benchmark: each mechanism against the baseline
@@ -66,7 +66,7 @@ for lang in languages:
 # evidence the variant sends to generation (Top-5; Top-k for the top-k rows), the one metric k changes.
 
 # %%
-display(Markdown(summary["benchmark_table"]))
+display(Markdown(summary.benchmark_table))
 
 # %% [markdown]
 # ## Before and after the relabelling (labels v1 → v2)
@@ -74,14 +74,14 @@ display(Markdown(summary["benchmark_table"]))
 # and the current ones: bake-off metrics and Q7 piece ranks, "before → after" where they differ.
 
 # %%
-if summary["relabel"]["available"]:
-    display(Markdown(summary["relabel"]["metrics_table"]), Markdown(summary["relabel"]["q7_table"]))
+if summary.relabel["available"]:
+    display(Markdown(summary.relabel["metrics_table"]), Markdown(summary.relabel["q7_table"]))
 
 # %% [markdown]
 # ## The local LLM (notebook 10): answers and the LLM judge on the whole benchmark
 
 # %%
-display(Markdown(summary["local_llm_text"]))
+display(Markdown(summary.local_llm_text))
 
 # %% [markdown]
 # ## Halo's ranked changes (theirs) beside ours
@@ -91,13 +91,13 @@ display(Markdown(summary["local_llm_text"]))
 # questions and on the rest).
 
 # %%
-table(summary["halo_rows"])
+table(summary.halo_rows)
 
 # %% [markdown]
 # ## The casebook's published figures (theirs)
 
 # %%
-table(summary["casebook_rows"])
+table(summary.casebook_rows)
 
 # %% tags=["report"]
 template = """# 08 · Summary
@@ -163,7 +163,7 @@ C4 {relabel.closing.en.q7.original.C4}.
 {casebook_table}
 """
 stored = report.write_experiment(
-    "08_summary", {**summary, "missing_text": ", ".join(summary["missing_inputs"]) or "none"}, template,
+    "08_summary", summary, template,
     findings=findings,
 )
 report.write_headline(stored["headline_table"])

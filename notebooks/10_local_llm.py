@@ -46,14 +46,14 @@ from rag_lib.workbook.tables import table
 
 NAME = "10_local_llm"
 result = run_local_llm(languages=languages, k=k)
-display(table(result["models"], ["description", "packages", "sha256", "licence"], label="model"))
-table(result["tasks"], label="task")
+display(table(result.models, ["description", "packages", "sha256", "licence"], label="model"))
+table(result.tasks, label="task")
 
 # %% [markdown]
 # ## Model choice on a fixed sample (both models, every task)
 
 # %%
-choice = result["model_choice"]
+choice = result.model_choice
 print("sample:", ", ".join(choice["sample"]), "| quality signal:", choice["quality_signal"])
 table(sorted(choice["rows"], key=lambda row: (row["task"], row["model"])))
 
@@ -64,13 +64,13 @@ table(sorted(choice["details"], key=lambda row: (row["task"], row["model"], row[
 # ## Answers on the whole benchmark: local LLM and extractive baseline, ungated and gated
 
 # %%
-table(result["answer_rows"], ANSWER_COLUMNS)
+table(result.answer_rows, ANSWER_COLUMNS)
 
 # %% [markdown]
 # ## The LLM judge as a gate, beside floor+aspects ("insufficient" is the positive class)
 
 # %%
-table(result["judge_rows"])
+table(result.judge_rows)
 
 # %% tags=["report"]
 template = """# 10 · A real offline LLM

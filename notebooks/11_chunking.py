@@ -49,8 +49,8 @@ from rag_lib.workbook.tables import settings, table
 NAME = "11_chunking"
 result = run_chunking(languages=languages, n_boot=n_boot)
 print(f"gold spans vs the benchmark's chunk-id labels on the structural chunks: "
-      f"{result['gold_span_differences']} piece(s) differ")
-settings(result["provenance"])
+      f"{result.gold_span_differences} piece(s) differ")
+settings(result.provenance)
 
 # %% [markdown]
 # ## The strategies: how many chunks, how large (tokens of the default embedder)
@@ -61,35 +61,35 @@ settings(result["provenance"])
 # into windows and averages the vectors): only structural chunks, which are cut by characters, can.
 
 # %%
-table(result["strategies"], ["strategy", "kind", "description", "n_chunks", "median_tokens", "p90_tokens",
+table(result.strategies, ["strategy", "kind", "description", "n_chunks", "median_tokens", "p90_tokens",
                              "max_tokens", "overlong_inputs", "cosine_threshold"])
 
 # %% [markdown]
 # ## Whole benchmark (answerable questions): hit@5, coverage@10, MRR, and tokens the Top-5 sends
 
 # %%
-table(result["metric_rows"], decimals={"tokens@5": 0})
+table(result.metric_rows, decimals={"tokens@5": 0})
 
 # %% [markdown]
 # ## Structural − each strategy (paired bootstrap 95% interval over questions)
 
 # %%
-table(result["comparison_rows"], ["strategy", "language", "metric", "structural", "strategy_value",
+table(result.comparison_rows, ["strategy", "language", "metric", "structural", "strategy_value",
                                   "structural − strategy", "95% CI", "p"], signed=["structural − strategy"])
 
 # %% [markdown]
 # ## Q7: first rank of C1–C4 under each strategy (dense, original phrasing)
 
 # %%
-table(result["q7_rows"])
+table(result.q7_rows)
 
 # %% [markdown]
 # ## Context size against cost: the Top-5 against the Top-20 (structural chunks, dense order)
 
 # %%
-print(f"price: {result['priced_model']} input {result['price']['input_per_mtok']} USD per million tokens "
-      f"({result['price']['source']})")
-table(result["context_rows"], decimals={"tokens per question": 0})
+print(f"price: {result.priced_model} input {result.price['input_per_mtok']} USD per million tokens "
+      f"({result.price['source']})")
+table(result.context_rows, decimals={"tokens per question": 0})
 
 # %% tags=["report"]
 template = """# 11 · Chunking strategies, and context size against cost

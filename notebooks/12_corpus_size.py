@@ -46,7 +46,7 @@ from rag_lib.workbook.tables import settings, table
 
 NAME = "12_corpus_size"
 result = run_corpus_size(languages=languages, n_boot=n_boot)
-settings(result["provenance"])
+settings(result.provenance)
 
 # %% [markdown]
 # ## The corpora and the labels on the wide batch
@@ -56,9 +56,9 @@ settings(result["provenance"])
 # `absent` string occurs in the wide batch (answered there: left out of its scores).
 
 # %%
-display(table(result["size_rows"], decimals={"chunks (mean over seeds)": 1}))
-print(f"extra gold locators on pages only the wide batch has: {result['labels']['extra_locators']}")
-table(result["label_rows"])
+display(table(result.size_rows, decimals={"chunks (mean over seeds)": 1}))
+print(f"extra gold locators on pages only the wide batch has: {result.labels['extra_locators']}")
+table(result.label_rows)
 
 # %% [markdown]
 # ## hit@5 and coverage@10 against corpus size (bands: bootstrap 95% over questions)
@@ -66,25 +66,25 @@ table(result["label_rows"])
 # %%
 out = report.experiment_dir(NAME)
 out.mkdir(parents=True, exist_ok=True)
-png = figures.size_curves(result["curve"], METRICS, out / "size_curves.png",
+png = figures.size_curves(result.curve, METRICS, out / "size_curves.png",
                           title="Dense retrieval as the corpus grows (nested corpora, seed-averaged)")
 display(Image(filename=str(png)))
-table(result["curve"], decimals={"declined (answerable)": 1})
+table(result.curve, decimals={"declined (answerable)": 1})
 
 # %% [markdown]
 # ## Change from the labelled batch's pages (paired bootstrap 95% over questions)
 
 # %%
-table(result["change_rows"], ["pages", "language", "metric", "smallest", "this size", "change", "95% CI", "p"],
+table(result.change_rows, ["pages", "language", "metric", "smallest", "this size", "change", "95% CI", "p"],
       signed=["change"])
 
 # %% [markdown]
 # ## Q7: first rank of C1–C4 (a range when the page orders disagree)
 
 # %%
-display(table(result["q7_rows"]))
+display(table(result.q7_rows))
 print("In the whole wide batch, the chunk holding each piece's first rank:")
-table(result["q7_first"])
+table(result.q7_first)
 
 # %% [markdown]
 # ## What takes the Top-5 slots that hold no gold chunk
@@ -95,8 +95,8 @@ table(result["q7_first"])
 # labelled batch. Then the chunks that take such slots most often in the whole wide batch.
 
 # %%
-display(table(result["slot_rows"], decimals={"non-gold slots per run": 1}))
-table(result["top_distractors"])
+display(table(result.slot_rows, decimals={"non-gold slots per run": 1}))
+table(result.top_distractors)
 
 # %% tags=["report"]
 template = """# 12 · Corpus size

@@ -44,26 +44,26 @@ from rag_lib.workbook.tables import settings, table
 
 NAME = "13_ann"
 result = run_ann(languages=languages, n_boot=n_boot)
-settings(result["provenance"])
+settings(result.provenance)
 
 # %% [markdown]
 # ## Recall of the exact Top-10, per batch and setting
 
 # %%
-table(result["rows"])
+table(result.rows)
 
 # %% [markdown]
 # ## Gold coverage: HNSW − exact (paired bootstrap 95% over questions)
 
 # %%
-table(result["comparison_rows"], ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact",
+table(result.comparison_rows, ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact",
                                   "95% CI", "p"], signed=["hnsw − exact"])
 
 # %% [markdown]
 # ## Q7: first rank of C1–C4 ("–": no build of the index returned the piece; a range when builds differ)
 
 # %%
-table(result["q7_rows"])
+table(result.q7_rows)
 
 # %% tags=["report"]
 template = """# 13 · Approximate search (HNSW in Postgres + pgvector) against exact cosine

@@ -38,7 +38,7 @@ from rag_lib.generation.llm_calls import (
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens, language_of
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.results import read_result
+from rag_lib.workbook.experiment_results import Q9aResult
 
 SUPPORT_POLICY = "verified-citations-only"
 ASK_STATUSES = ("answered", "declined", "withheld", "error")
@@ -90,9 +90,8 @@ def answerer_description(backend: str, model: str, version: str | None) -> str:
 
 def calibrated_gate_parameters(lang: str) -> dict[str, float]:
     """The floor and aspect coverage notebook 03 chose for ``lang``."""
-    stored = read_result("03_q9a_no_evidence", needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR
-    chosen = stored.get(f"calibration.{lang}.floor_aspects")
-    return {"floor": float(chosen["floor"]), "min_coverage": float(chosen["min_coverage"])}
+    stored = Q9aResult.read("03_q9a_no_evidence", needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR
+    return stored.calibrated_gate(lang)
 
 
 @dataclass

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from typed_results import partial_result
 
 from rag_lib.__main__ import main
+from rag_lib.workbook.experiment_results import Q9aResult
 
 
 def test_rank_marks_gold_pieces_and_diagnoses(capsys: pytest.CaptureFixture[str]) -> None:
@@ -46,6 +50,12 @@ def test_ask_reads_its_gate_parameters_from_rag_results_dir(tmp_path, monkeypatc
     with pytest.raises(WorkbookError, match=r"03_q9a_no_evidence/results\.json is missing"):
         calibrated_gate_parameters("en")
     (tmp_path / "03_q9a_no_evidence").mkdir()
-    (tmp_path / "03_q9a_no_evidence" / "results.json").write_text(
-        '{"calibration": {"en": {"floor_aspects": {"floor": 0.5, "min_coverage": 0.25}}}}')
+    stored = tmp_path / "03_q9a_no_evidence" / "results.json"
+    stored.write_text('{"calibration": {"en": {"floor_aspects": {"floor": 0.5, "min_coverage": 0.25}}}}')
+    with pytest.raises(WorkbookError, match=r"lack .*bypass.*re-run it"):  # a file of another shape is not read
+        calibrated_gate_parameters("en")
+    calibration = {"en": {"floor_aspects": {"floor": 0.5, "min_coverage": 0.25}}}
+    stored.write_text(json.dumps(partial_result(Q9aResult, calibration=calibration).to_json()))
     assert calibrated_gate_parameters("en") == {"floor": 0.5, "min_coverage": 0.25}
+    with pytest.raises(WorkbookError, match="no floor\\+aspects calibration for 'zh'"):
+        calibrated_gate_parameters("zh")

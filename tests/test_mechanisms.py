@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR
 from rag_lib.evaluation.stats import compare
@@ -16,6 +17,7 @@ from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
 from rag_lib.retrieval import Ranking
+from rag_lib.workbook.experiment_results import MechanismResult
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
 Q7_EN = ("How should environment variables, secrets and plain configuration each be set? "
@@ -199,14 +201,15 @@ def test_findings_state_effects_with_intervals_and_never_turn_a_failure_into_no_
     def c(diff: float, lo: float, hi: float) -> dict[str, object]:
         return {"diff": diff, "ci95": [lo, hi]}
 
-    result = {"status": "ran", "reason": "", "provenance": {"languages": ["zh", "en"]}, "variants": [
+    result = partial_result(MechanismResult, status="ran", reason="", baseline={},
+                            provenance={"languages": ["zh", "en"]}, variants=[
         {"name": "up", "evidence_k": 5, "benchmark": {
             "en": {"hit@5": c(0.0, 0.0, 0.0), "coverage@10": c(-0.01, -0.03, 0.0)},
             "zh": {"hit@5": c(0.1, 0.02, 0.2), "coverage@10": c(0.05, -0.01, 0.1)}}},
         {"name": "broken", "evidence_k": 5, "benchmark": {},
          "failures": {"zh": {"failed": 3, "of": 3, "by_kind": {"replay_miss": 3}}}},
         {"name": "aligned", "evidence_k": 5, "benchmark": {}},
-    ]}
+    ])
     lines = findings(result)
     assert lines[0] == ("up: zh: hit@5 +0.100 [+0.020, +0.200], coverage@10 +0.050 [-0.010, +0.100]; "
                         "en: hit@5 no change on any question, coverage@10 -0.010 [-0.030, +0.000] — "
@@ -214,7 +217,8 @@ def test_findings_state_effects_with_intervals_and_never_turn_a_failure_into_no_
     assert lines[1] == ("broken: zh: failed on all 3 questions (replay_miss 3), no figure — "
                         "the variant failed, so there is no result.")
     assert len(lines) == 3 and lines[2].startswith("Intervals are paired bootstrap")
-    assert findings({"status": "unavailable", "reason": "no files", "variants": []}) == ["Not run: no files"]
+    unavailable = partial_result(MechanismResult, status="unavailable", reason="no files", variants=[])
+    assert findings(unavailable) == ["Not run: no files"]
 
 
 def test_an_unknown_mechanism_is_an_error_that_names_the_declared_ones() -> None:
@@ -236,7 +240,6 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     from rag_lib.experiments import mechanisms as m
     from rag_lib.experiments.mechanisms import registry
     from rag_lib.io import write_json
-    from rag_lib.workbook.results import MechanismResult, read_result
 
     monkeypatch.setattr(registry, "MECHANISM_REGISTRY", dict(registry.MECHANISM_REGISTRY))  # the toy is not kept
 
@@ -245,16 +248,17 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
         return [m.Variant(f"k={k}", "baseline ranking, top k", ctx.base, evidence_k=k)], {}
 
     result = m.run_mechanism("toy", languages=("en",), use_llm=False, n_boot=200)
-    assert result["status"] == "ran" and result["provenance"]["parameters"] == {"k": 7}
-    variant = result["variants"][0]
+    assert result.status == "ran" and result.provenance["parameters"] == {"k": 7}
+    variant = result.variants[0]
     assert variant["name"] == "k=7" and variant["evidence_k"] == 7
-    assert variant["q7"] == result["baseline"]["q7"]  # the same ranking: Q7's ranks cannot move
+    assert variant["q7"] == result.baseline["q7"]  # the same ranking: Q7's ranks cannot move
     metrics = variant["benchmark"]["en"]
     assert metrics["hit@5"]["diff"] == metrics["mrr"]["diff"] == 0.0
     assert metrics["coverage@evidence"]["diff"] >= 0.0
     # What 08 reads back: the stored JSON through the typed reader.
-    write_json(tmp_path / "06_q7_mechanism-toy" / "results.json", result)
-    stored = MechanismResult.from_stored(read_result("06_q7_mechanism-toy", tmp_path))
-    assert stored.ran and stored.mechanism == "toy" and stored.n_answerable == result["provenance"]["n_answerable"]
-    assert [(v.label(stored.mechanism), v.evidence_k) for v in stored.variants] == [("toy: k=7", 7)]
-    assert stored.variants[0].benchmark["en"]["hit@5"]["diff"] == 0.0
+    write_json(tmp_path / "06_q7_mechanism-toy" / "results.json", result.to_json())
+    stored = MechanismResult.read("06_q7_mechanism-toy", tmp_path)
+    assert stored == result  # what was written reads back as the same typed result
+    assert stored.ran and stored.mechanism == "toy" and stored.n_answerable == result.provenance["n_answerable"]
+    assert [(v.label(stored.mechanism), v.evidence_k) for v in stored.variant_results] == [("toy: k=7", 7)]
+    assert stored.variant_results[0].benchmark["en"]["hit@5"]["diff"] == 0.0

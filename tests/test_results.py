@@ -6,16 +6,23 @@ import json
 from pathlib import Path
 
 import pytest
+from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, run_config
-from rag_lib.workbook.results import (
-    MECHANISM_NOTEBOOK,
+from rag_lib.workbook.experiment_results import (
+    RESULT_TYPES,
+    BakeoffResult,
     MechanismResult,
-    MissingResult,
+    Q7DiagnosisResult,
     VariantResult,
-    find_result,
     mechanism_results,
     q7_baseline_disagreements,
+)
+from rag_lib.workbook.results import (
+    MECHANISM_NOTEBOOK,
+    MissingResult,
+    find_result,
+    planned_runs,
     read_result,
     runs_of,
 )
@@ -50,19 +57,28 @@ def test_a_results_file_that_is_not_an_object_is_refused(tmp_path: Path) -> None
 def test_mechanism_runs_are_the_declared_ones_never_a_leftover_folder(tmp_path: Path) -> None:
     declared = [run.name for run in runs_of(MECHANISM_NOTEBOOK)]
     assert declared == sorted(declared) and len(declared) >= 2
-    _write(tmp_path, declared[0], {"mechanism": "m", "status": "ran", "variants": [{"name": "v"}],
-                                   "provenance": {"n_answerable": 3}})
-    _write(tmp_path, f"{MECHANISM_NOTEBOOK}-removed", {"mechanism": "old", "status": "ran", "variants": []})
+    _write(tmp_path, declared[0], partial_result(MechanismResult, mechanism="m", status="ran",
+                                                 variants=[{"name": "v"}], provenance={"n_answerable": 3}).to_json())
+    _write(tmp_path, f"{MECHANISM_NOTEBOOK}-removed", partial_result(MechanismResult, mechanism="old").to_json())
     found, missing = mechanism_results(tmp_path)
     assert [r.mechanism for r in found] == ["m"] and missing == declared[1:]
-    assert found[0].n_answerable == 3 and found[0].variants[0].evidence_k == 5  # the run's k when unstated
+    assert found[0].n_answerable == 3 and found[0].variant_results[0].evidence_k == 5  # the run's k when unstated
 
 
-def test_a_stored_file_that_is_not_a_mechanism_result_names_the_run(tmp_path: Path) -> None:
+def test_a_stored_file_of_another_shape_names_what_it_lacks_and_the_run(tmp_path: Path) -> None:
     name = runs_of(MECHANISM_NOTEBOOK)[0].name
-    _write(tmp_path, name, {"status": "ran"})
-    with pytest.raises(MissingResult, match=rf"is not a mechanism result .*'mechanism'.*re-run {name}"):
-        MechanismResult.from_stored(read_result(name, tmp_path))
+    _write(tmp_path, name, {"status": "ran", "extra": 1, "experiment": name, "findings": []})
+    with pytest.raises(MissingResult, match=rf"results of {name} lack baseline, .*variants_text and have fields "
+                                            rf"MechanismResult does not declare: extra; re-run it .*reproduce {name}"):
+        MechanismResult.read(name, tmp_path)
+
+
+def test_a_typed_result_reads_back_as_written(tmp_path: Path) -> None:
+    written = partial_result(BakeoffResult, k=5, languages=["zh"], q7_rows=[{"C1": 1}], per_question={"q01": {}})
+    _write(tmp_path, "01_embedding_bakeoff", {"experiment": "01_embedding_bakeoff", **written.to_json()})
+    assert BakeoffResult.read("01_embedding_bakeoff", tmp_path) == written
+    assert BakeoffResult.find("01_embedding_bakeoff", tmp_path) == written
+    assert Q7DiagnosisResult.find("05_q7_diagnosis", tmp_path) is None
 
 
 def test_a_variant_label_names_the_llm_that_produced_it() -> None:
@@ -77,16 +93,18 @@ def test_a_variant_label_names_the_llm_that_produced_it() -> None:
 
 def test_a_stale_baseline_is_named_with_the_runs_that_disagree(tmp_path: Path) -> None:
     mechanism_run = runs_of(MECHANISM_NOTEBOOK)[0].name
-    _write(tmp_path, "01_embedding_bakeoff", {"q7_rows": [
+    _write(tmp_path, "01_embedding_bakeoff", partial_result(BakeoffResult, q7_rows=[
         {"configuration": f"dense:{run_config().embedder}", "phrasing": "original", "language": "zh",
          "C1": 20, "C2": 28, "C3": 10, "C4": 1},
         {"configuration": "dense:other", "phrasing": "original", "language": "zh", "C1": 1, "C2": 2, "C3": 3, "C4": 4},
-    ]})
-    _write(tmp_path, mechanism_run, {"baseline": {"q7": {"original": {"zh": {"C1": 20, "C2": 28, "C3": 10, "C4": 1}}}}})
+    ]).to_json())
+    _write(tmp_path, mechanism_run, partial_result(MechanismResult, status="ran", baseline={
+        "q7": {"original": {"zh": {"C1": 20, "C2": 28, "C3": 10, "C4": 1}}}}).to_json())
     assert q7_baseline_disagreements(tmp_path) == []
-    _write(tmp_path, "05_q7_diagnosis", {"rank_rows": [
+    _write(tmp_path, "05_q7_diagnosis", partial_result(Q7DiagnosisResult, rank_rows=[
         {"source": "ours", "phrasing": "original", "language": "zh", "C1": 20, "C2": 29, "C3": 10, "C4": 1},
-        {"source": "casebook", "phrasing": "original", "language": "zh", "C1": 36, "C2": 1, "C3": 2, "C4": 3}]})
+        {"source": "casebook", "phrasing": "original", "language": "zh", "C1": 36, "C2": 1, "C3": 2, "C4": 3},
+    ]).to_json())
     assert q7_baseline_disagreements(tmp_path) == [
         f"Q7 original (zh): 01_embedding_bakeoff (20, 28, 10, 1); 05_q7_diagnosis (20, 29, 10, 1); "
         f"{mechanism_run} (20, 28, 10, 1)"]
@@ -97,3 +115,11 @@ def test_a_stale_baseline_is_named_with_the_runs_that_disagree(tmp_path: Path) -
 def test_the_committed_runs_report_one_baseline() -> None:
     """01, 05 and every mechanism run compute the baseline's Q7 ranks separately: they must agree."""
     assert q7_baseline_disagreements(RESULTS_DIR) == []
+
+
+def test_every_committed_result_reads_back_as_its_declared_type() -> None:
+    """The stored shape of every run is its dataclass: no field missing, none undeclared."""
+    runs = [run for run in planned_runs() if (RESULTS_DIR / run.name / "results.json").is_file()]
+    assert {run.notebook for run in planned_runs()} - set(RESULT_TYPES) == {"09_explore"}  # it stores nothing
+    for run in runs:
+        RESULT_TYPES[run.notebook].read(run.name, RESULTS_DIR)

@@ -13,6 +13,7 @@ from rag_lib.experiments import ann, corpus_size
 from rag_lib.experiments.ann import gold_at, neighbour_recall
 from rag_lib.experiments.corpus_size import distractor_kind, page_orders, restrict, text_key
 from rag_lib.retrieval import Ranking
+from rag_lib.workbook.experiment_results import AnnResult, CorpusSizeResult
 
 
 def test_page_orders_are_nested_seeded_and_start_with_the_base_pages() -> None:
@@ -69,7 +70,7 @@ ANN = RESULTS_DIR / "13_ann" / "results.json"
 @pytest.mark.skipif(not CORPUS_SIZE.is_file(), reason="run `python -m rag_lib.workbook.reproduce 12_corpus_size` first")
 def test_corpus_size_results_start_at_the_baseline_and_match_their_findings() -> None:
     stored = json.loads(CORPUS_SIZE.read_text(encoding="utf-8"))
-    assert corpus_size.findings(stored) == stored["findings"]  # every sentence is generated from these numbers
+    assert corpus_size.findings(CorpusSizeResult.from_json(stored)) == stored["findings"]  # generated from these
     # The smallest corpus is the labelled batch's pages: the bake-off's dense baseline, computed again.
     bakeoff = json.loads((RESULTS_DIR / "01_embedding_bakeoff" / "results.json").read_text(encoding="utf-8"))
     smallest = str(stored["sizes"][0])
@@ -85,7 +86,7 @@ def test_corpus_size_results_start_at_the_baseline_and_match_their_findings() ->
 @pytest.mark.skipif(not ANN.is_file(), reason="run `python -m rag_lib.workbook.reproduce 13_ann` first")
 def test_ann_results_match_their_findings_and_exact_search_is_the_baseline() -> None:
     stored = json.loads(ANN.read_text(encoding="utf-8"))
-    assert ann.findings(stored) == stored["findings"]
+    assert ann.findings(AnnResult.from_json(stored)) == stored["findings"]
     for row in stored["rows"]:
         assert row["lowest build"] <= row["recall@10 of exact"] <= row["highest build"] <= 1.0
         if row["lowest build"] == 1.0:  # every build returned the exact Top-10, ordered by the same cosine

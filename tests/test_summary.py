@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from typed_results import partial_result
+
 from rag_lib.experiments.summary import benchmark_rows, highlight, side_by_side
+from rag_lib.workbook.experiment_results import BakeoffResult, MechanismResult
 from rag_lib.workbook.report import update_readme_headline
 
 
@@ -14,16 +17,22 @@ def _write(root: Path, name: str, data: dict) -> None:
     (root / name / "results.json").write_text(json.dumps(data))
 
 
+def _mechanism(root: Path, mechanism: str, status: str, variants: list[dict]) -> None:
+    stored = partial_result(MechanismResult, mechanism=mechanism, status=status, variants=variants, provenance={},
+                            baseline={"q7": {}})
+    _write(root, f"06_q7_mechanism-{mechanism}", stored.to_json())
+
+
 def test_side_by_side_and_benchmark_rows_come_from_results(tmp_path: Path) -> None:
     from rag_lib.embedding.registry import default_embedder_name
 
-    _write(tmp_path, "01_embedding_bakeoff", {"q7_rows": [
+    _write(tmp_path, "01_embedding_bakeoff", partial_result(BakeoffResult, q7_rows=[
         {"configuration": f"dense:{default_embedder_name()}", "phrasing": "original", "language": "zh",
-         "C1": 20, "C2": 42, "C3": 39, "C4": 1}]})
-    _write(tmp_path, "06_q7_mechanism-topk", {"mechanism": "topk", "status": "ran", "variants": [
+         "C1": 20, "C2": 42, "C3": 39, "C4": 1}]).to_json())
+    _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
-         "benchmark": {"zh": {"mrr": {"baseline": 0.5, "mechanism": 0.6, "diff": 0.1, "ci95": [0.05, 0.15]}}}}]})
-    _write(tmp_path, "06_q7_mechanism-reranker", {"mechanism": "reranker", "status": "unavailable", "variants": []})
+         "benchmark": {"zh": {"mrr": {"baseline": 0.5, "mechanism": 0.6, "diff": 0.1, "ci95": [0.05, 0.15]}}}}])
+    _mechanism(tmp_path, "reranker", "unavailable", [])
     rows = side_by_side("zh", tmp_path)
     assert [r["row"] for r in rows] == [
         "baseline (dense, default embedder, original question)", "reranker: not run (unavailable)", "topk: k=20"]
@@ -48,11 +57,11 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
     from rag_lib.experiments.summary import comparisons, relabel_rows
 
     dense = f"dense:{default_embedder_name()}"
-    _write(tmp_path, "06_q7_mechanism-topk", {"mechanism": "topk", "status": "ran", "variants": [
+    _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "evidence_k": 20, "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
          "benchmark": {"zh": {
              "mrr": {"baseline": 0.5, "mechanism": 0.5, "diff": 0.0, "ci95": [0.0, 0.0], "p": 1.0},
-             "coverage@evidence": {"baseline": 0.7, "mechanism": 0.9, "diff": 0.2, "ci95": [0.1, 0.3], "p": 0.01}}}}]})
+             "coverage@evidence": {"baseline": 0.7, "mechanism": 0.9, "diff": 0.2, "ci95": [0.1, 0.3], "p": 0.01}}}}])
     got = {c["metric"]: c["p_holm"] for c in comparisons(tmp_path)}
     assert got == {"mrr": 1.0, "coverage@evidence": 0.02}  # two comparisons: the smaller p doubles
     row = benchmark_rows(tmp_path)[0]
@@ -60,10 +69,11 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
     marked = highlight(side_by_side("zh", tmp_path), evidence_k={"topk: k=20": 20})
     assert marked[0]["C1"] == "**20**" and marked[0]["C2"] == 42  # rank 20 is inside a Top-20 evidence
 
-    _write(tmp_path, "01_embedding_bakeoff", {
-        "summary_rows": [{"configuration": dense, "language": "zh", "hit@5": 0.9, "coverage@10": 0.95}],
-        "q7_rows": [{"configuration": dense, "phrasing": "original", "language": "zh",
-                     "C1": 13, "C2": 5, "C3": 9, "C4": 1}]})
+    _write(tmp_path, "01_embedding_bakeoff", partial_result(
+        BakeoffResult,
+        summary_rows=[{"configuration": dense, "language": "zh", "hit@5": 0.9, "coverage@10": 0.95}],
+        q7_rows=[{"configuration": dense, "phrasing": "original", "language": "zh",
+                  "C1": 13, "C2": 5, "C3": 9, "C4": 1}]).to_json())
     archive = tmp_path / "labels-v1.json"
     archive.write_text(json.dumps({
         "commit": "abc", "note": "v1", "side_by_side": {},

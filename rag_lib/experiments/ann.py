@@ -34,6 +34,7 @@ from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.experiment_results import AnnResult
 from rag_lib.workbook.report import markdown_table, rank_span
 
 METRICS = (HIT.name, "coverage@10")
@@ -61,7 +62,7 @@ def neighbour_recall(approx: Ranking, exact: Ranking, k: int = RECALL_K) -> floa
 
 
 def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0,
-            dsn: str | None = None) -> dict[str, Any]:
+            dsn: str | None = None) -> AnnResult:
     """Every batch × HNSW setting against exact search; see the module docstring."""
     conf = ann_settings()
     hnsw_settings = [dict(s) for s in conf["settings"]]
@@ -117,22 +118,22 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
         for lang in languages:
             q7_rows.append({"batch": batch, "setting": "exact", "language": lang,
                             **{p: str(r) for p, r in q7_ranks(q7, exact["q07", f"{lang}:q7"]).items()}})
-    return {
-        "languages": list(languages), "settings": hnsw_settings, "batches": list(conf["batches"]),
-        "rows": rows, "comparison_rows": comparison, "q7_rows": q7_rows,
+    return AnnResult(
+        languages=list(languages), settings=hnsw_settings, batches=list(conf["batches"]),
+        rows=rows, comparison_rows=comparison, q7_rows=q7_rows,
         # recall keyed by batch, setting and language, for make check (results/expected.yaml)
-        "by_setting": {batch: {setting_key(s): {r["language"]: r["recall@10 of exact"] for r in rows
+        by_setting={batch: {setting_key(s): {r["language"]: r["recall@10 of exact"] for r in rows
                                                 if r["batch"] == batch and r["setting"] == setting_label(s)}
                                for s in hnsw_settings} for batch in conf["batches"]},
-        "tables": {"recall": markdown_table(rows), "comparison": markdown_table(
+        tables={"recall": markdown_table(rows), "comparison": markdown_table(
             comparison, ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact", "95% CI", "p"]),
             "q7": markdown_table(q7_rows)},
-        "provenance": {"retriever": "dense", "embedder": Workbench().embedder().describe(), "n_boot": n_boot,
+        provenance={"retriever": "dense", "embedder": Workbench().embedder().describe(), "n_boot": n_boot,
                        "seed": seed, "ann": conf, "store": f"Postgres {versions['postgres']}, pgvector "
                                                              f"{versions['pgvector']}", "recall_k": RECALL_K,
                        "hnsw_returns": "at most ef_search rows; the rest are unmatched, never filled from "
                                        "exact search"},
-    }
+    )
 
 
 def matched_only(ranking: Ranking) -> Ranking:
@@ -152,18 +153,18 @@ def gold_at(pieces: Sequence[frozenset[str]], ranking: Ranking, metric: str) -> 
     return float(any(covered)) if name == "hit" else sum(covered) / len(covered)
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: AnnResult) -> list[str]:
     """Sentences from the stored results: neighbour recall and gold coverage lost per batch and setting, Q7."""
     out = []
-    k = result["provenance"]["recall_k"]
-    for batch in result["batches"]:
-        for lang in result["languages"]:
+    k = result.provenance["recall_k"]
+    for batch in result.batches:
+        for lang in result.languages:
             parts = []
-            for s in result["settings"]:
+            for s in result.settings:
                 label = setting_label(s)
-                row = next(r for r in result["rows"] if r["batch"] == batch and r["setting"] == label
+                row = next(r for r in result.rows if r["batch"] == batch and r["setting"] == label
                            and r["language"] == lang)
-                cov = next(r for r in result["comparison_rows"] if r["batch"] == batch and r["setting"] == label
+                cov = next(r for r in result.comparison_rows if r["batch"] == batch and r["setting"] == label
                            and r["language"] == lang and r["metric"] == "coverage@10")
                 lost = ("no coverage@10 lost in any build" if cov["hnsw − exact"] == 0 and cov["ci95"] == [0.0, 0.0]
                         else f"coverage@10 {cov['hnsw − exact']:+.3f} {cov['95% CI']}")
@@ -171,14 +172,14 @@ def findings(result: dict[str, Any]) -> list[str]:
                           else f" (builds {row['lowest build']:.3f}–{row['highest build']:.3f})")
                 parts.append(f"{label}: recall@{k} {row['recall@10 of exact']:.3f}{spread}, {lost}")
             out.append(f"{batch} ({lang}): " + "; ".join(parts) + ".")
-    for batch in result["batches"]:
-        for lang in result["languages"]:
-            rows = [r for r in result["q7_rows"] if r["batch"] == batch and r["language"] == lang]
+    for batch in result.batches:
+        for lang in result.languages:
+            rows = [r for r in result.q7_rows if r["batch"] == batch and r["language"] == lang]
             shown = "; ".join(f"{r['setting']} " + " / ".join(r[p] for p in ("C1", "C2", "C3", "C4")) for r in rows)
             out.append(f"Q7 ({batch}, {lang}) first ranks C1 / C2 / C3 / C4 ('–': not returned by any build): "
                        f"{shown}.")
     out.append(f"Caveats: Postgres draws HNSW levels at random and cannot be seeded, so each setting was built "
-               f"{result['provenance']['ann']['builds']} times and a re-run gives slightly different figures at the "
+               f"{result.provenance['ann']['builds']} times and a re-run gives slightly different figures at the "
                "smaller settings; per-question values are averaged over the builds before the paired bootstrap; the "
                "corpora hold hundreds to about two thousand vectors; pgvector returns at most ef_search rows, so a "
                "piece whose exact rank is beyond ef_search (Q7's deep pieces) cannot be returned at all, and a larger "

@@ -12,6 +12,7 @@ from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import DEFAULT_MEASURES, PieceCoverage, diagnose, piece_ranks
 from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbook.experiment_results import BakeoffResult
 from rag_lib.workbook.report import markdown_table
 
 
@@ -27,10 +28,10 @@ def configurations(embedders: Sequence[str], status: dict[str, bool | str]) -> l
 def run_bakeoff(
     embedders: Sequence[str], k: int = TOP_K, languages: Sequence[str] = ("zh", "en"),
     workbench: Workbench | None = None,
-) -> dict[str, Any]:
+) -> BakeoffResult:
     """Rank every answerable question with every configuration and summarise.
 
-    Returns a JSON-ready dict: provenance, per-configuration means, Q7 piece ranks, layer counts.
+    The result holds provenance, per-configuration means, Q7 piece ranks, layer counts.
     Embedders whose files are missing are listed under ``unavailable`` with the reason.
     """
     wb = workbench or Workbench()
@@ -59,23 +60,23 @@ def run_bakeoff(
                 q7_rows.append({"configuration": key.label, "phrasing": phrasing or "original", "language": lang,
                                 **{f"C{i + 1}": r for i, r in enumerate(ranks)}})
     metric_names = [m.name for m in measures]
-    return {
-        "k": k,
-        "languages": list(languages),
-        "n_answerable": len(questions),
-        "configurations": [key.label for key in keys],
-        "configurations_text": ", ".join(key.label for key in keys),
-        "unavailable": {name: why for name, why in status.items() if why is not True},
-        "unavailable_text": ", ".join(name for name, why in status.items() if why is not True) or "none",
-        "provenance": {key.label: wb.provenance(key) for key in keys},
-        "summary_rows": summary_rows,
-        "summary_table": markdown_table(summary_rows, ["configuration", "language", *metric_names]),
-        "plot": {"coverage@10": _pivot(summary_rows, "coverage@10")},
-        "q7_rows": q7_rows,
-        "q7_table": markdown_table(q7_rows),
-        "layers": {label: dict(sorted(c.items())) for label, c in layers.items()},
-        "per_question": per_question,
-    }
+    return BakeoffResult(
+        k=k,
+        languages=list(languages),
+        n_answerable=len(questions),
+        configurations=[key.label for key in keys],
+        configurations_text=", ".join(key.label for key in keys),
+        unavailable={name: why for name, why in status.items() if why is not True},
+        unavailable_text=", ".join(name for name, why in status.items() if why is not True) or "none",
+        provenance={key.label: wb.provenance(key) for key in keys},
+        summary_rows=summary_rows,
+        summary_table=markdown_table(summary_rows, ["configuration", "language", *metric_names]),
+        plot={"coverage@10": _pivot(summary_rows, "coverage@10")},
+        q7_rows=q7_rows,
+        q7_table=markdown_table(q7_rows),
+        layers={label: dict(sorted(c.items())) for label, c in layers.items()},
+        per_question=per_question,
+    )
 
 
 def _pivot(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, float]]:
@@ -85,15 +86,15 @@ def _pivot(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, float
     return out
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: BakeoffResult) -> list[str]:
     """Sentences generated from :func:`run_bakeoff`'s stored numbers, with their caveats."""
     out: list[str] = []
-    rows = result["summary_rows"]
-    for lang in result["languages"]:
+    rows = result.summary_rows
+    for lang in result.languages:
         mine = sorted((r for r in rows if r["language"] == lang), key=lambda r: -r["coverage@10"])
         if not mine:
             continue
-        best, worst, hit = mine[0], mine[-1], f"hit@{result['k']}"
+        best, worst, hit = mine[0], mine[-1], f"hit@{result.k}"
         out.append(f"{lang}: {best['configuration']} covers the most gold pieces in the Top-10 "
                    f"(coverage@10 {best['coverage@10']:.3f}, {hit} {best[hit]:.3f}); "
                    f"{worst['configuration']} the fewest ({worst['coverage@10']:.3f}).")
@@ -106,15 +107,15 @@ def findings(result: dict[str, Any]) -> list[str]:
         out.append(f"Asking in Chinese about an English corpus costs most with {widest}: coverage@10 "
                    f"{by_conf[widest]['zh']:.3f} (zh) vs {by_conf[widest]['en']:.3f} (en), as expected where the model "
                    "(or a lexical index) does not map Chinese words to English text.")
-    q7 = [r for r in result["q7_rows"] if r["phrasing"] == "original"]
-    for lang in result["languages"]:
+    q7 = [r for r in result.q7_rows if r["phrasing"] == "original"]
+    for lang in result.languages:
         inside = [r["configuration"] for r in q7 if r["language"] == lang
                   and all(r.get(p) is not None and r[p] <= 10 for p in ("C1", "C2", "C3"))]
         out.append(f"Q7 ({lang}, original phrasing): {len(inside)} of "
                    f"{sum(r['language'] == lang for r in q7)} configurations put all of C1–C3 in the Top-10"
                    + (f" ({', '.join(inside)})." if inside else "; none of the retrievers run here fixes Q7."))
-    out.append(f"Caveats: point estimates over {result['n_answerable']} answerable questions with this benchmark's "
+    out.append(f"Caveats: point estimates over {result.n_answerable} answerable questions with this benchmark's "
                f"labels (06 gives paired intervals for the embedder and hybrid comparisons); the casebook's models "
-               f"are not on this machine ({result['unavailable_text'] or 'none missing'}), so their rows are absent, "
+               f"are not on this machine ({result.unavailable_text or 'none missing'}), so their rows are absent, "
                "not equal to ours.")
     return out

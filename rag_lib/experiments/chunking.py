@@ -32,8 +32,8 @@ from rag_lib.generation.llm_calls import price_table
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.experiment_results import ChunkingResult
 from rag_lib.workbook.report import markdown_table
-from rag_lib.workbook.results import context_cut
 
 BASELINE = "structural"
 METRICS = (HIT.name, "coverage@10", "mrr")
@@ -87,7 +87,7 @@ def context_cost(wb: Workbench, rankings: dict[str, dict[str, Ranking]],
 
 
 def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = ("zh", "en"),
-                 n_boot: int = 10000, seed: int = 0) -> dict[str, Any]:
+                 n_boot: int = 10000, seed: int = 0) -> ChunkingResult:
     """Every declared strategy on the whole answerable benchmark; see the module docstring."""
     base = Workbench()
     names = list(names or strategies())
@@ -144,56 +144,56 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         "q7": markdown_table(q7_rows),
     }
     context = context_cost(structural_wb, structural_rankings)
-    return {
-        "tables": {**tables, "context": markdown_table(context, decimals={"tokens per question": 0})},
-        "languages": list(languages), "strategies": stats, "metric_rows": metric_rows,
-        "comparison_rows": comparison_rows, "q7_rows": q7_rows, "gold_span_differences": gold_diff,
-        "n_answerable": len(base.benchmark.questions(answerable=True)),
-        "context_rows": context, "priced_model": PRICED_MODEL,
-        "price": price_table()[PRICED_MODEL], "halo": halo(),
-        "provenance": {"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
+    return ChunkingResult(
+        tables={**tables, "context": markdown_table(context, decimals={"tokens per question": 0})},
+        languages=list(languages), strategies=stats, metric_rows=metric_rows,
+        comparison_rows=comparison_rows, q7_rows=q7_rows, gold_span_differences=gold_diff,
+        n_answerable=len(base.benchmark.questions(answerable=True)),
+        context_rows=context, priced_model=PRICED_MODEL,
+        price=price_table()[PRICED_MODEL], halo=halo(),
+        provenance={"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
                        "strategies": {n: declared[n] for n in names},
                        "gold": "spans of the benchmark's locators; a chunk counts when it holds the whole span, "
                                "else the chunk(s) holding its largest part (rag_lib.evaluation.gold_spans)",
                        "token_estimate": "tokens@5 and context cost: approx_tokens (1 per CJK character, "
                                          "1 per 4 other characters)"},
-    }
+    )
 
 
 def _by(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any]:
     return next(r for r in rows if all(r[k] == v for k, v in keys.items()))
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: ChunkingResult) -> list[str]:
     """Sentences from the stored results: each strategy against structural, Q7, the context trade-off."""
     out = []
-    points = result["halo"]["chunking"]["structural_hit_rate_points"]
-    for lang in result["languages"]:
+    points = result.halo["chunking"]["structural_hit_rate_points"]
+    for lang in result.languages:
         parts = []
-        for s in result["strategies"]:
+        for s in result.strategies:
             if s["strategy"] == BASELINE:
                 continue
-            c = _by(result["comparison_rows"], strategy=s["strategy"], language=lang, metric=HIT.name)
+            c = _by(result.comparison_rows, strategy=s["strategy"], language=lang, metric=HIT.name)
             moved = {"diff": c["structural − strategy"], "ci95": c["ci95"]}
             clear = c["ci95"][0] > 0 or c["ci95"][1] < 0
             parts.append(f"{s['strategy']} {effect_text(moved)}{'' if clear else ' (interval includes 0)'}")
-        base = _by(result["metric_rows"], strategy=BASELINE, language=lang)
+        base = _by(result.metric_rows, strategy=BASELINE, language=lang)
         out.append(f"{lang}: structural {HIT.name} {base[HIT.name]:.3f}; structural − strategy in {HIT.name}: "
                    f"{'; '.join(parts)}. Halo reports +{points} points (+{points / 100:.2f}) of hit rate for "
                    "structural chunking (theirs; baseline "
                    "not stated).")
-    for lang in result["languages"]:
-        rows = [r for r in result["q7_rows"] if r["language"] == lang]
+    for lang in result.languages:
+        rows = [r for r in result.q7_rows if r["language"] == lang]
         shown = "; ".join(f"{r['strategy']} " + "/".join(str(r[p]) for p in ("C1", "C2", "C3", "C4")) for r in rows)
         out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {shown}.")
-    for lang in result["languages"]:
-        small, large, cut = context_cut(result, lang)
+    for lang in result.languages:
+        small, large, cut = result.context_cut(lang)
         out.append(f"Context ({lang}): the Top-5 sends {small['tokens per question']:.0f} tokens per question against "
                    f"{large['tokens per question']:.0f} for the Top-20 ({cut:.0%} less; Halo: "
-                   f"{result['halo']['context']['cost_cut']}), with piece coverage {small['coverage']:.3f} against "
+                   f"{result.halo['context']['cost_cut']}), with piece coverage {small['coverage']:.3f} against "
                    f"{large['coverage']:.3f}.")
-    out.append(f"Caveats: {result['n_answerable']} answerable questions, labels of this benchmark placed as spans "
-               f"({result['gold_span_differences']} differences from the chunk-id labels on the structural chunks); "
+    out.append(f"Caveats: {result.n_answerable} answerable questions, labels of this benchmark placed as spans "
+               f"({result.gold_span_differences} differences from the chunk-id labels on the structural chunks); "
                "intervals are paired bootstrap 95% over questions, unadjusted for the comparisons made; one offline "
                "embedder (multilingual-e5-small); structural chunks longer than its 512-token window are embedded "
                "in windows whose vectors are averaged, while the other strategies fit the window by construction; "

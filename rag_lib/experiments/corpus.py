@@ -1,27 +1,37 @@
-"""Findings of notebook 00 (the corpus), generated from its stored ``results.json``."""
+"""Notebook 00 (the corpus): its typed result, and findings generated from the stored ``results.json``."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rag_lib.workbook.experiment_results import CorpusResult
 
-def findings(result: dict[str, Any]) -> list[str]:
+
+def corpus_result(stats: dict[str, Any], n_removals: int, casebook: dict[str, Any], batches: dict[str, Any],
+                  labels: dict[str, Any]) -> CorpusResult:
+    """Notebook 00's result: the default batch's ``corpus_stats``, the casebook's figures beside them, every
+    batch's summary and the labels checked on each batch."""
+    return CorpusResult(**stats, n_oversized=len(stats["oversized"]), n_removals=n_removals, casebook=casebook,
+                        batches=batches, labels=labels)
+
+
+def findings(result: CorpusResult) -> list[str]:
     """Sentences generated from the corpus figures of notebook 00, with their caveats."""
-    theirs = result["casebook"]
-    kinds = sorted({kind for chunk in result["oversized"] for kind in chunk["kinds"]})
-    top_removal = max(result["removals_by_kind"].items(), key=lambda kv: kv[1], default=("none", 0))
+    theirs = result.casebook
+    kinds = sorted({kind for chunk in result.oversized for kind in chunk["kinds"]})
+    top_removal = max(result.removals_by_kind.items(), key=lambda kv: kv[1], default=("none", 0))
     out = [
-        f"Snapshot `{result['batch']}`: {result['pages']} pages become {result['chunks']} chunks "
-        f"({result['embeddable_chunks']} with body text); the casebook had {theirs['pages']} pages and "
+        f"Snapshot `{result.batch}`: {result.pages} pages become {result.chunks} chunks "
+        f"({result.embeddable_chunks} with body text); the casebook had {theirs['pages']} pages and "
         f"{theirs['chunks']} chunks, so ranks here and there are not comparable one to one.",
-        f"{result['n_oversized']} chunks exceed the {result['max_chars_limit']}-character limit (longest "
-        f"{result['max_chars']}); each is one block kept whole ({', '.join(kinds) or 'none'}), because splitting a "
+        f"{result.n_oversized} chunks exceed the {result.max_chars_limit}-character limit (longest "
+        f"{result.max_chars}); each is one block kept whole ({', '.join(kinds) or 'none'}), because splitting a "
         "table or code block separates a value from its heading.",
-        f"Normalisation removed {result['removed_chars']} of {result['raw_chars']} characters "
-        f"({result['removed_chars'] / result['raw_chars']:.0%}) in {result['n_removals']} logged removals, most "
-        f"of them {top_removal[0]} ({top_removal[1]}); the normaliser reported {result['n_warnings']} warnings.",
+        f"Normalisation removed {result.removed_chars} of {result.raw_chars} characters "
+        f"({result.removed_chars / result.raw_chars:.0%}) in {result.n_removals} logged removals, most "
+        f"of them {top_removal[0]} ({top_removal[1]}); the normaliser reported {result.n_warnings} warnings.",
     ]
-    for batch, labels in result["labels"].items():
+    for batch, labels in result.labels.items():
         failed = labels["absent_failed"]
         text = (f"Labels on `{batch}`: {labels['locators'] - labels['n_unresolved']} of {labels['locators']} gold "
                 "locators resolve; ")

@@ -35,6 +35,7 @@ from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import Case, get_gate, label_insufficient, score_cases
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.experiment_results import CorpusSizeResult
 from rag_lib.workbook.report import markdown_table, rank_span
 
 METRICS = (HIT.name, "coverage@10")
@@ -85,7 +86,7 @@ def _band(values: Sequence[float], n_boot: int, seed: int) -> list[float]:
     return [round(mean, 4), round(lo, 4), round(hi, 4)]
 
 
-def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0) -> dict[str, Any]:
+def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0) -> CorpusSizeResult:
     """Every size × seed × language; see the module docstring."""
     conf = scale_settings()
     wide = Workbench(conf["batch"])
@@ -199,21 +200,21 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
     size_rows = [{"pages": size, "chunks (mean over seeds)": round(float(np.mean(
         [r["chunks"] for r in rows if r["pages"] == size and r["language"] == languages[0]])), 1)} for size in sizes]
     embedder = wide.embedder()
-    return {
-        "languages": list(languages), "sizes": sizes, "seeds": seeds, "batch": conf["batch"],
-        "base_batch": default_batch(), "n_answerable": len(questions),
-        "labels": on_batch.to_json(), "size_rows": size_rows,
-        "label_rows": [{"question": q, "in the wide batch": "answered there: left out" if r.answered
+    return CorpusSizeResult(
+        languages=list(languages), sizes=sizes, seeds=seeds, batch=conf["batch"],
+        base_batch=default_batch(), n_answerable=len(questions),
+        labels=on_batch.to_json(), size_rows=size_rows,
+        label_rows=[{"question": q, "in the wide batch": "answered there: left out" if r.answered
                         else "still unanswerable: kept", "reason": r.reason}
                        for q, r in sorted(on_batch.labels.absent_review.items())],
-        "curve": curve, "change_rows": change,
+        curve=curve, change_rows=change,
         # the curve keyed by language and size, for make check (results/expected.yaml)
-        "by_size": {lang: {str(r["pages"]): {m: r[m] for m in (*METRICS, "declined (answerable)")}
+        by_size={lang: {str(r["pages"]): {m: r[m] for m in (*METRICS, "declined (answerable)")}
                            for r in curve if r["language"] == lang} for lang in languages},
-        "runs": rows, "q7_runs": q7_rows, "q7_rows": q7_summary,
-        "slot_rows": slot_summary, "top_distractors": top_distractors, "q7_first": q7_first,
-        "gate": {lang: calibrated_gate_parameters(lang) for lang in languages},
-        "tables": {
+        runs=rows, q7_runs=q7_rows, q7_rows=q7_summary,
+        slot_rows=slot_summary, top_distractors=top_distractors, q7_first=q7_first,
+        gate={lang: calibrated_gate_parameters(lang) for lang in languages},
+        tables={
             "sizes": markdown_table(size_rows, decimals={"chunks (mean over seeds)": 1}),
             "curve": markdown_table(curve, ["pages", "language",
                                             *(f"{m}{band}" for m in METRICS for band in ("", " lo", " hi")),
@@ -226,12 +227,12 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
             "slots": markdown_table(slot_summary, decimals={"non-gold slots per run": 1}),
             "top_distractors": markdown_table(top_distractors),
         },
-        "provenance": {"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
+        provenance={"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
                        "scale": conf, "top": TOP_K,
                        "gate": "floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
                        "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
                                       "chunks (identical to exact search over it)"},
-    }
+    )
 
 
 def _share(part: int, total: int) -> float:
@@ -242,40 +243,40 @@ def _by(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any]:
     return next(r for r in rows if all(r[k] == v for k, v in keys.items()))
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: CorpusSizeResult) -> list[str]:
     """Sentences from the stored results: the curve's ends, the change with its interval, Q7, the distractors."""
     out = []
-    small, large = result["sizes"][0], result["sizes"][-1]
-    for lang in result["languages"]:
+    small, large = result.sizes[0], result.sizes[-1]
+    for lang in result.languages:
         parts = []
         for m in METRICS:
-            a, b = _by(result["curve"], pages=small, language=lang), _by(result["curve"], pages=large, language=lang)
-            c = _by(result["change_rows"], pages=large, language=lang, metric=m)
+            a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)
+            c = _by(result.change_rows, pages=large, language=lang, metric=m)
             clear = c["ci95"][0] > 0 or c["ci95"][1] < 0
             parts.append(f"{m} {a[m]:.3f} → {b[m]:.3f} ({c['change']:+.3f} {c['95% CI']}"
                          f"{'' if clear else ', interval includes 0'})")
-        a, b = _by(result["curve"], pages=small, language=lang), _by(result["curve"], pages=large, language=lang)
+        a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)
         out.append(f"{lang}: from {small} to {large} pages, {'; '.join(parts)}; the gate declined "
                    f"{a['declined (answerable)']:g} → {b['declined (answerable)']:g} answerable questions.")
-    for lang in result["languages"]:
-        a, b = _by(result["q7_rows"], pages=small, language=lang), _by(result["q7_rows"], pages=large, language=lang)
+    for lang in result.languages:
+        a, b = _by(result.q7_rows, pages=small, language=lang), _by(result.q7_rows, pages=large, language=lang)
         out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {'/'.join(a[p] for p in ('C1', 'C2', 'C3', 'C4'))} with "
                    f"{small} pages, {'/'.join(b[p] for p in ('C1', 'C2', 'C3', 'C4'))} with {large}.")
-    for lang in result["languages"]:
-        added = [r for r in result["q7_first"] if r["language"] == lang and r["added page"]]
+    for lang in result.languages:
+        added = [r for r in result.q7_first if r["language"] == lang and r["added page"]]
         if added:
             out.append(f"Q7 ({lang}) with {large} pages: " + "; ".join(
                 f"{r['piece']}'s first chunk (rank {r['rank']}) is on an added page, {r['page']}" for r in added)
                 + " (gold through the wide batch's own labels: it states the piece).")
-    for lang in result["languages"]:
-        row = _by(result["slot_rows"], pages=large, language=lang)
+    for lang in result.languages:
+        row = _by(result.slot_rows, pages=large, language=lang)
         kinds = ", ".join(f"{k} {row[k]:.0%}" for k in DISTRACTOR_KINDS)
-        out.append(f"Top-{result['provenance']['top']} slots not holding gold ({lang}, {large} pages): {kinds}; "
+        out.append(f"Top-{result.provenance['top']} slots not holding gold ({lang}, {large} pages): {kinds}; "
                    f"{row['from added pages']:.0%} of them come from the pages added to the labelled batch.")
-    left = ", ".join(result["labels"]["left_out"]) or "none"
-    out.append(f"Caveats: {result['n_answerable']} answerable questions written for the {small}-page batch, so the "
+    left = ", ".join(result.labels["left_out"]) or "none"
+    out.append(f"Caveats: {result.n_answerable} answerable questions written for the {small}-page batch, so the "
                "added pages are distractors by construction unless they state a piece (they are then gold through "
                "the wide batch's own labels); intervals are bootstrap 95% over questions of the seed-averaged values, "
-               f"with {len(result['seeds'])} page orders; one offline embedder (multilingual-e5-small); gate "
+               f"with {len(result.seeds)} page orders; one offline embedder (multilingual-e5-small); gate "
                f"parameters tuned on the labelled batch; unanswerable questions left out on the wide batch: {left}.")
     return out

@@ -20,6 +20,7 @@ from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import get_generator, get_task_generator
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.experiment_results import Q5Result
 from rag_lib.workbook.report import markdown_table
 
 # The two places the "Wrangler configuration syntax" for an R2 binding can be: the Workers
@@ -49,8 +50,8 @@ def wrangler_ranks(wb: Workbench, languages: Sequence[str], key: str = "dense") 
 
 
 def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
-           generator: str | None = None, key: str = "dense") -> dict[str, Any]:
-    """Everything notebook 02 shows, JSON-ready."""
+           generator: str | None = None, key: str = "dense") -> Q5Result:
+    """Everything notebook 02 shows."""
     wb = wb or Workbench()
     q5 = wb.benchmark.by_casebook("Q5")
     question = q5.text(lang)
@@ -77,33 +78,33 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
     faults = fault_outcomes(wb, general, gen, question, key, k)
     key_facts = {name: _facts_stated(q5.id, out) for name, out in (("extractive", answered), ("llm", llm_answered))}
     top = wb.top_rows(question, key, k)
-    return {
-        "casebook": published()["q5"],  # THEIRS (bge-m3, qwen3.8-flash), printed beside ours
-        "question": {"id": q5.id, "lang": lang, "text": question},
-        "k": k, "retriever": key, "provenance": wb.provenance(key),
-        "generator": {"backend": gen.backend, "model": gen.model, "model_version": gen.model_version},
-        "top": top,
-        "top_table": markdown_table(top),
-        "pieces": pieces,
-        "gate_params": {n: {"floor": calibration[n]["floor"], "min_coverage": calibration[n]["min_coverage"]}
+    return Q5Result(
+        casebook=published()["q5"],  # THEIRS (bge-m3, qwen3.8-flash), printed beside ours
+        question={"id": q5.id, "lang": lang, "text": question},
+        k=k, retriever=key, provenance=wb.provenance(key),
+        generator={"backend": gen.backend, "model": gen.model, "model_version": gen.model_version},
+        top=top,
+        top_table=markdown_table(top),
+        pieces=pieces,
+        gate_params={n: {"floor": calibration[n]["floor"], "min_coverage": calibration[n]["min_coverage"]}
                         for n in ("floor", "aspects", "floor_aspects")},
-        "gate_used": general.name,
-        "decisions": decisions,
-        "answer": answered.to_json(),
-        "citations": citations,
-        "citations_valid": sum(c["valid"] for c in citations),
-        "citations_total": len(citations),
-        "llm_answer": {"generator": {"backend": llm.backend, "model": llm.model, "model_version": llm.model_version},
+        gate_used=general.name,
+        decisions=decisions,
+        answer=answered.to_json(),
+        citations=citations,
+        citations_valid=sum(c["valid"] for c in citations),
+        citations_total=len(citations),
+        llm_answer={"generator": {"backend": llm.backend, "model": llm.model, "model_version": llm.model_version},
                        **llm_answered.to_json()},
-        "wrangler_r2": wrangler,
-        "wrangler_table": markdown_table(wrangler),
-        "wrangler_rank": {"workers": workers_rank, "pages": pages_rank},
-        "faults": faults,
-        "faults_table": markdown_table(faults, ["case", "input", "stopped_at", "status", "error_kind",
+        wrangler_r2=wrangler,
+        wrangler_table=markdown_table(wrangler),
+        wrangler_rank={"workers": workers_rank, "pages": pages_rank},
+        faults=faults,
+        faults_table=markdown_table(faults, ["case", "input", "stopped_at", "status", "error_kind",
                                                 "generator_called"]),
-        "faults_crashed": sum(row["status"] == "crashed" for row in faults),
-        "key_facts": key_facts,
-    }
+        faults_crashed=sum(row["status"] == "crashed" for row in faults),
+        key_facts=key_facts,
+    )
 
 
 def _facts_stated(question_id: str, out: GatedResult) -> dict[str, Any]:
@@ -114,18 +115,18 @@ def _facts_stated(question_id: str, out: GatedResult) -> dict[str, Any]:
     return {"answered": True, "stated": len(check.found), "of": len(check.checks), "correct": check.correct}
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: Q5Result) -> list[str]:
     """Sentences generated from :func:`run_q5`'s stored numbers, with their caveats."""
-    q, k = result["question"], result["k"]
-    ranks = ", ".join(f"{p['piece']} at rank {p['first_rank']}" for p in result["pieces"])
-    inside = all(p["first_rank"] is not None and p["first_rank"] <= k for p in result["pieces"])
+    q, k = result.question, result.k
+    ranks = ", ".join(f"{p['piece']} at rank {p['first_rank']}" for p in result.pieces)
+    inside = all(p["first_rank"] is not None and p["first_rank"] <= k for p in result.pieces)
     out = [f"Q5 ({q['lang']}) is the case that works: every gold piece is in the Top-{k} ({ranks})"
            if inside else f"Q5 ({q['lang']}): not every gold piece is in the Top-{k} ({ranks})"]
-    out[0] += (f", and the {result['gate_used']} gate finds the evidence sufficient "
-               f"({result['answer']['decision']['reason']}).")
-    for name, entry in (("extractive", result["answer"]), ("llm", result["llm_answer"])):
-        facts = result["key_facts"][name]
-        model = entry["generator"]["model"] if "generator" in entry else result["generator"]["model"]
+    out[0] += (f", and the {result.gate_used} gate finds the evidence sufficient "
+               f"({result.answer['decision']['reason']}).")
+    for name, entry in (("extractive", result.answer), ("llm", result.llm_answer)):
+        facts = result.key_facts[name]
+        model = entry["generator"]["model"] if "generator" in entry else result.generator["model"]
         cit = entry["result"]["citations"] or {}
         if not facts["answered"]:
             out.append(f"{model} did not answer (status {entry['result']['status']}"
@@ -134,11 +135,11 @@ def findings(result: dict[str, Any]) -> list[str]:
         out.append(f"{model} answered with {cit.get('n_valid', 0)}/{cit.get('n_total', 0)} valid citations and states "
                    f"{facts['stated']} of {facts['of']} key facts: a valid citation shows the quote exists in the "
                    "cited chunk, not that the answer is complete.")
-    w = result["wrangler_rank"]
+    w = result.wrangler_rank
     out.append(f"The Workers Wrangler reference R2 chunk ranks {w['workers']} (casebook: "
-               f"{result['casebook']['wrangler_config_chunk_rank']}) and the Pages one {w['pages']}.")
-    out.append(f"All {len(result['faults'])} bad-input and backend-fault cases end as a recorded outcome; "
-               f"{result['faults_crashed']} crashed.")
+               f"{result.casebook['wrangler_config_chunk_rank']}) and the Pages one {w['pages']}.")
+    out.append(f"All {len(result.faults)} bad-input and backend-fault cases end as a recorded outcome; "
+               f"{result.faults_crashed} crashed.")
     out.append("Caveats: one question; the gate's parameters are fitted on this benchmark (03); the embedder is "
                "the offline default, not the casebook's bge-m3.")
     return out

@@ -17,6 +17,7 @@ from rag_lib.config import TOP_K
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbook.experiment_results import Q7DiagnosisResult
 from rag_lib.workbook.report import markdown_table
 
 
@@ -43,8 +44,8 @@ def top_rows(question: Question, ranking: Ranking, wb: Workbench, n: int = 10) -
 
 def run_q7_diagnosis(
     key: str = "dense", k: int = TOP_K, languages: Sequence[str] = ("zh", "en"), workbench: Workbench | None = None
-) -> dict[str, Any]:
-    """Diagnose Q7 for every phrasing and language with retrieval ``key``; JSON-ready."""
+) -> Q7DiagnosisResult:
+    """Diagnose Q7 for every phrasing and language with retrieval ``key``."""
     wb = workbench or Workbench()
     q7 = wb.benchmark.by_casebook("Q7")
     cases: dict[str, dict[str, Any]] = {}
@@ -77,39 +78,39 @@ def run_q7_diagnosis(
     rank_rows.append({"phrasing": "original", "language": "zh", "source": "casebook (theirs, bge-m3)",
                       **theirs["piece_ranks"], "C4": "≤ 10", "in top 10": theirs["coverage_top10"],
                       "layer": str(Layer.RANKED_DEEP)})
-    return {
-        "configuration": RunKey.resolve(key).label,
-        "provenance": wb.provenance(key),
-        "k": k,
-        "languages": list(languages),
-        "pieces": {p.id: p.what for p in q7.gold},
-        "cases": cases,
-        "rank_rows": rank_rows,
-        "rank_table": markdown_table(rank_rows),
-        "casebook": {"piece_ranks": dict(theirs["piece_ranks"]), "coverage_top10": theirs["coverage_top10"],
+    return Q7DiagnosisResult(
+        configuration=RunKey.resolve(key).label,
+        provenance=wb.provenance(key),
+        k=k,
+        languages=list(languages),
+        pieces={p.id: p.what for p in q7.gold},
+        cases=cases,
+        rank_rows=rank_rows,
+        rank_table=markdown_table(rank_rows),
+        casebook={"piece_ranks": dict(theirs["piece_ranks"]), "coverage_top10": theirs["coverage_top10"],
                      "note": "THEIRS: bge-m3 on their 26-page snapshot; the casebook gives C4 only as 'in the Top-10'"},
-    }
+    )
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: Q7DiagnosisResult) -> list[str]:
     """Sentences generated from :func:`run_q7_diagnosis`'s stored numbers, with their caveats."""
     out: list[str] = []
-    theirs = result["casebook"]
-    for lang in result["languages"]:
-        original = result["cases"]["original"][lang]
+    theirs = result.casebook
+    for lang in result.languages:
+        original = result.cases["original"][lang]
         ranks = ", ".join(f"{p} {r}" for p, r in original["piece_ranks"].items())
         out.append(f"Q7 ({lang}), original phrasing: first ranks {ranks}; {original['coverage_top10']} pieces in the "
                    f"Top-10, layer **{original['layer']}** (casebook, theirs: C1–C3 at "
                    f"{', '.join(str(v) for v in theirs['piece_ranks'].values())}, {theirs['coverage_top10']} in the "
                    "Top-10).")
-    for phrasing in (p for p in result["cases"] if p != "original"):
+    for phrasing in (p for p in result.cases if p != "original"):
         moved = []
-        for lang in result["languages"]:
-            before, after = result["cases"]["original"][lang], result["cases"][phrasing][lang]
+        for lang in result.languages:
+            before, after = result.cases["original"][lang], result.cases[phrasing][lang]
             moved.append(f"{lang} {before['coverage_top10']} → {after['coverage_top10']} in the Top-10 "
                          f"(layer {after['layer']})")
         out.append(f"The {phrasing} phrasing: {'; '.join(moved)}.")
-    if all(result["cases"]["original"][lang]["layer"] == "ranked_deep" for lang in result["languages"]):
+    if all(result.cases["original"][lang]["layer"] == "ranked_deep" for lang in result.languages):
         out.append("The pieces are in the corpus and retrieved, but ranked deep, which is what one expects when "
                    "each piece answers a different sub-question of a compound question: one query embedding sits "
                    "close to none of them.")

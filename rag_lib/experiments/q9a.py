@@ -41,6 +41,7 @@ from rag_lib.evidence import (
 from rag_lib.evidence.gated import CountingRecorder, GatedGenerator
 from rag_lib.generation import GenerationResult, SchemaLimits, get_generator
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.experiment_results import Q9aResult
 from rag_lib.workbook.report import markdown_table
 
 _KV = re.compile(r"\bKV\b")
@@ -246,8 +247,8 @@ def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: st
 def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
             generators: Sequence[str] = ("extractive", "llama_cpp"), bypass_lang: str = "en",
             generation_lang: str = "en",
-            key: str = "dense") -> dict[str, Any]:
-    """Everything notebook 03 shows, JSON-ready (the whole-benchmark generation figures included)."""
+            key: str = "dense") -> Q9aResult:
+    """Everything notebook 03 shows (the whole-benchmark generation figures included)."""
     wb = wb or Workbench()
     q9a = wb.benchmark.by_casebook("Q9a")
     rows = {lang: scored_questions(wb, lang, key, k) for lang in languages}
@@ -261,35 +262,35 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
     beside = {lang: {general[lang].name: measured[lang][general_key[lang]]} for lang in languages}
     judge_rows = llm_judge_rows(judge, beside)
     theirs = published()
-    return {
-        "casebook": {"q9a_top5": theirs["q9a"]["top5_score_range"], "q5_rank5": theirs["q5"]["rank5_score"],
+    return Q9aResult(
+        casebook={"q9a_top5": theirs["q9a"]["top5_score_range"], "q5_rank5": theirs["q5"]["rank5_score"],
                      "kv_mentions": theirs["corpus"]["kv_mentions"]},  # THEIRS (bge-m3 on their snapshot)
-        "question": {"id": q9a.id, "zh": q9a.zh, "en": q9a.en},
-        "languages": list(languages), "k": k, "retriever": key, "provenance": wb.provenance(key),
-        "corpus_check": corpus_check(wb.chunks, q9a.absent),
-        "top": {lang: wb.top_rows(q9a.text(lang), key, k) for lang in languages},
-        "scores": score_comparison(wb, languages, key, k),
-        "overlap": {lang: score_overlap(rows[lang]) for lang in languages},
-        "calibration": {lang: {n: c[n] for n in ("floor", "aspects", "floor_aspects", "grid_size")}
+        question={"id": q9a.id, "zh": q9a.zh, "en": q9a.en},
+        languages=list(languages), k=k, retriever=key, provenance=wb.provenance(key),
+        corpus_check=corpus_check(wb.chunks, q9a.absent),
+        top={lang: wb.top_rows(q9a.text(lang), key, k) for lang in languages},
+        scores=score_comparison(wb, languages, key, k),
+        overlap={lang: score_overlap(rows[lang]) for lang in languages},
+        calibration={lang: {n: c[n] for n in ("floor", "aspects", "floor_aspects", "grid_size")}
                         for lang, c in calibrations.items()},
-        "floor_sweep": {lang: c["floor_sweep"] for lang, c in calibrations.items()},
-        "gates": measured,
-        "gate_tables": {lang: gate_table(m) for lang, m in measured.items()},
-        "validation": validation,
-        "validation_interval": "Wilson score interval, 95%",
-        "validation_tables": {lang: validation_table(v) for lang, v in validation.items()},
-        "near_miss": {"ids": [q.id for q in wb.benchmark.questions(near_miss=True)],
+        floor_sweep={lang: c["floor_sweep"] for lang, c in calibrations.items()},
+        gates=measured,
+        gate_tables={lang: gate_table(m) for lang, m in measured.items()},
+        validation=validation,
+        validation_interval="Wilson score interval, 95%",
+        validation_tables={lang: validation_table(v) for lang, v in validation.items()},
+        near_miss={"ids": [q.id for q in wb.benchmark.questions(near_miss=True)],
                       "ids_count": len(wb.benchmark.questions(near_miss=True)),
                       "rows": {lang: near_miss_rows(wb, gates[lang], lang, key, k) for lang in languages},
                       "llm_judge": "in the LLM judge table below (whole benchmark, beside floor+aspects)"},
-        "gated_decline": {lang: gated_decline(wb, general[lang], q9a.text(lang), "llama_cpp", key, k)
+        gated_decline={lang: gated_decline(wb, general[lang], q9a.text(lang), "llama_cpp", key, k)
                           for lang in languages},
-        "bypass": {"lang": bypass_lang, **bypass(wb, q9a.text(bypass_lang), generators, key, k)},
-        "llm_judge": judge,
-        "llm_judge_rows": judge_rows,
-        "llm_judge_table": markdown_table(judge_rows),
-        "generation": run_generation_eval(wb, general[generation_lang], get_generator(None), generation_lang, k, key),
-    }
+        bypass={"lang": bypass_lang, **bypass(wb, q9a.text(bypass_lang), generators, key, k)},
+        llm_judge=judge,
+        llm_judge_rows=judge_rows,
+        llm_judge_table=markdown_table(judge_rows),
+        generation=run_generation_eval(wb, general[generation_lang], get_generator(None), generation_lang, k, key),
+    )
 
 
 def _rate_text(figure: dict[str, Any]) -> str:
@@ -297,23 +298,23 @@ def _rate_text(figure: dict[str, Any]) -> str:
     return f"{figure['k']}/{figure['n']} = {figure['rate']:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: Q9aResult) -> list[str]:
     """Sentences generated from :func:`run_q9a`'s stored numbers, each with its caveat."""
-    check, languages = result["corpus_check"], result["languages"]
+    check, languages = result.corpus_check, result.languages
     out = [f"Q9a has no answer in this corpus: none of the allowance strings occurs in any chunk "
            f"({check['absent_found']} hits), while {check['chunks']} chunks on {check['pages']} pages mention KV, "
            "so retrieval always returns related but insufficient evidence."]
     for lang in languages:
-        s, o = result["scores"][lang], result["overlap"][lang]
+        s, o = result.scores[lang], result.overlap[lang]
         order = "above" if s["q5_above_q9a"] else "not above"
         out.append(
-            f"{lang}: Q5's rank-{result['k']} score is {order} Q9a's best (margin {s['gap']:.3f}), as in the casebook, "
+            f"{lang}: Q5's rank-{result.k} score is {order} Q9a's best (margin {s['gap']:.3f}), as in the casebook, "
             f"but that orders one pair only: over the benchmark {o['answerable_below_max_unanswerable']} of "
             f"{o['n_answerable']} answerable questions score below the best unanswerable one, so no score "
             "threshold separates the two groups.")
     for lang in languages:
-        loo = result["validation"][lang]["floor_aspects"]["leave_one_out"]
-        decline = result["gated_decline"][lang]
+        loo = result.validation[lang]["floor_aspects"]["leave_one_out"]
+        decline = result.gated_decline[lang]
         q9a = ("declines Q9a without calling the model" if not decline["generator_called"]
                else f"lets Q9a through ({decline['reason']}) and the model answered: \"{decline['answer']}\"")
         out.append(
@@ -321,7 +322,7 @@ def findings(result: dict[str, Any]) -> list[str]:
             f"{_rate_text(loo['refusal_correctness'])} unanswerable questions (near-miss ones: "
             f"{_rate_text(loo['refusal_near_miss'])}) and wrongly declines {_rate_text(loo['false_refusal_rate'])} "
             f"answerable questions with complete evidence; on Q9a it {q9a}.")
-    for row in result["llm_judge_rows"]:
+    for row in result.llm_judge_rows:
         if not row["gate"].startswith("llm_judge"):
             continue
         if row["failed"] > row["judged"]:
@@ -335,7 +336,7 @@ def findings(result: dict[str, Any]) -> list[str]:
                    f"{row['refusal_correctness']:.2f}) and {row['complete_declined']}/{row['complete']} answerable "
                    f"ones with complete evidence (false refusals {row['false_refusal_rate']:.2f}), with no "
                    f"parameter fitted on these questions{left_out}.")
-    g = result["generation"]
+    g = result.generation
     out.append(
         f"Behind the {g['gate']} gate ({g['lang']}), the default generator ({g['generator']['model']}) answered "
         f"{g['answered']} of {g['n']} questions with {g['citations_valid']}/{g['citations_total']} valid citations "

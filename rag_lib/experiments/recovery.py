@@ -36,6 +36,7 @@ from rag_lib.generation.recovery import (
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.experiment_results import RecoveryExperimentResult
 from rag_lib.workbook.report import markdown_table
 
 # Casebook section 06, verbatim (Chinese), with the casebook's own English translations.
@@ -159,10 +160,10 @@ def run_recovery_experiment(
     llm: str | None = None,
     llm_mode: CallMode | None = None,
     workbench: Workbench | None = None,
-) -> dict[str, Any]:
+) -> RecoveryExperimentResult:
     """The loop on Q7 (three sources) and on every compound question (LLM and rule sources).
 
-    Returns a JSON-ready dict with ``q7``, ``benchmark``, ``per_question``, ``casebook_published``
+    The result holds ``q7``, ``benchmark``, ``per_question``, ``casebook_published``
     (theirs) and ``provenance``; see the module docstring for the sources.
     """
     wb = workbench or Workbench()
@@ -187,38 +188,38 @@ def run_recovery_experiment(
                                                          generator=answerer))
     theirs = published()
     llm_source = sources.get("llm")
-    return {
-        "k": k,
-        "languages": list(languages),
-        "retriever": retriever,
-        "sources": {
+    return RecoveryExperimentResult(
+        k=k,
+        languages=list(languages),
+        retriever=retriever,
+        sources={
             "llm": "the local LLM of the recovery task (generation.llm_tasks), one recorded call per question "
                    "and language",
             "rule": "RuleDecomposer: clause/conjunction split + enumeration aspects, no model (baseline)",
             "casebook": "the casebook's own S1-S3 for Q7 (qwen3.8-flash's), replayed on our retriever",
         },
-        "unavailable": unavailable,
-        "choice_rule": (
+        unavailable=unavailable,
+        choice_rule=(
             "oracle: the suggestion that brings the most pieces missing from the original Top-5 into its own "
             "Top-5 (tie: the first); it uses the gold labels and stands in for the user's pick"),
-        "count_rule": ("pieces of the answerable compound questions with a chunk at rank <= 5 (or 10) in the "
+        count_rule=("pieces of the answerable compound questions with a chunk at rank <= 5 (or 10) in the "
                        "original ranking (before) or, after, also in the suggestion rankings named below"),
-        "count_meaning": COUNT_MEANING,
-        "compound_question_ids": [q.id for q in questions],
-        "q7_id": q7.id,
-        "q7": q7_out,
-        "benchmark": bench_out,
-        "benchmark_table": markdown_table(
+        count_meaning=COUNT_MEANING,
+        compound_question_ids=[q.id for q in questions],
+        q7_id=q7.id,
+        q7=q7_out,
+        benchmark=bench_out,
+        benchmark_table=markdown_table(
             [{"language": lang, "source": source, **{key: counts[key] for key in COUNT_KEYS}}
              for lang, by_source in bench_out.items() for source, counts in by_source.items()], decimals=2),
-        "per_question": per_question,
-        "casebook_published": {
+        per_question=per_question,
+        casebook_published={
             "whose": "THEIRS: " + str(theirs["source"]) + "; bge-m3 + qwen3.8-flash, not measured here",
             "q7_piece_ranks": theirs["q7"]["piece_ranks"],
             "recovery": theirs["recovery"],
             "user_pick": "S2",
         },
-        "provenance": {
+        provenance={
             "retriever": wb.provenance(retriever),
             "llm": None if llm_source is None else {
                 "backend": llm_source.generator.backend, "model": llm_source.generator.model,
@@ -231,7 +232,7 @@ def run_recovery_experiment(
             "answer": {"backend": answerer.backend, "model": answerer.model,
                        "model_version": answerer.model_version},
         },
-    }
+    )
 
 
 REPORT_TEMPLATE = """# 07 · Recovery loop (casebook section 06)
@@ -302,12 +303,12 @@ Only `after_first` and `after_random` are what a system without labels would get
 """
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: RecoveryExperimentResult) -> list[str]:
     """Sentences generated from :func:`run_recovery_experiment`'s stored numbers, with their caveats."""
     out: list[str] = []
-    k = result["k"]
-    for lang in result["languages"]:
-        casebook = result["q7"][lang].get("casebook")
+    k = result.k
+    for lang in result.languages:
+        casebook = result.q7[lang].get("casebook")
         if casebook and casebook["ranks"]:
             before = casebook["baseline"]
             best = {p: min(r[p] for r in casebook["ranks"] if r.get(p) is not None) for p in before}
@@ -317,7 +318,7 @@ def findings(result: dict[str, Any]) -> list[str]:
                     if moved else "; no suggestion ranks any piece higher than the original question")
             out.append(f"{lang}: on our retriever {inside} of {len(before)} Q7 pieces are in the Top-{k} of at least "
                        f"one of the casebook's S1–S3{gain}.")
-        for source, c in result["benchmark"][lang].items():
+        for source, c in result.benchmark[lang].items():
             if c["missing"]:
                 out.append(f"{lang} · {source}: {c['missing']} of {c['n_questions']} questions have no recorded LLM "
                            "call yet, so there is no after-count for this source.")

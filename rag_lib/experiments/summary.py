@@ -19,15 +19,21 @@ from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import HIT, holm
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.io import write_json
+from rag_lib.workbook.experiment_results import (
+    BakeoffResult,
+    ChunkingResult,
+    LocalLLMResult,
+    MechanismResult,
+    RecoveryExperimentResult,
+    SummaryResult,
+    baseline_q7_ranks,
+    mechanism_results,
+)
 from rag_lib.workbook.report import kinds_text, markdown_table
 from rag_lib.workbook.results import (
     MECHANISM_METRICS,
     PIECES,
-    MechanismResult,
-    baseline_q7_ranks,
-    context_cut,
     find_result,
-    mechanism_results,
 )
 
 # coverage@evidence: pieces inside the evidence the variant sends to generation (Top-5, or Top-k for
@@ -37,11 +43,6 @@ TOP_K = 10  # bold in the Q7 tables: inside the Top-10 (the casebook's green cel
 # Figures of an earlier label version, copied from the results.json files a run produced with it
 # (see :func:`archive_label_version`); 08 shows them beside the current ones.
 LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v1.json"
-
-
-def _load(name: str, root: Path | None) -> dict[str, Any] | None:
-    stored = find_result(name, root)
-    return stored.data if stored else None
 
 
 def _mechanism_results(root: Path | None) -> list[MechanismResult]:
@@ -62,7 +63,7 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
         if not result.ran:
             rows.append({"row": f"{result.mechanism}: not run ({result.status})"})
             continue
-        for variant in result.variants:
+        for variant in result.variant_results:
             label = variant.label(result.mechanism)
             failed = variant.q7_failures.get("original", {}).get(lang)
             ranks = variant.q7.get("original", {}).get(lang)
@@ -70,9 +71,9 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
                 rows.append({"row": f"{label}: failed ({failed})"})
             elif ranks:
                 rows.append({"row": label, **{p: ranks.get(p) for p in PIECES}})
-    recovery = _load("07_recovery_loop", root)
-    if recovery and lang in recovery.get("q7", {}):
-        for source, block in recovery["q7"][lang].items():
+    recovery = RecoveryExperimentResult.find("07_recovery_loop", root)
+    if recovery and lang in recovery.q7:
+        for source, block in recovery.q7[lang].items():
             if block.get("status", "ok") not in ("ok", "no_split"):  # e.g. only the prompt's example copied
                 rows.append({"row": f"recovery ({source}): no usable suggestion ({block['status']})"})
             for i, entry in enumerate(block.get("ranks", []), 1):
@@ -84,7 +85,7 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
 def _evidence_k(root: Path) -> dict[str, int]:
     """Row label → evidence size, for the mechanism variants that send more than the Top-10."""
     return {f"{r.mechanism}: {v.name}": v.evidence_k for r in _mechanism_results(root)
-            for v in r.variants if v.evidence_k > TOP_K}
+            for v in r.variant_results if v.evidence_k > TOP_K}
 
 
 def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
@@ -96,7 +97,7 @@ def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
     root = root or results_dir()
     out = []
     for result in _mechanism_results(root):
-        for variant in result.variants if result.ran else []:
+        for variant in result.variant_results if result.ran else []:
             label = variant.label(result.mechanism)
             for lang, metrics in sorted(variant.benchmark.items()):
                 for metric in METRICS:
@@ -118,7 +119,7 @@ def _failures(root: Path | None = None) -> dict[tuple[str, str], dict[str, Any]]
     """(variant label, language) → the variant's failed LLM calls there, for the variants that had any."""
     return {(variant.label(result.mechanism), lang): failure
             for result in _mechanism_results(root) if result.ran
-            for variant in result.variants
+            for variant in result.variant_results
             for lang, failure in sorted(variant.failures.items())}
 
 
@@ -184,12 +185,12 @@ def q7_inside(rows: list[dict[str, Any]], evidence_k: dict[str, int], pieces: tu
     return out
 
 
-def findings(summary: dict[str, Any]) -> list[str]:
+def findings(summary: SummaryResult) -> list[str]:
     """What actually helps, and by how much: sentences generated from the stored summary."""
-    m = summary["multiplicity"]
+    m = summary.multiplicity
     out = [f"{m['comparisons']} comparisons (variants × languages × metrics) were made; {m['significant_holm_05']} "
            f"have a Holm-adjusted p < {m['alpha']} ({m['significant_unadjusted_05']} before adjustment)."]
-    ranked = summary["what_helps"]
+    ranked = summary.what_helps
     for verdict, verb in (("helps", "Clear gains"), ("hurts", "Clear losses"), ("mixed", "Mixed (a gain and a loss)")):
         rows = [r for r in ranked if r["verdict"] == verdict]
         if rows:
@@ -206,9 +207,9 @@ def findings(summary: dict[str, Any]) -> list[str]:
         n = max((r["questions"] or 0) for r in ranked)
         out.append(f"{len(none)} of {len(ranked)} variant × language rows show no effect that survives the "
                    f"adjustment; on {n} questions an interval that includes 0 is not evidence of no effect.")
-    for lang in summary["languages"]:
-        rows = summary["side_by_side"][lang]
-        inside = [r for r in q7_inside(rows, summary["evidence_k"]) if not r.startswith("baseline")]
+    for lang in summary.languages:
+        rows = summary.side_by_side[lang]
+        inside = [r for r in q7_inside(rows, summary.evidence_k) if not r.startswith("baseline")]
         out.append(f"Q7 ({lang}): {len(inside)} of {len(rows) - 1} mechanism and recovery rows put all of C1–C3 "
                    f"inside the Top-10 (or a top-k row's evidence)" + (f": {'; '.join(inside[:5])}" if inside else "")
                    + ".")
@@ -247,7 +248,7 @@ def relabel_rows(root: Path | None = None, archive: Path = LABEL_ARCHIVE) -> dic
     configuration's rows per language. Both sides are read from results.json files a run produced.
     """
     root = root or results_dir()
-    bakeoff = _load("01_embedding_bakeoff", root)
+    bakeoff = BakeoffResult.find("01_embedding_bakeoff", root)
     if bakeoff is None or not archive.is_file():
         return {"available": False, "archive": archive.name}
     before = json.loads(archive.read_text(encoding="utf-8"))
@@ -258,10 +259,10 @@ def relabel_rows(root: Path | None = None, archive: Path = LABEL_ARCHIVE) -> dic
     old_metrics = {key(r): r for r in before["summary_rows"]}
     metrics = [{"configuration": r["configuration"], "language": r["language"],
                 **{m: _arrow(f"{old_metrics[key(r)][m]:.3f}" if key(r) in old_metrics else "—", f"{r[m]:.3f}")
-                   for m in (HIT.name, "coverage@10")}} for r in bakeoff["summary_rows"]]
+                   for m in (HIT.name, "coverage@10")}} for r in bakeoff.summary_rows]
     old_q7 = {key(r): r for r in before["q7_rows"]}
     q7 = [{"configuration": r["configuration"], "phrasing": r["phrasing"], "language": r["language"],
-           **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in PIECES}} for r in bakeoff["q7_rows"]]
+           **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in PIECES}} for r in bakeoff.q7_rows]
     default = f"dense:{default_embedder_name()}"
     closing = {lang: {"baseline": next(m for m in metrics if m["configuration"] == default and m["language"] == lang),
                       "q7": {r["phrasing"]: r for r in q7 if r["configuration"] == default and r["language"] == lang}}
@@ -271,8 +272,8 @@ def relabel_rows(root: Path | None = None, archive: Path = LABEL_ARCHIVE) -> dic
             "metrics_table": markdown_table(metrics), "q7_table": markdown_table(q7)}
 
 
-def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = None) -> dict[str, Any]:
-    """Everything the summary notebook shows, as JSON-ready data."""
+def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = None) -> SummaryResult:
+    """Everything the summary notebook shows."""
     root = root or results_dir()
     theirs = published()
     tables = {lang: side_by_side(lang, root) for lang in languages}
@@ -294,46 +295,47 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     ]
     headline_lang = languages[0]
     halo_claims = halo_rows(ranked, root)
-    local = _load("10_local_llm", root)
-    return {
-        "local_llm": {"tasks": local["tasks"], "answer_table": local["answer_table"],
-                      "judge_table": local["judge_table"]} if local else None,
-        "local_llm_text": (f"Models per task: {local['tasks']}.\n\nAnswers (rates leave out calls without a record, "
-                           f"counted as `missing`):\n\n{local['answer_table']}\n\nThe LLM judge beside "
-                           f"floor+aspects:\n\n{local['judge_table']}") if local
+    local = LocalLLMResult.find("10_local_llm", root)
+    return SummaryResult(
+        local_llm={"tasks": local.tasks, "answer_table": local.answer_table,
+                   "judge_table": local.judge_table} if local else None,
+        local_llm_text=(f"Models per task: {local.tasks}.\n\nAnswers (rates leave out calls without a record, "
+                        f"counted as `missing`):\n\n{local.answer_table}\n\nThe LLM judge beside "
+                        f"floor+aspects:\n\n{local.judge_table}") if local
         else "_(10_local_llm has not run)_",
-        "languages": list(languages),
-        "missing_inputs": missing,
-        "side_by_side": tables,
-        "side_by_side_tables": {
+        languages=list(languages),
+        missing_inputs=missing,
+        missing_text=", ".join(missing) or "none",
+        side_by_side=tables,
+        side_by_side_tables={
             lang: markdown_table(highlight(rows, evidence_k=evidence_k), ["row", *PIECES])
             for lang, rows in tables.items()
         },
-        "evidence_k": evidence_k,
-        "benchmark_rows": bench,
-        "benchmark_table": (
+        evidence_k=evidence_k,
+        benchmark_rows=bench,
+        benchmark_table=(
             markdown_table(bench, ["mechanism", "language", *METRICS, *(["failed"] if any("failed" in r for r in bench)
                                                                       else [])])
             if bench else "_(no mechanism results)_"
         ),
-        "multiplicity": {"comparisons": len(tested), "alpha": 0.05, "ci_percent": 95,
+        multiplicity={"comparisons": len(tested), "alpha": 0.05, "ci_percent": 95,
                          "chance": "about 1 in 20",
                          "significant_holm_05": sum(c["p_holm"] < 0.05 for c in tested),
                          "significant_unadjusted_05": sum(c["p"] < 0.05 for c in tested),
                          "method": "Holm-Bonferroni over every comparison in the table (variants x languages x "
                                    "metrics); p from the same paired bootstrap as the interval, two-sided"},
-        "what_helps": ranked,
-        "what_helps_table": markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
+        what_helps=ranked,
+        what_helps_table=markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
                                                     RANK_METRIC, HIT.name, "coverage@10", "mrr"]) if ranked
         else "_(no mechanism results)_",
-        "relabel": relabel_rows(root),
-        "halo_rows": halo_claims,
-        "halo_table": markdown_table(halo_claims),
-        "casebook_rows": casebook_rows,
-        "casebook_table": markdown_table(casebook_rows),
-        "headline_table": markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
+        relabel=relabel_rows(root),
+        halo_rows=halo_claims,
+        halo_table=markdown_table(halo_claims),
+        casebook_rows=casebook_rows,
+        casebook_table=markdown_table(casebook_rows),
+        headline_table=markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
                                          ["row", *PIECES]),
-    }
+    )
 
 
 def halo_rows(ranked: list[dict[str, Any]], root: Path | None = None) -> list[dict[str, Any]]:
@@ -344,12 +346,12 @@ def halo_rows(ranked: list[dict[str, Any]], root: Path | None = None) -> list[di
     cost from 11_chunking; "not run" where the notebook has no results.
     """
     theirs = halo()
-    chunking = _load("11_chunking", root)
+    chunking = ChunkingResult.find("11_chunking", root)
     out = []
     for lang in ("zh", "en"):
         if chunking:
             parts = [f"vs {r['strategy']} {r['structural − strategy']:+.3f} {r['95% CI']}"
-                     for r in chunking["comparison_rows"] if r["language"] == lang and r["metric"] == HIT.name]
+                     for r in chunking.comparison_rows if r["language"] == lang and r["metric"] == HIT.name]
             ours = f"structural − strategy, {HIT.name}: " + "; ".join(parts)
         else:
             ours = "not run (11_chunking has no results)"
@@ -366,7 +368,7 @@ def halo_rows(ranked: list[dict[str, Any]], root: Path | None = None) -> list[di
                              for r in rows) or "not run"
             out.append({"change": change, "language": lang, "Halo (theirs)": claim, "ours": ours})
         if chunking:
-            small, large, cut = context_cut(chunking, lang)
+            small, large, cut = chunking.context_cut(lang)
             ours = (f"Top-5 {small['tokens per question']:.0f} vs Top-20 {large['tokens per question']:.0f} tokens per "
                     f"question ({cut:.0%} less); coverage {small['coverage']:.3f} vs {large['coverage']:.3f}; "
                     "answers not compared")
@@ -386,10 +388,10 @@ def archive_label_version(commit: str, note: str, root: Path | None = None,
     which label version produced them. Nothing is recomputed or typed: values are copied verbatim.
     """
     root = root or results_dir()
-    bakeoff, summary = _load("01_embedding_bakeoff", root), _load("08_summary", root)
+    bakeoff, summary = BakeoffResult.find("01_embedding_bakeoff", root), SummaryResult.find("08_summary", root)
     if bakeoff is None or summary is None:
         raise FileNotFoundError(f"{root}: 01_embedding_bakeoff and 08_summary results are needed; run them first")
-    payload = {"commit": commit, "note": note, "summary_rows": bakeoff["summary_rows"],
-               "q7_rows": bakeoff["q7_rows"], "side_by_side": summary["side_by_side"]}
+    payload = {"commit": commit, "note": note, "summary_rows": bakeoff.summary_rows,
+               "q7_rows": bakeoff.q7_rows, "side_by_side": summary.side_by_side}
     write_json(out, payload)
     return payload

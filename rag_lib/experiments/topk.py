@@ -24,6 +24,7 @@ from rag_lib.config import TOP_K
 from rag_lib.evaluation import piece_ranks
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbook.experiment_results import TopkResult
 from rag_lib.workbook.report import markdown_table
 
 
@@ -57,10 +58,10 @@ def verdict(piece_ranks: dict[str, int | None], k: int = TOP_K, max_k: int = 10)
 
 def run_topk(
     key: str = "dense", max_k: int = 20, languages: Sequence[str] = ("zh", "en"), workbench: Workbench | None = None
-) -> dict[str, Any]:
+) -> TopkResult:
     """The Q8 sweep and the whole-benchmark coverage@k curve with its context cost.
 
-    Returns a JSON-ready dict; ``curve[lang][k]`` holds mean coverage, mean characters and mean
+    ``curve[lang][k]`` holds mean coverage, mean characters and mean
     approximate tokens of the top-k evidence over the answerable questions.
     """
     wb = workbench or Workbench()
@@ -110,52 +111,52 @@ def run_topk(
             curve_rows.append({"language": lang, "k": k, "coverage@k": point["coverage"],
                                "all pieces@k": point["full"], "chars": point["chars"], "≈tokens": point["tokens"]})
     theirs = published()["q8"]["coverage"]
-    return {
-        "configuration": label,
-        "provenance": wb.provenance(key),
-        "languages": list(languages),
-        "max_k": max_k,
-        "n_answerable": len(questions),
-        "token_estimate": "1 token per CJK character + 1 per 4 other characters (approx_tokens)",
-        "q8": {"id": q8.id, **q8_out},
-        "q8_table": markdown_table(q8_rows),
-        "q8_testable": {lang: q8_out[lang]["testable"] for lang in languages},
-        "q8_verdict": {lang: verdict(q8_out[lang]["piece_ranks"]) for lang in languages},
-        "late_complete": late,
-        "late_complete_count": {lang: len(rows) for lang, rows in late.items()},
-        "late_complete_tables": {lang: markdown_table(rows, list(dict.fromkeys(c for r in rows for c in r)))
+    return TopkResult(
+        configuration=label,
+        provenance=wb.provenance(key),
+        languages=list(languages),
+        max_k=max_k,
+        n_answerable=len(questions),
+        token_estimate="1 token per CJK character + 1 per 4 other characters (approx_tokens)",
+        q8={"id": q8.id, **q8_out},
+        q8_table=markdown_table(q8_rows),
+        q8_testable={lang: q8_out[lang]["testable"] for lang in languages},
+        q8_verdict={lang: verdict(q8_out[lang]["piece_ranks"]) for lang in languages},
+        late_complete=late,
+        late_complete_count={lang: len(rows) for lang, rows in late.items()},
+        late_complete_tables={lang: markdown_table(rows, list(dict.fromkeys(c for r in rows for c in r)))
                                  if rows else "_(none)_" for lang, rows in late.items()},
-        "n_compound": len(wb.benchmark.questions(answerable=True, compound=True)),
-        "casebook_q8": {"k5": theirs["k5"], "k6": theirs["k6"], "note": "THEIRS: bge-m3 on their 26-page snapshot"},
-        "curve": curve,
-        "curve_rows": curve_rows,
-        "curve_table": markdown_table([r for r in curve_rows if r["k"] in (1, 3, 5, 6, 8, 10, 15, 20)],
+        n_compound=len(wb.benchmark.questions(answerable=True, compound=True)),
+        casebook_q8={"k5": theirs["k5"], "k6": theirs["k6"], "note": "THEIRS: bge-m3 on their 26-page snapshot"},
+        curve=curve,
+        curve_rows=curve_rows,
+        curve_table=markdown_table([r for r in curve_rows if r["k"] in (1, 3, 5, 6, 8, 10, 15, 20)],
                                       decimals={"chars": 0, "≈tokens": 0}),
         # integer k, so the figure orders the points 1, 2, …, 20 (not as text)
-        "plot": {"coverage": {lang: {int(k): p["coverage"] for k, p in curve[lang].items()} for lang in languages},
+        plot={"coverage": {lang: {int(k): p["coverage"] for k, p in curve[lang].items()} for lang in languages},
                  "tokens": {lang: {int(k): p["tokens"] for k, p in curve[lang].items()} for lang in languages}},
-    }
+    )
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: TopkResult) -> list[str]:
     """Sentences generated from :func:`run_topk`'s stored numbers, with their caveats."""
     out: list[str] = []
-    theirs = result["casebook_q8"]
-    for lang in result["languages"]:
-        q8 = result["q8"][lang]
+    theirs = result.casebook_q8
+    for lang in result.languages:
+        q8 = result.q8[lang]
         full = (f"every piece is in from k = {q8['first_full_k']}, so a larger k completes Q8 here too"
-                if q8["first_full_k"] else f"it is still incomplete at k = {result['max_k']}")
+                if q8["first_full_k"] else f"it is still incomplete at k = {result.max_k}")
         out.append(f"Q8 ({lang}): {q8['covered_at_5']} pieces at k = 5 and {q8['covered_at_6']} at k = 6; {full} "
                    f"(casebook, theirs: {theirs['k5']} at k = 5, {theirs['k6']} at k = 6).")
-    for lang in result["languages"]:
-        curve = result["curve"][lang]
-        five, ten, last = curve["5"], curve["10"], curve[str(result["max_k"])]
+    for lang in result.languages:
+        curve = result.curve[lang]
+        five, ten, last = curve["5"], curve["10"], curve[str(result.max_k)]
         out.append(f"{lang}: from k = 5 to 10, mean piece coverage goes {five['coverage']:.3f} → {ten['coverage']:.3f} "
                    f"while the evidence grows ≈{five['tokens']:.0f} → ≈{ten['tokens']:.0f} tokens "
-                   f"({ten['tokens'] / five['tokens']:.1f}×); k = {result['max_k']} reaches {last['coverage']:.3f} "
-                   f"for ≈{last['tokens']:.0f} tokens. {result['late_complete_count'][lang]} of the "
-                   f"{result['n_compound']} compound questions are completed only between k = 6 and 10.")
-    out.append(f"Caveats: token counts are an estimate ({result['token_estimate']}); coverage is over this "
+                   f"({ten['tokens'] / five['tokens']:.1f}×); k = {result.max_k} reaches {last['coverage']:.3f} "
+                   f"for ≈{last['tokens']:.0f} tokens. {result.late_complete_count[lang]} of the "
+                   f"{result.n_compound} compound questions are completed only between k = 6 and 10.")
+    out.append(f"Caveats: token counts are an estimate ({result.token_estimate}); coverage is over this "
                "benchmark's labels with the offline default embedder; more evidence also means more text for a "
                "small model to misread, which this notebook does not measure (10 does, at k = 5).")
     return out

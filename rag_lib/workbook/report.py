@@ -22,7 +22,7 @@ from rag_lib.io import write_json, write_text
 from rag_lib.workbook.tables import Table
 
 if TYPE_CHECKING:
-    from rag_lib.workbook.results import NotebookRun
+    from rag_lib.workbook.results import ExperimentResult, NotebookRun
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.@\-]+)(?::([^{}]+))?\}")
 
@@ -178,20 +178,22 @@ def scrolling_tables(markdown: str) -> str:
 GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../README.md#glossary)."
 
 
-def write_experiment(name: str, results: dict[str, Any], report_template: str,
-                     findings: Callable[[dict[str, Any]], list[str]] | None = None) -> dict[str, Any]:
+def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str,
+                     findings: Callable[[Any], list[str]] | None = None) -> dict[str, Any]:
     """Write ``results.json`` then ``report.md`` rendered from the JSON as read back from disk.
 
     ``findings`` turns the stored results into sentences; they are computed from what was read back
-    (so every number in them is in ``results.json``), stored there as ``findings`` and rendered as a
-    bullet list by the ``{findings_text}`` placeholder.
+    (so every number in them is in ``results.json``; a typed result is rebuilt from it with
+    ``from_json``), stored there as ``findings`` and rendered as a bullet list by the
+    ``{findings_text}`` placeholder.
     """
     out = experiment_dir(name)
-    payload = {"experiment": name, "rag_lib_version": __version__, **results}
+    typed = not isinstance(results, dict)
+    payload = {"experiment": name, "rag_lib_version": __version__, **(results.to_json() if typed else results)}
     write_json(out / "results.json", payload)
     stored = json.loads((out / "results.json").read_text(encoding="utf-8"))
     if findings is not None:
-        stored["findings"] = findings(stored)
+        stored["findings"] = findings(type(results).from_json(stored, name) if typed else stored)
         stored["findings_text"] = bullets(stored["findings"])
         write_json(out / "results.json", stored)
     write_text(out / "report.md", report_text(report_template, stored))

@@ -29,6 +29,7 @@ from rag_lib.generation import Generator, get_generator, get_task_generator, tas
 from rag_lib.generation.local_models import local_models
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
+from rag_lib.workbook.experiment_results import LocalLLMResult
 from rag_lib.workbook.report import markdown_table
 
 ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
@@ -109,7 +110,7 @@ def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = Non
 
 
 def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
-                  key: str = "dense", with_model_choice: bool = True) -> dict[str, Any]:
+                  key: str = "dense", with_model_choice: bool = True) -> LocalLLMResult:
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
     ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
     wb = wb or Workbench()
@@ -126,29 +127,28 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     rows = [{"generator": f"{a['backend']}:{a['model']}", **run["figures"]}
             for a in answers.values() for run in a["runs"].values()]
     judge_rows = llm_judge_rows(judge, beside)
-    out = {
-        "languages": list(languages), "k": k, "retriever": key, "provenance": wb.provenance(key),
-        "tasks": dict(run_config().llm_tasks),
-        "models": {name: spec.provenance() for name, spec in local_models().items()},
-        "model_choice": run_model_choice(wb, k=k, languages=languages) if with_model_choice else None,
-        "answers": answers, "answer_rows": rows, "answer_table": markdown_table(rows, ANSWER_COLUMNS),
-        "judge": judge, "gate_beside_judge": beside, "judge_rows": judge_rows,
-        "judge_table": markdown_table(judge_rows),
-    }
-    return out
+    return LocalLLMResult(
+        languages=list(languages), k=k, retriever=key, provenance=wb.provenance(key),
+        tasks=dict(run_config().llm_tasks),
+        models={name: spec.provenance() for name, spec in local_models().items()},
+        model_choice=run_model_choice(wb, k=k, languages=languages) if with_model_choice else None,
+        answers=answers, answer_rows=rows, answer_table=markdown_table(rows, ANSWER_COLUMNS),
+        judge=judge, gate_beside_judge=beside, judge_rows=judge_rows,
+        judge_table=markdown_table(judge_rows),
+    )
 
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}%"
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: LocalLLMResult) -> list[str]:
     """Sentences generated from :func:`run_local_llm`'s numbers, each with its caveat."""
     out: list[str] = []
-    by_key = {(r["generator"], r["lang"], r["gate"]): r for r in result["answer_rows"]}
-    llm = next(f"{a['backend']}:{a['model']}" for name, a in result["answers"].items() if name == "llm")
-    extractive = next(f"{a['backend']}:{a['model']}" for name, a in result["answers"].items() if name == "extractive")
-    for lang in result["languages"]:
+    by_key = {(r["generator"], r["lang"], r["gate"]): r for r in result.answer_rows}
+    llm = next(f"{a['backend']}:{a['model']}" for name, a in result.answers.items() if name == "llm")
+    extractive = next(f"{a['backend']}:{a['model']}" for name, a in result.answers.items() if name == "extractive")
+    for lang in result.languages:
         for gate in sorted({g for (_, lg, g) in by_key if lg == lang}):
             mine, base = by_key.get((llm, lang, gate)), by_key.get((extractive, lang, gate))
             if not mine or not base:
@@ -167,7 +167,7 @@ def findings(result: dict[str, Any]) -> list[str]:
                 f"declined: {_pct(mine['refusal_correctness'])} vs {_pct(base['refusal_correctness'])}; citations "
                 f"valid: {_pct(mine['citation_validity'])} (quotes are constrained to evidence sentences, so "
                 f"validity says the quote exists, not that it supports the answer).{caveat}")
-    for row in result["judge_rows"]:
+    for row in result.judge_rows:
         if row["gate"].startswith("llm_judge") and row["judged"]:
             declined = row["tp"] + row["fp"]
             quality = (f"{declined} declines, precision {row['precision']:.3f} and recall {row['recall']:.3f} for "

@@ -8,17 +8,18 @@ from typing import Any
 from rag_lib.config import TOP_K
 from rag_lib.evaluation import HIT, effect_text
 from rag_lib.evaluation.stats import no_question_changed
+from rag_lib.workbook.experiment_results import MechanismResult
 from rag_lib.workbook.report import kinds_text, markdown_table
 
 FINDING_METRICS = (HIT.name, "coverage@10")
 
 
-def _q7_findings(result: dict[str, Any], within: int = 10) -> list[str]:
+def _q7_findings(result: MechanismResult, within: int = 10) -> list[str]:
     """Per variant, Q7's original phrasing: pieces in the Top-``within`` before → after, and the pieces that moved."""
-    base = result.get("baseline", {}).get("q7", {}).get("original", {})
-    order = list(result.get("provenance", {}).get("languages") or [])
+    base = result.baseline.get("q7", {}).get("original", {})
+    order = list(result.provenance.get("languages") or [])
     out = []
-    for v in result["variants"]:
+    for v in result.variants:
         after = v.get("q7", {}).get("original", {})
         parts = []
         for lang in sorted(after, key=lambda x: order.index(x) if x in order else len(order)):
@@ -35,15 +36,15 @@ def _q7_findings(result: dict[str, Any], within: int = 10) -> list[str]:
     return out
 
 
-def findings(result: dict[str, Any]) -> list[str]:
+def findings(result: MechanismResult) -> list[str]:
     """Sentences generated from a mechanism's numbers: per variant, its effect on hit@5 and
     coverage@10 (and coverage@evidence when it sends more evidence) per language with the interval,
     whether any interval excludes 0, and the questions it failed on."""
-    if result["status"] == "unavailable":
-        return [f"Not run: {result['reason'] or 'no variant is available on this machine'}"]
-    order = list(result["provenance"].get("languages") or [])
+    if not result.ran:
+        return [f"Not run: {result.reason or 'no variant is available on this machine'}"]
+    order = list(result.provenance.get("languages") or [])
     out: list[str] = []
-    for v in result["variants"]:
+    for v in result.variants:
         failures = v.get("failures", {})
         if not v["benchmark"] and not failures:
             continue  # Q7-only variants (e.g. the casebook's aligned phrasing) have no benchmark figure
@@ -76,11 +77,12 @@ def findings(result: dict[str, Any]) -> list[str]:
     return out
 
 
-def tables(result: dict[str, Any], languages: Sequence[str]) -> dict[str, Any]:
-    """Markdown tables (and flat rows) for the report, built from the result itself."""
+def tables(variants: Sequence[dict[str, Any]], baseline_q7: dict[str, Any]) -> dict[str, Any]:
+    """Markdown tables (and flat rows) for the report, built from the variants' entries and the baseline's Q7
+    ranks."""
     q7_rows = []
-    sources = [("baseline", result["baseline"]["q7"], TOP_K, {})]
-    sources += [(v["name"], v["q7"], v["evidence_k"], v.get("q7_failures", {})) for v in result["variants"]]
+    sources = [("baseline", baseline_q7, TOP_K, {})]
+    sources += [(v["name"], v["q7"], v["evidence_k"], v.get("q7_failures", {})) for v in variants]
     for name, q7, evidence_k, failures in sources:
         for phrasing, by_lang in q7.items():
             for lang, ranks in by_lang.items():
@@ -94,7 +96,7 @@ def tables(result: dict[str, Any], languages: Sequence[str]) -> dict[str, Any]:
                     row.update({"in top 10": f"failed ({failed})", "in evidence": f"failed ({failed})"})
                 q7_rows.append(row)
     bench_rows = []
-    for v in result["variants"]:
+    for v in variants:
         for lang, failure in v.get("failures", {}).items():
             bench_rows.append({"variant": v["name"], "language": lang, "metric": "failed calls",
                                "baseline": None, "mechanism": None, "diff": None,
@@ -113,5 +115,5 @@ def tables(result: dict[str, Any], languages: Sequence[str]) -> dict[str, Any]:
         "q7_table": markdown_table(q7_rows),
         "benchmark_rows": bench_rows,
         "benchmark_table": markdown_table(bench_rows),
-        "variants_text": ", ".join(v["name"] for v in result["variants"]) or "none",
+        "variants_text": ", ".join(v["name"] for v in variants) or "none",
     }

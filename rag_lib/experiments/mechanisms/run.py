@@ -15,6 +15,7 @@ from rag_lib.experiments.mechanisms.registry import METRICS, BaselineDense, Buil
 from rag_lib.experiments.mechanisms.report import tables
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbook.experiment_results import MechanismResult
 
 
 def q7_piece_ranks(q7: Question, rank: Callable[[str], Ranking], phrasings: Sequence[str | None],
@@ -78,7 +79,7 @@ def run_mechanism(
     n_boot: int = 10000,
     seed: int = 0,
     workbench: Workbench | None = None,
-) -> dict[str, Any]:
+) -> MechanismResult:
     """Run every variant of ``mechanism`` and compare it with the baseline.
 
     Parameters
@@ -95,11 +96,11 @@ def run_mechanism(
 
     Returns
     -------
-    dict
-        ``{"mechanism", "status": "ran"|"unavailable", "reason", "variants": [{"name", "description",
-        "evidence_k", "benchmark_languages", "q7": {phrasing: {lang: {"C1": rank, …}}},
-        "benchmark": {lang: {metric: {"baseline", "mechanism", "diff", "ci95"}}}, …}],
-        "baseline": {...}, "provenance": {...}}`` plus report tables.
+    MechanismResult
+        ``status`` "ran" or "unavailable" (with the ``reason``); ``variants``: one entry per variant
+        (``name``, ``description``, ``evidence_k``, ``benchmark_languages``, ``q7``: {phrasing: {lang:
+        {"C1": rank, …}}}, ``benchmark``: {lang: {metric: {"baseline", "mechanism", "diff", "ci95"}}}, …);
+        the ``baseline``, the ``provenance`` and the report tables.
     """
     get_mechanism(mechanism)  # an unknown name fails here, before anything is embedded
     wb = workbench or Workbench()
@@ -109,10 +110,10 @@ def run_mechanism(
     base_key = RunKey("dense", default_embedder_name())
     provenance: dict[str, Any] = {"baseline": {**wb.provenance(base_key), "k": TOP_K}, "n_boot": n_boot, "seed": seed,
                                   "ci_percent": 95, "n_answerable": len(questions), "languages": list(languages)}
-    result: dict[str, Any] = {"mechanism": mechanism, "status": "ran", "reason": "", "variants": []}
+    entries: list[dict[str, Any]] = []
     base_runs = {lang: {q.id: base_rank(q.text(lang)) for q in questions} for lang in languages}
     base_scores = {lang: _scores(wb, base_runs[lang], TOP_K) for lang in languages}
-    result["baseline"] = {
+    base_result = {
         "q7": q7_piece_ranks(q7, base_rank, Q7_PHRASINGS, languages),
         "benchmark": {lang: {m: round(float(np.mean(v)), 4) for m, v in s.items()} for lang, s in base_scores.items()},
     }
@@ -120,10 +121,8 @@ def run_mechanism(
     spec = get_mechanism(mechanism)
     provenance["parameters"] = spec.resolved_parameters()
     variants, unavailable = spec.variants(BuildContext(wb, base_rank, use_llm, llm_languages, provenance))
-    result["unavailable"] = unavailable
-    if not variants:
-        result["status"] = "unavailable"
-        result["reason"] = "; ".join(unavailable.values()) or "no variant of this mechanism can run on this machine"
+    status, reason = ("ran", "") if variants else (
+        "unavailable", "; ".join(unavailable.values()) or "no variant of this mechanism can run on this machine")
     for v in variants:
         langs = [lang for lang in languages if v.languages is None or lang in v.languages]
         q7_failures: dict[str, dict[str, str]] = {}
@@ -160,7 +159,7 @@ def run_mechanism(
                     f"(runtime); Q7 in every language.")
         if v.provenance:
             entry["provenance"] = v.provenance
-        result["variants"].append(entry)
-    result["provenance"] = provenance
-    result.update(tables(result, languages))
-    return result
+        entries.append(entry)
+    return MechanismResult(mechanism=mechanism, status=status, reason=reason, variants=entries,
+                           baseline=base_result, unavailable=unavailable, provenance=provenance,
+                           **tables(entries, base_result["q7"]))

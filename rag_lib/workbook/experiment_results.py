@@ -1,0 +1,473 @@
+"""The stored shape of each experiment's ``results.json``: one frozen dataclass per experiment.
+
+An experiment returns its class; ``report.write_experiment`` stores ``to_json()`` and computes
+the findings from ``from_json`` of what it read back; other runs (the summary), ``ask`` and the
+tests read a stored run back with ``<Class>.read(run name)``. They live here, below the
+experiments, because experiments never import each other. Every mechanism run (06) has one shape,
+:class:`MechanismResult`; the corpus notebook (00) builds its :class:`CorpusResult` from the corpus figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_lib.config import TOP_K, run_config
+from rag_lib.workbook.results import MECHANISM_NOTEBOOK, PIECES, ExperimentResult, MissingResult, runs_of
+
+
+@dataclass(frozen=True)
+class CorpusResult(ExperimentResult):
+    """``00_corpus``: the default batch's figures (:func:`rag_lib.corpus.corpus_stats`), every batch side by side
+    and the benchmark's labels checked on each.
+
+    Built by :func:`rag_lib.experiments.corpus.corpus_result`.
+    """
+
+    batch: str
+    pages: int
+    partials: int
+    raw_chars: int
+    normalized_chars: int
+    chunks: int
+    embeddable_chunks: int
+    heading_only_chunks: int
+    median_chars: float
+    max_chars: int
+    max_chars_limit: int
+    oversized: list[dict[str, Any]]
+    chunks_per_page: dict[str, Any]
+    removals_by_kind: dict[str, Any]
+    removed_chars: int
+    warnings: dict[str, Any]
+    n_warnings: int
+    unknown_components: list[str]
+    dropped_expressions: int
+    n_oversized: int
+    n_removals: int
+    casebook: dict[str, Any]
+    batches: dict[str, Any]
+    labels: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BakeoffResult(ExperimentResult):
+    """``01_embedding_bakeoff``: means per configuration and language, Q7 piece ranks, layer counts.
+
+    Returned by :func:`rag_lib.experiments.bakeoff.run_bakeoff`.
+    """
+
+    k: int
+    languages: list[str]
+    n_answerable: int
+    configurations: list[str]
+    configurations_text: str
+    unavailable: dict[str, Any]
+    unavailable_text: str
+    provenance: dict[str, Any]
+    summary_rows: list[dict[str, Any]]
+    summary_table: str
+    plot: dict[str, Any]
+    q7_rows: list[dict[str, Any]]
+    q7_table: str
+    layers: dict[str, Any]
+    per_question: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Q5Result(ExperimentResult):
+    """``02_q5_success``: Q5 end to end (Top-k, gate decisions, the answer and its citations, faults).
+
+    Returned by :func:`rag_lib.experiments.q5.run_q5`.
+    """
+
+    casebook: dict[str, Any]
+    question: dict[str, Any]
+    k: int
+    retriever: str
+    provenance: dict[str, Any]
+    generator: dict[str, Any]
+    top: list[dict[str, Any]]
+    top_table: str
+    pieces: list[dict[str, Any]]
+    gate_params: dict[str, Any]
+    gate_used: str
+    decisions: dict[str, Any]
+    answer: dict[str, Any]
+    citations: list[dict[str, Any]]
+    citations_valid: int
+    citations_total: int
+    llm_answer: dict[str, Any]
+    wrangler_r2: list[dict[str, Any]]
+    wrangler_table: str
+    wrangler_rank: dict[str, Any]
+    faults: list[dict[str, Any]]
+    faults_table: str
+    faults_crashed: int
+    key_facts: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Q9aResult(ExperimentResult):
+    """``03_q9a_no_evidence``: the gates calibrated and validated, Q9a's decisions, generation behind the gate.
+
+    Returned by :func:`rag_lib.experiments.q9a.run_q9a`.
+    """
+
+    casebook: dict[str, Any]
+    question: dict[str, Any]
+    languages: list[str]
+    k: int
+    retriever: str
+    provenance: dict[str, Any]
+    corpus_check: dict[str, Any]
+    top: dict[str, Any]
+    scores: dict[str, Any]
+    overlap: dict[str, Any]
+    calibration: dict[str, Any]
+    floor_sweep: dict[str, Any]
+    gates: dict[str, Any]
+    gate_tables: dict[str, Any]
+    validation: dict[str, Any]
+    validation_interval: str
+    validation_tables: dict[str, Any]
+    near_miss: dict[str, Any]
+    gated_decline: dict[str, Any]
+    bypass: dict[str, Any]
+    llm_judge: dict[str, Any]
+    llm_judge_rows: list[dict[str, Any]]
+    llm_judge_table: str
+    generation: dict[str, Any]
+
+    def calibrated_gate(self, lang: str) -> dict[str, float]:
+        """The floor and aspect coverage chosen for ``lang`` (what ``ask`` applies)."""
+        chosen = (self.calibration.get(lang) or {}).get("floor_aspects")
+        if not chosen:
+            raise MissingResult(f"03_q9a_no_evidence has no floor+aspects calibration for {lang!r} (it has "
+                                f"{sorted(self.calibration)}); re-run it with that language.")
+        return {"floor": float(chosen["floor"]), "min_coverage": float(chosen["min_coverage"])}
+
+
+@dataclass(frozen=True)
+class TopkResult(ExperimentResult):
+    """``04_q8_topk``: the coverage curve over k, Q8's verdict, the late-complete questions.
+
+    Returned by :func:`rag_lib.experiments.topk.run_topk`.
+    """
+
+    configuration: str
+    provenance: dict[str, Any]
+    languages: list[str]
+    max_k: int
+    n_answerable: int
+    token_estimate: str
+    q8: dict[str, Any]
+    q8_table: str
+    q8_testable: dict[str, Any]
+    q8_verdict: dict[str, Any]
+    late_complete: dict[str, Any]
+    late_complete_count: dict[str, Any]
+    late_complete_tables: dict[str, Any]
+    n_compound: int
+    casebook_q8: dict[str, Any]
+    curve: dict[str, Any]
+    curve_rows: list[dict[str, Any]]
+    curve_table: str
+    plot: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Q7DiagnosisResult(ExperimentResult):
+    """``05_q7_diagnosis``: Q7's Top-10, each piece's first rank and layer, per phrasing.
+
+    Returned by :func:`rag_lib.experiments.q7_diagnosis.run_q7_diagnosis`.
+    """
+
+    configuration: str
+    provenance: dict[str, Any]
+    k: int
+    languages: list[str]
+    pieces: dict[str, Any]
+    cases: dict[str, Any]
+    rank_rows: list[dict[str, Any]]
+    rank_table: str
+    casebook: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RecoveryExperimentResult(ExperimentResult):
+    """``07_recovery_loop``: the recovery loop on Q7 and on the compound questions.
+
+    Returned by :func:`rag_lib.experiments.recovery.run_recovery_experiment`.
+    """
+
+    k: int
+    languages: list[str]
+    retriever: str
+    sources: dict[str, Any]
+    unavailable: dict[str, Any]
+    choice_rule: str
+    count_rule: str
+    count_meaning: dict[str, Any]
+    compound_question_ids: list[str]
+    q7_id: str
+    q7: dict[str, Any]
+    benchmark: dict[str, Any]
+    benchmark_table: str
+    per_question: dict[str, Any]
+    casebook_published: dict[str, Any]
+    provenance: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SummaryResult(ExperimentResult):
+    """``08_summary``: the casebook side by side, what helps, the headline, from the stored runs.
+
+    Returned by :func:`rag_lib.experiments.summary.run_summary`.
+    """
+
+    local_llm: dict[str, Any] | None  # None when 10_local_llm has not run
+    local_llm_text: str
+    languages: list[str]
+    missing_inputs: list[str]  # declared runs without results
+    missing_text: str
+    side_by_side: dict[str, Any]
+    side_by_side_tables: dict[str, Any]
+    evidence_k: dict[str, Any]
+    benchmark_rows: list[dict[str, Any]]
+    benchmark_table: str
+    multiplicity: dict[str, Any]
+    what_helps: list[dict[str, Any]]
+    what_helps_table: str
+    relabel: dict[str, Any]
+    halo_rows: list[dict[str, Any]]
+    halo_table: str
+    casebook_rows: list[dict[str, Any]]
+    casebook_table: str
+    headline_table: str
+
+
+@dataclass(frozen=True)
+class LocalLLMResult(ExperimentResult):
+    """``10_local_llm``: the local LLM's answers and judgements beside the gate, the model choice.
+
+    Returned by :func:`rag_lib.experiments.llm_eval.run_local_llm`.
+    """
+
+    languages: list[str]
+    k: int
+    retriever: str
+    provenance: dict[str, Any]
+    tasks: dict[str, Any]
+    models: dict[str, Any]
+    model_choice: dict[str, Any] | None  # None when run without the model choice
+    answers: dict[str, Any]
+    answer_rows: list[dict[str, Any]]
+    answer_table: str
+    judge: dict[str, Any]
+    gate_beside_judge: dict[str, Any]
+    judge_rows: list[dict[str, Any]]
+    judge_table: str
+
+
+@dataclass(frozen=True)
+class ChunkingResult(ExperimentResult):
+    """``11_chunking``: each strategy against the structural baseline, and the context cut.
+
+    Returned by :func:`rag_lib.experiments.chunking.run_chunking`.
+    """
+
+    tables: dict[str, Any]
+    languages: list[str]
+    strategies: list[dict[str, Any]]
+    metric_rows: list[dict[str, Any]]
+    comparison_rows: list[dict[str, Any]]
+    q7_rows: list[dict[str, Any]]
+    gold_span_differences: int
+    n_answerable: int
+    context_rows: list[dict[str, Any]]
+    priced_model: str
+    price: dict[str, Any]
+    halo: dict[str, Any]
+    provenance: dict[str, Any]
+
+    def context_cut(self, lang: str) -> tuple[dict[str, Any], dict[str, Any], float]:
+        """The Top-5 and Top-20 context rows of ``lang`` and the share of tokens the Top-5 saves (read by
+        11's findings and by the summary)."""
+        small, large = (next(r for r in self.context_rows if r["language"] == lang and r["k"] == k) for k in (5, 20))
+        return small, large, 1 - small["tokens per question"] / large["tokens per question"]
+
+
+@dataclass(frozen=True)
+class CorpusSizeResult(ExperimentResult):
+    """``12_corpus_size``: retrieval as the corpus grows (nested sizes, seeded page orders).
+
+    Returned by :func:`rag_lib.experiments.corpus_size.run_corpus_size`.
+    """
+
+    languages: list[str]
+    sizes: list[int]
+    seeds: list[int]
+    batch: str
+    base_batch: str
+    n_answerable: int
+    labels: dict[str, Any]
+    size_rows: list[dict[str, Any]]
+    label_rows: list[dict[str, Any]]
+    curve: list[dict[str, Any]]
+    change_rows: list[dict[str, Any]]
+    by_size: dict[str, Any]
+    runs: list[dict[str, Any]]
+    q7_runs: list[dict[str, Any]]
+    q7_rows: list[dict[str, Any]]
+    slot_rows: list[dict[str, Any]]
+    top_distractors: list[dict[str, Any]]
+    q7_first: list[dict[str, Any]]
+    gate: dict[str, Any]
+    tables: dict[str, Any]
+    provenance: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class AnnResult(ExperimentResult):
+    """``13_ann``: HNSW recall and metric cost against exact search, per setting and batch.
+
+    Returned by :func:`rag_lib.experiments.ann.run_ann`.
+    """
+
+    languages: list[str]
+    settings: list[dict[str, Any]]
+    batches: list[str]
+    rows: list[dict[str, Any]]
+    comparison_rows: list[dict[str, Any]]
+    q7_rows: list[dict[str, Any]]
+    by_setting: dict[str, Any]
+    tables: dict[str, Any]
+    provenance: dict[str, Any]
+
+
+# --------------------------------------------------------------------------- mechanism runs (06)
+@dataclass(frozen=True)
+class VariantResult:
+    """One variant of a mechanism run, as stored (see ``run_mechanism``)."""
+
+    name: str
+    evidence_k: int
+    q7: dict[str, dict[str, dict[str, int | None]]]  # phrasing -> language -> piece -> first rank
+    q7_failures: dict[str, dict[str, str]]  # phrasing -> language -> why it failed
+    benchmark: dict[str, dict[str, dict[str, Any]]]  # language -> metric -> comparison
+    compared_on: dict[str, int]  # language -> questions, where fewer than all were ranked
+    failures: dict[str, dict[str, Any]]  # language -> failed LLM calls
+    provenance: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> VariantResult:
+        return cls(name=row["name"], evidence_k=int(row.get("evidence_k") or TOP_K), q7=row.get("q7", {}),
+                   q7_failures=row.get("q7_failures", {}), benchmark=row.get("benchmark", {}),
+                   compared_on=row.get("compared_on", {}), failures=row.get("failures", {}),
+                   provenance=row.get("provenance", {}))
+
+    def label(self, mechanism: str) -> str:
+        """``mechanism: variant``, with the model that produced it for LLM variants."""
+        reranker = self.provenance.get("reranker", {})
+        model = self.provenance.get("llm", {}).get("model") or (
+            reranker.get("revision") if reranker.get("backend") == "llm_yes_no" else None)
+        return f"{mechanism}: {self.name}" + (f" ({model})" if model else "")
+
+
+@dataclass(frozen=True)
+class MechanismResult(ExperimentResult):
+    """``06_q7_mechanism-<mechanism>``: one mechanism's variants against the baseline (one shape for every run).
+
+    Returned by :func:`rag_lib.experiments.mechanisms.run.run_mechanism`.
+    """
+
+    mechanism: str
+    status: str  # "ran" or "unavailable"
+    reason: str
+    variants: list[dict[str, Any]]  # one entry per variant, read by VariantResult
+    baseline: dict[str, Any]
+    unavailable: dict[str, Any]
+    provenance: dict[str, Any]
+    q7_rows: list[dict[str, Any]]
+    q7_table: str
+    benchmark_rows: list[dict[str, Any]]
+    benchmark_table: str
+    variants_text: str
+
+    @property
+    def ran(self) -> bool:
+        return self.status == "ran"
+
+    @property
+    def variant_results(self) -> list[VariantResult]:
+        return [VariantResult.from_json(v) for v in self.variants]
+
+    @property
+    def n_answerable(self) -> int | None:
+        return self.provenance.get("n_answerable")
+
+
+def mechanism_results(root: Path | None = None) -> tuple[list[MechanismResult], list[str]]:
+    """The declared mechanism runs that have results, and the names of those that have none."""
+    found, missing = [], []
+    for run in runs_of(MECHANISM_NOTEBOOK):
+        stored = MechanismResult.find(run.name, root)
+        if stored is None:
+            missing.append(run.name)
+        else:
+            found.append(stored)
+    return found, missing
+
+
+# Notebook → the type of its stored result (09_explore stores none).
+RESULT_TYPES: dict[str, type[ExperimentResult]] = {
+    "00_corpus": CorpusResult, "01_embedding_bakeoff": BakeoffResult, "02_q5_success": Q5Result,
+    "03_q9a_no_evidence": Q9aResult, "04_q8_topk": TopkResult, "05_q7_diagnosis": Q7DiagnosisResult,
+    MECHANISM_NOTEBOOK: MechanismResult, "07_recovery_loop": RecoveryExperimentResult, "08_summary": SummaryResult,
+    "10_local_llm": LocalLLMResult, "11_chunking": ChunkingResult, "12_corpus_size": CorpusSizeResult,
+    "13_ann": AnnResult,
+}
+
+
+# --------------------------------------------------------------------------- the baseline, read across runs
+Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
+
+
+def baseline_q7_ranks(root: Path | None = None) -> dict[str, Q7Ranks]:
+    """The baseline's (dense, default embedder) Q7 piece ranks as each run that reports them stored them:
+    01 (its row for the default configuration), 05 (its own rows) and every mechanism run (its baseline).
+
+    They are three computations of one ranking; :func:`q7_baseline_disagreements` says where they differ.
+    """
+    def ranks(row: dict[str, Any]) -> tuple[int | None, ...]:
+        return tuple(row.get(p) for p in PIECES)
+
+    out: dict[str, Q7Ranks] = {}
+    bakeoff = BakeoffResult.find("01_embedding_bakeoff", root)
+    diagnosis = Q7DiagnosisResult.find("05_q7_diagnosis", root)
+    if bakeoff is not None:
+        default = f"dense:{run_config().embedder}"
+        out["01_embedding_bakeoff"] = {(r["phrasing"], r["language"]): ranks(r) for r in bakeoff.q7_rows
+                                       if r["configuration"] == default}
+    if diagnosis is not None:
+        out["05_q7_diagnosis"] = {(r["phrasing"], r["language"]): ranks(r) for r in diagnosis.rank_rows
+                                  if r.get("source") == "ours"}
+    for run in runs_of(MECHANISM_NOTEBOOK):
+        mechanism = MechanismResult.find(run.name, root)
+        if mechanism is not None and mechanism.ran:
+            out[run.name] = {(phrasing, lang): ranks(by_piece) for phrasing, by_lang in
+                             mechanism.baseline["q7"].items() for lang, by_piece in by_lang.items()}
+    return out
+
+
+def q7_baseline_disagreements(root: Path | None = None) -> list[str]:
+    """Every (phrasing, language) whose baseline Q7 ranks differ between two runs that report them."""
+    runs = baseline_q7_ranks(root)
+    problems = []
+    for key in sorted({k for ranks in runs.values() for k in ranks}):
+        seen = {name: ranks[key] for name, ranks in runs.items() if key in ranks}
+        if len(set(seen.values())) > 1:
+            problems.append(f"Q7 {key[0]} ({key[1]}): " + "; ".join(f"{n} {v}" for n, v in seen.items()))
+    return problems
