@@ -10,7 +10,8 @@ import pytest
 from typed_results import partial_result
 
 from rag_lib.experiments import q9a, recovery, summary, topk
-from rag_lib.workbook.experiment_results import MechanismResult, Q9aResult, RecoveryExperimentResult, TopkResult
+from rag_lib.workbook.experiment_results import Q9aResult, RecoveryExperimentResult, TopkResult
+from rag_lib.workbook.mechanism_results import MechanismResult
 
 
 def _metric(diff: float, lo: float, hi: float, p: float) -> dict[str, object]:

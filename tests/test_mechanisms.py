@@ -17,7 +17,7 @@ from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
 from rag_lib.retrieval import Ranking
-from rag_lib.workbook.experiment_results import MechanismResult
+from rag_lib.workbook.mechanism_results import MechanismResult
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
 Q7_EN = ("How should environment variables, secrets and plain configuration each be set? "

@@ -9,15 +9,13 @@ import pytest
 from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, run_config
+from rag_lib.workbook.baseline import q7_baseline_disagreements
 from rag_lib.workbook.experiment_results import (
     RESULT_TYPES,
     BakeoffResult,
-    MechanismResult,
     Q7DiagnosisResult,
-    VariantResult,
-    mechanism_results,
-    q7_baseline_disagreements,
 )
+from rag_lib.workbook.mechanism_results import MechanismResult, VariantResult, mechanism_results
 from rag_lib.workbook.results import (
     MECHANISM_NOTEBOOK,
     MissingResult,

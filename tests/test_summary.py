@@ -8,7 +8,8 @@ from pathlib import Path
 from typed_results import partial_result
 
 from rag_lib.experiments.summary import benchmark_rows, highlight, side_by_side
-from rag_lib.workbook.experiment_results import BakeoffResult, MechanismResult
+from rag_lib.workbook.experiment_results import BakeoffResult
+from rag_lib.workbook.mechanism_results import MechanismResult
 from rag_lib.workbook.report import update_readme_headline
 
 

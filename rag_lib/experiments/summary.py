@@ -19,16 +19,15 @@ from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import HIT, holm
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.io import write_json
+from rag_lib.workbook.baseline import baseline_q7_ranks
 from rag_lib.workbook.experiment_results import (
     BakeoffResult,
     ChunkingResult,
     LocalLLMResult,
-    MechanismResult,
     RecoveryExperimentResult,
     SummaryResult,
-    baseline_q7_ranks,
-    mechanism_results,
 )
+from rag_lib.workbook.mechanism_results import MechanismResult, mechanism_results
 from rag_lib.workbook.report import kinds_text, markdown_table
 from rag_lib.workbook.results import (
     MECHANISM_METRICS,

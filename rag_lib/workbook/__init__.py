@@ -3,7 +3,11 @@
 ``reproduce``
     Executes every notebook headless into ``results/`` (``make reproduce``), each with provenance.
 ``results``
-    The one reader of a run's ``results.json`` (typed views for what other runs and ``ask`` read).
+    The one reader of a run's ``results.json``, and :class:`~rag_lib.workbook.results.ExperimentResult`.
+``experiment_results`` / ``mechanism_results``
+    Each experiment's result as a frozen dataclass: stored as ``results.json``, read back typed.
+``baseline``
+    The baseline's Q7 ranks as 01, 05 and the mechanism runs stored them, and where they disagree.
 ``report`` / ``tables`` / ``figures``
     Report text, rank tables and plots, generated from the numbers of a run.
 ``expected``

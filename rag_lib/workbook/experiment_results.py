@@ -4,17 +4,17 @@ An experiment returns its class; ``report.write_experiment`` stores ``to_json()`
 the findings from ``from_json`` of what it read back; other runs (the summary), ``ask`` and the
 tests read a stored run back with ``<Class>.read(run name)``. They live here, below the
 experiments, because experiments never import each other. Every mechanism run (06) has one shape,
-:class:`MechanismResult`; the corpus notebook (00) builds its :class:`CorpusResult` from the corpus figures.
+:class:`~rag_lib.workbook.mechanism_results.MechanismResult`; the corpus notebook (00) builds its
+:class:`CorpusResult` from the corpus figures.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from rag_lib.config import TOP_K, run_config
-from rag_lib.workbook.results import MECHANISM_NOTEBOOK, PIECES, ExperimentResult, MissingResult, runs_of
+from rag_lib.workbook.mechanism_results import MechanismResult
+from rag_lib.workbook.results import MECHANISM_NOTEBOOK, ExperimentResult, MissingResult
 
 
 @dataclass(frozen=True)
@@ -347,80 +347,6 @@ class AnnResult(ExperimentResult):
     provenance: dict[str, Any]
 
 
-# --------------------------------------------------------------------------- mechanism runs (06)
-@dataclass(frozen=True)
-class VariantResult:
-    """One variant of a mechanism run, as stored (see ``run_mechanism``)."""
-
-    name: str
-    evidence_k: int
-    q7: dict[str, dict[str, dict[str, int | None]]]  # phrasing -> language -> piece -> first rank
-    q7_failures: dict[str, dict[str, str]]  # phrasing -> language -> why it failed
-    benchmark: dict[str, dict[str, dict[str, Any]]]  # language -> metric -> comparison
-    compared_on: dict[str, int]  # language -> questions, where fewer than all were ranked
-    failures: dict[str, dict[str, Any]]  # language -> failed LLM calls
-    provenance: dict[str, Any]
-
-    @classmethod
-    def from_json(cls, row: dict[str, Any]) -> VariantResult:
-        return cls(name=row["name"], evidence_k=int(row.get("evidence_k") or TOP_K), q7=row.get("q7", {}),
-                   q7_failures=row.get("q7_failures", {}), benchmark=row.get("benchmark", {}),
-                   compared_on=row.get("compared_on", {}), failures=row.get("failures", {}),
-                   provenance=row.get("provenance", {}))
-
-    def label(self, mechanism: str) -> str:
-        """``mechanism: variant``, with the model that produced it for LLM variants."""
-        reranker = self.provenance.get("reranker", {})
-        model = self.provenance.get("llm", {}).get("model") or (
-            reranker.get("revision") if reranker.get("backend") == "llm_yes_no" else None)
-        return f"{mechanism}: {self.name}" + (f" ({model})" if model else "")
-
-
-@dataclass(frozen=True)
-class MechanismResult(ExperimentResult):
-    """``06_q7_mechanism-<mechanism>``: one mechanism's variants against the baseline (one shape for every run).
-
-    Returned by :func:`rag_lib.experiments.mechanisms.run.run_mechanism`.
-    """
-
-    mechanism: str
-    status: str  # "ran" or "unavailable"
-    reason: str
-    variants: list[dict[str, Any]]  # one entry per variant, read by VariantResult
-    baseline: dict[str, Any]
-    unavailable: dict[str, Any]
-    provenance: dict[str, Any]
-    q7_rows: list[dict[str, Any]]
-    q7_table: str
-    benchmark_rows: list[dict[str, Any]]
-    benchmark_table: str
-    variants_text: str
-
-    @property
-    def ran(self) -> bool:
-        return self.status == "ran"
-
-    @property
-    def variant_results(self) -> list[VariantResult]:
-        return [VariantResult.from_json(v) for v in self.variants]
-
-    @property
-    def n_answerable(self) -> int | None:
-        return self.provenance.get("n_answerable")
-
-
-def mechanism_results(root: Path | None = None) -> tuple[list[MechanismResult], list[str]]:
-    """The declared mechanism runs that have results, and the names of those that have none."""
-    found, missing = [], []
-    for run in runs_of(MECHANISM_NOTEBOOK):
-        stored = MechanismResult.find(run.name, root)
-        if stored is None:
-            missing.append(run.name)
-        else:
-            found.append(stored)
-    return found, missing
-
-
 # Notebook → the type of its stored result (09_explore stores none).
 RESULT_TYPES: dict[str, type[ExperimentResult]] = {
     "00_corpus": CorpusResult, "01_embedding_bakeoff": BakeoffResult, "02_q5_success": Q5Result,
@@ -429,45 +355,3 @@ RESULT_TYPES: dict[str, type[ExperimentResult]] = {
     "10_local_llm": LocalLLMResult, "11_chunking": ChunkingResult, "12_corpus_size": CorpusSizeResult,
     "13_ann": AnnResult,
 }
-
-
-# --------------------------------------------------------------------------- the baseline, read across runs
-Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
-
-
-def baseline_q7_ranks(root: Path | None = None) -> dict[str, Q7Ranks]:
-    """The baseline's (dense, default embedder) Q7 piece ranks as each run that reports them stored them:
-    01 (its row for the default configuration), 05 (its own rows) and every mechanism run (its baseline).
-
-    They are three computations of one ranking; :func:`q7_baseline_disagreements` says where they differ.
-    """
-    def ranks(row: dict[str, Any]) -> tuple[int | None, ...]:
-        return tuple(row.get(p) for p in PIECES)
-
-    out: dict[str, Q7Ranks] = {}
-    bakeoff = BakeoffResult.find("01_embedding_bakeoff", root)
-    diagnosis = Q7DiagnosisResult.find("05_q7_diagnosis", root)
-    if bakeoff is not None:
-        default = f"dense:{run_config().embedder}"
-        out["01_embedding_bakeoff"] = {(r["phrasing"], r["language"]): ranks(r) for r in bakeoff.q7_rows
-                                       if r["configuration"] == default}
-    if diagnosis is not None:
-        out["05_q7_diagnosis"] = {(r["phrasing"], r["language"]): ranks(r) for r in diagnosis.rank_rows
-                                  if r.get("source") == "ours"}
-    for run in runs_of(MECHANISM_NOTEBOOK):
-        mechanism = MechanismResult.find(run.name, root)
-        if mechanism is not None and mechanism.ran:
-            out[run.name] = {(phrasing, lang): ranks(by_piece) for phrasing, by_lang in
-                             mechanism.baseline["q7"].items() for lang, by_piece in by_lang.items()}
-    return out
-
-
-def q7_baseline_disagreements(root: Path | None = None) -> list[str]:
-    """Every (phrasing, language) whose baseline Q7 ranks differ between two runs that report them."""
-    runs = baseline_q7_ranks(root)
-    problems = []
-    for key in sorted({k for ranks in runs.values() for k in ranks}):
-        seen = {name: ranks[key] for name, ranks in runs.items() if key in ranks}
-        if len(set(seen.values())) > 1:
-            problems.append(f"Q7 {key[0]} ({key[1]}): " + "; ".join(f"{n} {v}" for n, v in seen.items()))
-    return problems

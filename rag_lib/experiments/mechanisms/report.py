@@ -8,7 +8,7 @@ from typing import Any
 from rag_lib.config import TOP_K
 from rag_lib.evaluation import HIT, effect_text
 from rag_lib.evaluation.stats import no_question_changed
-from rag_lib.workbook.experiment_results import MechanismResult
+from rag_lib.workbook.mechanism_results import MechanismResult
 from rag_lib.workbook.report import kinds_text, markdown_table
 
 FINDING_METRICS = (HIT.name, "coverage@10")

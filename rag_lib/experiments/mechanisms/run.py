@@ -15,7 +15,7 @@ from rag_lib.experiments.mechanisms.registry import METRICS, BaselineDense, Buil
 from rag_lib.experiments.mechanisms.report import tables
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
-from rag_lib.workbook.experiment_results import MechanismResult
+from rag_lib.workbook.mechanism_results import MechanismResult
 
 
 def q7_piece_ranks(q7: Question, rank: Callable[[str], Ranking], phrasings: Sequence[str | None],

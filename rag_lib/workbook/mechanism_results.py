@@ -1,0 +1,87 @@
+"""The stored shape of a mechanism run (notebook 06): every run of every mechanism has this one shape.
+
+:class:`MechanismResult` is what ``run_mechanism`` returns and what the summary reads back for each
+declared run (:func:`mechanism_results`); :class:`VariantResult` reads one variant's entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_lib.config import TOP_K
+from rag_lib.workbook.results import MECHANISM_NOTEBOOK, ExperimentResult, runs_of
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """One variant of a mechanism run, as stored (see ``run_mechanism``)."""
+
+    name: str
+    evidence_k: int
+    q7: dict[str, dict[str, dict[str, int | None]]]  # phrasing -> language -> piece -> first rank
+    q7_failures: dict[str, dict[str, str]]  # phrasing -> language -> why it failed
+    benchmark: dict[str, dict[str, dict[str, Any]]]  # language -> metric -> comparison
+    compared_on: dict[str, int]  # language -> questions, where fewer than all were ranked
+    failures: dict[str, dict[str, Any]]  # language -> failed LLM calls
+    provenance: dict[str, Any]
+
+    @classmethod
+    def from_json(cls, row: dict[str, Any]) -> VariantResult:
+        return cls(name=row["name"], evidence_k=int(row.get("evidence_k") or TOP_K), q7=row.get("q7", {}),
+                   q7_failures=row.get("q7_failures", {}), benchmark=row.get("benchmark", {}),
+                   compared_on=row.get("compared_on", {}), failures=row.get("failures", {}),
+                   provenance=row.get("provenance", {}))
+
+    def label(self, mechanism: str) -> str:
+        """``mechanism: variant``, with the model that produced it for LLM variants."""
+        reranker = self.provenance.get("reranker", {})
+        model = self.provenance.get("llm", {}).get("model") or (
+            reranker.get("revision") if reranker.get("backend") == "llm_yes_no" else None)
+        return f"{mechanism}: {self.name}" + (f" ({model})" if model else "")
+
+
+@dataclass(frozen=True)
+class MechanismResult(ExperimentResult):
+    """``06_q7_mechanism-<mechanism>``: one mechanism's variants against the baseline (one shape for every run).
+
+    Returned by :func:`rag_lib.experiments.mechanisms.run.run_mechanism`.
+    """
+
+    mechanism: str
+    status: str  # "ran" or "unavailable"
+    reason: str
+    variants: list[dict[str, Any]]  # one entry per variant, read by VariantResult
+    baseline: dict[str, Any]
+    unavailable: dict[str, Any]
+    provenance: dict[str, Any]
+    q7_rows: list[dict[str, Any]]
+    q7_table: str
+    benchmark_rows: list[dict[str, Any]]
+    benchmark_table: str
+    variants_text: str
+
+    @property
+    def ran(self) -> bool:
+        return self.status == "ran"
+
+    @property
+    def variant_results(self) -> list[VariantResult]:
+        return [VariantResult.from_json(v) for v in self.variants]
+
+    @property
+    def n_answerable(self) -> int | None:
+        return self.provenance.get("n_answerable")
+
+
+def mechanism_results(root: Path | None = None) -> tuple[list[MechanismResult], list[str]]:
+    """The declared mechanism runs that have results, and the names of those that have none."""
+    found, missing = [], []
+    for run in runs_of(MECHANISM_NOTEBOOK):
+        stored = MechanismResult.find(run.name, root)
+        if stored is None:
+            missing.append(run.name)
+        else:
+            found.append(stored)
+    return found, missing
