@@ -59,8 +59,9 @@ def test_mechanism_runs_are_the_declared_ones_never_a_leftover_folder(tmp_path: 
                                                  variants=[{"name": "v"}], provenance={"n_answerable": 3}).to_json())
     _write(tmp_path, f"{MECHANISM_NOTEBOOK}-removed", partial_result(MechanismResult, mechanism="old").to_json())
     found, missing = mechanism_results(tmp_path)
-    assert [r.mechanism for r in found] == ["m"] and missing == declared[1:]
-    assert found[0].n_answerable == 3 and found[0].variant_results[0].evidence_k == 5  # the run's k when unstated
+    assert [(name, r.mechanism) for name, r in found.items()] == [(declared[0], "m")] and missing == declared[1:]
+    stored = found[declared[0]]
+    assert stored.n_answerable == 3 and stored.variant_results[0].evidence_k == 5  # the run's k when unstated
 
 
 def test_a_stored_file_of_another_shape_names_what_it_lacks_and_the_run(tmp_path: Path) -> None:

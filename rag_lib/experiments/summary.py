@@ -45,7 +45,7 @@ LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v1.json"
 
 
 def _mechanism_results(root: Path | None) -> list[MechanismResult]:
-    return mechanism_results(root)[0]
+    return list(mechanism_results(root)[0].values())
 
 
 def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
@@ -318,14 +318,14 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
             if bench else "_(no mechanism results)_"
         ),
         multiplicity={"comparisons": len(tested), "alpha": 0.05, "ci_percent": 95,
-                         "chance": "about 1 in 20",
-                         "significant_holm_05": sum(c["p_holm"] < 0.05 for c in tested),
-                         "significant_unadjusted_05": sum(c["p"] < 0.05 for c in tested),
-                         "method": "Holm-Bonferroni over every comparison in the table (variants x languages x "
-                                   "metrics); p from the same paired bootstrap as the interval, two-sided"},
+                      "chance": "about 1 in 20",
+                      "significant_holm_05": sum(c["p_holm"] < 0.05 for c in tested),
+                      "significant_unadjusted_05": sum(c["p"] < 0.05 for c in tested),
+                      "method": "Holm-Bonferroni over every comparison in the table (variants x languages x "
+                                "metrics); p from the same paired bootstrap as the interval, two-sided"},
         what_helps=ranked,
         what_helps_table=markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
-                                                    RANK_METRIC, HIT.name, "coverage@10", "mrr"]) if ranked
+                                                 RANK_METRIC, HIT.name, "coverage@10", "mrr"]) if ranked
         else "_(no mechanism results)_",
         relabel=relabel_rows(root),
         halo_rows=halo_claims,
@@ -333,7 +333,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         casebook_rows=casebook_rows,
         casebook_table=markdown_table(casebook_rows),
         headline_table=markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
-                                         ["row", *PIECES]),
+                                      ["row", *PIECES]),
     )
 
 

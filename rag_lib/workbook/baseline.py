@@ -11,8 +11,8 @@ from typing import Any
 
 from rag_lib.config import run_config
 from rag_lib.workbook.experiment_results import BakeoffResult, Q7DiagnosisResult
-from rag_lib.workbook.mechanism_results import MechanismResult
-from rag_lib.workbook.results import MECHANISM_NOTEBOOK, PIECES, runs_of
+from rag_lib.workbook.mechanism_results import mechanism_results
+from rag_lib.workbook.results import PIECES
 
 Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
 
@@ -36,11 +36,10 @@ def baseline_q7_ranks(root: Path | None = None) -> dict[str, Q7Ranks]:
     if diagnosis is not None:
         out["05_q7_diagnosis"] = {(r["phrasing"], r["language"]): ranks(r) for r in diagnosis.rank_rows
                                   if r.get("source") == "ours"}
-    for run in runs_of(MECHANISM_NOTEBOOK):
-        mechanism = MechanismResult.find(run.name, root)
-        if mechanism is not None and mechanism.ran:
-            out[run.name] = {(phrasing, lang): ranks(by_piece) for phrasing, by_lang in
-                             mechanism.baseline["q7"].items() for lang, by_piece in by_lang.items()}
+    for name, mechanism in mechanism_results(root)[0].items():
+        if mechanism.ran:
+            out[name] = {(phrasing, lang): ranks(by_piece) for phrasing, by_lang in
+                         mechanism.baseline["q7"].items() for lang, by_piece in by_lang.items()}
     return out
 
 

@@ -75,13 +75,15 @@ class MechanismResult(ExperimentResult):
         return self.provenance.get("n_answerable")
 
 
-def mechanism_results(root: Path | None = None) -> tuple[list[MechanismResult], list[str]]:
-    """The declared mechanism runs that have results, and the names of those that have none."""
-    found, missing = [], []
+def mechanism_results(root: Path | None = None) -> tuple[dict[str, MechanismResult], list[str]]:
+    """The declared mechanism runs that have results (run name → result, in name order), and the names of
+    those that have none."""
+    found: dict[str, MechanismResult] = {}
+    missing: list[str] = []
     for run in runs_of(MECHANISM_NOTEBOOK):
         stored = MechanismResult.find(run.name, root)
         if stored is None:
             missing.append(run.name)
         else:
-            found.append(stored)
+            found[run.name] = stored
     return found, missing

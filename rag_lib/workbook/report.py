@@ -178,6 +178,10 @@ def scrolling_tables(markdown: str) -> str:
 GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../README.md#glossary)."
 
 
+# The keys write_experiment adds to an experiment's own figures in results.json.
+REPORT_KEYS = ("experiment", "rag_lib_version", "findings", "findings_text")
+
+
 def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str,
                      findings: Callable[[Any], list[str]] | None = None) -> dict[str, Any]:
     """Write ``results.json`` then ``report.md`` rendered from the JSON as read back from disk.

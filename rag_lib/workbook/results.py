@@ -23,7 +23,7 @@ from rag_lib.config import NOTEBOOKS_DIR, results_dir, settings, shown_path
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.metrics import HIT
 from rag_lib.io import read_json
-from rag_lib.workbook.report import lookup
+from rag_lib.workbook.report import REPORT_KEYS, lookup
 
 RESULTS_FILE = "results.json"
 MECHANISM_NOTEBOOK = "06_q7_mechanism"
@@ -35,6 +35,11 @@ MECHANISM_METRICS = (HIT.name, "coverage@10", "mrr", "coverage@evidence")
 
 class MissingResult(WorkbookError):
     """A run's ``results.json`` is absent, unreadable, or lacks a figure a reader needs."""
+
+
+def rerun_command(name: str) -> str:
+    """The command that executes run ``name`` again (what a :class:`MissingResult` tells the reader)."""
+    return f"python -m rag_lib.workbook.reproduce {name}"
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ class StoredResult:
             return lookup(self.data, dotted)
         except (KeyError, IndexError, TypeError) as exc:
             raise MissingResult(f"{shown_path(self.path)} has no {dotted} ({exc}); re-run {self.name} "
-                                f"(`python -m rag_lib.workbook.reproduce {self.name}`).") from exc
+                                f"(`{rerun_command(self.name)}`).") from exc
 
 
 def find_result(name: str, root: Path | None = None) -> StoredResult | None:
@@ -100,20 +105,17 @@ def read_result(name: str, root: Path | None = None, needed_by: str = "this step
     if found is None:
         path = (root or results_dir()) / name / RESULTS_FILE
         raise MissingResult(f"{shown_path(path)} is missing: {needed_by} reads it; run "
-                            f"`python -m rag_lib.workbook.reproduce {name}` (or `make reproduce`).")
+                            f"`{rerun_command(name)}` (or `make reproduce`).")
     return found
 
 
 # --------------------------------------------------------------------------- typed results
-REPORT_KEYS = ("experiment", "rag_lib_version", "findings", "findings_text")  # added by report.write_experiment
-
-
 @dataclass(frozen=True)
 class ExperimentResult:
     """Base of what one experiment returns: its fields are the top-level keys of its ``results.json``.
 
     Each experiment declares a frozen dataclass over this. :meth:`to_json` is what
-    ``report.write_experiment`` stores (with :data:`REPORT_KEYS`); :meth:`from_json` reads a stored
+    ``report.write_experiment`` stores (with its ``REPORT_KEYS``); :meth:`from_json` reads a stored
     file back and fails, naming the run, on a key it lacks or one it does not declare (a file written
     by another version of the experiment). Nested values stay JSON (rows, tables, per-language maps).
     """
@@ -130,7 +132,7 @@ class ExperimentResult:
             problems = ([f"lack {', '.join(missing)}"] if missing else []) + (
                 [f"have fields {cls.__name__} does not declare: {', '.join(unknown)}"] if unknown else [])
             raise MissingResult(f"{where} {' and '.join(problems)}; re-run it "
-                                f"(`python -m rag_lib.workbook.reproduce {name or 'NAME'}`).")
+                                f"(`{rerun_command(name or 'NAME')}`).")
         return cls(**{key: data[key] for key in declared})
 
     @classmethod
@@ -143,6 +145,3 @@ class ExperimentResult:
         """Like :meth:`read`, but ``None`` when run ``name`` has not written its results."""
         stored = find_result(name, root)
         return cls.from_json(stored.data, name) if stored is not None else None
-
-
-# --------------------------------------------------------------------------- fields read across runs
