@@ -51,7 +51,7 @@ settings(result.provenance)
 
 # %%
 table(result.rank_rows, ["source", "phrasing", "language", "C1", "C2", "C3", "C4", f"in top {k}", "in top 10",
-                           "layer"])
+                        "layer"])
 
 # %% [markdown]
 # ## Top-10 of each phrasing and language

@@ -49,7 +49,7 @@ print("inputs missing:", summary.missing_inputs or "none")
 
 # %%
 table(summary.what_helps, ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence", "hit@5",
-                              "coverage@10", "mrr"])
+                           "coverage@10", "mrr"])
 
 # %% [markdown]
 # ## Q7 side by side: first rank of each piece

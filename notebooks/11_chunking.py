@@ -62,7 +62,7 @@ settings(result.provenance)
 
 # %%
 table(result.strategies, ["strategy", "kind", "description", "n_chunks", "median_tokens", "p90_tokens",
-                             "max_tokens", "overlong_inputs", "cosine_threshold"])
+                          "max_tokens", "overlong_inputs", "cosine_threshold"])
 
 # %% [markdown]
 # ## Whole benchmark (answerable questions): hit@5, coverage@10, MRR, and tokens the Top-5 sends
@@ -75,7 +75,7 @@ table(result.metric_rows, decimals={"tokens@5": 0})
 
 # %%
 table(result.comparison_rows, ["strategy", "language", "metric", "structural", "strategy_value",
-                                  "structural − strategy", "95% CI", "p"], signed=["structural − strategy"])
+                               "structural − strategy", "95% CI", "p"], signed=["structural − strategy"])
 
 # %% [markdown]
 # ## Q7: first rank of C1–C4 under each strategy (dense, original phrasing)

@@ -123,16 +123,16 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
         rows=rows, comparison_rows=comparison, q7_rows=q7_rows,
         # recall keyed by batch, setting and language, for make check (results/expected.yaml)
         by_setting={batch: {setting_key(s): {r["language"]: r["recall@10 of exact"] for r in rows
-                                                if r["batch"] == batch and r["setting"] == setting_label(s)}
-                               for s in hnsw_settings} for batch in conf["batches"]},
+                                             if r["batch"] == batch and r["setting"] == setting_label(s)}
+                            for s in hnsw_settings} for batch in conf["batches"]},
         tables={"recall": markdown_table(rows), "comparison": markdown_table(
             comparison, ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact", "95% CI", "p"]),
             "q7": markdown_table(q7_rows)},
         provenance={"retriever": "dense", "embedder": Workbench().embedder().describe(), "n_boot": n_boot,
-                       "seed": seed, "ann": conf, "store": f"Postgres {versions['postgres']}, pgvector "
-                                                             f"{versions['pgvector']}", "recall_k": RECALL_K,
-                       "hnsw_returns": "at most ef_search rows; the rest are unmatched, never filled from "
-                                       "exact search"},
+                    "seed": seed, "ann": conf, "store": f"Postgres {versions['postgres']}, pgvector "
+                                                          f"{versions['pgvector']}", "recall_k": RECALL_K,
+                    "hnsw_returns": "at most ef_search rows; the rest are unmatched, never filled from "
+                                    "exact search"},
     )
 
 

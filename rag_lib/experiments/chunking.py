@@ -152,11 +152,11 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         context_rows=context, priced_model=PRICED_MODEL,
         price=price_table()[PRICED_MODEL], halo=halo(),
         provenance={"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
-                       "strategies": {n: declared[n] for n in names},
-                       "gold": "spans of the benchmark's locators; a chunk counts when it holds the whole span, "
-                               "else the chunk(s) holding its largest part (rag_lib.evaluation.gold_spans)",
-                       "token_estimate": "tokens@5 and context cost: approx_tokens (1 per CJK character, "
-                                         "1 per 4 other characters)"},
+                    "strategies": {n: declared[n] for n in names},
+                    "gold": "spans of the benchmark's locators; a chunk counts when it holds the whole span, "
+                            "else the chunk(s) holding its largest part (rag_lib.evaluation.gold_spans)",
+                    "token_estimate": "tokens@5 and context cost: approx_tokens (1 per CJK character, "
+                                      "1 per 4 other characters)"},
     )
 
 

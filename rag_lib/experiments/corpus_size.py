@@ -205,12 +205,12 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
         base_batch=default_batch(), n_answerable=len(questions),
         labels=on_batch.to_json(), size_rows=size_rows,
         label_rows=[{"question": q, "in the wide batch": "answered there: left out" if r.answered
-                        else "still unanswerable: kept", "reason": r.reason}
-                       for q, r in sorted(on_batch.labels.absent_review.items())],
+                     else "still unanswerable: kept", "reason": r.reason}
+                    for q, r in sorted(on_batch.labels.absent_review.items())],
         curve=curve, change_rows=change,
         # the curve keyed by language and size, for make check (results/expected.yaml)
         by_size={lang: {str(r["pages"]): {m: r[m] for m in (*METRICS, "declined (answerable)")}
-                           for r in curve if r["language"] == lang} for lang in languages},
+                        for r in curve if r["language"] == lang} for lang in languages},
         runs=rows, q7_runs=q7_rows, q7_rows=q7_summary,
         slot_rows=slot_summary, top_distractors=top_distractors, q7_first=q7_first,
         gate={lang: calibrated_gate_parameters(lang) for lang in languages},
@@ -228,10 +228,10 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
             "top_distractors": markdown_table(top_distractors),
         },
         provenance={"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
-                       "scale": conf, "top": TOP_K,
-                       "gate": "floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
-                       "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
-                                      "chunks (identical to exact search over it)"},
+                    "scale": conf, "top": TOP_K,
+                    "gate": "floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
+                    "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
+                                   "chunks (identical to exact search over it)"},
     )
 
 

@@ -88,7 +88,7 @@ def run_q7_diagnosis(
         rank_rows=rank_rows,
         rank_table=markdown_table(rank_rows),
         casebook={"piece_ranks": dict(theirs["piece_ranks"]), "coverage_top10": theirs["coverage_top10"],
-                     "note": "THEIRS: bge-m3 on their 26-page snapshot; the casebook gives C4 only as 'in the Top-10'"},
+                  "note": "THEIRS: bge-m3 on their 26-page snapshot; the casebook gives C4 only as 'in the Top-10'"},
     )
 
 

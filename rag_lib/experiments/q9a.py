@@ -264,7 +264,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
     theirs = published()
     return Q9aResult(
         casebook={"q9a_top5": theirs["q9a"]["top5_score_range"], "q5_rank5": theirs["q5"]["rank5_score"],
-                     "kv_mentions": theirs["corpus"]["kv_mentions"]},  # THEIRS (bge-m3 on their snapshot)
+                  "kv_mentions": theirs["corpus"]["kv_mentions"]},  # THEIRS (bge-m3 on their snapshot)
         question={"id": q9a.id, "zh": q9a.zh, "en": q9a.en},
         languages=list(languages), k=k, retriever=key, provenance=wb.provenance(key),
         corpus_check=corpus_check(wb.chunks, q9a.absent),
@@ -272,7 +272,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         scores=score_comparison(wb, languages, key, k),
         overlap={lang: score_overlap(rows[lang]) for lang in languages},
         calibration={lang: {n: c[n] for n in ("floor", "aspects", "floor_aspects", "grid_size")}
-                        for lang, c in calibrations.items()},
+                     for lang, c in calibrations.items()},
         floor_sweep={lang: c["floor_sweep"] for lang, c in calibrations.items()},
         gates=measured,
         gate_tables={lang: gate_table(m) for lang, m in measured.items()},
@@ -280,11 +280,11 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         validation_interval="Wilson score interval, 95%",
         validation_tables={lang: validation_table(v) for lang, v in validation.items()},
         near_miss={"ids": [q.id for q in wb.benchmark.questions(near_miss=True)],
-                      "ids_count": len(wb.benchmark.questions(near_miss=True)),
-                      "rows": {lang: near_miss_rows(wb, gates[lang], lang, key, k) for lang in languages},
-                      "llm_judge": "in the LLM judge table below (whole benchmark, beside floor+aspects)"},
+                   "ids_count": len(wb.benchmark.questions(near_miss=True)),
+                   "rows": {lang: near_miss_rows(wb, gates[lang], lang, key, k) for lang in languages},
+                   "llm_judge": "in the LLM judge table below (whole benchmark, beside floor+aspects)"},
         gated_decline={lang: gated_decline(wb, general[lang], q9a.text(lang), "llama_cpp", key, k)
-                          for lang in languages},
+                       for lang in languages},
         bypass={"lang": bypass_lang, **bypass(wb, q9a.text(bypass_lang), generators, key, k)},
         llm_judge=judge,
         llm_judge_rows=judge_rows,

@@ -203,7 +203,7 @@ def run_recovery_experiment(
             "oracle: the suggestion that brings the most pieces missing from the original Top-5 into its own "
             "Top-5 (tie: the first); it uses the gold labels and stands in for the user's pick"),
         count_rule=("pieces of the answerable compound questions with a chunk at rank <= 5 (or 10) in the "
-                       "original ranking (before) or, after, also in the suggestion rankings named below"),
+                    "original ranking (before) or, after, also in the suggestion rankings named below"),
         count_meaning=COUNT_MEANING,
         compound_question_ids=[q.id for q in questions],
         q7_id=q7.id,
