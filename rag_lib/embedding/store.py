@@ -260,10 +260,13 @@ def _meta(embedder: BaseEmbedder) -> dict[str, Any]:
 
 
 def _config_key(embedder: BaseEmbedder) -> str:
-    """Model file checksum plus every spec setting that changes the vectors."""
+    """Model file checksum, the engine that runs it (where a backend builds its own), and every spec setting
+    that changes the vectors."""
     spec = embedder.spec
     parts = [embedder.provenance["checksum"], spec.pooling, str(spec.max_tokens), spec.long_inputs,
              str(spec.normalize), str(spec.dimension)]
+    if "engine" in embedder.provenance:  # kept out of the key otherwise, so other models' caches stay valid
+        parts.append(embedder.provenance["engine"])
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

@@ -31,8 +31,10 @@ def run_bakeoff(
 ) -> BakeoffResult:
     """Rank every answerable question with every configuration and summarise.
 
-    The result holds provenance, per-configuration means, Q7 piece ranks, layer counts.
-    Embedders whose files are missing are listed under ``unavailable`` with the reason.
+    The result holds provenance, per-configuration means, Q7 piece ranks, layer counts and each
+    question's measures (the baseline's are what 06 compares against:
+    :class:`~rag_lib.workbook.baseline.BaselineMeasures`). Embedders whose files are missing are
+    listed under ``unavailable`` with the reason.
     """
     wb = workbench or Workbench()
     status = {name: available_embedders().get(name, f"unknown embedder {name!r}") for name in embedders}
@@ -50,7 +52,8 @@ def run_bakeoff(
             summary_rows.append({"configuration": key.label, "language": lang, **means})
             label = f"{key.label} [{lang}]"
             layers[label] = Counter(str(diagnose(q.pieces, runs[q.id], k).layer) for q in questions)
-            per_question[label] = table.round(4).to_dict(orient="index")
+            # Full precision: the mechanism runs (06) pair their per-question values with the baseline's here.
+            per_question[label] = table.to_dict(orient="index")
     q7 = wb.benchmark.by_casebook("Q7")
     q7_rows = []
     for key in keys:
@@ -76,6 +79,7 @@ def run_bakeoff(
         q7_table=markdown_table(q7_rows),
         layers={label: dict(sorted(c.items())) for label, c in layers.items()},
         per_question=per_question,
+        inputs_sha256=wb.inputs_sha256,
     )
 
 

@@ -1,37 +1,121 @@
-"""The baseline's Q7 piece ranks as each run that reports them stored them, and where they disagree.
+"""The baseline (dense retrieval, default embedder) as measured once, and where runs report it.
 
-01, 05 and every mechanism run rank the baseline (dense, default embedder) in their own process;
-the summary shows 01's, and a test holds the committed runs to one answer.
+01's bake-off measures every configuration, the baseline among them; :class:`BaselineMeasures` is
+its baseline as stored there (each answerable question's measures at full precision, Q7's piece
+ranks). Every mechanism run (06) compares against it instead of measuring the baseline again, and
+the summary (08) shows its Q7 ranks. 05 ranks Q7 itself, because it shows the ranking (its Top-10);
+:func:`q7_baseline_disagreements` holds the stored runs to one answer.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from rag_lib.config import run_config
 from rag_lib.workbook.experiment_results import BakeoffResult, Q7DiagnosisResult
 from rag_lib.workbook.mechanism_results import mechanism_results
-from rag_lib.workbook.results import PIECES
+from rag_lib.workbook.results import PIECES, MissingResult, rerun_command
+
+BAKEOFF_RUN = "01_embedding_bakeoff"
 
 Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
 
 
+@dataclass(frozen=True)
+class BaselineMeasures:
+    """The baseline's measurements as 01 stored them, for runs that compare against the baseline.
+
+    Parameters
+    ----------
+    configuration : str
+        The baseline's run label (``dense:<default embedder>``).
+    provenance : dict
+        Retriever and embedder (model, backend, version, checksum) that produced it.
+    inputs_sha256 : str
+        The workbench inputs it was measured on (:attr:`rag_lib.workbench.Workbench.inputs_sha256`).
+    per_question : dict
+        ``{lang: {question id: {measure: value}}}``, every answerable question, full precision.
+    q7 : dict
+        ``{phrasing: {lang: {"C1": first rank, …}}}``.
+    """
+
+    configuration: str
+    provenance: dict[str, Any]
+    inputs_sha256: str
+    per_question: dict[str, dict[str, dict[str, float]]]
+    q7: dict[str, dict[str, dict[str, int | None]]]
+
+    @classmethod
+    def from_bakeoff(cls, bakeoff: BakeoffResult, configuration: str | None = None) -> Self:
+        """The baseline rows of a bake-off; a bake-off that did not run the baseline is an error."""
+        label = configuration or f"dense:{run_config().embedder}"
+        if label not in bakeoff.configurations:
+            raise MissingResult(f"{BAKEOFF_RUN} did not run the baseline {label} (it ran "
+                                f"{bakeoff.configurations_text or 'nothing'}); put its embedder back in 01's "
+                                f"parameters and re-run it (`{rerun_command(BAKEOFF_RUN)}`).")
+        prefix = f"{label} ["
+        per_question = {name[len(prefix):-1]: rows for name, rows in bakeoff.per_question.items()
+                        if name.startswith(prefix)}
+        q7: dict[str, dict[str, dict[str, int | None]]] = {}
+        for row in bakeoff.q7_rows:
+            if row["configuration"] == label:
+                q7.setdefault(row["phrasing"], {})[row["language"]] = {p: row.get(p) for p in PIECES}
+        return cls(label, bakeoff.provenance[label], bakeoff.inputs_sha256, per_question, q7)
+
+    @classmethod
+    def read(cls, root: Path | None = None, needed_by: str = "this step") -> Self:
+        """The baseline as 01 stored it under ``root`` (``RAG_RESULTS_DIR``)."""
+        return cls.from_bakeoff(BakeoffResult.read(BAKEOFF_RUN, root, needed_by))
+
+    def check(self, provenance: Mapping[str, Any], inputs_sha256: str, languages: Sequence[str],
+              question_ids: Sequence[str], phrasings: Sequence[str]) -> None:
+        """Fail, naming the run to repeat, unless this baseline was measured with ``provenance`` on
+        these inputs, in every one of ``languages``, for every question and Q7 phrasing asked for."""
+        problems = []
+        if json.loads(json.dumps(provenance)) != self.provenance:  # compared as stored (tuples become lists)
+            problems.append("it was measured with another model or version")
+        if inputs_sha256 != self.inputs_sha256:
+            problems.append("it was measured on other chunks or benchmark labels")
+        for lang in languages:
+            missing = sorted(set(question_ids) - set(self.per_question.get(lang, {})))
+            if missing:
+                more = "…" if len(missing) > 3 else ""
+                problems.append(f"it lacks {len(missing)} question(s) in {lang} ({', '.join(missing[:3])}{more})")
+            absent = [p for p in phrasings if lang not in self.q7.get(p, {})]
+            if absent:
+                problems.append(f"it lacks Q7's {', '.join(absent)} phrasing(s) in {lang}")
+        if problems:
+            raise MissingResult(f"the baseline stored by {BAKEOFF_RUN} cannot be compared with this run: "
+                                f"{'; '.join(problems)}. Re-run it (`{rerun_command(BAKEOFF_RUN)}`).")
+
+    def scores(self, lang: str, question_ids: Sequence[str], measure: str) -> list[float]:
+        """``measure`` of each question, in the order given."""
+        return [self.per_question[lang][qid][measure] for qid in question_ids]
+
+    def q7_ranks(self, phrasings: Sequence[str], languages: Sequence[str]) -> dict[str, dict[str, dict[str, Any]]]:
+        """Q7's piece ranks, phrasing by phrasing, language by language (the order asked for)."""
+        return {p: {lang: dict(self.q7[p][lang]) for lang in languages} for p in phrasings}
+
+
 def baseline_q7_ranks(root: Path | None = None) -> dict[str, Q7Ranks]:
     """The baseline's (dense, default embedder) Q7 piece ranks as each run that reports them stored them:
-    01 (its row for the default configuration), 05 (its own rows) and every mechanism run (its baseline).
+    01 (its row for the default configuration), 05 (its own rows) and every mechanism run (01's, as it read them).
 
-    They are three computations of one ranking; :func:`q7_baseline_disagreements` says where they differ.
+    01 and 05 rank Q7 each; :func:`q7_baseline_disagreements` says where any two stored runs differ.
     """
     def ranks(row: dict[str, Any]) -> tuple[int | None, ...]:
         return tuple(row.get(p) for p in PIECES)
 
     out: dict[str, Q7Ranks] = {}
-    bakeoff = BakeoffResult.find("01_embedding_bakeoff", root)
+    bakeoff = BakeoffResult.find(BAKEOFF_RUN, root)
     diagnosis = Q7DiagnosisResult.find("05_q7_diagnosis", root)
     if bakeoff is not None:
         default = f"dense:{run_config().embedder}"
-        out["01_embedding_bakeoff"] = {(r["phrasing"], r["language"]): ranks(r) for r in bakeoff.q7_rows
+        out[BAKEOFF_RUN] = {(r["phrasing"], r["language"]): ranks(r) for r in bakeoff.q7_rows
                                        if r["configuration"] == default}
     if diagnosis is not None:
         out["05_q7_diagnosis"] = {(r["phrasing"], r["language"]): ranks(r) for r in diagnosis.rank_rows

@@ -72,7 +72,8 @@ class BakeoffResult(ExperimentResult):
     q7_rows: list[dict[str, Any]]
     q7_table: str
     layers: dict[str, Any]
-    per_question: dict[str, Any]
+    per_question: dict[str, Any]  # "<configuration> [<lang>]" -> question id -> measure -> value (full precision)
+    inputs_sha256: str  # the chunks and labels measured (Workbench.inputs_sha256), checked by runs that reuse them
 
 
 @dataclass(frozen=True)

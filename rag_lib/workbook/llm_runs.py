@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -53,11 +54,13 @@ def read_misses(path: Path) -> list[LLMRequest]:
 
 
 def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> list[LLMRequest]:
-    """Execute ``runs`` (default: every planned notebook) in replay-only mode into a scratch folder
-    and return the requests that had no record (``used`` receives every key asked for)."""
+    """Execute ``runs`` (default: every planned notebook) in replay-only mode into a scratch copy of the
+    results and return the requests that had no record (``used`` receives every key asked for)."""
     from rag_lib.workbook.reproduce import run_all
 
     with tempfile.TemporaryDirectory(prefix="llm-runs-") as scratch:
+        # The stored results first: a run may read an earlier one (06 compares against 01's baseline).
+        shutil.copytree(results_dir(), scratch, dirs_exist_ok=True, ignore=shutil.ignore_patterns("llm_calls"))
         misses, asked = Path(scratch) / "misses.jsonl", Path(scratch) / "used.txt"
         saved = {k: os.environ.get(k) for k in (MODE_ENV, MISSES_ENV, USED_ENV, "RAG_RESULTS_DIR")}
         os.environ.update({MODE_ENV: "replay_only", MISSES_ENV: str(misses), USED_ENV: str(asked),

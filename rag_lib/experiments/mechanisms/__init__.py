@@ -8,8 +8,10 @@ Every mechanism is a set of **variants**; a variant turns a question text into a
   the variant's own evidence size against the baseline's coverage@5), as paired differences
   against the baseline with bootstrap 95% intervals over questions.
 
-The baseline is dense retrieval with the default embedder and k = 5 (``workbook.yaml``). The
-result has one uniform shape for every mechanism (see :func:`run_mechanism`), which the summary
+The baseline is dense retrieval with the default embedder and k = 5 (``workbook.yaml``), measured
+once, by 01: a mechanism run pairs its variants with 01's stored per-question values
+(:class:`~rag_lib.workbook.baseline.BaselineMeasures`), after checking they come from the same model
+and inputs. The result has one uniform shape for every mechanism (see :func:`run_mechanism`), which the summary
 notebook reads.
 
 A mechanism is declared once, with its parameters written out (:func:`mechanism`); they go into

@@ -10,11 +10,12 @@ import numpy as np
 from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.config import TOP_K
 from rag_lib.embedding.registry import default_embedder_name
-from rag_lib.evaluation import HIT, MRR, PieceCoverage, compare, piece_ranks
+from rag_lib.evaluation import HIT, MRR, Measure, PieceCoverage, compare, piece_ranks
 from rag_lib.experiments.mechanisms.registry import METRICS, BaselineDense, BuildContext, RankFailed, get_mechanism
 from rag_lib.experiments.mechanisms.report import tables
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbook.baseline import BaselineMeasures
 from rag_lib.workbook.mechanism_results import MechanismResult
 
 
@@ -64,11 +65,22 @@ def _variant_status(entry: dict[str, Any], langs: Sequence[str], questions: Sequ
     return "partial"
 
 
+def _measures(evidence_k: int) -> dict[str, Measure]:
+    """What each compared metric is measured with (coverage@evidence: at the variant's own k)."""
+    return dict(zip(METRICS, (HIT, PieceCoverage(10), MRR(), PieceCoverage(evidence_k)), strict=True))
+
+
 def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
-    measures = (HIT, PieceCoverage(10), MRR(), PieceCoverage(evidence_k))
-    table = wb.evaluate(rankings, measures)
-    columns = dict(zip(METRICS, (m.name for m in measures), strict=True))  # coverage@evidence: its own k
-    return {metric: [float(v) for v in table[column]] for metric, column in columns.items()}
+    """Each metric's per-question values, questions in id order."""
+    measures = _measures(evidence_k)
+    table = wb.evaluate(rankings, tuple(measures.values()))
+    return {metric: [float(v) for v in table[m.name]] for metric, m in measures.items()}
+
+
+def _baseline_scores(baseline: BaselineMeasures, lang: str, question_ids: Sequence[str]) -> dict[str, list[float]]:
+    """The baseline's per-question values as 01 measured them, in :func:`_scores`' order (ids sorted)."""
+    qids = sorted(question_ids)
+    return {metric: baseline.scores(lang, qids, m.name) for metric, m in _measures(TOP_K).items()}
 
 
 def run_mechanism(
@@ -79,6 +91,7 @@ def run_mechanism(
     n_boot: int = 10000,
     seed: int = 0,
     workbench: Workbench | None = None,
+    baseline: BaselineMeasures | None = None,
 ) -> MechanismResult:
     """Run every variant of ``mechanism`` and compare it with the baseline.
 
@@ -93,6 +106,9 @@ def run_mechanism(
         three phrasings in every language); fewer languages keep runtime modest.
     use_llm : bool
         Build the LLM variants (rewrite, LLM split) with ``generation.llm`` from workbook.yaml.
+    baseline : BaselineMeasures, optional
+        What the variants are compared with (default: the baseline 01 stored under ``RAG_RESULTS_DIR``,
+        measured once there). It must have been measured with this workbench's model and inputs.
 
     Returns
     -------
@@ -106,15 +122,17 @@ def run_mechanism(
     wb = workbench or Workbench()
     q7 = wb.benchmark.by_casebook("Q7")
     questions = wb.benchmark.questions(answerable=True)
-    base_rank = BaselineDense(wb)
+    base_rank = BaselineDense(wb)  # what variants build on; its measurements are 01's
     base_key = RunKey("dense", default_embedder_name())
+    phrasings = [p or "original" for p in Q7_PHRASINGS]
+    baseline = baseline or BaselineMeasures.read(needed_by=f"the {mechanism} mechanism run (its baseline)")
+    baseline.check(wb.provenance(base_key), wb.inputs_sha256, languages, [q.id for q in questions], phrasings)
     provenance: dict[str, Any] = {"baseline": {**wb.provenance(base_key), "k": TOP_K}, "n_boot": n_boot, "seed": seed,
                                   "ci_percent": 95, "n_answerable": len(questions), "languages": list(languages)}
     entries: list[dict[str, Any]] = []
-    base_runs = {lang: {q.id: base_rank(q.text(lang)) for q in questions} for lang in languages}
-    base_scores = {lang: _scores(wb, base_runs[lang], TOP_K) for lang in languages}
+    base_scores = {lang: _baseline_scores(baseline, lang, [q.id for q in questions]) for lang in languages}
     base_result = {
-        "q7": q7_piece_ranks(q7, base_rank, Q7_PHRASINGS, languages),
+        "q7": baseline.q7_ranks(phrasings, languages),
         "benchmark": {lang: {m: round(float(np.mean(v)), 4) for m, v in s.items()} for lang, s in base_scores.items()},
     }
 
@@ -144,9 +162,9 @@ def run_mechanism(
                 continue  # every question failed: nothing to compare, and nothing shown as if it ran
             # Paired comparison on the questions the variant ranked (all of them, unless some failed).
             same = len(runs) == len(questions)
-            baseline = base_scores[lang] if same else _scores(wb, {q: base_runs[lang][q] for q in runs}, TOP_K)
+            paired = base_scores[lang] if same else _baseline_scores(baseline, lang, list(runs))
             scores = _scores(wb, runs, v.evidence_k)
-            entry["benchmark"][lang] = {m: compare(scores[m], baseline[m], n_boot, seed) for m in METRICS}
+            entry["benchmark"][lang] = {m: compare(scores[m], paired[m], n_boot, seed) for m in METRICS}
             if not same:
                 entry.setdefault("compared_on", {})[lang] = len(runs)
         entry["status"] = _variant_status(entry, langs, asked)

