@@ -2,9 +2,10 @@
 stopwords, and a model-free token estimate. Every Chinese-character test in the package uses
 :data:`CJK_RANGES` (or, to remove spaces next to any East Asian character, :data:`CJK_WIDE_RANGES`).
 
-Two sentence rules, for two kinds of text: :func:`sentences` cuts passages (evidence, answers) and
-also breaks at newlines; :func:`question_sentences` cuts one question and keeps ``wrangler.toml``
-whole. (The semantic chunker finds sentence *spans* with its own rule: it needs offsets.)"""
+Two sentence rules, for two kinds of text: :func:`sentences` cuts passages (evidence, answers, and
+the semantic chunker's pages, as offsets: :func:`sentence_spans`) and also breaks at newlines;
+:func:`question_sentences` cuts one question, keeps each mark with its sentence and keeps
+``wrangler.toml`` whole."""
 
 from __future__ import annotations
 
@@ -41,9 +42,21 @@ def language_name(text: str) -> str:
     return LANGUAGE_NAMES[language_of(text)]
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each non-empty sentence of ``text``, surrounding whitespace left out."""
+    spans, start = [], 0
+    for end, next_start in [(m.start(), m.end()) for m in _SENTENCE_BREAK.finditer(text)] + [(len(text), len(text))]:
+        piece = text[start:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((start + lead, start + len(piece.rstrip())))
+        start = next_start
+    return spans
+
+
 def sentences(text: str) -> list[str]:
     """The non-empty sentences of ``text``, each a verbatim (stripped) substring of it."""
-    return [s.strip() for s in _SENTENCE_BREAK.split(text) if s and s.strip()]
+    return [text[a:b] for a, b in sentence_spans(text)]
 
 
 def question_sentences(text: str) -> list[str]:

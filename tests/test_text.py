@@ -10,6 +10,7 @@ from rag_lib.text import (
     QUESTION_WORDS_EN,
     QUESTION_WORDS_ZH,
     question_sentences,
+    sentence_spans,
     sentences,
 )
 
@@ -22,6 +23,14 @@ def test_question_sentences_cut_at_marks_but_keep_file_names() -> None:
 
 def test_passage_sentences_also_break_at_newlines() -> None:
     assert sentences("One. Two\nthree。四") == ["One.", "Two", "three。", "四"]
+
+
+def test_sentence_spans_are_where_the_passage_sentences_stand() -> None:
+    text = "  One.\tTwo!  \n\n three；四？ ? Enter a value: > ***\n"
+    spans = sentence_spans(text)
+    assert [text[a:b] for a, b in spans] == sentences(text) == [
+        "One.", "Two!", "three；", "四？", "?", "Enter a value: > ***"]
+    assert spans[0] == (2, 6) and sentence_spans("") == sentence_spans(" \n ") == []
 
 
 def test_the_aspect_stopwords_extend_the_question_words_per_language() -> None:

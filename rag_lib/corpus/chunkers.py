@@ -42,10 +42,9 @@ from rag_lib.corpus.chunking import DEFAULT_MAX_CHARS, chunk_id, chunk_pages
 from rag_lib.documents import Chunk, NormalizedPage, embed_header
 from rag_lib.embedding.base import BaseEmbedder
 from rag_lib.errors import WorkbookError
+from rag_lib.text import sentence_spans
 
 _WORD = re.compile(r"\S+")
-# A sentence ends at . ! ? (followed by whitespace), at a CJK full stop, or at the end of a line.
-_SENTENCE = re.compile(r"[^\n]+?(?:[.!?](?=\s)|[。！？]|(?=\n)|$)")
 
 
 @runtime_checkable
@@ -211,17 +210,6 @@ class SemanticChunker:
         self.percentile, self.min_tokens, self.max_tokens = percentile, min_tokens, max_tokens
         self.threshold: float | None = None  # set by chunk(): the corpus's cosine percentile
 
-    @staticmethod
-    def sentences(text: str) -> list[tuple[int, int]]:
-        """Character spans of the sentences (or lines) of ``text``, without surrounding whitespace."""
-        out = []
-        for m in _SENTENCE.finditer(text):
-            piece = m.group()
-            if piece.strip():
-                lead = len(piece) - len(piece.lstrip())
-                out.append((m.start() + lead, m.start() + len(piece.rstrip())))
-        return out
-
     def _vectors(self, page: NormalizedPage, spans: Sequence[tuple[int, int]]) -> np.ndarray:
         inputs = [_SentenceInput(f"sentence:{page.slug}:{a}", page.markdown[a:b]) for a, b in spans]
         if self.store is not None:
@@ -229,7 +217,7 @@ class SemanticChunker:
         return self.embedder.embed_documents([i.embed_input for i in inputs])
 
     def chunk(self, pages: Sequence[NormalizedPage]) -> list[Chunk]:
-        sentences = {p.slug: self.sentences(p.markdown) for p in pages}
+        sentences = {p.slug: sentence_spans(p.markdown) for p in pages}  # the passages' rule (rag_lib.text)
         sims: dict[str, np.ndarray] = {}
         for page in pages:
             vectors = self._vectors(page, sentences[page.slug])

