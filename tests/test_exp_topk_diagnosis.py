@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from report_checks import load_results, report_numbers_not_in_json
 
-from rag_lib.experiments.q7_diagnosis import piece_layer
+from rag_lib.experiments.q7_diagnosis import margin_to_cut, median_gap, piece_layer
 from rag_lib.experiments.topk import approx_tokens, completes_late, coverage_at, first_full_k, verdict
+from rag_lib.retrieval import Ranking
 
 # A number standing on its own (not part of an identifier such as "q08", "C1" or "e5").
 
@@ -47,6 +48,17 @@ def test_piece_layer_boundaries(rank: int | None, layer: str) -> None:
 
 
 # --------------------------------------------------------------------------- results.json and report.md
+def test_margin_to_the_top_10_boundary_and_the_median_gap() -> None:
+    scores = [1.0 - 0.01 * i for i in range(10)] + [0.905, 0.5]  # rank 10: 0.91, rank 11: 0.905
+    ranking = Ranking(tuple(f"c{i}" for i in range(12)), tuple(scores))
+    assert margin_to_cut(ranking, 10) == pytest.approx(0.005)  # what rank 10 may lose and stay in
+    assert margin_to_cut(ranking, 11) == pytest.approx(-0.005)  # what rank 11 must gain to get in
+    assert margin_to_cut(ranking, 12) == pytest.approx(-0.41)
+    assert margin_to_cut(ranking, None) is None and margin_to_cut(ranking, 3, n=12) is None
+    assert median_gap(ranking) == pytest.approx(0.01)  # nine gaps of 0.01, one of 0.005
+    assert median_gap(Ranking(("c0",), (1.0,))) is None
+
+
 def test_topk_results() -> None:
     results, report = load_results("04_q8_topk")
     assert results["experiment"] == "04_q8_topk"
@@ -91,6 +103,8 @@ def test_q7_diagnosis_results() -> None:
             worst = max(ranks.values())
             assert case["worst_rank"] == worst
             assert case["layer"] == piece_layer(worst, k)
+            for piece, margin in case["top10_margins"].items():  # inside the Top-10 exactly when the margin is ≥ 0
+                assert (margin >= 0) == (ranks[piece] <= 10)
     theirs = [row for row in results["rank_rows"] if row["source"].startswith("casebook")]
     assert theirs and theirs[0]["C1"] == 52 and theirs[0]["C2"] == 36 and theirs[0]["C3"] == 36
     assert "theirs" in theirs[0]["source"]

