@@ -238,6 +238,27 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
     assert runs == set(MECHANISMS)
 
 
+def _tiny_workbench(tmp_path: Path) -> Any:
+    """A fixture corpus: the seven pages Q7's gold is on (about 100 chunks, not 391) and the answerable
+    questions whose gold lies on them alone, resolved to those chunks."""
+    import yaml
+
+    from rag_lib.benchmark import load_benchmark
+    from rag_lib.benchmark.parse import DEFAULT_PATH
+    from rag_lib.corpus import load_chunks
+    from rag_lib.workbench import Workbench
+
+    full = Workbench()
+    pages = set(full.benchmark.by_casebook("Q7").pages)
+    keep = {q.id for q in full.benchmark.questions(answerable=True) if set(q.pages) <= pages}
+    data = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))
+    data["questions"] = [q for q in data["questions"] if q["id"] in keep]
+    path = tmp_path / "questions.yaml"
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    chunks = [c for c in load_chunks() if c.page in pages]
+    return Workbench.over(chunks, load_benchmark(path, chunks=chunks))
+
+
 def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provenance(monkeypatch, tmp_path) -> None:
     from rag_lib.experiments import mechanisms as m
     from rag_lib.experiments.mechanisms import registry
@@ -249,9 +270,11 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     def toy(ctx: m.BuildContext, k: int) -> tuple[list[m.Variant], dict[str, str]]:
         return [m.Variant(f"k={k}", "baseline ranking, top k", ctx.base, evidence_k=k)], {}
 
-    # The baseline as 01 measures it, measured here: the test does not lean on the committed results.
-    baseline = BaselineMeasures.from_bakeoff(run_bakeoff([run_config().embedder], languages=("en",)))
-    result = m.run_mechanism("toy", languages=("en",), use_llm=False, n_boot=200, baseline=baseline)
+    # On a fixture corpus, with the baseline measured as 01 measures it: nothing read from the committed results.
+    wb = _tiny_workbench(tmp_path)
+    assert 5 <= len(wb.benchmark.questions(answerable=True)) < 20 and len(wb.embeddable) < 150
+    baseline = BaselineMeasures.from_bakeoff(run_bakeoff([run_config().embedder], languages=("en",), workbench=wb))
+    result = m.run_mechanism("toy", languages=("en",), use_llm=False, n_boot=200, workbench=wb, baseline=baseline)
     assert result.status == "ran" and result.provenance["parameters"] == {"k": 7}
     variant = result.variants[0]
     assert variant["name"] == "k=7" and variant["evidence_k"] == 7
