@@ -15,11 +15,10 @@ from typing import Any
 
 from rag_lib.casebook import halo, published
 from rag_lib.config import RESULTS_DIR, results_dir
-from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import HIT, holm
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.io import write_json
-from rag_lib.workbook.baseline import baseline_q7_ranks
+from rag_lib.workbook.baseline import baseline_label, baseline_q7_ranks
 from rag_lib.workbook.experiment_results import (
     BakeoffResult,
     ChunkingResult,
@@ -262,7 +261,7 @@ def relabel_rows(root: Path | None = None, archive: Path = LABEL_ARCHIVE) -> dic
     old_q7 = {key(r): r for r in before["q7_rows"]}
     q7 = [{"configuration": r["configuration"], "phrasing": r["phrasing"], "language": r["language"],
            **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in PIECES}} for r in bakeoff.q7_rows]
-    default = f"dense:{default_embedder_name()}"
+    default = baseline_label()
     closing = {lang: {"baseline": next(m for m in metrics if m["configuration"] == default and m["language"] == lang),
                       "q7": {r["phrasing"]: r for r in q7 if r["configuration"] == default and r["language"] == lang}}
                for lang in sorted({r["language"] for r in metrics})}

@@ -25,6 +25,20 @@ BAKEOFF_RUN = "01_embedding_bakeoff"
 Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
 
 
+def baseline_label() -> str:
+    """The baseline's run label: dense retrieval with the default embedder (``embedding.default``)."""
+    return f"dense:{run_config().embedder}"
+
+
+def bakeoff_q7(bakeoff: BakeoffResult, label: str) -> dict[str, dict[str, dict[str, int | None]]]:
+    """``{phrasing: {lang: {"C1": first rank, …}}}`` of configuration ``label`` in a bake-off's Q7 rows."""
+    q7: dict[str, dict[str, dict[str, int | None]]] = {}
+    for row in bakeoff.q7_rows:
+        if row["configuration"] == label:
+            q7.setdefault(row["phrasing"], {})[row["language"]] = {p: row.get(p) for p in PIECES}
+    return q7
+
+
 @dataclass(frozen=True)
 class BaselineMeasures:
     """The baseline's measurements as 01 stored them, for runs that compare against the baseline.
@@ -52,7 +66,7 @@ class BaselineMeasures:
     @classmethod
     def from_bakeoff(cls, bakeoff: BakeoffResult, configuration: str | None = None) -> Self:
         """The baseline rows of a bake-off; a bake-off that did not run the baseline is an error."""
-        label = configuration or f"dense:{run_config().embedder}"
+        label = configuration or baseline_label()
         if label not in bakeoff.configurations:
             raise MissingResult(f"{BAKEOFF_RUN} did not run the baseline {label} (it ran "
                                 f"{bakeoff.configurations_text or 'nothing'}); put its embedder back in 01's "
@@ -60,11 +74,7 @@ class BaselineMeasures:
         prefix = f"{label} ["
         per_question = {name[len(prefix):-1]: rows for name, rows in bakeoff.per_question.items()
                         if name.startswith(prefix)}
-        q7: dict[str, dict[str, dict[str, int | None]]] = {}
-        for row in bakeoff.q7_rows:
-            if row["configuration"] == label:
-                q7.setdefault(row["phrasing"], {})[row["language"]] = {p: row.get(p) for p in PIECES}
-        return cls(label, bakeoff.provenance[label], bakeoff.inputs_sha256, per_question, q7)
+        return cls(label, bakeoff.provenance[label], bakeoff.inputs_sha256, per_question, bakeoff_q7(bakeoff, label))
 
     @classmethod
     def read(cls, root: Path | None = None, needed_by: str = "this step") -> Self:
@@ -107,23 +117,24 @@ def baseline_q7_ranks(root: Path | None = None) -> dict[str, Q7Ranks]:
 
     01 and 05 rank Q7 each; :func:`q7_baseline_disagreements` says where any two stored runs differ.
     """
-    def ranks(row: dict[str, Any]) -> tuple[int | None, ...]:
+    def ranks(row: Mapping[str, Any]) -> tuple[int | None, ...]:
         return tuple(row.get(p) for p in PIECES)
+
+    def flat(q7: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Q7Ranks:  # {phrasing: {lang: {piece: rank}}}
+        return {(phrasing, lang): ranks(by_piece) for phrasing, by_lang in q7.items()
+                for lang, by_piece in by_lang.items()}
 
     out: dict[str, Q7Ranks] = {}
     bakeoff = BakeoffResult.find(BAKEOFF_RUN, root)
     diagnosis = Q7DiagnosisResult.find("05_q7_diagnosis", root)
     if bakeoff is not None:
-        default = f"dense:{run_config().embedder}"
-        out[BAKEOFF_RUN] = {(r["phrasing"], r["language"]): ranks(r) for r in bakeoff.q7_rows
-                                       if r["configuration"] == default}
+        out[BAKEOFF_RUN] = flat(bakeoff_q7(bakeoff, baseline_label()))
     if diagnosis is not None:
         out["05_q7_diagnosis"] = {(r["phrasing"], r["language"]): ranks(r) for r in diagnosis.rank_rows
                                   if r.get("source") == "ours"}
     for name, mechanism in mechanism_results(root)[0].items():
         if mechanism.ran:
-            out[name] = {(phrasing, lang): ranks(by_piece) for phrasing, by_lang in
-                         mechanism.baseline["q7"].items() for lang, by_piece in by_lang.items()}
+            out[name] = flat(mechanism.baseline["q7"])
     return out
 
 

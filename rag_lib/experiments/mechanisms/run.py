@@ -126,8 +126,9 @@ def run_mechanism(
     base_key = RunKey("dense", default_embedder_name())
     phrasings = [p or "original" for p in Q7_PHRASINGS]
     baseline = baseline or BaselineMeasures.read(needed_by=f"the {mechanism} mechanism run (its baseline)")
-    baseline.check(wb.provenance(base_key), wb.inputs_sha256, languages, [q.id for q in questions], phrasings)
-    provenance: dict[str, Any] = {"baseline": {**wb.provenance(base_key), "k": TOP_K}, "n_boot": n_boot, "seed": seed,
+    base_provenance = wb.provenance(base_key)
+    baseline.check(base_provenance, wb.inputs_sha256, languages, [q.id for q in questions], phrasings)
+    provenance: dict[str, Any] = {"baseline": {**base_provenance, "k": TOP_K}, "n_boot": n_boot, "seed": seed,
                                   "ci_percent": 95, "n_answerable": len(questions), "languages": list(languages)}
     entries: list[dict[str, Any]] = []
     base_scores = {lang: _baseline_scores(baseline, lang, [q.id for q in questions]) for lang in languages}
