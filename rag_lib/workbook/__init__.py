@@ -7,7 +7,8 @@
 ``experiment_results`` / ``mechanism_results``
     Each experiment's result as a frozen dataclass: stored as ``results.json``, read back typed.
 ``baseline``
-    The baseline's Q7 ranks as 01, 05 and the mechanism runs stored them, and where they disagree.
+    The baseline as 01 measured it (what the mechanism runs compare against), and its Q7 ranks as
+    01, 05 and the mechanism runs stored them, and where they disagree.
 ``report`` / ``tables`` / ``figures``
     Report text, rank tables and plots, generated from the numbers of a run.
 ``expected``
