@@ -38,7 +38,8 @@ def test_what_helps_ranks_gains_first_losses_last_and_never_judges_a_failed_vari
         {"name": "llm", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(0.5, 0.5, 0.5, 0.0)}},
          "compared_on": {"zh": 1}, "failures": {"zh": {"failed": 19, "of": 20, "by_kind": {"replay_miss": 19}}}},
     ])
-    rows = summary.what_helps(tmp_path)
+    mechanisms = summary.SummaryInputs.read(tmp_path).mechanisms
+    rows = summary.what_helps(summary.comparisons(mechanisms), summary.failures(mechanisms))
     assert [(r["mechanism"], r["verdict"]) for r in rows] == [
         ("dedup_mmr: up", "helps"), ("dedup_mmr: flat", "no clear effect"), ("dedup_mmr: down", "hurts"),
         ("reranker: llm", "incomplete: 19 of 20 questions failed")]

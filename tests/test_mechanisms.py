@@ -273,7 +273,8 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     # On a fixture corpus, with the baseline measured as 01 measures it: nothing read from the committed results.
     wb = _tiny_workbench(tmp_path)
     assert 5 <= len(wb.benchmark.questions(answerable=True)) < 20 and len(wb.embeddable) < 150
-    baseline = BaselineMeasures.from_bakeoff(run_bakeoff([run_config().embedder], languages=("en",), workbench=wb))
+    bakeoff = run_bakeoff([run_config().embedder], languages=("en",), workbench=wb)
+    baseline = BaselineMeasures.from_bakeoff(bakeoff)
     result = m.run_mechanism("toy", languages=("en",), use_llm=False, n_boot=200, workbench=wb, baseline=baseline)
     assert result.status == "ran" and result.provenance["parameters"] == {"k": 7}
     variant = result.variants[0]
@@ -289,3 +290,22 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     assert stored.ran and stored.mechanism == "toy" and stored.n_answerable == result.provenance["n_answerable"]
     assert [(v.label(stored.mechanism), v.evidence_k) for v in stored.variant_results] == [("toy: k=7", 7)]
     assert stored.variant_results[0].benchmark["en"]["hit@5"]["diff"] == 0.0
+
+    # And the summary (08) over these two runs alone, with the toy declared as a mechanism run.
+    from rag_lib.experiments.summary import run_summary
+    from rag_lib.workbook import mechanism_results
+    from rag_lib.workbook.results import MECHANISM_NOTEBOOK, NotebookRun
+
+    write_json(tmp_path / "01_embedding_bakeoff" / "results.json", bakeoff.to_json())
+    monkeypatch.setattr(mechanism_results, "runs_of", lambda notebook: [
+        NotebookRun("06_q7_mechanism-toy", MECHANISM_NOTEBOOK, {"mechanism": "toy"})])
+    summary = run_summary(("en",), tmp_path)
+    assert summary.missing_inputs == ["05_q7_diagnosis", "07_recovery_loop", "10_local_llm", "11_chunking"]
+    baseline_row, toy_row = summary.side_by_side["en"]
+    assert baseline_row["row"].startswith("baseline") and toy_row["row"] == "toy: k=7"
+    assert {p: toy_row[p] for p in ("C1", "C2", "C3", "C4")} == result.baseline["q7"]["original"]["en"]
+    assert summary.evidence_k == {}  # 7 chunks is not more than the Top-10 the tables mark
+    [ranked] = summary.what_helps
+    assert (ranked["mechanism"], ranked["language"], ranked["hit@5"]) == ("toy: k=7", "en", "no change")
+    assert ranked["questions"] == stored.n_answerable
+    assert summary.multiplicity["comparisons"] == len(metrics)  # one variant, one language, each metric

@@ -7,7 +7,15 @@ from pathlib import Path
 
 from typed_results import partial_result
 
-from rag_lib.experiments.summary import benchmark_rows, highlight, side_by_side
+from rag_lib.experiments.summary import (
+    SummaryInputs,
+    benchmark_rows,
+    comparisons,
+    failures,
+    highlight,
+    relabel_rows,
+    side_by_side,
+)
 from rag_lib.workbook.experiment_results import BakeoffResult
 from rag_lib.workbook.mechanism_results import MechanismResult
 from rag_lib.workbook.report import update_readme_headline
@@ -34,11 +42,12 @@ def test_side_by_side_and_benchmark_rows_come_from_results(tmp_path: Path) -> No
         {"name": "k=20", "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
          "benchmark": {"zh": {"mrr": {"baseline": 0.5, "mechanism": 0.6, "diff": 0.1, "ci95": [0.05, 0.15]}}}}])
     _mechanism(tmp_path, "reranker", "unavailable", [])
-    rows = side_by_side("zh", tmp_path)
+    inputs = SummaryInputs.read(tmp_path)
+    rows = side_by_side("zh", inputs)
     assert [r["row"] for r in rows] == [
         "baseline (dense, default embedder, original question)", "reranker: not run (unavailable)", "topk: k=20"]
     assert highlight(rows)[0] == {"row": rows[0]["row"], "C1": 20, "C2": 42, "C3": 39, "C4": "**1**"}
-    assert benchmark_rows(tmp_path) == [
+    assert benchmark_rows(comparisons(inputs.mechanisms), failures(inputs.mechanisms)) == [
         {"mechanism": "topk: k=20", "language": "zh", "mrr": "0.500 → 0.600 (+0.100 [+0.050, +0.150])"}]
 
 
@@ -55,19 +64,19 @@ def test_readme_headline_is_replaced_between_markers(tmp_path: Path) -> None:
 
 def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path) -> None:
     from rag_lib.embedding.registry import default_embedder_name
-    from rag_lib.experiments.summary import comparisons, relabel_rows
-
     dense = f"dense:{default_embedder_name()}"
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "evidence_k": 20, "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
          "benchmark": {"zh": {
              "mrr": {"baseline": 0.5, "mechanism": 0.5, "diff": 0.0, "ci95": [0.0, 0.0], "p": 1.0},
              "coverage@evidence": {"baseline": 0.7, "mechanism": 0.9, "diff": 0.2, "ci95": [0.1, 0.3], "p": 0.01}}}}])
-    got = {c["metric"]: c["p_holm"] for c in comparisons(tmp_path)}
+    inputs = SummaryInputs.read(tmp_path)
+    compared = comparisons(inputs.mechanisms)
+    got = {c["metric"]: c["p_holm"] for c in compared}
     assert got == {"mrr": 1.0, "coverage@evidence": 0.02}  # two comparisons: the smaller p doubles
-    row = benchmark_rows(tmp_path)[0]
+    row = benchmark_rows(compared, failures(inputs.mechanisms))[0]
     assert row["coverage@evidence"] == "0.700 → 0.900 (+0.200 [+0.100, +0.300]; p_Holm 0.020)"
-    marked = highlight(side_by_side("zh", tmp_path), evidence_k={"topk: k=20": 20})
+    marked = highlight(side_by_side("zh", inputs), evidence_k={"topk: k=20": 20})
     assert marked[0]["C1"] == "**20**" and marked[0]["C2"] == 42  # rank 20 is inside a Top-20 evidence
 
     _write(tmp_path, "01_embedding_bakeoff", partial_result(
@@ -81,8 +90,9 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
         "summary_rows": [{"configuration": dense, "language": "zh", "hit@5": 0.845, "coverage@10": 0.892}],
         "q7_rows": [{"configuration": dense, "phrasing": "original", "language": "zh",
                      "C1": 20, "C2": 42, "C3": 39, "C4": 1}]}))
-    relabel = relabel_rows(tmp_path, archive)
+    relabel = relabel_rows(SummaryInputs.read(tmp_path).bakeoff, archive)
     assert relabel["closing"]["zh"]["baseline"]["hit@5"] == "0.845 → 0.900"
     assert relabel["closing"]["zh"]["q7"]["original"]["C1"] == "20 → 13"
     assert relabel["closing"]["zh"]["q7"]["original"]["C4"] == "1"
-    assert not relabel_rows(tmp_path, tmp_path / "missing.json")["available"]
+    assert not relabel_rows(None, archive)["available"]  # 01 has not run
+    assert not relabel_rows(SummaryInputs.read(tmp_path).bakeoff, tmp_path / "missing.json")["available"]

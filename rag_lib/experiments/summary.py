@@ -1,5 +1,6 @@
 """The summary: the casebook's side-by-side table and a whole-benchmark table, read from the
-other experiments' ``results.json`` (never recomputed, never typed).
+other experiments' ``results.json`` through their typed results (:class:`SummaryInputs`, read once
+per run); nothing is measured again.
 
 Every mechanism comparison carries its bootstrap interval and a Holm-adjusted p over all the
 comparisons in the table (their number is stated), so the ~100 intervals are not read as ~100
@@ -10,15 +11,17 @@ independent findings. The label-dependent figures of the previous label version 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from rag_lib.casebook import halo, published
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.evaluation import HIT, holm
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.io import write_json
-from rag_lib.workbook.baseline import baseline_label, baseline_q7_ranks
+from rag_lib.workbook.baseline import bakeoff_q7, baseline_label
 from rag_lib.workbook.experiment_results import (
     BakeoffResult,
     ChunkingResult,
@@ -43,21 +46,49 @@ TOP_K = 10  # bold in the Q7 tables: inside the Top-10 (the casebook's green cel
 LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v1.json"
 
 
-def _mechanism_results(root: Path | None) -> list[MechanismResult]:
-    return list(mechanism_results(root)[0].values())
+@dataclass(frozen=True)
+class SummaryInputs:
+    """The results the summary reads, each read once: the declared mechanism runs (06) and 01, 07, 10, 11.
+
+    Parameters
+    ----------
+    mechanisms : list of MechanismResult
+        The declared mechanism runs that have results, in run-name order.
+    missing : list of str
+        The runs the summary reads that have no results (shown in the notebook, never guessed).
+    """
+
+    mechanisms: list[MechanismResult]
+    missing: list[str]
+    bakeoff: BakeoffResult | None
+    recovery: RecoveryExperimentResult | None
+    chunking: ChunkingResult | None
+    local_llm: LocalLLMResult | None
+
+    @classmethod
+    def read(cls, root: Path | None = None) -> Self:
+        """Every input found under ``root`` (``RAG_RESULTS_DIR``)."""
+        root = root or results_dir()
+        found, missing_mechanisms = mechanism_results(root)
+        missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm",
+                                     "11_chunking")
+                   if find_result(name, root) is None] + missing_mechanisms
+        return cls(mechanisms=list(found.values()), missing=missing,
+                   bakeoff=BakeoffResult.find("01_embedding_bakeoff", root),
+                   recovery=RecoveryExperimentResult.find("07_recovery_loop", root),
+                   chunking=ChunkingResult.find("11_chunking", root),
+                   local_llm=LocalLLMResult.find("10_local_llm", root))
 
 
-def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
+def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
     """Rows: baseline, each mechanism variant, each recovery suggestion; columns: first rank of C1–C4."""
-    root = root or results_dir()
     rows: list[dict[str, Any]] = []
-    baseline = baseline_q7_ranks(root).get("01_embedding_bakeoff")
-    if baseline is not None:
-        if ("original", lang) not in baseline:
+    if inputs.bakeoff is not None:
+        baseline = bakeoff_q7(inputs.bakeoff, baseline_label()).get("original", {}).get(lang)
+        if baseline is None:
             raise KeyError(f"01_embedding_bakeoff has no Q7 row for the default embedder ({lang}); re-run it")
-        rows.append({"row": "baseline (dense, default embedder, original question)",
-                     **dict(zip(PIECES, baseline["original", lang], strict=True))})
-    for result in _mechanism_results(root):
+        rows.append({"row": "baseline (dense, default embedder, original question)", **baseline})
+    for result in inputs.mechanisms:
         if not result.ran:
             rows.append({"row": f"{result.mechanism}: not run ({result.status})"})
             continue
@@ -69,7 +100,7 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
                 rows.append({"row": f"{label}: failed ({failed})"})
             elif ranks:
                 rows.append({"row": label, **{p: ranks.get(p) for p in PIECES}})
-    recovery = RecoveryExperimentResult.find("07_recovery_loop", root)
+    recovery = inputs.recovery
     if recovery and lang in recovery.q7:
         for source, block in recovery.q7[lang].items():
             if block.get("status", "ok") not in ("ok", "no_split"):  # e.g. only the prompt's example copied
@@ -80,21 +111,20 @@ def side_by_side(lang: str, root: Path | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def _evidence_k(root: Path) -> dict[str, int]:
+def evidence_sizes(mechanisms: Sequence[MechanismResult]) -> dict[str, int]:
     """Row label → evidence size, for the mechanism variants that send more than the Top-10."""
-    return {f"{r.mechanism}: {v.name}": v.evidence_k for r in _mechanism_results(root)
+    return {f"{r.mechanism}: {v.name}": v.evidence_k for r in mechanisms
             for v in r.variant_results if v.evidence_k > TOP_K}
 
 
-def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
+def comparisons(mechanisms: Sequence[MechanismResult]) -> list[dict[str, Any]]:
     """Every (variant, language, metric) comparison with its unadjusted and Holm-adjusted p.
 
     A comparison whose result has no ``p`` (results written before p-values were recorded) gets
     ``None`` for both and is left out of the Holm family.
     """
-    root = root or results_dir()
     out = []
-    for result in _mechanism_results(root):
+    for result in mechanisms:
         for variant in result.variant_results if result.ran else []:
             label = variant.label(result.mechanism)
             for lang, metrics in sorted(variant.benchmark.items()):
@@ -113,22 +143,25 @@ def comparisons(root: Path | None = None) -> list[dict[str, Any]]:
     return out
 
 
-def _failures(root: Path | None = None) -> dict[tuple[str, str], dict[str, Any]]:
+def failures(mechanisms: Sequence[MechanismResult]) -> dict[tuple[str, str], dict[str, Any]]:
     """(variant label, language) → the variant's failed LLM calls there, for the variants that had any."""
     return {(variant.label(result.mechanism), lang): failure
-            for result in _mechanism_results(root) if result.ran
+            for result in mechanisms if result.ran
             for variant in result.variant_results
             for lang, failure in sorted(variant.failures.items())}
 
 
-def benchmark_rows(root: Path | None = None) -> list[dict[str, Any]]:
+def benchmark_rows(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]]
+                   ) -> list[dict[str, Any]]:
     """One row per mechanism variant and language: change vs baseline, 95% interval, Holm-adjusted p;
-    a variant whose LLM calls failed for some questions says so in ``failed`` (never as a figure)."""
+    a variant whose LLM calls failed for some questions says so in ``failed`` (never as a figure).
+
+    ``compared`` and ``failed`` are :func:`comparisons` and :func:`failures` of the same runs."""
     rows: dict[tuple[str, str], dict[str, Any]] = {
         (label, lang): {"mechanism": label, "language": lang,
                         "failed": f"{failure['failed']}/{failure['of']} ({kinds_text(failure)})"}
-        for (label, lang), failure in _failures(root).items()}
-    for c in comparisons(root):
+        for (label, lang), failure in failed.items()}
+    for c in compared:
         row = rows.setdefault((c["variant"], c["language"]), {"mechanism": c["variant"], "language": c["language"]})
         holm_text = "" if c["p_holm"] is None else f"; p_Holm {c['p_holm']:.3f}"
         row[c["metric"]] = f"{c['baseline']:.3f} → {c['value']:.3f} ({effect_text(c, 'no change')}{holm_text})"
@@ -146,19 +179,19 @@ _VERDICT_ORDER = {"helps": 0, "mixed": 1, "no clear effect": 2, "hurts": 3}
 RANK_METRIC = "coverage@evidence"
 
 
-def what_helps(root: Path | None = None, alpha: float = 0.05) -> list[dict[str, Any]]:
+def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]],
+               alpha: float = 0.05) -> list[dict[str, Any]]:
     """Every mechanism variant and language, ranked: clear gains first (some metric's Holm-adjusted
     p < ``alpha`` with a positive difference and none negative), then mixed, no clear effect, and
     clear losses; within a group by the difference in :data:`RANK_METRIC`. A variant whose LLM calls
     failed on some questions is "incomplete" and ranked last, whatever its figures on the rest.
-    Cells are "difference [95% interval]"."""
+    Cells are "difference [95% interval]"; ``compared`` and ``failed`` as for :func:`benchmark_rows`."""
     grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
-    for c in comparisons(root):
+    for c in compared:
         grouped.setdefault((c["variant"], c["language"]), {})[c["metric"]] = c
-    failures = _failures(root)
     rows = []
     for (variant, lang), metrics in grouped.items():
-        failure = failures.get((variant, lang))
+        failure = failed.get((variant, lang))
         verdict = (f"incomplete: {failure['failed']} of {failure['of']} questions failed" if failure
                    else _verdict(metrics, alpha))
         row: dict[str, Any] = {"mechanism": variant, "language": lang,
@@ -238,15 +271,14 @@ def _arrow(before: Any, after: Any) -> str:
     return f"{after}" if before == after else f"{before} → {after}"
 
 
-def relabel_rows(root: Path | None = None, archive: Path = LABEL_ARCHIVE) -> dict[str, Any]:
+def relabel_rows(bakeoff: BakeoffResult | None, archive: Path = LABEL_ARCHIVE) -> dict[str, Any]:
     """Label-dependent figures before (the archived label version) and after (the current results).
 
     ``metrics``: hit@5 and coverage@10 of every bake-off configuration per language; ``q7``: the
     first rank of each Q7 piece per configuration, phrasing and language; ``closing``: the default
-    configuration's rows per language. Both sides are read from results.json files a run produced.
+    configuration's rows per language. Both sides are read from results.json files a run produced;
+    ``bakeoff`` is 01's (``None`` when it has not run).
     """
-    root = root or results_dir()
-    bakeoff = BakeoffResult.find("01_embedding_bakeoff", root)
     if bakeoff is None or not archive.is_file():
         return {"available": False, "archive": archive.name}
     before = json.loads(archive.read_text(encoding="utf-8"))
@@ -272,16 +304,14 @@ def relabel_rows(root: Path | None = None, archive: Path = LABEL_ARCHIVE) -> dic
 
 def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = None) -> SummaryResult:
     """Everything the summary notebook shows."""
-    root = root or results_dir()
+    inputs = SummaryInputs.read(root)
     theirs = published()
-    tables = {lang: side_by_side(lang, root) for lang in languages}
-    bench = benchmark_rows(root)
-    ranked = what_helps(root)
-    tested = [c for c in comparisons(root) if c["p"] is not None]
-    evidence_k = _evidence_k(root)
-    missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm",
-                                 "11_chunking")
-               if find_result(name, root) is None] + mechanism_results(root)[1]
+    tables = {lang: side_by_side(lang, inputs) for lang in languages}
+    compared, failed = comparisons(inputs.mechanisms), failures(inputs.mechanisms)
+    bench = benchmark_rows(compared, failed)
+    ranked = what_helps(compared, failed)
+    tested = [c for c in compared if c["p"] is not None]
+    evidence_k = evidence_sizes(inputs.mechanisms)
     casebook_rows = [
         {"figure": "Q7 C1 / C2 / C3 first rank (bge-m3)", "casebook (theirs)":
          " / ".join(str(theirs["q7"]["piece_ranks"][p]) for p in ("C1", "C2", "C3"))},
@@ -292,8 +322,8 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
          "casebook (theirs)": f"{theirs['q8']['coverage']['k5']} → {theirs['q8']['coverage']['k6']}"},
     ]
     headline_lang = languages[0]
-    halo_claims = halo_rows(ranked, root)
-    local = LocalLLMResult.find("10_local_llm", root)
+    halo_claims = halo_rows(ranked, inputs.chunking)
+    local = inputs.local_llm
     return SummaryResult(
         local_llm={"tasks": local.tasks, "answer_table": local.answer_table,
                    "judge_table": local.judge_table} if local else None,
@@ -302,8 +332,8 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                         f"floor+aspects:\n\n{local.judge_table}") if local
         else "_(10_local_llm has not run)_",
         languages=list(languages),
-        missing_inputs=missing,
-        missing_text=", ".join(missing) or "none",
+        missing_inputs=inputs.missing,
+        missing_text=", ".join(inputs.missing) or "none",
         side_by_side=tables,
         side_by_side_tables={
             lang: markdown_table(highlight(rows, evidence_k=evidence_k), ["row", *PIECES])
@@ -326,7 +356,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         what_helps_table=markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
                                                  RANK_METRIC, HIT.name, "coverage@10", "mrr"]) if ranked
         else "_(no mechanism results)_",
-        relabel=relabel_rows(root),
+        relabel=relabel_rows(inputs.bakeoff),
         halo_rows=halo_claims,
         halo_table=markdown_table(halo_claims),
         casebook_rows=casebook_rows,
@@ -336,15 +366,14 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     )
 
 
-def halo_rows(ranked: list[dict[str, Any]], root: Path | None = None) -> list[dict[str, Any]]:
+def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None) -> list[dict[str, Any]]:
     """Halo's ranked claims (theirs) beside our figures for the same change, per language.
 
     Ours: hit@5 differences from 11_chunking (structural − each strategy) and from the 06 mechanism
     runs (reranker, hybrid overall and on the identifier subset), and the Top-5 / Top-20 context
-    cost from 11_chunking; "not run" where the notebook has no results.
+    cost from 11_chunking (``chunking``); "not run" where the notebook has no results.
     """
     theirs = halo()
-    chunking = ChunkingResult.find("11_chunking", root)
     out = []
     for lang in ("zh", "en"):
         if chunking:
