@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fixture_corpus import q7_pages_workbench
 from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, run_config
@@ -238,27 +239,6 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
     assert runs == set(MECHANISMS)
 
 
-def _tiny_workbench(tmp_path: Path) -> Any:
-    """A fixture corpus: the seven pages Q7's gold is on (about 100 chunks, not 391) and the answerable
-    questions whose gold lies on them alone, resolved to those chunks."""
-    import yaml
-
-    from rag_lib.benchmark import load_benchmark
-    from rag_lib.benchmark.parse import DEFAULT_PATH
-    from rag_lib.corpus import load_chunks
-    from rag_lib.workbench import Workbench
-
-    full = Workbench()
-    pages = set(full.benchmark.by_casebook("Q7").pages)
-    keep = {q.id for q in full.benchmark.questions(answerable=True) if set(q.pages) <= pages}
-    data = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))
-    data["questions"] = [q for q in data["questions"] if q["id"] in keep]
-    path = tmp_path / "questions.yaml"
-    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
-    chunks = [c for c in load_chunks() if c.page in pages]
-    return Workbench.over(chunks, load_benchmark(path, chunks=chunks))
-
-
 def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provenance(monkeypatch, tmp_path) -> None:
     from rag_lib.experiments import mechanisms as m
     from rag_lib.experiments.mechanisms import registry
@@ -271,7 +251,7 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
         return [m.Variant(f"k={k}", "baseline ranking, top k", ctx.base, evidence_k=k)], {}
 
     # On a fixture corpus, with the baseline measured as 01 measures it: nothing read from the committed results.
-    wb = _tiny_workbench(tmp_path)
+    wb = q7_pages_workbench(tmp_path)
     assert 5 <= len(wb.benchmark.questions(answerable=True)) < 20 and len(wb.embeddable) < 150
     bakeoff = run_bakeoff([run_config().embedder], languages=("en",), workbench=wb)
     baseline = BaselineMeasures.from_bakeoff(bakeoff)

@@ -223,3 +223,34 @@ def test_results_json_schema_and_report() -> None:
     report = (RESULTS.parent / "report.md").read_text(encoding="utf-8")
     assert report == report_text(REPORT_TEMPLATE, data)
     assert data["benchmark_table"] in report
+
+
+def test_the_recovery_experiment_runs_end_to_end_on_a_fixture_corpus(monkeypatch, tmp_path) -> None:
+    """run_recovery_experiment on Q7's pages alone, with an empty call-record folder: the rule source is
+    measured, the LLM source has no record for any question and so reports no "after" figure at all."""
+    from fixture_corpus import q7_pages_workbench
+
+    from rag_lib.experiments import recovery
+    from rag_lib.generation import llm_calls
+    from rag_lib.workbook.experiment_results import RecoveryExperimentResult
+
+    monkeypatch.setattr(llm_calls, "DEFAULT_CALLS_DIR", tmp_path / "no_records")
+    wb = q7_pages_workbench(tmp_path)
+    result = recovery.run_recovery_experiment(languages=("en",), llm_mode="replay_only", workbench=wb)
+    compound = wb.benchmark.questions(compound=True, answerable=True)
+    assert result.compound_question_ids == [q.id for q in compound] and result.q7_id in result.compound_question_ids
+
+    rule, llm = result.benchmark["en"]["rule"], result.benchmark["en"]["llm"]
+    assert rule["n_questions"] == llm["n_questions"] == len(compound)
+    assert rule["pieces_total"] == sum(len(q.pieces) for q in compound)
+    for k in (5, 10):
+        before, union = rule[f"in_top{k}_before"], rule[f"in_top{k}_after_union"]
+        assert before <= rule[f"in_top{k}_after_first"] <= union and before <= rule[f"in_top{k}_after_best"] <= union
+        assert before <= rule[f"in_top{k}_after_random"] <= union
+    assert llm["missing"] == len(compound) and llm["n_suggestions"] == 0
+    assert all(value is None for key, value in llm.items() if "_after_" in key)  # not measured, not "unchanged"
+    assert any("no recorded LLM call yet" in line for line in recovery.findings(result))
+
+    casebook = result.q7["en"]["casebook"]
+    assert casebook["suggestions"] == list(recovery.CASEBOOK_Q7_SUGGESTIONS["en"]) and len(casebook["ranks"]) == 3
+    assert RecoveryExperimentResult.from_json(json.loads(json.dumps(result.to_json()))) == result
