@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
+import pytest
 from typed_results import partial_result
 
 from rag_lib.experiments.summary import (
@@ -13,10 +15,10 @@ from rag_lib.experiments.summary import (
     comparisons,
     failures,
     highlight,
-    relabel_rows,
     side_by_side,
 )
 from rag_lib.workbook.experiment_results import BakeoffResult
+from rag_lib.workbook.label_archive import relabel_rows
 from rag_lib.workbook.mechanism_results import MechanismResult
 from rag_lib.workbook.report import update_readme_headline
 
@@ -96,3 +98,26 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
     assert relabel["closing"]["zh"]["q7"]["original"]["C4"] == "1"
     assert not relabel_rows(None, archive)["available"]  # 01 has not run
     assert not relabel_rows(SummaryInputs.read(tmp_path).bakeoff, tmp_path / "missing.json")["available"]
+
+
+def test_an_archived_label_version_reads_back_unchanged_until_the_figures_move(tmp_path: Path) -> None:
+    from rag_lib.embedding.registry import default_embedder_name
+    from rag_lib.workbook.experiment_results import SummaryResult
+    from rag_lib.workbook.label_archive import archive_label_version
+
+    dense = f"dense:{default_embedder_name()}"
+    row = {"configuration": dense, "phrasing": "original", "language": "en", "C1": 3, "C2": 5, "C3": 9, "C4": 1}
+    metrics = {"configuration": dense, "language": "en", "hit@5": 0.9, "coverage@10": 0.8}
+    bakeoff = partial_result(BakeoffResult, q7_rows=[row], summary_rows=[metrics])
+    _write(tmp_path, "01_embedding_bakeoff", bakeoff.to_json())
+    archive = tmp_path / "archive" / "labels.json"
+    with pytest.raises(FileNotFoundError, match="08_summary"):
+        archive_label_version("abc", "v1", tmp_path, archive)
+    assert not archive.exists()
+    _write(tmp_path, "08_summary", partial_result(SummaryResult, side_by_side={"en": []}).to_json())
+    archive_label_version("abc", "v1", tmp_path, archive)
+    same = relabel_rows(bakeoff, archive)
+    assert same["before_commit"] == "abc" and same["closing"]["en"]["baseline"]["hit@5"] == "0.900"
+    assert same["closing"]["en"]["q7"]["original"]["C1"] == "3"
+    moved = dataclasses.replace(bakeoff, q7_rows=[{**row, "C1": 2}])
+    assert relabel_rows(moved, archive)["closing"]["en"]["q7"]["original"]["C1"] == "3 → 2"

@@ -4,23 +4,21 @@ per run); nothing is measured again.
 
 Every mechanism comparison carries its bootstrap interval and a Holm-adjusted p over all the
 comparisons in the table (their number is stated), so the ~100 intervals are not read as ~100
-independent findings. The label-dependent figures of the previous label version are read from
-:data:`LABEL_ARCHIVE` and shown beside the current ones.
+independent findings. The label-dependent figures of the previous label version are shown beside
+the current ones (:mod:`rag_lib.workbook.label_archive`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
 from rag_lib.casebook import halo, published
-from rag_lib.config import RESULTS_DIR, results_dir
+from rag_lib.config import results_dir
 from rag_lib.evaluation import HIT, holm
 from rag_lib.evaluation.stats import effect_text
-from rag_lib.io import write_json
 from rag_lib.workbook.baseline import bakeoff_q7, baseline_label
 from rag_lib.workbook.experiment_results import (
     BakeoffResult,
@@ -29,6 +27,7 @@ from rag_lib.workbook.experiment_results import (
     RecoveryExperimentResult,
     SummaryResult,
 )
+from rag_lib.workbook.label_archive import relabel_rows
 from rag_lib.workbook.mechanism_results import MechanismResult, mechanism_results
 from rag_lib.workbook.report import kinds_text, markdown_table
 from rag_lib.workbook.results import (
@@ -41,9 +40,6 @@ from rag_lib.workbook.results import (
 # the top-k variants); the one metric a larger k changes.
 METRICS = MECHANISM_METRICS
 TOP_K = 10  # bold in the Q7 tables: inside the Top-10 (the casebook's green cells), or inside a larger evidence
-# Figures of an earlier label version, copied from the results.json files a run produced with it
-# (see :func:`archive_label_version`); 08 shows them beside the current ones.
-LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v1.json"
 
 
 @dataclass(frozen=True)
@@ -267,41 +263,6 @@ def highlight(rows: list[dict[str, Any]], k: int = TOP_K, evidence_k: dict[str, 
     return out
 
 
-def _arrow(before: Any, after: Any) -> str:
-    return f"{after}" if before == after else f"{before} → {after}"
-
-
-def relabel_rows(bakeoff: BakeoffResult | None, archive: Path = LABEL_ARCHIVE) -> dict[str, Any]:
-    """Label-dependent figures before (the archived label version) and after (the current results).
-
-    ``metrics``: hit@5 and coverage@10 of every bake-off configuration per language; ``q7``: the
-    first rank of each Q7 piece per configuration, phrasing and language; ``closing``: the default
-    configuration's rows per language. Both sides are read from results.json files a run produced;
-    ``bakeoff`` is 01's (``None`` when it has not run).
-    """
-    if bakeoff is None or not archive.is_file():
-        return {"available": False, "archive": archive.name}
-    before = json.loads(archive.read_text(encoding="utf-8"))
-
-    def key(r: dict[str, Any]) -> tuple[str, str, str]:
-        return r["configuration"], r.get("phrasing", ""), r["language"]
-
-    old_metrics = {key(r): r for r in before["summary_rows"]}
-    metrics = [{"configuration": r["configuration"], "language": r["language"],
-                **{m: _arrow(f"{old_metrics[key(r)][m]:.3f}" if key(r) in old_metrics else "—", f"{r[m]:.3f}")
-                   for m in (HIT.name, "coverage@10")}} for r in bakeoff.summary_rows]
-    old_q7 = {key(r): r for r in before["q7_rows"]}
-    q7 = [{"configuration": r["configuration"], "phrasing": r["phrasing"], "language": r["language"],
-           **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in PIECES}} for r in bakeoff.q7_rows]
-    default = baseline_label()
-    closing = {lang: {"baseline": next(m for m in metrics if m["configuration"] == default and m["language"] == lang),
-                      "q7": {r["phrasing"]: r for r in q7 if r["configuration"] == default and r["language"] == lang}}
-               for lang in sorted({r["language"] for r in metrics})}
-    return {"available": True, "archive": archive.name, "before_commit": before["commit"],
-            "before_note": before["note"], "metrics": metrics, "q7": q7, "closing": closing,
-            "metrics_table": markdown_table(metrics), "q7_table": markdown_table(q7)}
-
-
 def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = None) -> SummaryResult:
     """Everything the summary notebook shows."""
     inputs = SummaryInputs.read(root)
@@ -404,21 +365,3 @@ def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None) -> 
         out.append({"change": "Top-5 instead of Top-20", "language": lang,
                     "Halo (theirs)": f"cost cut by {theirs['context']['cost_cut']}", "ours": ours})
     return out
-
-
-def archive_label_version(commit: str, note: str, root: Path | None = None,
-                          out: Path = LABEL_ARCHIVE) -> dict[str, Any]:
-    """Copy the figures that depend on the gold labels out of the current results, before a relabelling.
-
-    Kept: the baseline rows of 01 (every configuration, both languages), the Q7 rows of 01, and the
-    Q7 side-by-side tables of 08. ``commit`` names the commit whose results these are; ``note`` says
-    which label version produced them. Nothing is recomputed or typed: values are copied verbatim.
-    """
-    root = root or results_dir()
-    bakeoff, summary = BakeoffResult.find("01_embedding_bakeoff", root), SummaryResult.find("08_summary", root)
-    if bakeoff is None or summary is None:
-        raise FileNotFoundError(f"{root}: 01_embedding_bakeoff and 08_summary results are needed; run them first")
-    payload = {"commit": commit, "note": note, "summary_rows": bakeoff.summary_rows,
-               "q7_rows": bakeoff.q7_rows, "side_by_side": summary.side_by_side}
-    write_json(out, payload)
-    return payload

@@ -9,6 +9,8 @@
 ``baseline``
     The baseline as 01 measured it (what the mechanism runs compare against), and its Q7 ranks as
     01, 05 and the mechanism runs stored them, and where they disagree.
+``label_archive``
+    The label-dependent figures of an earlier label version, shown beside the current ones (08).
 ``report`` / ``tables`` / ``figures``
     Report text, rank tables and plots, generated from the numbers of a run.
 ``expected``
