@@ -6,30 +6,49 @@ import json
 from pathlib import Path
 
 import pytest
+from typed_results import partial_result
 
+from rag_lib.errors import WorkbookError
 from rag_lib.workbook.expected import check_expected, freeze, verdicts
+from rag_lib.workbook.experiment_results import CorpusResult
 
 
 def test_ok_okish_fail_and_missing(tmp_path: Path) -> None:
-    (tmp_path / "e1").mkdir()
-    (tmp_path / "e1" / "results.json").write_text(json.dumps({"a": 10, "b": {"c": 0.52}, "d": "x"}))
+    corpus = partial_result(CorpusResult, pages=10, median_chars=0.52, batch="x", casebook={"c": 0.52})
+    (tmp_path / "00_corpus").mkdir()
+    (tmp_path / "00_corpus" / "results.json").write_text(json.dumps(corpus.to_json()))
     (tmp_path / "expected.yaml").write_text(
         "figures:\n"
-        "- {experiment: e1, path: a, value: 10, tolerance: 0}\n"
-        "- {experiment: e1, path: b.c, value: 0.50, tolerance: 0.05}\n"
-        "- {experiment: e1, path: b.c, value: 0.40, tolerance: 0.05}\n"
-        "- {experiment: e1, path: d, value: y}\n"
-        "- {experiment: e1, path: nope, value: 1}\n"
-        "- {experiment: e2, path: a, value: 1}\n"
+        "- {experiment: 00_corpus, path: pages, value: 10, tolerance: 0}\n"
+        "- {experiment: 00_corpus, path: casebook.c, value: 0.50, tolerance: 0.05}\n"
+        "- {experiment: 00_corpus, path: median_chars, value: 0.40, tolerance: 0.05}\n"
+        "- {experiment: 00_corpus, path: batch, value: y}\n"
+        "- {experiment: 00_corpus, path: nope, value: 1}\n"
+        "- {experiment: 02_q5_success, path: k, value: 1}\n"
     )
     assert [v.status for v in verdicts(tmp_path)] == ["OK", "OKish", "FAIL", "FAIL", "FAIL", "FAIL"]
+    assert [repr(v.actual) for v in verdicts(tmp_path)][4:] == ["<missing>", "<no results.json>"]
     assert check_expected(tmp_path) == 4
-    with pytest.raises(ValueError, match="cannot freeze e1:nope"):
+    with pytest.raises(ValueError, match="cannot freeze 00_corpus:nope"):
         freeze(tmp_path)
     lines = (tmp_path / "expected.yaml").read_text().splitlines()
     (tmp_path / "expected.yaml").write_text("\n".join(lines[:5]) + "\n")
     freeze(tmp_path)
     assert [v.status for v in verdicts(tmp_path)] == ["OK", "OK", "OK", "OK"]
+
+
+def test_figures_are_read_through_the_runs_declared_type(tmp_path: Path) -> None:
+    """A results.json another version of the experiment wrote fails every figure, saying why; a run
+    workbook.yaml does not declare is an error, not a FAIL."""
+    (tmp_path / "00_corpus").mkdir()
+    (tmp_path / "00_corpus" / "results.json").write_text(json.dumps({"pages": 10}))
+    (tmp_path / "expected.yaml").write_text("figures:\n- {experiment: 00_corpus, path: pages, value: 10}\n")
+    [verdict] = verdicts(tmp_path)
+    assert verdict.status == "FAIL"
+    assert repr(verdict.actual).startswith("<not a CorpusResult: results of 00_corpus lack")
+    (tmp_path / "expected.yaml").write_text("figures:\n- {experiment: 99_gone, path: pages, value: 10}\n")
+    with pytest.raises(WorkbookError, match="no declared run '99_gone' stores results; the runs that do are 00_corpus"):
+        verdicts(tmp_path)
 
 
 def test_a_selector_names_the_row_by_its_condition() -> None:

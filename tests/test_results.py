@@ -38,14 +38,6 @@ def test_a_missing_result_is_none_to_find_and_an_error_to_read(tmp_path: Path) -
         read_result("03_q9a_no_evidence", tmp_path, needed_by="the gate")
 
 
-def test_a_figure_is_read_by_dotted_path_and_a_missing_one_names_the_run(tmp_path: Path) -> None:
-    _write(tmp_path, "01_x", {"rows": [{"language": "zh", "hit@5": 0.5}, {"language": "en", "hit@5": 0.25}]})
-    stored = read_result("01_x", tmp_path)
-    assert stored.get("rows[language=en].hit@5") == 0.25
-    with pytest.raises(MissingResult, match=r"has no rows\[language=fr\]\.hit@5 .*re-run 01_x"):
-        stored.get("rows[language=fr].hit@5")
-
-
 def test_a_results_file_that_is_not_an_object_is_refused(tmp_path: Path) -> None:
     _write(tmp_path, "01_x", [1, 2])
     with pytest.raises(MissingResult, match="holds list, not an object"):

@@ -1,9 +1,10 @@
 """Expected figures per experiment, checked OK / OKish / FAIL (pyserini two-click style).
 
 ``results/expected.yaml`` lists figures as ``{experiment, path, value, tolerance}``: ``path`` is a
-dotted path into ``results/<experiment>/results.json``. A figure is **OK** when it equals the
+dotted path into ``results/<experiment>/results.json``, read through the run's declared result type
+(:func:`~rag_lib.workbook.experiment_results.result_type`). A figure is **OK** when it equals the
 expected value, **OKish** when it differs by at most ``tolerance`` (absolute), and **FAIL**
-otherwise, or when it is missing. Values are recorded from a reference run with
+otherwise, or when it is missing or its results do not read as their type. Values are recorded from a reference run with
 ``python -m rag_lib.workbook.expected --freeze`` (never typed by hand); tolerances are chosen by people.
 """
 
@@ -20,7 +21,9 @@ import yaml
 from rag_lib.config import results_dir
 from rag_lib.errors import cli_errors
 from rag_lib.io import write_text
-from rag_lib.workbook.results import MissingResult, find_result
+from rag_lib.workbook.experiment_results import result_type
+from rag_lib.workbook.report import lookup
+from rag_lib.workbook.results import MissingResult
 
 
 @dataclass(frozen=True)
@@ -61,17 +64,28 @@ def load_expected(root: Path) -> list[dict[str, Any]]:
     return list(figures)
 
 
-_MISSING = ("<no results.json>", "<missing>")
+@dataclass(frozen=True)
+class Absent:
+    """Why a figure has no value; shown in its place (and never equal to an expected value)."""
+
+    reason: str
+
+    def __repr__(self) -> str:
+        return f"<{self.reason}>"
 
 
 def _actual(root: Path, experiment: str, path: str) -> Any:
-    stored = find_result(experiment, root)
-    if stored is None:
-        return _MISSING[0]
+    cls = result_type(experiment)
     try:
-        return stored.get(path)
-    except MissingResult:
-        return _MISSING[1]
+        stored = cls.find(experiment, root)
+    except MissingResult as exc:  # written by another version of the experiment
+        return Absent(f"not a {cls.__name__}: {exc}")
+    if stored is None:
+        return Absent("no results.json")
+    try:
+        return lookup(stored.to_json(), path)
+    except (KeyError, IndexError, TypeError):
+        return Absent("missing")
 
 
 def verdicts(root: Path) -> list[Verdict]:
@@ -100,7 +114,7 @@ def freeze(root: Path | None = None) -> Path:
     figures = load_expected(root)
     for f in figures:
         value = _actual(root, f["experiment"], f["path"])
-        if value in _MISSING:
+        if isinstance(value, Absent):
             raise ValueError(f"cannot freeze {f['experiment']}:{f['path']}: {value}; run `make reproduce` first.")
         f["value"] = value
     header = (

@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rag_lib.errors import WorkbookError
 from rag_lib.workbook.mechanism_results import MechanismResult
-from rag_lib.workbook.results import MECHANISM_NOTEBOOK, ExperimentResult, MissingResult
+from rag_lib.workbook.results import MECHANISM_NOTEBOOK, ExperimentResult, MissingResult, planned_runs
 
 
 @dataclass(frozen=True)
@@ -356,3 +357,13 @@ RESULT_TYPES: dict[str, type[ExperimentResult]] = {
     "10_local_llm": LocalLLMResult, "11_chunking": ChunkingResult, "12_corpus_size": CorpusSizeResult,
     "13_ann": AnnResult,
 }
+
+
+def result_type(run: str) -> type[ExperimentResult]:
+    """The declared type of run ``run``'s results (the notebook ``workbook.yaml`` runs it with)."""
+    notebooks = {r.name: r.notebook for r in planned_runs()}
+    if notebooks.get(run) not in RESULT_TYPES:
+        stores = sorted(name for name, notebook in notebooks.items() if notebook in RESULT_TYPES)
+        raise WorkbookError(f"no declared run {run!r} stores results; the runs that do are {', '.join(stores)} "
+                            "(reproduce.notebooks in rag_lib/workbook.yaml).")
+    return RESULT_TYPES[notebooks[run]]

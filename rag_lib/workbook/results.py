@@ -8,8 +8,8 @@ has not written its results is reported as missing.
 
 Each experiment's result is a frozen dataclass over :class:`ExperimentResult` (declared in
 :mod:`rag_lib.workbook.experiment_results`), written by ``report.write_experiment`` and read back
-with ``<Class>.read(run)``; ``make check`` reads figures by dotted path (:meth:`StoredResult.get`,
-the same paths ``results/expected.yaml`` uses).
+with ``<Class>.read(run)``; ``make check`` reads each figure by dotted path (the paths
+``results/expected.yaml`` uses) from the result as its class reads it back.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from rag_lib.config import NOTEBOOKS_DIR, results_dir, settings, shown_path
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.metrics import HIT
 from rag_lib.io import read_json
-from rag_lib.workbook.report import REPORT_KEYS, lookup
+from rag_lib.workbook.report import REPORT_KEYS
 
 RESULTS_FILE = "results.json"
 MECHANISM_NOTEBOOK = "06_q7_mechanism"
@@ -75,17 +75,6 @@ class StoredResult:
     name: str
     path: Path
     data: dict[str, Any]
-
-    def get(self, dotted: str) -> Any:
-        """The value at ``dotted`` (``calibration.zh.floor_aspects``, ``rows[language=zh].hit@5``).
-
-        Raises :class:`MissingResult` naming the run to re-execute when the path is not there.
-        """
-        try:
-            return lookup(self.data, dotted)
-        except (KeyError, IndexError, TypeError) as exc:
-            raise MissingResult(f"{shown_path(self.path)} has no {dotted} ({exc}); re-run {self.name} "
-                                f"(`{rerun_command(self.name)}`).") from exc
 
 
 def find_result(name: str, root: Path | None = None) -> StoredResult | None:
