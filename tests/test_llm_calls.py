@@ -166,3 +166,12 @@ def test_api_key_is_sent_but_never_written(tmp_path: Path, monkeypatch: pytest.M
     assert len(files) == 1
     for path in files:
         assert FAKE_KEY not in path.read_text(encoding="utf-8")
+
+
+def test_pruning_keeps_every_record_of_a_key_still_asked_for(tmp_path: Path) -> None:
+    from rag_lib.workbook.llm_runs import orphans
+
+    for name in ("used.json", "used2.failed.json", "old.json", "old2.failed.json"):
+        (tmp_path / name).write_text("{}")
+    stale = orphans(CallRecorder(tmp_path, mode="replay_only"), {"used", "used2"})
+    assert [p.name for p in stale] == ["old.json", "old2.failed.json"]

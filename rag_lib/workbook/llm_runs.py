@@ -79,8 +79,10 @@ def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> list
 
 
 def orphans(recorder: CallRecorder, used: set[str]) -> list[Path]:
-    """Records that no notebook asks for any more (an old prompt, model or setting)."""
-    return sorted(p for p in recorder.directory.glob("*.json") if p.stem not in used)
+    """Records that no notebook asks for any more (an old prompt, model or setting); a recorded failure
+    (``<key>.failed.json``) of a key still asked for is kept, since replaying it is the run's outcome."""
+    return sorted(p for p in recorder.directory.glob("*.json")
+                  if p.name.removesuffix(".json").removesuffix(".failed") not in used)
 
 
 @dataclass
