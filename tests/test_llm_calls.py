@@ -175,3 +175,19 @@ def test_pruning_keeps_every_record_of_a_key_still_asked_for(tmp_path: Path) -> 
         (tmp_path / name).write_text("{}")
     stale = orphans(CallRecorder(tmp_path, mode="replay_only"), {"used", "used2"})
     assert [p.name for p in stale] == ["old.json", "old2.failed.json"]
+
+
+def test_nothing_is_pruned_after_a_notebook_run_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from rag_lib.workbook import llm_runs
+
+    monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
+    (tmp_path / "llm_calls").mkdir()
+    record = tmp_path / "llm_calls" / "asked-after-the-failure.json"
+    record.write_text("{}")
+    monkeypatch.setattr(llm_runs, "collect_misses", lambda runs, used: ([], 1))  # one run failed, no key seen
+    assert llm_runs.main(["--prune"]) == 0
+    assert record.exists() and "1 notebook run(s) failed" in capsys.readouterr().out
+    monkeypatch.setattr(llm_runs, "collect_misses", lambda runs, used: ([], 0))
+    llm_runs.main(["--prune"])
+    assert not record.exists()  # every run finished and none asked for it

@@ -53,9 +53,10 @@ def read_misses(path: Path) -> list[LLMRequest]:
     return list(seen.values())
 
 
-def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> list[LLMRequest]:
+def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> tuple[list[LLMRequest], int]:
     """Execute ``runs`` (default: every planned notebook) in replay-only mode into a scratch copy of the
-    results and return the requests that had no record (``used`` receives every key asked for)."""
+    results; return the requests that had no record and the number of runs that failed (a failed run
+    asked for only some of its calls). ``used`` receives every key asked for."""
     from rag_lib.workbook.reproduce import run_all
 
     with tempfile.TemporaryDirectory(prefix="llm-runs-") as scratch:
@@ -66,7 +67,7 @@ def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> list
         os.environ.update({MODE_ENV: "replay_only", MISSES_ENV: str(misses), USED_ENV: str(asked),
                            "RAG_RESULTS_DIR": scratch})
         try:
-            run_all(runs, force=True, quiet=True)
+            failed = run_all(runs, force=True, quiet=True)
         finally:
             for key, value in saved.items():
                 if value is None:
@@ -75,7 +76,7 @@ def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> list
                     os.environ[key] = value
         if used is not None and asked.is_file():
             used.update(line.strip() for line in asked.read_text(encoding="utf-8").splitlines() if line.strip())
-        return read_misses(misses)
+        return read_misses(misses), failed
 
 
 def orphans(recorder: CallRecorder, used: set[str]) -> list[Path]:
@@ -174,8 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     for round_no in range(1, args.rounds + 1):
         print(f"round {round_no}: collecting missing calls (notebooks in replay-only mode) …", flush=True)
         used: set[str] = set()
-        missing = collect_misses(args.runs or None, used)
-        if args.prune:
+        missing, failed = collect_misses(args.runs or None, used)
+        if failed:
+            print(f"  {failed} notebook run(s) failed (see the lines above): their calls are collected only up "
+                  "to the failure" + ("; nothing is pruned" if args.prune else ""), flush=True)
+        if args.prune and not failed:
             stale = orphans(recorder, used)
             for path in stale:
                 path.unlink()
