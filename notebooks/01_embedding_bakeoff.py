@@ -37,17 +37,19 @@ embedders = [
     "snowflake-arctic-embed-l-v2.0",
     "bge-small-en-v1.5",
 ]
-k = 5
+k = None  # None: retrieval.top_k in workbook.yaml
 languages = ["zh", "en"]
 
 # %%
 from IPython.display import Markdown, display
 
+from rag_lib.config import RunConfig
 from rag_lib.experiments.bakeoff import findings, run_bakeoff
 from rag_lib.workbook import figures, report
 from rag_lib.workbook.tables import settings, table
 
-result = run_bakeoff(embedders, k=k, languages=languages)
+config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+result = run_bakeoff(embedders, k=config.k, languages=languages)
 print("configurations run:", ", ".join(result.configurations))
 
 # %% [markdown]

@@ -33,17 +33,19 @@
 # %% tags=["parameters"]
 lang = "zh"  # the casebook asked Q5 in Chinese
 languages = ["zh", "en"]
-k = 5
+k = None  # None: retrieval.top_k in workbook.yaml
 generator = None  # None: generation.default in workbook.yaml
 
 # %%
 from IPython.display import Markdown, display
 
+from rag_lib.config import RunConfig
 from rag_lib.experiments.q5 import findings, run_q5
 from rag_lib.workbook import report
 from rag_lib.workbook.tables import settings, table
 
-result = run_q5(lang=lang, languages=languages, k=k, generator=generator)
+config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+result = run_q5(lang=lang, languages=languages, k=config.k, generator=generator)
 settings({"retrieval": result.provenance["embedder"], "generator": result.generator})
 
 # %% [markdown]

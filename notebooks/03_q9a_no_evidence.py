@@ -40,7 +40,7 @@
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
-k = 5
+k = None  # None: retrieval.top_k in workbook.yaml
 generators = ["extractive", "llama_cpp"]
 bypass_lang = "en"
 generation_lang = "en"
@@ -48,11 +48,13 @@ generation_lang = "en"
 # %%
 from IPython.display import Markdown, display
 
+from rag_lib.config import RunConfig
 from rag_lib.experiments.q9a import findings, run_q9a
 from rag_lib.workbook import figures, report
 from rag_lib.workbook.tables import settings, table
 
-result = run_q9a(languages=languages, k=k, generators=generators, bypass_lang=bypass_lang,
+config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+result = run_q9a(languages=languages, k=config.k, generators=generators, bypass_lang=bypass_lang,
                  generation_lang=generation_lang)
 models = {"retrieval": result.provenance["embedder"], "generation (whole benchmark)": result.generation["generator"],
           **{f"bypass: {name}": {"model": row["model"], "model_version": row["model_version"]}

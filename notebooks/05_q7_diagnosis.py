@@ -22,27 +22,29 @@
 # outside the top k, or there but ranked deep? Asked for each of the casebook's three phrasings
 # (original, Chinese-terms, document-aligned) in Chinese and English.
 #
-# **Configuration.** Dense retrieval with the default embedder (`workbook.yaml`), k = 5 for the layer
-# diagnosis (worst piece: ≤ k in top k; ≤ 2k just outside; deeper = ranked deep). The casebook's
-# published ranks (bge-m3 on their snapshot) are printed beside ours and marked as theirs.
+# **Configuration.** Dense retrieval with the default embedder and k = `retrieval.top_k` (`workbook.yaml`)
+# for the layer diagnosis (worst piece: ≤ k in top k; ≤ 2k just outside; deeper = ranked deep). The
+# casebook's published ranks (bge-m3 on their snapshot) are printed beside ours and marked as theirs.
 #
 # **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 05_q7_diagnosis`.
 # Writes `results/05_q7_diagnosis/`.
 
 # %% tags=["parameters"]
 retriever = "dense"
-k = 5
+k = None  # None: retrieval.top_k in workbook.yaml
 languages = ["zh", "en"]
 
 # %%
 from IPython.display import Markdown, display
 
+from rag_lib.config import RunConfig
 from rag_lib.experiments.q7_diagnosis import findings, run_q7_diagnosis
 from rag_lib.workbook import report
 from rag_lib.workbook.tables import settings, table
 
 NAME = "05_q7_diagnosis"
-result = run_q7_diagnosis(retriever, k=k, languages=languages)
+config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+result = run_q7_diagnosis(retriever, k=config.k, languages=languages)
 display(table(result.pieces, label="piece", value="what the piece is"))
 settings(result.provenance)
 

@@ -37,7 +37,7 @@
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
-k = 5
+k = None  # None: retrieval.top_k in workbook.yaml
 retriever = "dense"
 llm = None  # None: generation.llm_tasks.recovery in workbook.yaml
 llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
@@ -45,11 +45,13 @@ llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 # %%
 from IPython.display import Markdown, display
 
+from rag_lib.config import RunConfig
 from rag_lib.experiments.recovery import REPORT_TEMPLATE, findings, run_recovery_experiment
 from rag_lib.workbook import report
 from rag_lib.workbook.tables import settings, table
 
-result = run_recovery_experiment(languages, k=k, retriever=retriever, llm=llm, llm_mode=llm_mode)
+config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+result = run_recovery_experiment(languages, k=config.k, retriever=retriever, llm=llm, llm_mode=llm_mode)
 print("unavailable sources:", result.unavailable or "none")
 
 # %% [markdown]

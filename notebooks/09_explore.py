@@ -30,7 +30,7 @@
 # %% tags=["parameters"]
 question = "q07"  # a benchmark id or any question text
 key = "dense"
-k = 5
+k = None  # None: retrieval.top_k in workbook.yaml
 lang = "zh"
 live = True  # build the widget; headless runs set False (workbook.yaml): a client executing a widget cell can hang
 
@@ -42,19 +42,21 @@ live = True  # build the widget; headless runs set False (workbook.yaml): a clie
 # %%
 from IPython.display import display
 
+from rag_lib.config import RunConfig
 from rag_lib.explain import explain
 from rag_lib.explore import build_explorer, retrieval_keys
 from rag_lib.workbench import Workbench
 
+config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 workbench = Workbench()
 print("configurations available here:", ", ".join(retrieval_keys()))
-explain(question, key=key, k=k, lang=lang, workbench=workbench)
+explain(question, key=key, k=config.k, lang=lang, workbench=workbench)
 
 # %% [markdown]
 # ## The explorer (needs a live kernel: `make lab`, then run all cells)
 
 # %%
 if live:
-    display(build_explorer(workbench, question=question, lang=lang, k=k))
+    display(build_explorer(workbench, question=question, lang=lang, k=config.k))
 else:
     print("live = False (a headless run): the explorer is not built here; open this notebook in JupyterLab.")

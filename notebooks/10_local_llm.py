@@ -35,17 +35,19 @@
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
-k = 5
+k = None  # None: retrieval.top_k in workbook.yaml
 
 # %%
 from IPython.display import Markdown, display
 
+from rag_lib.config import RunConfig
 from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, findings, run_local_llm
 from rag_lib.workbook import report
 from rag_lib.workbook.tables import table
 
 NAME = "10_local_llm"
-result = run_local_llm(languages=languages, k=k)
+config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+result = run_local_llm(languages=languages, k=config.k)
 display(table(result.models, ["description", "packages", "sha256", "licence"], label="model"))
 table(result.tasks, label="task")
 
