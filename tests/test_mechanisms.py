@@ -239,6 +239,20 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
     assert runs == set(MECHANISMS)
 
 
+def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrides(capsys) -> None:
+    from rag_lib.experiments.__main__ import main, notebook_parameters
+
+    explore = notebook_parameters("09_explore", {"live": False})
+    assert explore["live"] == "False" and explore["k"] == "None" and explore["question"] == "'q07'"
+    assert notebook_parameters("01_embedding_bakeoff", {})["languages"] == "['zh', 'en']"
+    with pytest.raises(ValueError, match=r"parameter\(s\) \['lives'\] that its parameters cell does not declare"):
+        notebook_parameters("09_explore", {"lives": False})  # a misspelt override would be ignored by papermill
+    assert main(["--list"]) == 0
+    out = capsys.readouterr().out
+    assert f"    k = {run_config().k}\n" in out  # the run configuration, from workbook.yaml
+    assert "09_explore  (09_explore)\n    question='q07', key='dense', k=None, lang='zh', live=False\n" in out
+
+
 def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provenance(monkeypatch, tmp_path) -> None:
     from rag_lib.experiments import mechanisms as m
     from rag_lib.experiments.mechanisms import registry

@@ -1,4 +1,5 @@
-"""List every declared condition: the runs of ``workbook.yaml`` and the parameters of each mechanism.
+"""List every declared condition: the run configuration, the runs of ``workbook.yaml`` with each
+notebook's parameters, and the parameters of each mechanism.
 
     python -m rag_lib.experiments --list
 """
@@ -6,18 +7,46 @@
 from __future__ import annotations
 
 import argparse
+import ast
+import dataclasses
 import json
 
 
+def notebook_parameters(notebook: str, overrides: dict[str, object]) -> dict[str, str]:
+    """The parameters cell of ``notebooks/<notebook>.ipynb`` (as papermill reads it), with ``overrides`` (the
+    run's parameters in ``workbook.yaml``) in place of the defaults they replace: name -> Python literal."""
+    import papermill
+
+    from rag_lib.config import NOTEBOOKS_DIR
+
+    declared = papermill.inspect_notebook(str(NOTEBOOKS_DIR / f"{notebook}.ipynb"))
+    unknown = sorted(set(overrides) - set(declared))
+    if unknown:
+        raise ValueError(f"workbook.yaml gives {notebook} parameter(s) {unknown} that its parameters cell does "
+                         f"not declare ({', '.join(declared)})")
+    return {name: repr(overrides[name]) if name in overrides else _literal(str(p["default"]))
+            for name, p in declared.items()}
+
+
+def _literal(source: str) -> str:
+    """``source`` as one canonical literal (a list written over several lines reads as one line)."""
+    try:
+        return repr(ast.literal_eval(source))
+    except (ValueError, SyntaxError):  # an expression, not a literal: shown as written
+        return source
+
+
 def conditions() -> list[dict[str, object]]:
-    """One row per planned run: its name, notebook, parameters, and for a mechanism run the declared
-    mechanism's description and parameters (as resolved from ``workbook.yaml``)."""
+    """One row per planned run: its name, notebook, parameters (``workbook.yaml``'s), the notebook's
+    parameters with those applied, and for a mechanism run the declared mechanism's description and
+    parameters (as resolved from ``workbook.yaml``)."""
     from rag_lib.experiments.mechanisms import get_mechanism
     from rag_lib.workbook.results import planned_runs
 
     rows: list[dict[str, object]] = []
     for run in planned_runs():
-        row: dict[str, object] = {"run": run.name, "notebook": run.notebook, "parameters": run.parameters}
+        row: dict[str, object] = {"run": run.name, "notebook": run.notebook, "parameters": run.parameters,
+                                  "notebook_parameters": notebook_parameters(run.notebook, run.parameters)}
         if "mechanism" in run.parameters:
             spec = get_mechanism(str(run.parameters["mechanism"]))
             row["mechanism"] = {"description": spec.description, "parameters": spec.resolved_parameters()}
@@ -26,6 +55,8 @@ def conditions() -> list[dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from rag_lib.config import run_config
+
     parser = argparse.ArgumentParser(prog="python -m rag_lib.experiments", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list", action="store_true", help="print every declared condition and its parameters")
@@ -34,14 +65,19 @@ def main(argv: list[str] | None = None) -> int:
     if not args.list:
         parser.print_help()
         return 0
+    config = dataclasses.asdict(run_config())
     rows = conditions()
     if args.json:
-        print(json.dumps(rows, indent=1, ensure_ascii=False))
+        print(json.dumps({"run_config": config, "runs": rows}, indent=1, ensure_ascii=False))
         return 0
+    print("run configuration (workbook.yaml; a notebook parameter left at None takes its value):")
+    for name, value in config.items():
+        print(f"    {name} = {value}")
     for row in rows:
-        run_parameters = row["parameters"]
-        params = ", ".join(f"{k}={v}" for k, v in run_parameters.items()) if isinstance(run_parameters, dict) else ""
-        print(f"{row['run']}  ({row['notebook']}{': ' + params if params else ''})")
+        print(f"{row['run']}  ({row['notebook']})")
+        shown = row["notebook_parameters"]
+        if isinstance(shown, dict) and shown:
+            print("    " + ", ".join(f"{name}={value}" for name, value in shown.items()))
         mech = row.get("mechanism")
         if isinstance(mech, dict):
             print(f"    {mech['description']}")
