@@ -12,6 +12,7 @@ from fixture_corpus import q7_pages_workbench
 from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, run_config
+from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.stats import compare
 from rag_lib.experiments.bakeoff import run_bakeoff
 from rag_lib.experiments.mechanisms import MECHANISMS, METRICS, LLMQueries, RankFailed, q7_piece_ranks
@@ -225,7 +226,6 @@ def test_findings_state_effects_with_intervals_and_never_turn_a_failure_into_no_
 
 
 def test_an_unknown_mechanism_is_an_error_that_names_the_declared_ones() -> None:
-    from rag_lib.errors import WorkbookError
     from rag_lib.experiments.mechanisms import run_mechanism
 
     with pytest.raises(WorkbookError, match=r"unknown mechanism 'nope'; declared: dedup_mmr, embedding, hybrid"):
@@ -240,13 +240,16 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
 
 
 def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrides(capsys) -> None:
-    from rag_lib.experiments.__main__ import main, notebook_parameters
+    from rag_lib.experiments.__main__ import main
+    from rag_lib.workbook.reproduce import notebook_parameters
+    from rag_lib.workbook.results import NotebookRun
 
-    explore = notebook_parameters("09_explore", {"live": False})
+    explore = notebook_parameters(NotebookRun("09_explore", "09_explore", {"live": False}))
     assert explore["live"] == "False" and explore["k"] == "None" and explore["question"] == "'q07'"
-    assert notebook_parameters("01_embedding_bakeoff", {})["languages"] == "['zh', 'en']"
-    with pytest.raises(ValueError, match=r"parameter\(s\) \['lives'\] that its parameters cell does not declare"):
-        notebook_parameters("09_explore", {"lives": False})  # a misspelt override would be ignored by papermill
+    assert notebook_parameters(NotebookRun("01", "01_embedding_bakeoff"))["languages"] == "['zh', 'en']"
+    with pytest.raises(WorkbookError, match=r"parameter\(s\) \['lives'\] that the parameters cell of "
+                                            r"notebooks/09_explore.py does not declare"):
+        notebook_parameters(NotebookRun("09_explore", "09_explore", {"lives": False}))
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
     assert f"    k = {run_config().k}\n" in out  # the run configuration, from workbook.yaml

@@ -42,3 +42,20 @@ def test_strip_volatile_numbers_cells_and_widgets() -> None:
     assert out.metadata["papermill"] == {"parameters": {"k": 5}}
     assert "papermill" not in out.cells[1].metadata
     assert out.cells[1].outputs[0]["data"]["application/vnd.jupyter.widget-view+json"]["model_id"] == "widget-1"
+
+
+def test_a_misspelt_parameter_stops_reproduce_before_any_notebook_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag_lib.errors import WorkbookError
+    from rag_lib.workbook import reproduce
+
+    monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(reproduce, "planned_runs", lambda: [
+        NotebookRun("08_summary", "08_summary"), NotebookRun("09_explore", "09_explore", {"lang_": "en"})])
+    executed: list[str] = []
+    monkeypatch.setattr(reproduce, "execute", lambda run, out_dir, timeout: executed.append(run.name))
+    with pytest.raises(WorkbookError, match=r"run 09_explore parameter\(s\) \['lang_'\]"):
+        reproduce.run_all(force=True, quiet=True)
+    assert executed == []  # not even the run before it

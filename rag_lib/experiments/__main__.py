@@ -7,33 +7,8 @@ notebook's parameters, and the parameters of each mechanism.
 from __future__ import annotations
 
 import argparse
-import ast
 import dataclasses
 import json
-
-
-def notebook_parameters(notebook: str, overrides: dict[str, object]) -> dict[str, str]:
-    """The parameters cell of ``notebooks/<notebook>.ipynb`` (as papermill reads it), with ``overrides`` (the
-    run's parameters in ``workbook.yaml``) in place of the defaults they replace: name -> Python literal."""
-    import papermill
-
-    from rag_lib.config import NOTEBOOKS_DIR
-
-    declared = papermill.inspect_notebook(str(NOTEBOOKS_DIR / f"{notebook}.ipynb"))
-    unknown = sorted(set(overrides) - set(declared))
-    if unknown:
-        raise ValueError(f"workbook.yaml gives {notebook} parameter(s) {unknown} that its parameters cell does "
-                         f"not declare ({', '.join(declared)})")
-    return {name: repr(overrides[name]) if name in overrides else _literal(str(p["default"]))
-            for name, p in declared.items()}
-
-
-def _literal(source: str) -> str:
-    """``source`` as one canonical literal (a list written over several lines reads as one line)."""
-    try:
-        return repr(ast.literal_eval(source))
-    except (ValueError, SyntaxError):  # an expression, not a literal: shown as written
-        return source
 
 
 def conditions() -> list[dict[str, object]]:
@@ -41,12 +16,13 @@ def conditions() -> list[dict[str, object]]:
     parameters with those applied, and for a mechanism run the declared mechanism's description and
     parameters (as resolved from ``workbook.yaml``)."""
     from rag_lib.experiments.mechanisms import get_mechanism
+    from rag_lib.workbook.reproduce import notebook_parameters
     from rag_lib.workbook.results import planned_runs
 
     rows: list[dict[str, object]] = []
     for run in planned_runs():
         row: dict[str, object] = {"run": run.name, "notebook": run.notebook, "parameters": run.parameters,
-                                  "notebook_parameters": notebook_parameters(run.notebook, run.parameters)}
+                                  "notebook_parameters": notebook_parameters(run)}
         if "mechanism" in run.parameters:
             spec = get_mechanism(str(run.parameters["mechanism"]))
             row["mechanism"] = {"description": spec.description, "parameters": spec.resolved_parameters()}

@@ -12,6 +12,7 @@ compares the figures in the experiments' ``results.json`` with ``results/expecte
 from __future__ import annotations
 
 import argparse
+import ast
 import fcntl
 import hashlib
 import json
@@ -63,6 +64,41 @@ def read_notebook(source: Path) -> nbformat.NotebookNode:
     }
     nb.metadata.pop("jupytext", None)
     return nb
+
+
+def notebook_parameters(run: NotebookRun) -> dict[str, str]:
+    """The parameters cell of ``run``'s notebook (name -> value as a Python literal), with ``run``'s
+    overrides from ``workbook.yaml`` in place of the defaults they replace.
+
+    Raises
+    ------
+    WorkbookError
+        When the notebook has no single cell tagged ``parameters``, or ``workbook.yaml`` gives a
+        parameter the cell does not declare (papermill would only warn, and the run would go on
+        with the default the override was meant to replace).
+    """
+    cells = [c for c in read_notebook(run.source).cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise WorkbookError(f"{shown_path(run.source)} has {len(cells)} cells tagged parameters; papermill "
+                            "needs exactly one (# %% tags=[\"parameters\"])")
+    source = cells[0].source
+    declared = {target.id: _literal(ast.get_source_segment(source, node.value) or "")
+                for node in ast.parse(source).body if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)}
+    unknown = sorted(set(run.parameters) - set(declared))
+    if unknown:
+        raise WorkbookError(f"workbook.yaml gives run {run.name} parameter(s) {unknown} that the parameters cell "
+                            f"of {shown_path(run.source)} does not declare ({', '.join(declared)}); fix the "
+                            "spelling in reproduce.notebooks of rag_lib/workbook.yaml")
+    return {name: repr(run.parameters[name]) if name in run.parameters else value for name, value in declared.items()}
+
+
+def _literal(source: str) -> str:
+    """``source`` as one canonical literal (a list written over several lines reads as one line)."""
+    try:
+        return repr(ast.literal_eval(source))
+    except (ValueError, SyntaxError):  # an expression, not a literal: shown as written
+        return source
 
 
 def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -259,6 +295,8 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
         raise SystemExit(f"unknown notebook run(s) {unknown}; planned: {[r.name for r in planned]} "
                          "(register new notebooks under reproduce.notebooks in rag_lib/workbook.yaml)")
     runs = [r for r in planned if not only or r.name in only or r.notebook in only]
+    for run in runs:  # before anything runs: a misspelt parameter would be ignored, not refused
+        notebook_parameters(run)
     out_dir = results_dir() / "notebooks"
     cell_timeout = int(settings()["reproduce"]["cell_timeout_s"])
     failures: dict[str, str] = {}
