@@ -66,14 +66,17 @@ class SummaryInputs:
         """Every input found under ``root`` (``RAG_RESULTS_DIR``)."""
         root = root or results_dir()
         found, missing_mechanisms = mechanism_results(root)
-        missing = [name for name in ("01_embedding_bakeoff", "05_q7_diagnosis", "07_recovery_loop", "10_local_llm",
-                                     "11_chunking")
-                   if find_result(name, root) is None] + missing_mechanisms
-        return cls(mechanisms=list(found.values()), missing=missing,
-                   bakeoff=BakeoffResult.find("01_embedding_bakeoff", root),
-                   recovery=RecoveryExperimentResult.find("07_recovery_loop", root),
-                   chunking=ChunkingResult.find("11_chunking", root),
-                   local_llm=LocalLLMResult.find("10_local_llm", root))
+        bakeoff = BakeoffResult.find("01_embedding_bakeoff", root)
+        recovery = RecoveryExperimentResult.find("07_recovery_loop", root)
+        local_llm = LocalLLMResult.find("10_local_llm", root)
+        chunking = ChunkingResult.find("11_chunking", root)
+        ran = {"01_embedding_bakeoff": bakeoff is not None,
+               "05_q7_diagnosis": find_result("05_q7_diagnosis", root) is not None,  # only whether it ran is shown
+               "07_recovery_loop": recovery is not None, "10_local_llm": local_llm is not None,
+               "11_chunking": chunking is not None}
+        return cls(mechanisms=list(found.values()),
+                   missing=[name for name, done in ran.items() if not done] + missing_mechanisms,
+                   bakeoff=bakeoff, recovery=recovery, chunking=chunking, local_llm=local_llm)
 
 
 def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
