@@ -4,8 +4,9 @@
 dotted path into ``results/<experiment>/results.json``, read through the run's declared result type
 (:func:`~rag_lib.workbook.experiment_results.result_type`). A figure is **OK** when it equals the
 expected value, **OKish** when it differs by at most ``tolerance`` (absolute), and **FAIL**
-otherwise, or when it is missing or its results do not read as their type. Values are recorded from a reference run with
-``python -m rag_lib.workbook.expected --freeze`` (never typed by hand); tolerances are chosen by people.
+otherwise, or when it is missing or its results do not read as their type. Values are recorded
+from a reference run with ``python -m rag_lib.workbook.expected --freeze`` (never typed by hand);
+tolerances are chosen by people.
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def archive_label_version(commit: str, note: str, root: Path | None = None,
 
     Kept: the baseline rows of 01 (every configuration, both languages), the Q7 rows of 01, and the
     Q7 side-by-side tables of 08. ``commit`` names the commit whose results these are; ``note`` says
-    which label version produced them. Nothing is recomputed or typed: values are copied verbatim.
+    which label version produced them. Nothing is recomputed: values are copied verbatim.
     """
     root = root or results_dir()
     bakeoff, summary = BakeoffResult.find("01_embedding_bakeoff", root), SummaryResult.find("08_summary", root)
