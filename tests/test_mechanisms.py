@@ -241,7 +241,7 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
 
 def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrides(capsys) -> None:
     from rag_lib.experiments.__main__ import main
-    from rag_lib.workbook.reproduce import notebook_parameters
+    from rag_lib.workbook.notebooks import notebook_parameters
     from rag_lib.workbook.results import NotebookRun
 
     explore = notebook_parameters(NotebookRun("09_explore", "09_explore", {"live": False}))

@@ -16,7 +16,7 @@ def conditions() -> list[dict[str, object]]:
     parameters with those applied, and for a mechanism run the declared mechanism's description and
     parameters (as resolved from ``workbook.yaml``)."""
     from rag_lib.experiments.mechanisms import get_mechanism
-    from rag_lib.workbook.reproduce import notebook_parameters
+    from rag_lib.workbook.notebooks import notebook_parameters
     from rag_lib.workbook.results import planned_runs
 
     rows: list[dict[str, object]] = []

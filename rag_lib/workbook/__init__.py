@@ -2,6 +2,8 @@
 
 ``reproduce``
     Executes every notebook headless into ``results/`` (``make reproduce``), each with provenance.
+``notebooks``
+    A notebook's source read as a notebook, and its parameters cell (with ``workbook.yaml``'s overrides).
 ``results``
     The one reader of a run's ``results.json``, and :class:`~rag_lib.workbook.results.ExperimentResult`.
 ``experiment_results`` / ``mechanism_results``

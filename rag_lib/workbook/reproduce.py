@@ -12,7 +12,6 @@ compares the figures in the experiments' ``results.json`` with ``results/expecte
 from __future__ import annotations
 
 import argparse
-import ast
 import fcntl
 import hashlib
 import json
@@ -43,6 +42,7 @@ from rag_lib.config import (
 from rag_lib.errors import WorkbookError, cli_errors
 from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 from rag_lib.io import write_text
+from rag_lib.workbook.notebooks import notebook_parameters, read_notebook
 from rag_lib.workbook.results import RESULTS_FILE, NotebookRun, planned_runs
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -52,53 +52,6 @@ WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this 
 # killed run left it behind (ignored by git and by nbval).
 RUNNING_PREFIX, RUNNING_SUFFIX = ".", ".running.ipynb"
 LOCK_NAME = ".reproduce.lock"
-
-
-def read_notebook(source: Path) -> nbformat.NotebookNode:
-    """The notebook of a jupytext percent script, with the project's kernel."""
-    import jupytext
-
-    nb = jupytext.read(source)
-    nb.metadata["kernelspec"] = {
-        "name": KERNEL_NAME, "display_name": "Python (ragbench-workbook)", "language": "python",
-    }
-    nb.metadata.pop("jupytext", None)
-    return nb
-
-
-def notebook_parameters(run: NotebookRun) -> dict[str, str]:
-    """The parameters cell of ``run``'s notebook (name -> value as a Python literal), with ``run``'s
-    overrides from ``workbook.yaml`` in place of the defaults they replace.
-
-    Raises
-    ------
-    WorkbookError
-        When the notebook has no single cell tagged ``parameters``, or ``workbook.yaml`` gives a
-        parameter the cell does not declare (papermill would only warn, and the run would go on
-        with the default the override was meant to replace).
-    """
-    cells = [c for c in read_notebook(run.source).cells if "parameters" in c.metadata.get("tags", [])]
-    if len(cells) != 1:
-        raise WorkbookError(f"{shown_path(run.source)} has {len(cells)} cells tagged parameters; papermill "
-                            "needs exactly one (# %% tags=[\"parameters\"])")
-    source = cells[0].source
-    declared = {target.id: _literal(ast.get_source_segment(source, node.value) or "")
-                for node in ast.parse(source).body if isinstance(node, ast.Assign)
-                for target in node.targets if isinstance(target, ast.Name)}
-    unknown = sorted(set(run.parameters) - set(declared))
-    if unknown:
-        raise WorkbookError(f"workbook.yaml gives run {run.name} parameter(s) {unknown} that the parameters cell "
-                            f"of {shown_path(run.source)} does not declare ({', '.join(declared)}); fix the "
-                            "spelling in reproduce.notebooks of rag_lib/workbook.yaml")
-    return {name: repr(run.parameters[name]) if name in run.parameters else value for name, value in declared.items()}
-
-
-def _literal(source: str) -> str:
-    """``source`` as one canonical literal (a list written over several lines reads as one line)."""
-    try:
-        return repr(ast.literal_eval(source))
-    except (ValueError, SyntaxError):  # an expression, not a literal: shown as written
-        return source
 
 
 def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:

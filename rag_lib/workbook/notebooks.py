@@ -1,0 +1,64 @@
+"""The notebook sources: a jupytext percent script read as a notebook, and its parameters cell.
+
+``reproduce`` executes what :func:`read_notebook` returns; :func:`notebook_parameters` is what a run
+will be given (``python -m rag_lib.experiments --list`` shows it, and ``make reproduce`` refuses an
+override the notebook does not declare before anything runs).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import nbformat
+
+from rag_lib.config import KERNEL_NAME, shown_path
+from rag_lib.errors import WorkbookError
+from rag_lib.workbook.results import NotebookRun
+
+
+def read_notebook(source: Path) -> nbformat.NotebookNode:
+    """The notebook of a jupytext percent script, with the project's kernel."""
+    import jupytext
+
+    nb = jupytext.read(source)
+    nb.metadata["kernelspec"] = {
+        "name": KERNEL_NAME, "display_name": "Python (ragbench-workbook)", "language": "python",
+    }
+    nb.metadata.pop("jupytext", None)
+    return nb
+
+
+def notebook_parameters(run: NotebookRun) -> dict[str, str]:
+    """The parameters cell of ``run``'s notebook (name -> value as a Python literal), with ``run``'s
+    overrides from ``workbook.yaml`` in place of the defaults they replace.
+
+    Raises
+    ------
+    WorkbookError
+        When the notebook has no single cell tagged ``parameters``, or ``workbook.yaml`` gives a
+        parameter the cell does not declare (papermill would only warn, and the run would go on
+        with the default the override was meant to replace).
+    """
+    cells = [c for c in read_notebook(run.source).cells if "parameters" in c.metadata.get("tags", [])]
+    if len(cells) != 1:
+        raise WorkbookError(f"{shown_path(run.source)} has {len(cells)} cells tagged parameters; papermill "
+                            "needs exactly one (# %% tags=[\"parameters\"])")
+    source = cells[0].source
+    declared = {target.id: _literal(ast.get_source_segment(source, node.value) or "")
+                for node in ast.parse(source).body if isinstance(node, ast.Assign)
+                for target in node.targets if isinstance(target, ast.Name)}
+    unknown = sorted(set(run.parameters) - set(declared))
+    if unknown:
+        raise WorkbookError(f"workbook.yaml gives run {run.name} parameter(s) {unknown} that the parameters cell "
+                            f"of {shown_path(run.source)} does not declare ({', '.join(declared)}); fix the "
+                            "spelling in reproduce.notebooks of rag_lib/workbook.yaml")
+    return {name: repr(run.parameters[name]) if name in run.parameters else value for name, value in declared.items()}
+
+
+def _literal(source: str) -> str:
+    """``source`` as one canonical literal (a list written over several lines reads as one line)."""
+    try:
+        return repr(ast.literal_eval(source))
+    except (ValueError, SyntaxError):  # an expression, not a literal: shown as written
+        return source
