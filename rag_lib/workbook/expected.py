@@ -75,26 +75,39 @@ class Absent:
         return f"<{self.reason}>"
 
 
-def _actual(root: Path, experiment: str, path: str) -> Any:
+def _stored(root: Path, experiment: str) -> dict[str, Any] | Absent:
+    """Run ``experiment``'s results as its declared type reads them back (as JSON), or why there are none."""
     cls = result_type(experiment)
     try:
         stored = cls.find(experiment, root)
     except MissingResult as exc:  # written by another version of the experiment
         return Absent(f"not a {cls.__name__}: {exc}")
-    if stored is None:
-        return Absent("no results.json")
-    try:
-        return lookup(stored.to_json(), path)
-    except (KeyError, IndexError, TypeError):
-        return Absent("missing")
+    return Absent("no results.json") if stored is None else stored.to_json()
+
+
+def _actuals(root: Path, figures: list[dict[str, Any]]) -> list[Any]:
+    """The current value of each figure, each experiment's results read once."""
+    stored: dict[str, dict[str, Any] | Absent] = {}
+    out: list[Any] = []
+    for f in figures:
+        if f["experiment"] not in stored:
+            stored[f["experiment"]] = _stored(root, f["experiment"])
+        data = stored[f["experiment"]]
+        if isinstance(data, Absent):
+            out.append(data)
+            continue
+        try:
+            out.append(lookup(data, f["path"]))
+        except (KeyError, IndexError, TypeError):
+            out.append(Absent("missing"))
+    return out
 
 
 def verdicts(root: Path) -> list[Verdict]:
-    return [
-        Verdict(f["experiment"], f["path"], f["value"], actual := _actual(root, f["experiment"], f["path"]),
-                _compare(f["value"], actual, float(f.get("tolerance", 0))))
-        for f in load_expected(root)
-    ]
+    figures = load_expected(root)
+    return [Verdict(f["experiment"], f["path"], f["value"], actual, _compare(f["value"], actual,
+                                                                             float(f.get("tolerance", 0))))
+            for f, actual in zip(figures, _actuals(root, figures), strict=True)]
 
 
 def check_expected(root: Path | None = None) -> int:
@@ -113,8 +126,7 @@ def freeze(root: Path | None = None) -> Path:
     """Rewrite ``expected.yaml`` with the values of the current results (tolerances kept)."""
     root = root or results_dir()
     figures = load_expected(root)
-    for f in figures:
-        value = _actual(root, f["experiment"], f["path"])
+    for f, value in zip(figures, _actuals(root, figures), strict=True):
         if isinstance(value, Absent):
             raise ValueError(f"cannot freeze {f['experiment']}:{f['path']}: {value}; run `make reproduce` first.")
         f["value"] = value
