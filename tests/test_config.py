@@ -99,15 +99,14 @@ def test_library_has_no_literal_top_k_default() -> None:
 def test_no_notebook_fixes_top_k_in_its_parameters() -> None:
     """A notebook's ``k`` parameter defaults to ``None`` (``retrieval.top_k`` of workbook.yaml): a literal
     there would override the workbook silently, so one edit of top_k would not reach every notebook."""
+    from rag_lib.workbook.notebooks import notebook_parameters
+    from rag_lib.workbook.results import NotebookRun
+
     offenders = []
     for path in sorted(NOTEBOOKS_DIR.glob("*.py")):
-        text = path.read_text(encoding="utf-8")
-        start = text.index('# %% tags=["parameters"]')
-        cell = text[start:].split("\n# %%", 1)[0]
-        offenders += [f"{path.name}: {ast.unparse(node)}" for node in ast.parse(cell).body
-                      if isinstance(node, ast.Assign)
-                      and any(isinstance(t, ast.Name) and t.id in ("k", "rrf_k") for t in node.targets)
-                      and not (isinstance(node.value, ast.Constant) and node.value.value is None)]
+        declared = notebook_parameters(NotebookRun(path.stem, path.stem))  # name -> the literal it is set to
+        offenders += [f"{path.name}: {name} = {declared[name]}" for name in ("k", "rrf_k")
+                      if declared.get(name, "None") != "None"]
     assert offenders == []
 
 
