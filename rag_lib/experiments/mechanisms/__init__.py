@@ -8,7 +8,7 @@ Every mechanism is a set of **variants**; a variant turns a question text into a
   the variant's own evidence size against the baseline's coverage@5), as paired differences
   against the baseline with bootstrap 95% intervals over questions.
 
-The baseline is dense retrieval with the default embedder and k = 5 (``workbook.yaml``), measured
+The baseline is dense retrieval with the default embedder and k = ``retrieval.top_k`` (``workbook.yaml``), measured
 once, by 01: a mechanism run pairs its variants with 01's stored per-question values
 (:class:`~rag_lib.workbook.baseline.BaselineMeasures`), after checking they come from the same model
 and inputs. The result has one uniform shape for every mechanism (see :func:`run_mechanism`), which the summary
