@@ -204,7 +204,7 @@ class LlamaCppGenerator(LLMGenerator):
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - depends on the environment
                 raise ModelUnavailableError(
-                    "llama-cpp-python is not installed; run `make venv` (it is pinned in requirements.txt)."
+                    "llama-cpp-python is not installed; run `make llm-runtime` (pinned in requirements-llm.txt)."
                 ) from exc
             llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                         seed=self.seed, verbose=False)
