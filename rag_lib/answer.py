@@ -5,10 +5,12 @@ stored in ``results/03_q9a_no_evidence/results.json`` (calibrated on the benchma
 ``python -m rag_lib ask`` says which parameters it used.
 
 Support policy (``verified-citations-only``): the generator's answer text is shown only when
-every citation it gives passes the check (:mod:`rag_lib.generation.citations`). The answer schema does not
-tie sentences to citations, so an answer with any failed citation cannot be trimmed to its
-supported claims: its text is withheld, the verified quotes (verbatim evidence) are shown instead,
-and each dropped citation is listed with its reason. ``ask`` exits 0 answered, 3 declined,
+every citation it gives passes the check (:mod:`rag_lib.generation.citations`: a meaningful span
+of the cited chunk) and every checkable statement it makes (numbers with units, commands, keys,
+names, URLs) is in a verified quote (:mod:`rag_lib.generation.support`). Otherwise its text is
+withheld, the verified quotes (verbatim evidence) are shown instead, and each dropped citation is
+listed with its reason. A decline shows the workbook's own decline sentence and verified quotes,
+never the model's text. ``ask`` exits 0 answered, 3 declined,
 4 withheld, 2 error.
 """
 
@@ -26,7 +28,7 @@ from rag_lib.evidence import get_gate
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.explain import check_k
 from rag_lib.generation import Generator, get_generator
-from rag_lib.generation.base import GenerationResult, question_problem, result_fields
+from rag_lib.generation.base import WITHHELD_KINDS, GenerationResult, question_problem, result_fields
 from rag_lib.generation.llm_calls import (
     DEFAULT_CALLS_DIR,
     LOCAL_BACKENDS,
@@ -113,7 +115,7 @@ class AskOutcome:
             return "declined"
         if result.status == "answered":
             return "answered" if result.citations is not None and not result.citations.dropped else "withheld"
-        return "withheld" if result.error_kind in {"no_citations", "no_valid_citations"} else "error"
+        return "withheld" if result.error_kind in WITHHELD_KINDS else "error"
 
     def render_text(self) -> str:
         result = self.gated.result
@@ -148,16 +150,28 @@ class AskOutcome:
     def _body(self) -> list[str]:
         result = self.gated.result
         status = self.status
-        if status in {"answered", "declined"} and result.answer is not None:
+        verified = result.citations.valid if result.citations is not None else ()
+        if status == "answered" and result.answer is not None:
             return [result.answer.answer]
+        if status == "declined":
+            # The model's own decline text is not verified: show ours, then only verified quotes.
+            body = [decline_sentence(self.question)]
+            body += [f"  the evidence does say: \"{c.quote}\" ({c.chunk_id})" for c in verified]
+            return body
         if status == "withheld":
             reason = (result.error or "Some citations failed the check").rstrip(".") + "."
             body = [f"answer withheld ({SUPPORT_POLICY} policy): {reason} Only the verified quotes below "
                     "are supported by the evidence."]
-            if result.citations is not None and result.citations.valid:
-                body += [f"  supported: \"{c.quote}\" ({c.chunk_id})" for c in result.citations.valid]
+            body += [f"  supported: \"{c.quote}\" ({c.chunk_id})" for c in verified]
             return body
         return [f"error ({result.error_kind}): {result.error or ''}"]
+
+
+def decline_sentence(question: str) -> str:
+    """The decline ``ask`` shows, in the question's language (never the model's unverified text)."""
+    if language_of(question) == "zh":
+        return "提供的证据中未包含回答该问题所需的全部信息。"
+    return "The evidence provided does not include everything needed to answer this question."
 
 
 def gated_answer(

@@ -88,14 +88,15 @@ def test_empty_id_or_quote(chunk_id: str, quote: str) -> None:
 def test_report_counts_valid_over_total_and_reasons() -> None:
     cited = [
         {"chunk_id": A.id, "quote": "Run `wrangler secret put <KEY>` to add a secret."},
-        {"chunk_id": B.id, "quote": "Put local secrets"},
+        {"chunk_id": B.id, "quote": "Put local secrets"},  # verbatim, but a fragment of a sentence: partial
         {"chunk_id": "nope", "quote": "Run"},
         {"chunk_id": A.id, "quote": "Run wrangler secret put"},  # backticks dropped: not verbatim
         {"chunk_id": B.id, "quote": ""},
     ]
     report = check_citations(cited, EVIDENCE)
-    assert (report.n_valid, report.n_total, report.validity) == (2, 5, 0.4)
-    assert report.dropped_by_reason == {"unknown_id": 1, "quote_not_found": 1, "empty": 1}
+    assert (report.n_valid, report.n_total, report.validity) == (1, 5, 0.2)
+    assert report.dropped_by_reason == {"unknown_id": 1, "quote_not_found": 1, "empty": 1, "fragment": 0,
+                                        "markup": 0, "partial": 1, "flagged": 0}
     assert report.to_json()["citations"][0]["deep_link"].startswith(URL + "#:~:text=Run%20wrangler")
 
 

@@ -43,7 +43,7 @@ CHUNK = Chunk(id="kv-limits-001-aaaaaaaa", page="kv/platform/limits", ordinal=1,
               heading_path=("Limits",), text="KV is available on the Workers Free plan with 1 GB of storage.",
               start=0, end=62, url="https://developers.cloudflare.com/kv/platform/limits/", embeddable=True,
               oversized=False)
-VALID = {"chunk_id": CHUNK.id, "quote": "Workers Free plan"}
+VALID = {"chunk_id": CHUNK.id, "quote": "KV is available on the Workers Free plan with 1 GB of storage."}
 FABRICATED = {"chunk_id": CHUNK.id, "quote": "The KV free allowance is 42 GB"}
 UNKNOWN = {"chunk_id": "made-up-000-00000000", "quote": "42 GB"}
 
@@ -154,9 +154,10 @@ def test_one_fabricated_citation_withholds_the_unsupported_claim() -> None:
     out = outcome_for(Answer.model_validate_json(
         answer_json(VALID, FABRICATED, text="KV is on the Free plan. The KV free allowance is 42 GB.")))
     text = out.render_text()
-    assert out.status == "withheld" and out.gated.result.status == "answered"  # the recorded figure is unchanged
-    assert "The KV free allowance is 42 GB." not in text
-    assert f'supported: "Workers Free plan" ({CHUNK.id})' in text
+    # The claim "42 GB" is in no verified quote, so the answer itself is unsupported, not only one citation.
+    assert out.status == "withheld" and out.gated.result.error_kind == "unsupported_claims"
+    assert "The KV free allowance is 42 GB." not in text and "'42 GB', which no verified quote contains" in text
+    assert f'supported: "{VALID["quote"]}" ({CHUNK.id})' in text
     assert 'DROPPED (quote_not_found) kv-limits-001-aaaaaaaa: "The KV free allowance is 42 GB"' in text
     assert "warning: dropped 1 invalid citation(s)" in text
 

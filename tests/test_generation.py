@@ -175,7 +175,7 @@ def test_failures_become_visible_outcomes(tmp_path: Path, question: str, reply: 
 
 def test_valid_answer_and_replay_without_backend(tmp_path: Path) -> None:
     reply = _answer(answer="Use wrangler secret put.", citations=[
-        {"chunk_id": SECRETS.id, "quote": "Use wrangler secret put"},
+        {"chunk_id": SECRETS.id, "quote": "Use wrangler secret put to add a secret in production."},
         {"chunk_id": LOCAL.id, "quote": "not in the chunk"}])
     live = FakeGenerator(reply, CallRecorder(tmp_path)).generate("How?", EVIDENCE)
     assert live.status == "answered" and live.citations is not None
@@ -316,6 +316,7 @@ TINY = SchemaLimits(max_answer_chars=80, max_quote_chars=60, max_citations=1, ma
 
 
 @pytest.mark.slow
+@pytest.mark.llm_runtime
 def test_llama_cpp_returns_schema_valid_json_recorded_and_replayable(tmp_path: Path) -> None:
     from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
     from rag_lib.generation.local_models import model_file

@@ -28,7 +28,8 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("workbook", {"workbook"}),  # notebook runs, stored results, reports, tables, figures
     ("generation", {"generation"}),
     ("evaluation", {"benchmark", "evaluation"}),
-    ("foundations", {"retrieval", "documents", "casebook", "hub_files", "text", "io", "errors", "redaction",
+    ("foundations", {"retrieval", "documents", "casebook", "hub_files", "text", "injection", "io", "errors",
+                     "redaction",
                      "config"}),
 ]
 

@@ -153,7 +153,7 @@ def test_api_key_is_sent_but_never_written(tmp_path: Path, monkeypatch: pytest.M
     def handler(request: httpx2.Request) -> httpx2.Response:
         seen.append(request.headers["authorization"])
         answer = {"status": "answered", "answer": "Use wrangler secret put.",
-                  "citations": [{"chunk_id": "c-000", "quote": "wrangler secret put"}], "missing": []}
+                  "citations": [{"chunk_id": "c-000", "quote": "Run wrangler secret put."}], "missing": []}
         return httpx2.Response(200, json=_completion(json.dumps(answer)))
 
     chunk = Chunk(id="c-000", page="p", ordinal=0, title="Secrets", heading_path=(), text="Run wrangler secret put.",

@@ -9,7 +9,7 @@ worded as the answer prompt requires ("The evidence provided does not include �
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,20 +109,25 @@ class GatedGenerator:
 class ScriptedLLM:
     """Replies of a fake LLM backend, for showing failure outcomes without a model.
 
-    ``reply`` is the text the "model" returns, or an exception to raise (e.g.
-    ``LLMCallError("timeout", …)``). Used with :func:`scripted_generator`.
+    ``reply`` is the text the "model" returns, an exception to raise (e.g.
+    ``LLMCallError("timeout", …)``), or a function of the request that returns the response (a
+    model that reads its prompt, such as the injection set's obeying model). Used with
+    :func:`scripted_generator`.
     """
 
-    def __init__(self, reply: str | Exception) -> None:
+    def __init__(self, reply: str | Exception | Callable[[LLMRequest], LLMResponse]) -> None:
         self.reply = reply
 
     def __call__(self, request: LLMRequest) -> LLMResponse:
         if isinstance(self.reply, Exception):
             raise self.reply
+        if callable(self.reply):
+            return self.reply(request)
         return LLMResponse(content=self.reply, prompt_tokens=0, completion_tokens=0, served_model="scripted")
 
 
-def scripted_generator(reply: str | Exception, recorder: CallRecorder) -> Generator:
+def scripted_generator(reply: str | Exception | Callable[[LLMRequest], LLMResponse],
+                       recorder: CallRecorder) -> Generator:
     """An :class:`LLMGenerator` whose backend replies ``reply`` (the fake-able path of the generation layer)."""
     from rag_lib.generation.base import LLMGenerator
 

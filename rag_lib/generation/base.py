@@ -36,14 +36,17 @@ from rag_lib.generation.schema import (
     recovery_json_schema,
     sufficiency_json_schema,
 )
+from rag_lib.generation.support import SupportReport, check_support
 from rag_lib.text import sentences
 
 Status = Literal["answered", "insufficient", "error"]
 ERROR_KINDS = (
     "empty_question", "question_too_long", "timeout", "rate_limited", "server_error", "backend_error",
     "connection_failed", "bad_reply", "evidence_too_large", "replay_miss", "model_unavailable", "truncated",
-    "non_json", "schema_invalid", "no_citations", "no_valid_citations",
+    "non_json", "schema_invalid", "no_citations", "no_valid_citations", "unsupported_claims", "restates_question",
 )
+# Answers that are not shown: the model answered, but its text is not carried by verified quotes.
+WITHHELD_KINDS = ("no_citations", "no_valid_citations", "unsupported_claims", "restates_question")
 MAX_QUESTION_CHARS = 4000  # a longer "question" is refused, not truncated: truncation changes its meaning
 
 M = TypeVar("M", bound=BaseModel)
@@ -69,6 +72,7 @@ class GenerationResult:
     error: str | None = None
     raw_output: str | None = None
     warnings: tuple[str, ...] = ()
+    support: SupportReport | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +83,7 @@ class GenerationResult:
             "call_keys": list(self.call_keys), "replayed": self.replayed, "latency_s": self.latency_s,
             "cost_usd": self.cost_usd, "error_kind": self.error_kind, "error": self.error,
             "raw_output": self.raw_output, "warnings": list(self.warnings),
+            "support": self.support.to_json() if self.support else None,
         }
 
 
@@ -190,7 +195,14 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
                                 citations=report, warnings=tuple(notes),
                                 error="Every citation failed the check (unknown id, or quote not in the chunk).",
                                 **base)
-    return GenerationResult(status="answered", answer=answer, citations=report, warnings=tuple(notes), **base)
+    support = check_support(answer.answer, base["question"], [c.quote for c in report.valid])
+    if not support.supported:
+        kind = "unsupported_claims" if support.unsupported else "restates_question"
+        return GenerationResult(status="error", error_kind=kind, answer=answer, citations=report,
+                                warnings=tuple(notes), support=support,
+                                error=f"The answer is not shown: {support.problem}.", **base)
+    return GenerationResult(status="answered", answer=answer, citations=report, warnings=tuple(notes),
+                            support=support, **base)
 
 
 class LLMGenerator:
@@ -325,6 +337,13 @@ class LLMGenerator:
 
 
 __all__ = [
-    "ERROR_KINDS", "GenerationResult", "Generator", "LLMGenerator", "LLMOutcome",
-    "finish_answer", "parse_json_object", "question_problem",
+    "ERROR_KINDS",
+    "WITHHELD_KINDS",
+    "GenerationResult",
+    "Generator",
+    "LLMGenerator",
+    "LLMOutcome",
+    "finish_answer",
+    "parse_json_object",
+    "question_problem",
 ]

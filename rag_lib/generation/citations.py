@@ -6,7 +6,11 @@ position, not the document"):
 * the cited ``chunk_id`` must be one of the chunks sent to the model (else ``unknown_id``);
 * the quote must be a verbatim substring of *that one* chunk, up to whitespace (else
   ``quote_not_found``); a quote that joins text from two chunks is therefore rejected;
-* an empty or whitespace-only id or quote is ``empty``.
+* an empty or whitespace-only id or quote is ``empty``;
+* the quote must be a meaningful span of the chunk, never a word fragment, markup or text that
+  addresses a model (``fragment``, ``markup``, ``partial``, ``flagged``:
+  :func:`rag_lib.generation.support.span_problem`), so a quote of ``e`` or ``| --- |`` supports
+  nothing.
 
 Invalid citations are dropped and counted with their reason. Each valid one gets character
 offsets into the normalized page (``chunk.start`` + position in the chunk) and a deep link: the
@@ -23,8 +27,9 @@ from typing import Any
 from urllib.parse import quote as _percent_encode
 
 from rag_lib.documents import Chunk
+from rag_lib.generation.support import span_problem
 
-INVALID_REASONS = ("unknown_id", "quote_not_found", "empty")
+INVALID_REASONS = ("unknown_id", "quote_not_found", "empty", "fragment", "markup", "partial", "flagged")
 
 # Text fragments longer than this many words use the ``textStart,textEnd`` form, which browsers
 # match more reliably than a long exact string.
@@ -154,6 +159,9 @@ def check_citation(chunk_id: str, quote: str, evidence: Mapping[str, Chunk]) -> 
     span = find_quote(quote, chunk.text)
     if span is None:
         return CheckedCitation(chunk_id, quote, reason="quote_not_found")
+    problem = span_problem(chunk.text, *span)
+    if problem is not None:
+        return CheckedCitation(chunk_id, quote, reason=problem)
     return CheckedCitation(
         chunk_id, quote, deep_link=deep_link(chunk, quote), page=chunk.page,
         page_start=chunk.start + span[0], page_end=chunk.start + span[1],

@@ -34,6 +34,7 @@ from rag_lib.corpus.normalize.tokens import DOCS_PREFIX
 from rag_lib.corpus.snapshot import Snapshot, SourceFile, load_snapshot
 from rag_lib.documents import NormalizedPage
 from rag_lib.errors import NormalizationError
+from rag_lib.injection import instruction_spans
 
 __all__ = ["COMPONENT_HANDLERS", "MdxNormalizer", "apply_section_rules", "load_section_rules", "normalize_page",
            "normalize_snapshot", "page_slug", "tidy"]
@@ -76,6 +77,8 @@ def normalize_page(
         norm.warn("front matter has no title; the page title is empty")
     if not markdown.strip():
         norm.warn("page is empty after normalisation")
+    for span in instruction_spans(markdown):  # data, never instructions: recorded, never support
+        norm.warn(span.warning())
     for message in norm.warnings:
         warnings.warn(message, stacklevel=2)
     return NormalizedPage(
