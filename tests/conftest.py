@@ -2,7 +2,23 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+
 import pytest
+
+# The local-LLM runtime (llama-cpp-python and its server) is installed by `make llm-runtime`, not by `make test`,
+# which only replays recorded calls. A test that loads a model carries @pytest.mark.llm_runtime: skipped, with
+# the reason, where the runtime is absent; under CI (which installs it first) its absence is a failure instead.
+LLM_RUNTIME_MISSING = ("needs the local-LLM runtime (llama-cpp-python), which `make test` does not install: "
+                       "run `make llm-runtime` (CI does)")
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("llm_runtime") and importlib.util.find_spec("llama_cpp") is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run this test: it {LLM_RUNTIME_MISSING}", pytrace=False)
+        pytest.skip(LLM_RUNTIME_MISSING)
 
 
 @pytest.fixture(autouse=True)

@@ -166,6 +166,7 @@ def test_a_reranking_with_missing_judgements_lists_every_one_before_failing(
 # -- real SmolLM2: the yes/no reranker and ask end to end with default limits --------------------------
 
 @pytest.mark.slow
+@pytest.mark.llm_runtime
 def test_yes_no_reranker_scores_are_probabilities_recorded_and_replayed(tmp_path: Path) -> None:
     from rag_lib.rerank import get_reranker
     from rag_lib.rerank.base import RerankerSpec
@@ -186,6 +187,7 @@ def test_yes_no_reranker_scores_are_probabilities_recorded_and_replayed(tmp_path
 
 
 @pytest.mark.slow
+@pytest.mark.llm_runtime
 def test_ask_with_the_llama_cpp_backend_runs_end_to_end_with_default_limits(tmp_path: Path) -> None:
     import subprocess
 

@@ -23,7 +23,7 @@ from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.openai_backend import OpenAIGenerator
 from rag_lib.generation.schema import SchemaLimits
 
-pytest.importorskip("llama_cpp.server.app", reason="needs llama-cpp-python[server] (fastapi, uvicorn, …)")
+pytestmark = pytest.mark.llm_runtime  # llama.cpp's server comes with the runtime (llama-cpp-python[server])
 
 READY_TIMEOUT_S = 90
 FAKE_KEY = "sk-loopback-not-a-real-key-42"
