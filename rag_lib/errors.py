@@ -32,6 +32,10 @@ class BenchmarkError(WorkbookError):
     """The labelled benchmark is malformed or a gold locator resolves to nothing."""
 
 
+class SettingError(WorkbookError, ValueError):
+    """A setting or command-line value is out of its range; the message names it and the valid range."""
+
+
 class IndexMismatchError(WorkbookError):
     """Vectors from different models (or versions) were mixed in one index."""
 
@@ -40,11 +44,22 @@ EXIT_ERROR = 2  # the exit status of every command line on a user error (argpars
 # ANSI escape sequences and every control character but newline and tab: questions are echoed,
 # and ESC[2J in one must not clear the user's terminal.
 _CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Bidirectional overrides, embeddings, isolates and marks, and the Unicode line separators: invisible,
+# yet they reorder or break what the terminal shows (U+202E prints the rest of a line backwards).
+_INVISIBLE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def printable(text: str) -> str:
-    """``text`` without terminal control sequences or control characters (newlines and tabs stay)."""
-    return _CONTROL.sub("", text)
+    """``text`` as a terminal may show it: terminal control sequences and control characters removed
+    (newlines and tabs stay), bidirectional and line-separator characters shown as ``<U+202E>``."""
+    return _INVISIBLE.sub(lambda m: f"<U+{ord(m.group()):04X}>", _CONTROL.sub("", text))
+
+
+def shortened(text: str, limit: int = 200) -> str:
+    """``text`` cut to ``limit`` characters with a note of how much was left out (for echoing user input)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{len(text) - limit:,} more characters not shown]"
 
 
 @contextmanager

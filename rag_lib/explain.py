@@ -17,7 +17,7 @@ import pandas as pd
 
 from rag_lib.benchmark import Question
 from rag_lib.config import TOP_K
-from rag_lib.errors import WorkbookError
+from rag_lib.errors import WorkbookError, shortened
 from rag_lib.evaluation import Diagnosis, diagnose, piece_ranks
 from rag_lib.generation.base import question_problem
 from rag_lib.retrieval import Ranking
@@ -106,10 +106,14 @@ def resolve_question(wb: Workbench, question: str | Question, lang: str | None) 
     ------
     WorkbookError
         When ``question`` looks like an id (``q999``) but no question has it; the message lists the
-        nearest ids.
+        nearest ids. When it is empty or over the length limit (before anything ranks or gates it,
+        so ``ask`` never blames the gate, and never echoes 100 KB back).
     """
     if isinstance(question, Question):
         return question.text(lang or "en"), question
+    problem = question_problem(question)
+    if problem:
+        raise WorkbookError(problem[1])
     try:
         q = wb.benchmark[question]
         return q.text(lang or "en"), q
@@ -121,7 +125,8 @@ def resolve_question(wb: Workbench, question: str | Question, lang: str | None) 
     if _ID_LIKE.match(question.strip()):
         ids = [q.id for q in wb.benchmark]
         near = difflib.get_close_matches(question.strip(), ids, n=5, cutoff=0.5) or ids[:5]
-        raise WorkbookError(f"no benchmark question has the id {question.strip()!r}; nearest ids: {', '.join(near)}. "
+        raise WorkbookError(f"no benchmark question has the id {shortened(question.strip())!r}; nearest ids: "
+                            f"{', '.join(near)}. "
                             "Quote a full question to ask free text.")
     return question, None
 
