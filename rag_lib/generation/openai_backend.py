@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import email.utils
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -17,11 +18,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rag_lib.config import run_config
-from rag_lib.errors import ModelUnavailableError
+from rag_lib.errors import ModelUnavailableError, SettingError
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
+from rag_lib.redaction import redact_text, shown_url
 
 _LOG = logging.getLogger(__name__)
 MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is reported instead of waited for
@@ -89,7 +91,7 @@ class OpenAIGenerator(LLMGenerator):
         super().__init__(model, recorder=recorder, limits=limits, max_question_chars=max_question_chars)
         self._spec = spec
         self._base_url = base_url
-        self.timeout_s = float(timeout_s if timeout_s is not None else spec["timeout_s"])
+        self.timeout_s = check_timeout(timeout_s if timeout_s is not None else spec["timeout_s"])
         self.max_attempts = max(1, int(max_attempts if max_attempts is not None else spec["max_attempts"]))
         self.backoff_s = float(backoff_s if backoff_s is not None else spec["backoff_s"])
         self.max_tokens = int(max_tokens if max_tokens is not None else spec["max_tokens"])
@@ -147,9 +149,11 @@ class OpenAIGenerator(LLMGenerator):
         params = dict(request.params)
         extra_body = params.pop("extra_body", None) or None
 
+        shown = shown_url(base_url)  # messages and retry lines name the endpoint, never its credentials
+
         def attempt_once() -> LLMResponse:
-            completion = self._send(client, openai, base_url, request, params, extra_body)
-            return self._to_response(completion, base_url)
+            completion = self._send(client, openai, shown, request, params, extra_body)
+            return self._to_response(completion, shown)
 
         retrying = Retrying(
             stop=stop_after_attempt(self.max_attempts), wait=self._wait, sleep=self._sleep,
@@ -169,7 +173,10 @@ class OpenAIGenerator(LLMGenerator):
 
     def _send(self, client: Any, openai: Any, base_url: str, request: LLMRequest, params: dict[str, Any],
               extra_body: Any) -> Any:
-        """One HTTP round trip; every failure becomes :class:`_Transient` (retried) or :class:`LLMCallError`."""
+        """One HTTP round trip; every failure becomes :class:`_Transient` (retried) or :class:`LLMCallError`.
+
+        ``base_url`` is the endpoint as messages show it (credentials replaced).
+        """
         try:
             return client.chat.completions.create(
                 model=request.model, messages=[dict(m) for m in request.messages], extra_body=extra_body, **params,
@@ -226,7 +233,26 @@ class OpenAIGenerator(LLMGenerator):
         error = state.outcome.exception() if state.outcome else None
         wait = state.next_action.sleep if state.next_action else 0.0
         _LOG.warning("openai attempt %d/%d failed: %s; retrying in %.1f s", state.attempt_number,
-                     self.max_attempts, error, wait)
+                     self.max_attempts, redact_text(str(error))[0], wait)
+
+
+def check_timeout(value: Any) -> float:
+    """``value`` as a timeout in seconds: a finite number above 0.
+
+    Raises
+    ------
+    SettingError
+        For ``inf`` (the client cannot wait forever), ``nan`` (the HTTP client rejects it before any
+        request is sent, which would look like a bad reply), zero, a negative number or a non-number.
+    """
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise SettingError(f"--timeout (timeout_s) must be a finite number of seconds above 0, such as 30; "
+                           f"got {value!r}.")
+    return seconds
 
 
 class _Transient(Exception):
