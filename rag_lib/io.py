@@ -7,10 +7,13 @@ through :func:`rag_lib.redaction.redact_text` first (results, reports, notebooks
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import signal
 import tempfile
+import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -45,10 +48,19 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
 
     If the block raises, the temporary file is removed and ``path`` is left as it was. The file
     gets the usual mode for a new file (``0o666`` less the umask), not ``mkstemp``'s ``0o600``.
+
+    Raises
+    ------
+    OSError
+        With ``filename`` set to ``path`` (a full disk otherwise says "No space left on device" and
+        names no file).
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise _naming(exc, target) from exc
     os.fchmod(fd, 0o666 & ~_umask())
     binary = "b" in mode
     try:
@@ -57,9 +69,46 @@ def atomic_open(path: str | os.PathLike[str], mode: str = "w", encoding: str | N
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp_name, target)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp_name).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not exc.filename:
+            raise _naming(exc, target) from exc
         raise
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` with ``path`` as its file, unless it names one already."""
+    if exc.filename:
+        return exc
+    return type(exc)(exc.errno or errno.EIO, exc.strerror or str(exc), str(path))
+
+
+@contextmanager
+def deferred_signals(signums: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM)) -> Iterator[None]:
+    """Hold ``signums`` (Ctrl-C, SIGTERM) until the block ends, then act on them as before.
+
+    A completed LLM call being written must end as a whole record, not as a temporary file that a
+    resume cannot see. Python runs signal handlers in the main thread only, so elsewhere this does
+    nothing.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous: dict[int, Any] = {}
+    for signum in signums:
+        previous[signum] = signal.signal(signum, lambda number, _frame: received.append(number))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        for signum in dict.fromkeys(received):
+            handler = previous[signum]
+            if callable(handler):
+                handler(signum, None)  # e.g. KeyboardInterrupt, now that the record is in place
+            elif handler in (signal.SIG_DFL, None):
+                os.kill(os.getpid(), signum)  # the default action (SIGTERM ends the process), one write later
 
 
 def _umask() -> int:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rag_lib.config import results_dir
-from rag_lib.errors import WorkbookError
+from rag_lib.errors import SettingError, WorkbookError
 from rag_lib.generation.llm_calls import (
     MISSES_ENV,
     MODE_ENV,
@@ -96,9 +96,15 @@ class FillReport:
     completion_tokens: int = 0
     model_seconds: float = 0.0
     by_model: Counter[str] = field(default_factory=Counter)
+    recovered: int = 0  # records an interrupted run had left complete in a temporary file
+    stopped: str | None = None  # why the pass ended early
 
     def lines(self) -> list[str]:
         out = [f"{self.made} call(s) recorded, {sum(self.failed.values())} failed {dict(self.failed) or ''}".rstrip()]
+        if self.recovered:
+            out.append(f"{self.recovered} record(s) an interrupted run had written were completed (not called again)")
+        if self.stopped:
+            out.append(f"stopped early: {self.stopped}")
         if self.model_seconds > 0:
             out.append(f"{self.prompt_tokens:,} prompt + {self.completion_tokens:,} generated tokens in "
                        f"{self.model_seconds:.0f} s of model time "
@@ -129,13 +135,37 @@ def executor_for(request: LLMRequest, cache: dict[tuple[str, str], object]) -> C
     return generator._complete  # type: ignore[attr-defined]
 
 
+def check_max_calls(max_calls: int | None) -> None:
+    """Raise unless ``max_calls`` is ``None`` (no bound) or a count of 0 or more.
+
+    Raises
+    ------
+    SettingError
+        For a negative number (``[:-1]`` would silently make all calls but one).
+    """
+    if max_calls is not None and max_calls < 0:
+        raise SettingError(f"MAX_CALLS (--max-calls) must be 0 or more live calls (0 makes none; leave it unset for "
+                           f"no bound); got {max_calls}.")
+
+
 def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int | None = None,
          progress: bool = True) -> FillReport:
-    """Make and record each request that still has no record (stops after ``max_calls``)."""
+    """Make and record each request that still has no record.
+
+    Parameters
+    ----------
+    max_calls
+        Live calls at most; ``0`` makes none, ``None`` no bound; a negative number is a
+        :class:`~rag_lib.errors.SettingError`.
+    """
     from tqdm.auto import tqdm
 
-    todo = [r for r in requests if recorder.load(r.key) is None][: max_calls or None]
+    check_max_calls(max_calls)
     report = FillReport()
+    report.recovered = len(recorder.recover_interrupted()[0])  # a resume never repeats a completed call
+    todo = [r for r in requests if recorder.load(r.key) is None]
+    if max_calls is not None:  # 0 is a bound too (``or None`` made it unlimited)
+        todo = todo[:max_calls]
     cache: dict[tuple[str, str], object] = {}
     bar = tqdm(total=len(todo), unit="call", desc="LLM calls", disable=not progress, file=sys.stderr)
     try:
@@ -145,6 +175,11 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
             except LLMCallError as exc:
                 report.failed[exc.kind] += 1
             else:
+                if not record.written:  # the warning names the file; the next calls would be lost the same way
+                    report.failed["not_recorded"] += 1
+                    report.stopped = (f"the record of call {request.key[:12]} could not be written to "
+                                      f"{recorder.directory}; free space there and run the same command again")
+                    break
                 report.made += 1
                 report.prompt_tokens += record.response.prompt_tokens or 0
                 report.completion_tokens += record.response.completion_tokens or 0
@@ -161,13 +196,22 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rag_lib.workbook.llm_runs", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="*", help="notebook runs to collect from (default: every planned run)")
-    parser.add_argument("--max-calls", type=int, default=None, help="stop after this many live calls")
+    parser.add_argument("--max-calls", type=int, default=None,
+                        help="stop after this many live calls (0: none, only list what is missing; default: no bound)")
     parser.add_argument("--rounds", type=int, default=3, help="collect/fill rounds at most (default 3)")
     parser.add_argument("--dry-run", action="store_true", help="list the missing calls, make none")
     parser.add_argument("--prune", action="store_true",
                         help="delete records no notebook asks for (needs every run: give no RUNS)")
     args = parser.parse_args(argv)
+    try:
+        check_max_calls(args.max_calls)
+    except SettingError as exc:
+        parser.error(str(exc))
     recorder = CallRecorder(results_dir() / "llm_calls", mode="replay_or_live")
+    completed, removed = recorder.recover_interrupted()  # before collecting: a completed call is not a miss
+    if completed or removed:
+        print(f"{len(completed)} record(s) an interrupted run left were completed, {len(removed)} partial file(s) "
+              "removed", flush=True)
     started = time.perf_counter()
     budget = args.max_calls
     if args.prune and args.runs:
@@ -186,11 +230,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  pruned {len(stale)} record(s) that no notebook asks for", flush=True)
         by_model = Counter(f"{r.backend}:{r.model}" for r in missing)
         print(f"  {len(missing)} missing: {dict(by_model) or 'none'}", flush=True)
-        if not missing or args.dry_run:
+        if not missing or args.dry_run or budget == 0:
+            if budget == 0 and missing:
+                print("  --max-calls 0: no live call made; run without MAX_CALLS (or with a positive one) to make "
+                      "them.")
             break
         report = fill(missing, recorder, budget)
         for line in report.lines():
             print("  " + line, flush=True)
+        if report.stopped:
+            break
         if budget is not None:
             budget -= report.made + sum(report.failed.values())
             if budget <= 0:
