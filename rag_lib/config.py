@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from rag_lib.errors import SettingError
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
 DATA_DIR = REPO_ROOT / "data"
@@ -110,8 +112,19 @@ def snapshot_batches() -> list[str]:
 
 
 def batch_dir(batch: str | None = None) -> Path:
-    """Folder of one snapshot batch: ``data/snapshots/<batch>/``."""
-    return SNAPSHOTS_DIR / (batch or default_batch())
+    """Folder of one snapshot batch: ``data/snapshots/<batch>/``.
+
+    Raises
+    ------
+    SettingError
+        When ``batch`` is not a plain folder name (``../../x``, ``a/b``, ``/tmp/x``, ``.hidden``): a
+        build writes into the batch folder, which must stay inside ``data/snapshots``.
+    """
+    name = batch or default_batch()
+    if name != Path(name).name or name.startswith(".") or "\\" in name or not name.strip():
+        raise SettingError(f"batch {name!r} is not a batch name: give the name of a folder in data/snapshots "
+                           f"(letters, digits, '-', '_', '.'; no '/' and no leading '.'), e.g. {default_batch()!r}.")
+    return SNAPSHOTS_DIR / name
 
 
 def shown_path(path: str | os.PathLike[str]) -> str:

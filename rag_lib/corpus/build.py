@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.config import batch_dir, settings
-from rag_lib.corpus.chunking import DEFAULT_MAX_CHARS, chunk_pages
+from rag_lib.corpus.chunking import DEFAULT_MAX_CHARS, chunk_id, chunk_pages
 from rag_lib.corpus.snapshot import Snapshot, load_snapshot
 from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import SnapshotError, cli_errors
@@ -116,6 +116,47 @@ def verify_derived(root: Path, chunks: list[Chunk]) -> None:
     if file_sha256(root / "chunks.jsonl") != record.get("chunks_sha256"):
         raise SnapshotError(f"{root.name}: chunks.jsonl changed since it was built (its sha256 differs from "
                             f"{DERIVED_FILE}). {_REBUILD}.")
+    verify_chunk_spans(root, chunks)
+
+
+def verify_chunk_spans(root: Path, chunks: list[Chunk]) -> None:
+    """Check that every chunk is the span of its normalized page it claims to be.
+
+    A checksum record only shows that nothing changed *by accident*: recomputed after an edit, it
+    vouches for the edit. So each chunk is derived again from its page: ``text`` must equal
+    ``page.markdown[start:end]``, its id must be :func:`~rag_lib.corpus.chunking.chunk_id` of that
+    text at that place, and a page's chunks must follow each other without overlapping.
+
+    Raises
+    ------
+    SnapshotError
+        Naming the first chunk that does not match its page, and how.
+    """
+    by_page: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        by_page.setdefault(chunk.page, []).append(chunk)
+    for slug, page_chunks in by_page.items():
+        path = root / "normalized" / f"{slug}.md"
+        text = path.read_text(encoding="utf-8")
+        header = f"# {page_chunks[0].title}\n\n"
+        markdown = text[len(header):] if text.startswith(header) else None
+        previous_end = 0
+        for chunk in sorted(page_chunks, key=lambda c: c.ordinal):
+            problem = None
+            if markdown is None:
+                problem = f"its page {path.relative_to(root)} does not start with the title line {header.strip()!r}"
+            elif not 0 <= chunk.start <= chunk.end <= len(markdown) or chunk.start < previous_end:
+                problem = (f"its offsets {chunk.start}..{chunk.end} are outside the page ({len(markdown)} characters) "
+                           f"or overlap the previous chunk (ending at {previous_end})")
+            elif markdown[chunk.start:chunk.end] != chunk.text:
+                problem = f"its text differs from {path.relative_to(root)} at characters {chunk.start}..{chunk.end}"
+            elif chunk.id != chunk_id(slug, chunk.ordinal, chunk.text):
+                problem = f"its id is not {chunk_id(slug, chunk.ordinal, chunk.text)!r}, derived from its text"
+            if problem:
+                raise SnapshotError(f"{root.name}: chunk {chunk.id} in chunks.jsonl does not match its normalized "
+                                    f"page: {problem}. Chunks come only from `python -m rag_lib.corpus build`; "
+                                    f"{_REBUILD[0].lower()}{_REBUILD[1:]}.")
+            previous_end = chunk.end
 
 
 def load_chunks(batch: str | None = None, embeddable_only: bool = False, *, root: Path | None = None,
