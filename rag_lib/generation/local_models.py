@@ -21,6 +21,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -30,6 +31,7 @@ from typing import Any
 from rag_lib.config import cache_dir
 from rag_lib.errors import ModelUnavailableError, WorkbookError
 from rag_lib.generation.specs import MODELS_YAML, models_yaml
+from rag_lib.io import write_json
 
 _BLOCK = 1 << 20
 
@@ -138,8 +140,22 @@ def _stamp_path(target: Path) -> Path:
     return target.with_name(target.name + ".verified.json")
 
 
+STAMP_BY = "rag_lib.generation.local_models/2"  # which code made a .verified.json (older ones are re-hashed)
+
+
+def _file_id(target: Path) -> dict[str, int]:
+    stat = target.stat()
+    return {"inode": stat.st_ino, "bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
 def _stamp_ok(target: Path, spec: LocalModelSpec) -> bool:
-    """The file was verified after assembly and has not changed since (size and mtime)."""
+    """The file's recorded hash may be trusted without hashing it again.
+
+    Only when ``.verified.json`` was written by this code (``by``) for this very file: the same
+    inode, size and modification time, and the size the model must have. Anyone can write a stamp
+    with a matching size and mtime next to a 104-byte file; a stamp of an older format is not
+    trusted either (the file is hashed once more and stamped anew).
+    """
     stamp = _stamp_path(target)
     if not (target.is_file() and stamp.is_file()):
         return False
@@ -147,8 +163,28 @@ def _stamp_ok(target: Path, spec: LocalModelSpec) -> bool:
         row = json.loads(stamp.read_text(encoding="utf-8"))
     except ValueError:
         return False
-    stat = target.stat()
-    return row == {"sha256": spec.sha256, "bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    ident = _file_id(target)
+    if spec.bytes is not None and ident["bytes"] != spec.bytes:
+        return False
+    return row == {"by": STAMP_BY, "sha256": spec.sha256, **ident}
+
+
+def _write_stamp(target: Path, spec: LocalModelSpec) -> None:
+    write_json(_stamp_path(target), {"by": STAMP_BY, "sha256": spec.sha256, **_file_id(target)})
+
+
+def _hash_matches(target: Path, spec: LocalModelSpec) -> bool:
+    """Hash ``target`` (no stamp vouches for it); ``True`` and a new stamp when it is the model."""
+    digest = hashlib.sha256()
+    for block in _chunks(target):
+        digest.update(block)
+    if digest.hexdigest() == spec.sha256:
+        _write_stamp(target, spec)
+        return True
+    warnings.warn(f"{target} has sha256 {digest.hexdigest()[:12]}…, not {spec.name}'s {str(spec.sha256)[:12]}… "
+                  "(damaged or replaced); it is assembled again from the installed parts.", RuntimeWarning,
+                  stacklevel=3)
+    return False
 
 
 def _chunks(path: Path) -> Iterator[bytes]:
@@ -200,9 +236,7 @@ def assemble(spec: LocalModelSpec, progress: Callable[[int], None] | None = None
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
-    stat = target.stat()
-    _stamp_path(target).write_text(json.dumps({"sha256": spec.sha256, "bytes": stat.st_size,
-                                               "mtime_ns": stat.st_mtime_ns}), encoding="utf-8")
+    _write_stamp(target, spec)
     return target
 
 
@@ -222,6 +256,8 @@ def model_file(name: str, show_progress: bool = True) -> Path:
         return path
     target = models_folder() / spec.file
     if _stamp_ok(target, spec):
+        return target
+    if target.is_file() and _hash_matches(target, spec):
         return target
     bar = None
     if show_progress:
