@@ -58,7 +58,7 @@ conda-finish:
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).
 reproduce: $(STAMP)
-	$(PY) -m rag_lib.workbook.reproduce $(if $(FORCE),--force)
+	$(PY) -m rag_lib.workbook.reproduce $(RUNS) $(if $(filter-out 0,$(strip $(FORCE))),--force)
 
 ## All tests: unit, property, notebook regression (nbval) and lint.
 test: $(STAMP)
