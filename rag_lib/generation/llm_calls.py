@@ -26,8 +26,8 @@ longer matches (edited by hand, damaged) is not replayed. Records of format 3 al
 before it are kept byte for byte (their response checksum is unchanged) and checked without it: a
 local backend's cost must be 0, the latency a finite number of seconds, ``recorded_at`` a past
 time. A live call that fails (after its retries) is recorded as ``<key>.failed.json`` (kind and
-message, no response) for the audit trail; it is never replayed as an answer, and only replayed as the same failure when asked
-(``replay_failures=True``). Records of format 1 (no checksum) are refused until stamped with
+message, no response) for the audit trail; it is never replayed as an answer, and only replayed as
+the same failure when asked (``replay_failures=True``). Records of format 1 (no checksum) are refused until stamped with
 ``python -m rag_lib.generation stamp DIR``.
 
 Completed calls are never lost: a record is written atomically with SIGINT and SIGTERM held until it

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -27,6 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rag_lib.config import results_dir
 from rag_lib.errors import SettingError, WorkbookError
@@ -192,21 +194,12 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.workbook.llm_runs", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("runs", nargs="*", help="notebook runs to collect from (default: every planned run)")
-    parser.add_argument("--max-calls", type=int, default=None,
-                        help="stop after this many live calls (0: none, only list what is missing; default: no bound)")
-    parser.add_argument("--rounds", type=int, default=3, help="collect/fill rounds at most (default 3)")
-    parser.add_argument("--dry-run", action="store_true", help="list the missing calls, make none")
-    parser.add_argument("--prune", action="store_true",
-                        help="delete records no notebook asks for (needs every run: give no RUNS)")
-    args = parser.parse_args(argv)
-    try:
-        check_max_calls(args.max_calls)
-    except SettingError as exc:
-        parser.error(str(exc))
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _rounds(args: argparse.Namespace) -> None:
+    """The collect/fill rounds of :func:`main`."""
     recorder = CallRecorder(results_dir() / "llm_calls", mode="replay_or_live")
     completed, removed = recorder.recover_interrupted()  # before collecting: a completed call is not a miss
     if completed or removed:
@@ -214,8 +207,6 @@ def main(argv: list[str] | None = None) -> int:
               "removed", flush=True)
     started = time.perf_counter()
     budget = args.max_calls
-    if args.prune and args.runs:
-        parser.error("--prune needs every notebook run (a record unused by some runs may serve another)")
     for round_no in range(1, args.rounds + 1):
         print(f"round {round_no}: collecting missing calls (notebooks in replay-only mode) …", flush=True)
         used: set[str] = set()
@@ -247,6 +238,34 @@ def main(argv: list[str] | None = None) -> int:
                 break
     print(f"done in {time.perf_counter() - started:.0f} s. Now `make reproduce` replays the records; "
           f"commit results/llm_calls/.")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.workbook.llm_runs", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("runs", nargs="*", help="notebook runs to collect from (default: every planned run)")
+    parser.add_argument("--max-calls", type=int, default=None,
+                        help="stop after this many live calls (0: none, only list what is missing; default: no bound)")
+    parser.add_argument("--rounds", type=int, default=3, help="collect/fill rounds at most (default 3)")
+    parser.add_argument("--dry-run", action="store_true", help="list the missing calls, make none")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete records no notebook asks for (needs every run: give no RUNS)")
+    args = parser.parse_args(argv)
+    try:
+        check_max_calls(args.max_calls)
+    except SettingError as exc:
+        parser.error(str(exc))
+    if args.prune and args.runs:
+        parser.error("--prune needs every notebook run (a record unused by some runs may serve another)")
+    # SIGTERM ends the job like Ctrl-C: scratch folders are removed, and a record being written is
+    # finished first (CallRecorder holds both signals while it writes).
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        _rounds(args)
+    except KeyboardInterrupt as exc:
+        print(f"interrupted ({exc or 'Ctrl-C'}); every completed call is recorded, run the same command again to "
+              "resume.", file=sys.stderr)
+        return 130
     return 0
 
 
