@@ -59,9 +59,11 @@ def url_variables() -> tuple[str, ...]:
     return tuple(dict.fromkeys((*_variables("base_url_env"), *EXTRA_URL_VARIABLES)))
 
 
-def url_secrets(url: str) -> list[str]:
-    """The credentials inside ``url``: password, a lone token user, ``user:password`` (raw and
-    percent-decoded), its ``Basic`` value, and secret query parameters. Empty for a plain URL."""
+def url_secrets(url: str, user_is_token: bool = True) -> list[str]:
+    """The credentials inside ``url``: its password with ``user:password`` (raw and percent-decoded,
+    and as the ``Basic`` value a client sends), a lone user part when ``user_is_token``
+    (``https://TOKEN@host``; for a Postgres DSN it is a user name), and secret query values. A URL
+    with no password (``postgresql://postgres:@/db``) gives none: its user name is not a secret."""
     try:
         parts = urlsplit(url.strip())
         username, password = parts.username, parts.password
@@ -69,15 +71,12 @@ def url_secrets(url: str) -> list[str]:
         return []
     found: list[str] = []
     userinfo = parts.netloc.rpartition("@")[0] if "@" in parts.netloc else ""
-    if userinfo:
+    user, secret = unquote(username or ""), unquote(password or "")
+    if secret or (user_is_token and user and ":" not in userinfo):
         # "user:pw@" is specific however short the password: it is replaced wherever it appears.
-        found += [f"{userinfo}{ANCHOR}", userinfo]
-        user, password = unquote(username or ""), unquote(password or "")
-        found.append(base64.b64encode(f"{user}:{password}".encode()).decode())  # HTTP Basic, as httpx sends it
-        if password:
-            found += [password, parts.password or "", f"{user}:{password}"]
-        elif user:  # https://TOKEN@host: the user part is the credential
-            found += [user, username or ""]
+        found += [f"{userinfo}{ANCHOR}", userinfo, f"{user}:{secret}",
+                  base64.b64encode(f"{user}:{secret}".encode()).decode()]  # HTTP Basic, as httpx sends it
+        found += [secret, password or ""] if secret else [user, username or ""]
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
         if any(word in name.lower() for word in _SECRET_PARAMS):
             found.append(value)
@@ -107,7 +106,7 @@ def secret_values(environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
     env = os.environ if environ is None else environ
     values = {env[name].strip() for name in key_variables() if env.get(name, "").strip()}
     for name in url_variables():
-        values.update(url_secrets(env.get(name, "")))
+        values.update(url_secrets(env.get(name, ""), user_is_token=name not in EXTRA_URL_VARIABLES))
     return tuple(sorted(values, key=len, reverse=True))
 
 

@@ -295,6 +295,21 @@ def test_every_credential_form_of_a_configured_url_is_a_secret(url: str, secrets
     assert redact_text("postgres://user:password@hostname:5432/db in the docs", {})[1] == 0, "docs text is kept"
 
 
+@pytest.mark.parametrize(("dsn", "secret"), [
+    ("postgresql://postgres:@/postgres?host=/tmp/pg", None),  # pgserver's own URI: no password, nothing secret
+    ("postgresql://postgres@localhost/db", None),  # a user name alone is not a token in a DSN
+    ("postgresql://postgres:s3cret-pw@localhost/db", "s3cret-pw"),
+])
+def test_a_dsn_password_is_a_secret_and_its_user_name_is_not(dsn: str, secret: str | None) -> None:  # 28.3
+    from rag_lib.redaction import redact_text, secret_values
+
+    env = {"RAG_PG_DSN": dsn}
+    text = f"the docs say postgres://user:password@host; connected with {secret or 'no password'}"
+    clean, hits = redact_text(text, env)
+    assert (hits > 0) == (secret is not None) and (secret is None or secret not in clean)
+    assert secret is not None or secret_values(env) == ()
+
+
 # == 28.4: MAX_CALLS ====================================================================================
 
 def _requests(n: int) -> list[LLMRequest]:
