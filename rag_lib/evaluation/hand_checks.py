@@ -1,0 +1,443 @@
+"""Hand-checked answers (``data/benchmark/answer_checks.yaml``) and how far the key-fact measure agrees with them.
+
+The key-fact measure (:mod:`rag_lib.evaluation.correctness`) calls an answer correct when it contains
+every checkable key fact as a string. It cannot see a fact stated in other words, nor a right number
+attached to the wrong thing. A reviewer therefore read a seeded sample of answers against the
+documentation and judged each one; this module loads those judgements, reproduces the draw, and
+reports the agreement (2×2 table, percent with a Wilson interval, Cohen's kappa, the disagreements).
+
+Judgements
+----------
+``correct``
+    states what the question asks, and it is right.
+``partial``
+    what it states is right, but part of what the question asks is missing.
+``wrong``
+    states something false, or answers another question.
+``no_answer``
+    restates the question or states nothing checkable.
+
+Only ``correct`` counts as right when compared with the key-fact measure, whose ``correct`` also
+requires every fact of every gold piece.
+
+Example
+-------
+>>> checks = load_hand_checks()                                            # doctest: +SKIP
+>>> rows = answer_rows(results_at_commit(checks.results_commit, checks.results_path))  # doctest: +SKIP
+>>> agreement(checks, rows).percent                                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import subprocess
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_lib.benchmark import read_yaml
+from rag_lib.config import BENCHMARK_DIR, REPO_ROOT
+from rag_lib.errors import BenchmarkError
+from rag_lib.evaluation.stats import wilson
+
+DEFAULT_PATH = BENCHMARK_DIR / "answer_checks.yaml"
+JUDGEMENTS = ("correct", "partial", "wrong", "no_answer")
+LANGS = ("zh", "en")
+GENERATORS = ("extractive", "llm")
+
+_TOP_KEYS = {"results_commit", "results_path", "run", "seed", "per_language", "checks"}
+_ENTRY_KEYS = {"question", "lang", "generator", "answer_sha256", "judgement", "reason", "key_fact_note"}
+_REQUIRED = ("question", "lang", "generator", "answer_sha256", "judgement", "reason")
+_SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass(frozen=True)
+class HandCheck:
+    """One hand-checked answer: which answer (question, language, generator, hash) and the judgement.
+
+    ``key_fact_note`` is optional: where the key-fact measure misleads on this answer, and why.
+    """
+
+    question: str
+    lang: str
+    generator: str
+    answer_sha256: str
+    judgement: str
+    reason: str
+    key_fact_note: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.lang, self.generator, self.question)
+
+    @property
+    def hand_correct(self) -> bool:
+        # Only a full, right answer matches the key-fact measure's "correct" (all facts stated).
+        return self.judgement == "correct"
+
+
+@dataclass(frozen=True)
+class HandChecks:
+    """The file: the results it was drawn from (commit, path, run), the draw's settings and the checks."""
+
+    checks: tuple[HandCheck, ...]
+    results_commit: str
+    results_path: str
+    run: str = "ungated"
+    seed: int = 0
+    per_language: int = 24
+    path: Path | None = None
+
+    def __len__(self) -> int:
+        return len(self.checks)
+
+    def __iter__(self) -> Iterator[HandCheck]:
+        return iter(self.checks)
+
+    def counts(self) -> dict[tuple[str, str], int]:
+        """Entries per (language, generator)."""
+        out: dict[tuple[str, str], int] = {}
+        for c in self.checks:
+            out[(c.lang, c.generator)] = out.get((c.lang, c.generator), 0) + 1
+        return out
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    """An answer the reviewer and the key-fact measure judged differently."""
+
+    check: HandCheck
+    key_fact_correct: bool
+
+    def describe(self) -> str:
+        c = self.check
+        note = f" Key facts: {c.key_fact_note}" if c.key_fact_note else ""
+        return (f"{c.lang}/{c.generator}/{c.question}: hand {c.judgement}, key facts "
+                f"{'correct' if self.key_fact_correct else 'not correct'}: {c.reason}{note}")
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Agreement of the key-fact measure with the hand judgements.
+
+    ``table[(hand, key_facts)]`` counts answers by (hand judgement is ``correct``, key-fact
+    ``correct`` is True). ``stale`` are checks whose answer changed since it was judged (hash
+    mismatch), ``missing`` checks with no row, ``not_checkable`` rows whose key-fact ``correct`` is
+    None; none of them is compared.
+    """
+
+    n: int
+    table: dict[tuple[bool, bool], int]
+    percent: float
+    interval: tuple[float, float] | None
+    kappa: float
+    disagreements: tuple[Disagreement, ...]
+    stale: tuple[HandCheck, ...] = ()
+    missing: tuple[HandCheck, ...] = ()
+    not_checkable: tuple[HandCheck, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain figures (for results.json or a table)."""
+        return {
+            "n": self.n,
+            "both_correct": self.table[(True, True)],
+            "hand_only": self.table[(True, False)],
+            "key_facts_only": self.table[(False, True)],
+            "both_not_correct": self.table[(False, False)],
+            "percent": round(self.percent, 2) if self.n else float("nan"),
+            "ci95": [round(100 * v, 2) for v in self.interval] if self.interval else None,
+            "kappa": round(self.kappa, 4) if not math.isnan(self.kappa) else float("nan"),
+            "disagreements": [d.describe() for d in self.disagreements],
+            "stale": [f"{c.lang}/{c.generator}/{c.question}" for c in self.stale],
+            "missing": [f"{c.lang}/{c.generator}/{c.question}" for c in self.missing],
+            "not_checkable": [f"{c.lang}/{c.generator}/{c.question}" for c in self.not_checkable],
+        }
+
+
+# ---------------------------------------------------------------- loading
+
+
+def answer_sha256(text: str) -> str:
+    """sha256 hex digest of the answer text (UTF-8), as stored in ``answer_sha256``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _entry_error(where: str, problem: str, fix: str) -> BenchmarkError:
+    return BenchmarkError(f"{where}: {problem}. Fix: {fix}.")
+
+
+def _parse_check(raw: Any, where: str) -> HandCheck:
+    if not isinstance(raw, Mapping):
+        raise _entry_error(where, f"is a {type(raw).__name__}, not a mapping",
+                           "write the entry as question/lang/generator/answer_sha256/judgement/reason keys")
+    unknown = set(raw) - _ENTRY_KEYS
+    if unknown:
+        raise _entry_error(where, f"unknown key(s) {sorted(unknown)}", f"use only {sorted(_ENTRY_KEYS)}")
+    missing = [k for k in _REQUIRED if k not in raw or raw[k] in (None, "")]
+    if missing:
+        raise _entry_error(where, f"missing {missing}", "add them (every entry needs " + ", ".join(_REQUIRED) + ")")
+    values = {k: raw[k] for k in raw}
+    for k, v in values.items():
+        if not isinstance(v, str):
+            raise _entry_error(where, f"{k} is {v!r}, not a string", f"quote the value of {k}")
+    if values["judgement"] not in JUDGEMENTS:
+        raise _entry_error(where, f"judgement {values['judgement']!r} is not one of {list(JUDGEMENTS)}",
+                           "use correct, partial, wrong or no_answer (see the file's header)")
+    if values["lang"] not in LANGS:
+        raise _entry_error(where, f"lang {values['lang']!r} is not one of {list(LANGS)}", "use zh or en")
+    if values["generator"] not in GENERATORS:
+        raise _entry_error(where, f"generator {values['generator']!r} is not one of {list(GENERATORS)}",
+                           "use extractive or llm")
+    if not _SHA_RE.match(values["answer_sha256"]):
+        raise _entry_error(where, "answer_sha256 is not 64 lower-case hex digits",
+                           "store hand_checks.answer_sha256(answer) of the answer judged")
+    return HandCheck(**values)
+
+
+def parse_hand_checks(data: Any, path: Path | None = None) -> HandChecks:
+    """Validate the parsed YAML of an answer-checks file.
+
+    Parameters
+    ----------
+    data
+        The parsed YAML (a mapping with ``results_commit``, ``results_path``, ``checks`` …).
+    path
+        Where it came from, for messages.
+
+    Returns
+    -------
+    HandChecks
+
+    Raises
+    ------
+    BenchmarkError
+        Naming the entry (index, question, language, generator) and the fix: an unknown or missing
+        key, a judgement outside ``correct/partial/wrong/no_answer``, a malformed hash, a duplicate.
+    """
+    name = str(path or "answer_checks.yaml")
+    if not isinstance(data, Mapping):
+        raise BenchmarkError(f"{name} is not a mapping. Fix: start it with results_commit:, results_path:, checks:.")
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise BenchmarkError(f"{name}: unknown top-level key(s) {sorted(unknown)}. Fix: use only {sorted(_TOP_KEYS)}.")
+    commit = str(data.get("results_commit", ""))
+    if not _COMMIT_RE.match(commit):
+        raise BenchmarkError(f"{name}: results_commit {commit!r} is not a 40-digit commit hash. "
+                             "Fix: name the commit whose results the sample was drawn from.")
+    if not data.get("results_path"):
+        raise BenchmarkError(f"{name}: results_path is missing. Fix: name the results file, e.g. "
+                             "results/10_local_llm/results.json.")
+    raw_checks = data.get("checks")
+    if not isinstance(raw_checks, list) or not raw_checks:
+        raise BenchmarkError(f"{name}: checks is missing or empty. Fix: list the judged answers under checks:.")
+    checks: list[HandCheck] = []
+    seen: set[tuple[str, str, str]] = set()
+    for i, raw in enumerate(raw_checks):
+        label = ""
+        if isinstance(raw, Mapping):
+            label = " (" + "/".join(str(raw.get(k, "?")) for k in ("lang", "generator", "question")) + ")"
+        check = _parse_check(raw, f"{name}, checks[{i}]{label}")
+        if check.key in seen:
+            raise _entry_error(f"{name}, checks[{i}]{label}", "duplicates an earlier entry",
+                               "keep one judgement per question, language and generator")
+        seen.add(check.key)
+        checks.append(check)
+    try:
+        seed, per_language = int(data.get("seed", 0)), int(data.get("per_language", 24))
+    except (TypeError, ValueError) as exc:
+        raise BenchmarkError(f"{name}: seed and per_language must be integers. Fix: write them as numbers.") from exc
+    return HandChecks(tuple(checks), commit, str(data["results_path"]), str(data.get("run", "ungated")),
+                      seed, per_language, path)
+
+
+def load_hand_checks(path: str | Path | None = None) -> HandChecks:
+    """Load and validate ``data/benchmark/answer_checks.yaml`` (or ``path``); see :func:`parse_hand_checks`."""
+    p = Path(path) if path is not None else DEFAULT_PATH
+    return parse_hand_checks(read_yaml(p, "answer-checks file"), p)
+
+
+def results_at_commit(commit: str, results_path: str = "results/10_local_llm/results.json",
+                      repo: Path = REPO_ROOT) -> dict[str, Any]:
+    """The results file as committed at ``commit`` (``git show``), not the working copy.
+
+    The working copy may be rewritten by a new run; the judgements hold for the committed answers.
+
+    Raises
+    ------
+    BenchmarkError
+        Git cannot show the file at that commit (not a repository, shallow clone, wrong path).
+    """
+    try:
+        out = subprocess.run(["git", "show", f"{commit}:{results_path}"], cwd=repo, capture_output=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        detail = getattr(exc, "stderr", b"") or b""
+        raise BenchmarkError(f"cannot read {results_path} at commit {commit[:12]} "
+                             f"({detail.decode(errors='replace').strip() or exc}). Fix: run in a full git "
+                             "checkout of the repository (not a shallow clone or an export).") from exc
+    return json.loads(out)
+
+
+def answer_rows(results: Mapping[str, Any], run: str = "ungated") -> list[dict[str, Any]]:
+    """The answer rows of notebook 10's results, one per (language, generator, question).
+
+    Parameters
+    ----------
+    results
+        Parsed ``results/10_local_llm/results.json``.
+    run
+        The run suffix: rows come from ``answers[generator]["runs"]["<lang>:<run>"]``.
+
+    Returns
+    -------
+    list of dict
+        Each row as stored, with ``lang`` and ``generator`` added.
+    """
+    rows: list[dict[str, Any]] = []
+    for generator in GENERATORS:
+        runs = results["answers"][generator]["runs"]
+        for lang in LANGS:
+            for row in runs[f"{lang}:{run}"]["rows"]:
+                rows.append({**row, "lang": lang, "generator": generator})
+    return rows
+
+
+# ---------------------------------------------------------------- the draw
+
+
+def _in_pool(row: Mapping[str, Any]) -> bool:
+    # Only answers the key-fact measure scores can be compared: answered, answerable, checkable.
+    return (row.get("answerable") is True and row.get("status") == "answered"
+            and row.get("correct") is not None and bool(row.get("answer")))
+
+
+def _order_key(seed: int, row: Mapping[str, Any]) -> str:
+    # A hash, not a PRNG: the order cannot change with a Python or NumPy version.
+    return hashlib.sha256(f"{seed}:{row['lang']}:{row['generator']}:{row['question']}".encode()).hexdigest()
+
+
+def draw_sample(rows: Iterable[Mapping[str, Any]], seed: int = 0, per_language: int = 24,
+                langs: Sequence[str] = LANGS, generators: Sequence[str] = GENERATORS) -> list[dict[str, Any]]:
+    """The seeded, stratified sample of answers to check by hand.
+
+    Rule: the pool is the rows of answerable questions that were answered and that the key-fact
+    measure scores (``correct`` True or False). Within each (language, generator) stratum rows are
+    ordered by ``sha256("<seed>:<lang>:<generator>:<question>")``. Each language gets
+    ``per_language`` rows, split evenly over ``generators``; a stratum with too few rows gives all it
+    has, and the shortfall is taken, one at a time in ``generators`` order, from the strata of the
+    same language that have rows left.
+
+    Parameters
+    ----------
+    rows
+        Rows as returned by :func:`answer_rows` (with ``lang`` and ``generator``).
+    seed
+        Seed of the order.
+    per_language
+        Rows drawn per language (fewer when the pool is smaller).
+    langs, generators
+        The strata.
+
+    Returns
+    -------
+    list of dict
+        The drawn rows, sorted by language (in ``langs`` order), generator, question id.
+    """
+    pools: dict[tuple[str, str], list[Mapping[str, Any]]] = {(lang, g): [] for lang in langs for g in generators}
+    for row in rows:
+        k = (row.get("lang"), row.get("generator"))
+        if k in pools and _in_pool(row):
+            pools[k].append(row)
+    drawn: list[dict[str, Any]] = []
+    for lang in langs:
+        take = {g: min(per_language // len(generators), len(pools[(lang, g)])) for g in generators}
+        left = per_language - sum(take.values())
+        while left > 0:
+            spare = [g for g in generators if take[g] < len(pools[(lang, g)])]
+            if not spare:
+                break
+            for g in spare[:left]:
+                take[g] += 1
+                left -= 1
+        for g in generators:
+            ordered = sorted(pools[(lang, g)], key=lambda r: _order_key(seed, r))
+            drawn.extend(dict(r) for r in sorted(ordered[: take[g]], key=lambda r: r["question"]))
+    return drawn
+
+
+# ---------------------------------------------------------------- agreement
+
+
+def cohen_kappa(table: Mapping[tuple[bool, bool], int]) -> float:
+    """Cohen's kappa of a 2×2 table ``{(rater_a, rater_b): count}``; NaN when chance agreement is 1.
+
+    ``(p_o − p_e) / (1 − p_e)``, with ``p_e`` from the two raters' marginal rates. When both raters
+    put every item in the same class, ``p_e`` is 1 and kappa is undefined (NaN), not 1.
+    """
+    n = sum(table.values())
+    if n == 0:
+        return float("nan")
+    a, b = table.get((True, True), 0), table.get((True, False), 0)
+    c, d = table.get((False, True), 0), table.get((False, False), 0)
+    p_o = (a + d) / n
+    p_e = ((a + b) * (a + c) + (c + d) * (b + d)) / (n * n)
+    return float("nan") if p_e == 1 else (p_o - p_e) / (1 - p_e)
+
+
+def agreement(checks: HandChecks | Iterable[HandCheck], rows: Iterable[Mapping[str, Any]]) -> Agreement:
+    """How often the key-fact measure's ``correct`` agrees with the hand judgement.
+
+    Parameters
+    ----------
+    checks
+        The hand checks (:func:`load_hand_checks`).
+    rows
+        Answer rows with ``lang``, ``generator``, ``question``, ``answer`` and ``correct``
+        (:func:`answer_rows`).
+
+    Returns
+    -------
+    Agreement
+        ``n`` compared answers, the 2×2 ``table`` of (hand ``correct``, key facts ``correct``),
+        ``percent`` agreement with its Wilson 95% ``interval`` (as rates), Cohen's ``kappa``, the
+        ``disagreements`` with their reasons, and the checks left out: ``stale`` (the answer's hash
+        no longer matches: re-judge it), ``missing`` (no such row), ``not_checkable`` (``correct`` is None).
+    """
+    by_key = {(r.get("lang"), r.get("generator"), r.get("question")): r for r in rows}
+    table = {(h, k): 0 for h in (True, False) for k in (True, False)}
+    disagreements: list[Disagreement] = []
+    stale: list[HandCheck] = []
+    missing: list[HandCheck] = []
+    not_checkable: list[HandCheck] = []
+    for check in checks:
+        row = by_key.get(check.key)
+        if row is None:
+            missing.append(check)
+        elif answer_sha256(str(row.get("answer") or "")) != check.answer_sha256:
+            stale.append(check)  # the judgement is about another text; comparing it would mislead
+        elif row.get("correct") is None:
+            not_checkable.append(check)
+        else:
+            kf = bool(row["correct"])
+            table[(check.hand_correct, kf)] += 1
+            if check.hand_correct != kf:
+                disagreements.append(Disagreement(check, kf))
+    n = sum(table.values())
+    agree = table[(True, True)] + table[(False, False)]
+    return Agreement(
+        n=n,
+        table=table,
+        percent=100.0 * agree / n if n else float("nan"),
+        interval=wilson(agree, n),
+        kappa=cohen_kappa(table),
+        disagreements=tuple(disagreements),
+        stale=tuple(stale),
+        missing=tuple(missing),
+        not_checkable=tuple(not_checkable),
+    )
+
