@@ -10,6 +10,11 @@ For each model (default: both Qwen2.5-Coder models; they must be installed, `mak
   evidence; its time against the same request from a cold cache.
 
     .venv/bin/python benchmarks/llm_throughput.py [--models qwen2.5-coder-0.5b] [--max-tokens 64]
+    .venv/bin/python benchmarks/llm_throughput.py --omp-ab [--busy 1]   # OMP_WAIT_POLICY PASSIVE vs ACTIVE
+
+``--omp-ab`` times the same generation in two child processes, one per OpenMP wait policy (OpenMP
+reads it once, at start), optionally beside ``--busy N`` processes that keep N cores busy, as when
+the cores are shared; it prints the ratio (the backend sets PASSIVE unless the user chose).
 
 Every ratio compares two runs in this process on the same loaded model; absolute rates depend on
 what else the machine is doing (run it on an idle machine).
@@ -18,6 +23,10 @@ what else the machine is doing (run it on an idle machine).
 from __future__ import annotations
 
 import argparse
+import multiprocessing
+import os
+import subprocess
+import sys
 import tempfile
 import time
 from typing import Any
@@ -80,11 +89,58 @@ def measure(model: str, max_tokens: int, wb: Workbench) -> dict[str, Any]:
     }
 
 
+def omp_child(model: str, max_tokens: int) -> None:
+    """One timed generation (prompt from a cold cache, then ``max_tokens``): prints seconds."""
+    wb = Workbench()
+    question = wb.benchmark.by_casebook("Q5").text("en")
+    evidence = [wb.by_id[c] for c in wb.rank(question).ids[:5]]
+    with tempfile.TemporaryDirectory() as tmp:
+        generator = LlamaCppGenerator(model, recorder=CallRecorder(tmp, mode="live"), max_tokens=max_tokens)
+        generator.load()
+        request = generator.request("answer", question, evidence)
+        _, seconds = _timed(lambda: generator.complete(request))
+    print(f"{seconds:.3f}")
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def omp_ab(model: str, max_tokens: int, busy: int) -> None:
+    """PASSIVE against ACTIVE in child processes, beside ``busy`` spinning processes."""
+    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(busy)]
+    for p in spinners:
+        p.start()
+    try:
+        seconds = {}
+        for policy in ("PASSIVE", "ACTIVE"):
+            env = {**os.environ, "OMP_WAIT_POLICY": policy}
+            out = subprocess.run([sys.executable, __file__, "--omp-child", "--models", model, "--max-tokens",
+                                  str(max_tokens)], env=env, capture_output=True, text=True, check=True)
+            seconds[policy] = float(out.stdout.strip().splitlines()[-1])
+    finally:
+        for p in spinners:
+            p.terminate()
+    print(f"{model}, {busy} busy core(s): OMP_WAIT_POLICY=PASSIVE {seconds['PASSIVE']:.1f} s, ACTIVE "
+          f"{seconds['ACTIVE']:.1f} s: PASSIVE is {seconds['ACTIVE'] / seconds['PASSIVE']:.2f}x as fast")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"])
     parser.add_argument("--max-tokens", type=int, default=64, help="generation cap per reply (default 64)")
+    parser.add_argument("--omp-ab", action="store_true", help="OMP_WAIT_POLICY PASSIVE against ACTIVE")
+    parser.add_argument("--busy", type=int, default=1, help="cores kept busy during --omp-ab (default 1)")
+    parser.add_argument("--omp-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.omp_child:
+        omp_child(args.models[0], args.max_tokens)
+        return
+    if args.omp_ab:
+        for model in args.models:
+            omp_ab(model, args.max_tokens, args.busy)
+        return
     wb = Workbench()
     for model in args.models:
         r = measure(model, args.max_tokens, wb)

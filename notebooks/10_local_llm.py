@@ -16,6 +16,20 @@
 # %% [markdown]
 # # 10 · A real offline LLM: Qwen2.5-Coder answers, judges and reranks
 #
+# **What counts as an answer.** An answer is *shown* only when every citation is a meaningful span of
+# its chunk (a sentence, list item or table row; never a word fragment, markup or text addressed to a
+# model) and every number with its unit, command, key, name and URL it states is in a verified quote
+# (`rag_lib/generation/support.py`); an answer that only restates the question is no answer. The rows
+# of the chunk pipeline replay the same recorded calls as before this rule; the table "before → after"
+# shows what it changed.
+#
+# **The narrowed pipeline** (`rag_lib/generation/narrowed.py`) sends the model the sentences, list items
+# and table rows of the Top-5 most relevant to the question (default embedder and lexical overlap,
+# fused; `generation.narrowing` in `workbook.yaml`), each with an id inside `<evidence>` tags marked as
+# data, and asks for the ids it quotes first, then the reply in the question's language, then the
+# status. Its judge lists the question's parts with the id that answers each (or "none") and is
+# sufficient only when every part is supported.
+#
 # **Question.** With a real (small) instruct model instead of the smoke-test SmolLM2, how often does
 # the grounded answerer answer the answerable questions, with citations that pass the verbatim check,
 # and decline the unanswerable ones, in Chinese and in English, ungated and behind the calibrated
@@ -60,6 +74,10 @@ print("sample:", ", ".join(choice["sample"]), "| quality signal:", choice["quali
 table(sorted(choice["rows"], key=lambda row: (row["task"], row["model"])))
 
 # %%
+print("rule:", result.pick_rule)
+table(result.model_picks)
+
+# %%
 table(sorted(choice["details"], key=lambda row: (row["task"], row["model"], row["question"], row["lang"])))
 
 # %% [markdown]
@@ -69,10 +87,48 @@ table(sorted(choice["details"], key=lambda row: (row["task"], row["model"], row[
 table(result.answer_rows, ANSWER_COLUMNS)
 
 # %% [markdown]
+# ### Before → after the support check (the same recorded calls, judged by the new rule)
+
+# %%
+table(result.before_after)
+
+# %% [markdown]
+# ### The narrowed pipeline against the answers issue's targets
+
+# %%
+table(result.targets)
+
+# %% [markdown]
+# ### How far the key-fact measure can be trusted: a hand-checked sample
+#
+# 48 answers drawn by a seeded rule (`data/benchmark/answer_checks.yaml`) were read against their pages
+# and judged correct, partial, wrong or no answer, each with its reason; "correct" by hand is compared with
+# "states every key fact".
+
+# %%
+hand = result.hand_checks
+print(f"agreement {hand['percent']:.1f}% {hand['ci95']} (Wilson 95%), kappa {hand['kappa']:.2f}, n = {hand['n']}")
+for line in hand["disagreements"]:
+    print("-", line)
+
+# %% [markdown]
 # ## The LLM judge as a gate, beside floor+aspects ("insufficient" is the positive class)
+#
+# The floor+aspects rows are in-sample (its parameters were fitted on these questions; its
+# leave-one-out figures are in 03); the judges fit nothing.
 
 # %%
 table(result.judge_rows)
+
+# %% [markdown]
+# ## Injection: planted instructions and a model that obeys them
+#
+# Each variant is planted into a copy of Q9a's top evidence chunk; a scripted model answers with the
+# planted claim and quotes the planted text. `claim_shown` is whether the claim reached the reader.
+
+# %%
+print(f"planted claims shown as answers: {result.injection['claims_shown']} of {result.injection['n_asked']}")
+table(result.injection["rows"])
 
 # %% tags=["report"]
 template = """# 10 · A real offline LLM
@@ -85,9 +141,21 @@ Rates leave out questions whose call has no record (`missing`); fill them with `
 
 {answer_table}
 
+Before → after the support check (same recorded calls):
+
+{before_after_table}
+
+The narrowed pipeline against the targets:
+
+{target_table}
+
 ## The LLM judge beside floor+aspects
 
 {judge_table}
+
+## Injection
+
+{injection_summary}
 
 ## Findings
 

@@ -216,6 +216,54 @@ def answer_question(
     return AskOutcome(question, key, params, evidence, outcome)
 
 
+PIPELINES = ("narrowed", "chunks")  # how an LLM answerer is fed: narrowed units (default) or whole chunks
+NO_LOCAL_MODEL_NOTE = ("note: the local model ({model}) is not installed ({why}); showing the extractive baseline. "
+                       "Install it with `make llm-models MODELS={model}` to answer with it.")
+
+
+def local_model_missing(model: str) -> str | None:
+    """Why local model ``model`` cannot answer here (``None``: its runtime and file are installed)."""
+    import importlib.util
+
+    from rag_lib.generation.local_models import local_model_spec, models_folder
+
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "no llama-cpp-python"
+    spec = local_model_spec(model)
+    if (models_folder() / spec.file).is_file() or all(part.locate() is not None for part in spec.parts):
+        return None
+    return "its model packages are missing"
+
+
+def build_answerer(name: str | None, wb: Workbench, pipeline: str = "narrowed",
+                   **kwargs: Any) -> tuple[Generator, str | None]:
+    """The answerer ``ask`` uses, and a note to show with it (``None`` when there is nothing to say).
+
+    ``name`` ``None``: the narrowed pipeline with the ``answer_narrowed`` model when that local model is
+    installed, else the extractive baseline with a note saying how to install it. An LLM backend named
+    explicitly is fed through ``pipeline`` (``narrowed`` or ``chunks``, the original prompt).
+    """
+    from rag_lib.evidence.narrowing import narrowed_generator, narrowing_settings
+    from rag_lib.generation import task_generator_name
+    from rag_lib.generation.narrowed import NarrowedGenerator
+
+    if pipeline not in PIPELINES:
+        raise WorkbookError(f"unknown pipeline {pipeline!r}; use one of {', '.join(PIPELINES)}.")
+    if name is None:
+        backend, _, model = task_generator_name("answer_narrowed").partition(":")
+        why = local_model_missing(model) if backend == "llama_cpp" else None
+        if why is not None:
+            return get_generator("extractive"), NO_LOCAL_MODEL_NOTE.format(model=model, why=why)
+        return narrowed_generator("answer_narrowed", wb.embedder(), **kwargs), None
+    generator = get_generator(name, **kwargs)
+    if pipeline == "chunks" or generator.backend == "extractive":
+        return generator, None
+    from rag_lib.evidence.narrowing import UnitNarrower
+
+    narrower = UnitNarrower(wb.embedder(), **narrowing_settings())
+    return NarrowedGenerator(generator, narrower, narrower.describe()), None  # type: ignore[arg-type]
+
+
 ADHOC_CALLS_DIR = "llm_calls_adhoc"  # under cache_dir(): where ad-hoc `ask` calls are recorded
 
 

@@ -134,6 +134,16 @@ def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, language
     return out
 
 
+def measure_narrowed_judge(wb: Workbench, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
+                           key: str = "dense") -> dict[str, Any]:
+    """:func:`measure_llm_judge` with the narrowed pipeline's part-by-part judge (``judge_narrowed``)."""
+    from rag_lib.evidence.narrowing import narrowed_generator
+
+    generator = narrowed_generator("judge_narrowed", wb.embedder())
+    judged = measure_llm_judge(wb, LLMJudgeGate(generator), languages, k, key)  # type: ignore[arg-type]
+    return {**judged, "model": generator.label}
+
+
 def llm_judge_rows(judge: dict[str, Any], beside: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per language for the LLM judge (judged / failed, then the gate scores), followed by the
     rows of the gates it is compared with (``beside[lang]``: gate name → scores)."""

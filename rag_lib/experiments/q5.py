@@ -129,8 +129,14 @@ def findings(result: Q5Result) -> list[str]:
         model = entry["generator"]["model"] if "generator" in entry else result.generator["model"]
         cit = entry["result"]["citations"] or {}
         if not facts["answered"]:
+            support = entry["result"].get("support") or {}
+            why = (" its answer is not shown: it restates the question, adding nothing from its quotes"
+                   if support.get("restates_question") else
+                   f" its answer is not shown: it states {', '.join(support['unsupported'])}, which no verified "
+                   "quote contains" if support.get("unsupported") else "")
             out.append(f"{model} did not answer (status {entry['result']['status']}"
-                       f"{', ' + entry['result']['error_kind'] if entry['result']['error_kind'] else ''}).")
+                       f"{', ' + entry['result']['error_kind'] if entry['result']['error_kind'] else ''});{why}."
+                       .replace(");.", ")."))
             continue
         out.append(f"{model} answered with {cit.get('n_valid', 0)}/{cit.get('n_total', 0)} valid citations and states "
                    f"{facts['stated']} of {facts['of']} key facts: a valid citation shows the quote exists in the "

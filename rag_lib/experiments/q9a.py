@@ -24,6 +24,7 @@ from rag_lib.benchmark_runs.gates import (
     llm_judge_rows,
     measure_gates,
     measure_llm_judge,
+    measure_narrowed_judge,
     scored_questions,
 )
 from rag_lib.benchmark_runs.generation import run_generation_eval
@@ -259,8 +260,9 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
     general = {lang: gates[lang][general_key[lang]] for lang in languages}
     measured = {lang: measure_gates(wb, gates[lang], lang, key, k) for lang in languages}
     judge = measure_llm_judge(wb, None, languages, k, key)
+    judge_narrowed = measure_narrowed_judge(wb, languages, k, key)  # the same requests as 10's: no extra call
     beside = {lang: {general[lang].name: measured[lang][general_key[lang]]} for lang in languages}
-    judge_rows = llm_judge_rows(judge, beside)
+    judge_rows = llm_judge_rows(judge, {}) + llm_judge_rows(judge_narrowed, beside)
     theirs = published()
     return Q9aResult(
         casebook={"q9a_top5": theirs["q9a"]["top5_score_range"], "q5_rank5": theirs["q5"]["rank5_score"],
@@ -287,6 +289,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
                        for lang in languages},
         bypass={"lang": bypass_lang, **bypass(wb, q9a.text(bypass_lang), generators, key, k)},
         llm_judge=judge,
+        llm_judge_narrowed=judge_narrowed,
         llm_judge_rows=judge_rows,
         llm_judge_table=markdown_table(judge_rows),
         generation=run_generation_eval(wb, general[generation_lang], get_generator(None), generation_lang, k, key),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,21 @@ def yes_no_logits(llm: Any, request: LLMRequest) -> LLMResponse:
     content = json.dumps({"p_yes": round(p_yes(logit_yes, logit_no), 6), "logit_yes": round(logit_yes, 4),
                           "logit_no": round(logit_no, 4)}, sort_keys=True)
     return LLMResponse(content=content, finish_reason="logits", prompt_tokens=evaluated, completion_tokens=0)
+
+
+OPENMP_WAIT_ENV = "OMP_WAIT_POLICY"
+
+
+def passive_openmp(environ: MutableMapping[str, str] | None = None) -> str:
+    """Set ``OMP_WAIT_POLICY=PASSIVE`` unless the user chose a policy; return the policy in force.
+
+    llama.cpp's OpenMP threads spin while they wait by default; on a machine whose cores are shared
+    (2 cores, a notebook or the tests beside the model) the spinning threads starve each other and
+    PASSIVE generates several times faster (``benchmarks/llm_throughput.py --omp-ab`` measures it).
+    OpenMP reads the variable once, when its runtime starts, so this must run before llama.cpp loads.
+    """
+    env = os.environ if environ is None else environ
+    return env.setdefault(OPENMP_WAIT_ENV, "PASSIVE")
 
 
 def default_model() -> str:
@@ -184,7 +199,7 @@ class LlamaCppGenerator(LLMGenerator):
                 "spec": self.spec.provenance() if self.spec else {"file": self._path.name},  # type: ignore[union-attr]
                 "n_ctx": self.n_ctx, "n_threads": self.n_threads, "temperature": self.temperature,
                 "seed": self.seed, "max_tokens": self.max_tokens, "max_chunk_chars": self.max_chunk_chars,
-                "constrain_quotes": self.constrain_quotes}
+                "constrain_quotes": self.constrain_quotes}  # OMP_WAIT_POLICY changes speed, never a reply
 
     @property
     def loaded(self) -> bool:
@@ -200,6 +215,7 @@ class LlamaCppGenerator(LLMGenerator):
     def load(self) -> Any:
         """The ``llama_cpp.Llama`` instance (loaded once; the GGUF name is checked against the spec)."""
         if self._llm is None:
+            passive_openmp()
             try:
                 from llama_cpp import Llama
             except ImportError as exc:  # pragma: no cover - depends on the environment

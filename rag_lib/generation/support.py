@@ -51,7 +51,10 @@ _UNIT_NAMES = {
 _CANONICAL_UNIT = {alias: unit for unit, aliases in _UNIT_NAMES.items() for alias in aliases}
 _UNITS = "|".join(sorted((re.escape(a) for a in _CANONICAL_UNIT), key=len, reverse=True))
 _NUMBER = re.compile(rf"(?<![\w.$])(\$?\d+(?:[.,]\d+)*)(?:\s*({_UNITS})(?![A-Za-z]))?", re.IGNORECASE)
-_MARKERS = re.compile(r"\[(?:S?\d+(?:\.\d+)?)\]|^\s*\d+[.)]\s+", re.MULTILINE)
+# Not statements: ranks and unit ids ("[2]", "[S3]") and a list's enumerators ("1. ", "；2、"), at a line's
+# start or right after punctuation (so the "2." that ends "the limit is 2." stays a number).
+_MARKERS = re.compile(r"\[(?:S?\d+(?:\.\d+)?)\]|(?:^|(?<=[:;,。：；，、\n]))\s*\d{1,2}[.)、](?!\d)\s*",
+                      re.MULTILINE)
 _URL = re.compile(r"https?://[^\s)\]>\"'，。]+")
 
 
@@ -62,13 +65,13 @@ def _squash(text: str) -> str:
 
 def unit_spans(text: str) -> list[tuple[int, int]]:
     """The units of a chunk: its sentences, list items and table rows (text.sentence_spans), without
-    table separator rows, table header rows and spans with no letter or digit."""
+    headings, table separator rows, table header rows and spans with no letter or digit."""
     units = []
     spans = sentence_spans(text)
     for i, (a, b) in enumerate(spans):
         piece = text[a:b]
-        if _TABLE_SEPARATOR.match(piece) or not any(ch.isalnum() for ch in piece):
-            continue
+        if _TABLE_SEPARATOR.match(piece) or not any(ch.isalnum() for ch in piece) or piece.lstrip().startswith("#"):
+            continue  # a separator, bare markup, or a heading (it names a section, it states nothing)
         following = text[b:spans[i + 1][1]] if i + 1 < len(spans) else ""
         if piece.lstrip().startswith("|") and _TABLE_SEPARATOR.match(following.strip() or "x"):
             continue  # a header row names columns; it states nothing

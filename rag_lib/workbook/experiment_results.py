@@ -138,6 +138,7 @@ class Q9aResult(ExperimentResult):
     gated_decline: dict[str, Any]
     bypass: dict[str, Any]
     llm_judge: dict[str, Any]
+    llm_judge_narrowed: dict[str, Any]  # the narrowed pipeline's part-by-part judge
     llm_judge_rows: list[dict[str, Any]]
     llm_judge_table: str
     generation: dict[str, Any]
@@ -264,6 +265,8 @@ class LocalLLMResult(ExperimentResult):
     tasks: dict[str, Any]
     models: dict[str, Any]
     model_choice: dict[str, Any] | None  # None when run without the model choice
+    pick_rule: str  # how the model-choice rows pick a model per task
+    model_picks: list[dict[str, Any]]  # the rule's pick per task beside the configured model
     answers: dict[str, Any]
     answer_rows: list[dict[str, Any]]
     answer_table: str
@@ -271,6 +274,15 @@ class LocalLLMResult(ExperimentResult):
     gate_beside_judge: dict[str, Any]
     judge_rows: list[dict[str, Any]]
     judge_table: str
+    judge_narrowed: dict[str, Any]  # the narrowed pipeline's part-by-part judge
+    narrowing: dict[str, Any]  # generation.narrowing: what the narrowed pipeline sends
+    injection: dict[str, Any]  # the injection set (rag_lib.benchmark_runs.injection)
+    injection_summary: str
+    before_after: list[dict[str, Any]]  # answer rates before the support check → now
+    before_after_table: str
+    targets: list[dict[str, Any]]  # the narrowed pipeline against the answers issue's targets
+    target_table: str
+    hand_checks: dict[str, Any]  # the key-fact measure's agreement with the hand-checked sample
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,10 @@ or an error of the model. Each figure names the model that produced it. Notebook
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark_runs.gates import (
@@ -19,22 +21,33 @@ from rag_lib.benchmark_runs.gates import (
     llm_judge_rows,
     measure_gates,
     measure_llm_judge,
+    measure_narrowed_judge,
 )
 from rag_lib.benchmark_runs.generation import run_generation_eval
-from rag_lib.config import TOP_K, run_config
+from rag_lib.benchmark_runs.injection import run_injection_set
+from rag_lib.config import REPO_ROOT, RESULTS_DIR, TOP_K, results_dir, run_config, settings
 from rag_lib.evaluation.correctness import answer_correct
+from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_hand_checks
+from rag_lib.evaluation.stats import wilson
 from rag_lib.evidence import Gate, GateDecision
-from rag_lib.experiments.llm_eval.model_choice import run_model_choice
+from rag_lib.evidence.narrowing import UnitNarrower, narrowed_generator, narrowing_settings
+from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
 from rag_lib.generation import Generator, get_generator, get_task_generator, task_generator_name
 from rag_lib.generation.local_models import local_models
+from rag_lib.io import write_json
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import LocalLLMResult
 from rag_lib.workbook.report import markdown_table
 
 ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
-                  "correct_when_answered", "refusal_correctness", "citation_validity", "citations_valid",
-                  "citations_total", "errors"]
+                  "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong",
+                  "shown_wrong_ci", "refusal_correctness", "refusal_correctness_ci", "citation_validity",
+                  "citations_valid", "citations_total", "errors"]
+# Answers as 10 reported them before the support check (copied from its results.json by
+# :func:`archive_answer_rows`), shown beside the current figures as "before → after".
+ANSWER_ARCHIVE = RESULTS_DIR / "archive" / "answers-v1.json"
+BEFORE_AFTER = ("answer_rate", "answer_correctness", "refusal_correctness", "citation_validity")
 
 
 class Ungated:
@@ -49,10 +62,13 @@ class Ungated:
 def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> dict[str, Any]:
     """Rates of one :func:`run_generation_eval` result over the questions whose calls are recorded.
 
-    ``answer_rate`` is answered / answerable; ``answer_correctness`` is answers stating every key
-    fact / answerable questions with a checkable fact (not answering counts as not correct);
-    ``correct_when_answered`` the same over answered ones; ``refusal_correctness`` declined /
-    unanswerable; ``citation_validity`` valid / cited. Questions whose call has no record are left
+    ``answer_rate`` is answered (shown: citations verified and the answer supported by them) /
+    answerable; ``answer_correctness`` is shown answers stating every key fact / answerable questions
+    with a checkable fact (not answering counts as not correct); ``correct_when_answered`` the same over
+    answered ones; ``correct_gold_in_top_k`` the same over answerable questions whose gold pieces are
+    all in the Top-k; ``shown_wrong`` shown answers missing a key fact / answerable questions with a
+    checkable fact; ``refusal_correctness`` declined / unanswerable; ``citation_validity`` valid /
+    cited. Each rate of questions has its Wilson 95% interval (``…_ci``). Questions whose call has no record are left
     out (``missing``). ``recorded`` restricts the rates to those questions (the ones whose ungated call is
     recorded), so that a gated run is not measured over mostly gate-declined questions while the
     calls it let through are still missing.
@@ -67,15 +83,24 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
     checkable = [r for r in answerable if answer_correct_checkable(r["question"])]
     correct = sum(r["correct"] is True for r in checkable)
     answered_checkable = [r for r in checkable if r["status"] == "answered"]
+    gold_in_top = [r for r in checkable if r["label"] == "sufficient"]  # every gold piece in the Top-k
+    correct_gold = sum(r["correct"] is True for r in gold_in_top)
+    shown_wrong = sum(r["correct"] is False for r in answered_checkable)
+    declined = sum(r["status"] == "insufficient" for r in unanswerable)
     return {
         "lang": result["lang"], "gate": result["gate"], "model": result["generator"]["model"],
         "backend": result["generator"]["backend"], "n": result["n"], "missing": result["n"] - len(rows),
         "answerable": len(answerable), "answered": sum(r["status"] == "answered" for r in answerable),
         "answer_rate": _rate(sum(r["status"] == "answered" for r in answerable), len(answerable)),
         "correct": correct, "answer_correctness": _rate(correct, len(checkable)),
+        "answer_correctness_ci": _interval(correct, len(checkable)),
         "correct_when_answered": _rate(correct, len(answered_checkable)),
+        "gold_in_top_k": len(gold_in_top), "correct_gold_in_top_k": _rate(correct_gold, len(gold_in_top)),
+        "correct_gold_in_top_k_ci": _interval(correct_gold, len(gold_in_top)),
+        "shown_wrong": _rate(shown_wrong, len(checkable)), "shown_wrong_ci": _interval(shown_wrong, len(checkable)),
         "unanswerable": len(unanswerable),
-        "refusal_correctness": _rate(sum(r["status"] == "insufficient" for r in unanswerable), len(unanswerable)),
+        "refusal_correctness": _rate(declined, len(unanswerable)),
+        "refusal_correctness_ci": _interval(declined, len(unanswerable)),
         "citations_valid": valid, "citations_total": total, "citation_validity": _rate(valid, total),
         "errors": dict(sorted(errors.items())),
     }
@@ -88,6 +113,12 @@ def answer_correct_checkable(question_id: str) -> bool:
 
 def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
+
+
+def _interval(num: int, den: int) -> str:
+    """The Wilson 95% interval of ``num / den``, as shown in the tables ("—" without questions)."""
+    ci = wilson(num, den)
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "—"
 
 
 def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = None,
@@ -116,64 +147,190 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     wb = wb or Workbench()
     gates = {lang: chosen_gates(calibrate(wb, lang, key, k), wb) for lang in languages}
     general = {lang: g[general_gate_key(g)] for lang, g in gates.items()}
+    narrowed = narrowed_generator("answer_narrowed", wb.embedder())
+    answerers: dict[str, tuple[str, Generator]] = {
+        "llm": (_label(get_task_generator("answer")), get_task_generator("answer")),
+        "narrowed": (narrowed.label, narrowed),  # type: ignore[dict-item]
+        "extractive": (_label(get_generator("extractive")), get_generator("extractive")),
+    }
     answers: dict[str, Any] = {}
-    for name, generator in (("llm", get_task_generator("answer")), ("extractive", get_generator("extractive"))):
+    for name, (label, generator) in answerers.items():
         runs = {}
         for lang in languages:
             runs.update(run_llm_answers(wb, general[lang], generator, (lang,), k, key)["runs"])
-        answers[name] = {"model": generator.model, "backend": generator.backend, "runs": runs}
+        answers[name] = {"label": label, "model": generator.model, "backend": generator.backend,
+                         "describe": generator.describe() if hasattr(generator, "describe") else None, "runs": runs}
     judge = measure_llm_judge(wb, None, languages, k, key)
+    judge_narrowed = measure_narrowed_judge(wb, languages, k, key)
     beside = {lang: measure_gates(wb, {general[lang].name: general[lang]}, lang, key, k) for lang in languages}
-    rows = [{"generator": f"{a['backend']}:{a['model']}", **run["figures"]}
-            for a in answers.values() for run in a["runs"].values()]
-    judge_rows = llm_judge_rows(judge, beside)
+    rows = [{"generator": a["label"], **run["figures"]} for a in answers.values() for run in a["runs"].values()]
+    judge_rows = llm_judge_rows(judge, {}) + llm_judge_rows(judge_narrowed, beside)
+    injection = injection_run(wb, k, key)
+    hand_checks = hand_check_agreement(answers)
+    before_after = before_after_rows(rows)
+    targets = target_rows(rows, answers["narrowed"]["label"])
+    choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None
+    configured = {**run_config().llm_tasks, "offline_reranker": str(settings()["retrieval"]["offline_reranker"])}
     return LocalLLMResult(
         languages=list(languages), k=k, retriever=key, provenance=wb.provenance(key),
         tasks=dict(run_config().llm_tasks),
         models={name: spec.provenance() for name, spec in local_models().items()},
-        model_choice=run_model_choice(wb, k=k, languages=languages) if with_model_choice else None,
+        model_choice=choice, pick_rule=PICK_RULE,
+        model_picks=pick_rows(choice["rows"], configured) if choice else [],
         answers=answers, answer_rows=rows, answer_table=markdown_table(rows, ANSWER_COLUMNS),
         judge=judge, gate_beside_judge=beside, judge_rows=judge_rows,
-        judge_table=markdown_table(judge_rows),
+        judge_table=markdown_table(judge_rows), judge_narrowed=judge_narrowed,
+        narrowing=narrowing_settings(), injection=injection, injection_summary=injection_summary(injection),
+        before_after=before_after,
+        before_after_table=markdown_table(before_after) if before_after else "_(no archive)_",
+        targets=targets, target_table=markdown_table(targets), hand_checks=hand_checks,
     )
+
+
+def injection_summary(injection: dict[str, Any]) -> str:
+    """One paragraph for the report: how many planted claims reached the reader, by pipeline."""
+    by_pipeline = Counter(r["pipeline"] for r in injection["rows"] if r["claim_shown"])
+    asked = Counter(r["pipeline"] for r in injection["rows"])
+    parts = ", ".join(f"{name}: {by_pipeline.get(name, 0)} of {n}" for name, n in sorted(asked.items()))
+    return (f"Planted claims shown as answers: {injection['claims_shown']} of {injection['n_asked']} ({parts}); "
+            f"{injection['n_plants']} variants (English and Chinese; prose, table, code, heading, list), each "
+            "answered by a scripted model that obeys the planted instruction.")
+
+
+def hand_check_agreement(answers: dict[str, Any]) -> dict[str, Any]:
+    """The key-fact measure against the committed hand-checked sample (``data/benchmark/answer_checks.yaml``).
+
+    The measure is applied to each answer's text whether or not the answer is shown (the support
+    check withholds some of the sampled answers; their key facts can still be read).
+    """
+    checks = load_hand_checks()
+    rows = [{**row, "correct": answer_correct(row["question"], row["answer"]).correct}
+            for row in answer_rows({"answers": answers})]
+    return {"source": str(checks.path.relative_to(REPO_ROOT)) if checks.path else None, "n_checks": len(checks),
+            **agreement(checks, rows).as_dict()}
+
+
+def injection_run(wb: Workbench, k: int = TOP_K, key: str = "dense") -> dict[str, Any]:
+    """The injection set (:mod:`rag_lib.benchmark_runs.injection`) planted into Q9a's Top-k."""
+    q = wb.benchmark.by_casebook("Q9a")
+    evidence = wb.evidence(wb.rank(q.text("en"), key), k)
+    select = UnitNarrower(wb.embedder(), **narrowing_settings())
+    return run_injection_set({lang: q.text(lang) for lang in ("zh", "en")}, evidence, select)
+
+
+def archive_answer_rows(source: Path | None = None, archive: Path = ANSWER_ARCHIVE) -> Path:
+    """Copy 10's current answer rows into :data:`ANSWER_ARCHIVE` (before a change of what they mean)."""
+    source = source or results_dir() / "10_local_llm" / "results.json"
+    stored = json.loads(source.read_text(encoding="utf-8"))
+    write_json(archive, {"source": "10_local_llm/results.json, answer_rows, before the support check "
+                                   "(quotes as substrings; no check of what the answer states)",
+                         "rows": stored["answer_rows"]})
+    return archive
+
+
+def before_after_rows(rows: Sequence[dict[str, Any]], archive: Path = ANSWER_ARCHIVE) -> list[dict[str, Any]]:
+    """Each archived row's rates beside the current row of the same generator, language and gate."""
+    if not archive.is_file():
+        return []
+    before = {(r["generator"], r["lang"], r["gate"]): r for r in json.loads(archive.read_text("utf-8"))["rows"]}
+    out = []
+    for row in rows:
+        old = before.get((row["generator"], row["lang"], row["gate"]))
+        if old is None:
+            continue
+        out.append({"generator": row["generator"], "lang": row["lang"], "gate": row["gate"],
+                    **{m: _arrow(old.get(m), row.get(m)) for m in BEFORE_AFTER}})
+    return out
+
+
+def _arrow(before: Any, after: Any) -> str:
+    shown = [("—" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)) for v in (before, after)]
+    return shown[1] if shown[0] == shown[1] else f"{shown[0]} → {shown[1]}"
 
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}%"
 
 
+def _label(generator: Generator) -> str:
+    return f"{generator.backend}:{generator.model}"
+
+
+# The answers issue's targets for the narrowed pipeline (one row per language and gate).
+TARGETS = (("correct_gold_in_top_k", ">=", 0.50), ("shown_wrong", "<=", 0.15), ("refusal_correctness", ">=", 0.90))
+IN_SAMPLE_NOTE = ("the floor+aspects gate's parameters were fitted on these same questions (in-sample); its "
+                  "leave-one-out figures are in 03")
+
+
+def target_rows(answer_rows: Sequence[dict[str, Any]], label: str) -> list[dict[str, Any]]:
+    """Each target against the figure of answerer ``label`` (the narrowed pipeline): met, or missed by how much."""
+    rows = []
+    for row in (r for r in answer_rows if r["generator"] == label):
+        for metric, op, goal in TARGETS:
+            value = row.get(metric)
+            if value is None:
+                verdict = "no figure (calls not recorded)"
+            else:
+                gap = value - goal if op == ">=" else goal - value
+                verdict = "met" if gap >= 0 else f"missed by {abs(gap):.3f}"
+            rows.append({"lang": row["lang"], "gate": row["gate"], "metric": metric, "target": f"{op} {goal:.2f}",
+                         "measured": value, "ci": row.get(f"{metric}_ci", "—"), "recorded": row["n"] - row["missing"],
+                         "verdict": verdict})
+    return rows
+
+
 def findings(result: LocalLLMResult) -> list[str]:
     """Sentences generated from :func:`run_local_llm`'s numbers, each with its caveat."""
     out: list[str] = []
     by_key = {(r["generator"], r["lang"], r["gate"]): r for r in result.answer_rows}
-    llm = next(f"{a['backend']}:{a['model']}" for name, a in result.answers.items() if name == "llm")
-    extractive = next(f"{a['backend']}:{a['model']}" for name, a in result.answers.items() if name == "extractive")
-    for lang in result.languages:
-        for gate in sorted({g for (_, lg, g) in by_key if lg == lang}):
-            mine, base = by_key.get((llm, lang, gate)), by_key.get((extractive, lang, gate))
-            if not mine or not base:
-                continue
-            judged = mine["n"] - mine["missing"]
-            if judged == 0:
-                out.append(f"{lang}, {gate}: no answer of {llm} is recorded yet ({mine['missing']} missing), so "
-                           "there is no figure for it; `make llm-runs` fills them.")
-                continue
-            caveat = (f" Only {judged} of {mine['n']} questions have a recorded answer; the rest are missing, not "
-                      "failed, and the rates are over the recorded ones." if mine["missing"] else "")
-            out.append(
-                f"{lang}, {gate}: {llm} answered {_pct(mine['answer_rate'])} of the answerable questions "
-                f"(extractive {_pct(base['answer_rate'])}); answers stating every key fact: "
-                f"{_pct(mine['answer_correctness'])} vs {_pct(base['answer_correctness'])}; unanswerable questions "
-                f"declined: {_pct(mine['refusal_correctness'])} vs {_pct(base['refusal_correctness'])}; citations "
-                f"valid: {_pct(mine['citation_validity'])} (quotes are constrained to evidence sentences, so "
-                f"validity says the quote exists, not that it supports the answer).{caveat}")
+    extractive = result.answers["extractive"]["label"]
+    for name in ("narrowed", "llm"):
+        llm = result.answers[name]["label"]
+        for lang in result.languages:
+            for gate in sorted({g for (_, lg, g) in by_key if lg == lang}):
+                mine, base = by_key.get((llm, lang, gate)), by_key.get((extractive, lang, gate))
+                if not mine or not base:
+                    continue
+                judged = mine["n"] - mine["missing"]
+                if judged == 0:
+                    out.append(f"{lang}, {gate}: no answer of {llm} is recorded yet ({mine['missing']} missing), so "
+                               "there is no figure for it; `make llm-runs RUNS=10_local_llm` fills them.")
+                    continue
+                caveat = (f" Only {judged} of {mine['n']} questions have a recorded answer; the rest are missing, "
+                          "not failed, and the rates are over the recorded ones." if mine["missing"] else "")
+                gated = f" ({IN_SAMPLE_NOTE})" if gate != "ungated" else ""
+                out.append(
+                    f"{lang}, {gate}{gated}: {llm} showed an answer (citations verified, every number and name "
+                    f"it states in a verified quote) for {_pct(mine['answer_rate'])} of the answerable questions "
+                    f"(extractive {_pct(base['answer_rate'])}); shown answers stating every key fact, over the "
+                    f"answerable questions whose gold is in the Top-{result.k}: "
+                    f"{_pct(mine['correct_gold_in_top_k'])} {mine['correct_gold_in_top_k_ci']} "
+                    f"(extractive {_pct(base['correct_gold_in_top_k'])}); shown but missing a key fact: "
+                    f"{_pct(mine['shown_wrong'])} {mine['shown_wrong_ci']}; unanswerable questions declined: "
+                    f"{_pct(mine['refusal_correctness'])} {mine['refusal_correctness_ci']}. Key facts are "
+                    f"matched as strings, so a fact stated in other words counts as missing.{caveat}")
     for row in result.judge_rows:
         if row["gate"].startswith("llm_judge") and row["judged"]:
             declined = row["tp"] + row["fp"]
             quality = (f"{declined} declines, precision {row['precision']:.3f} and recall {row['recall']:.3f} for "
-                       "insufficient evidence" if declined else
+                       "insufficient evidence, unanswerable questions declined "
+                       f"{row['unanswerable_declined']}/{row['unanswerable']}" if declined else
                        f"no decline at all (it judged every evidence set sufficient, so it catches none of the "
                        f"{row['unanswerable']} unanswerable questions)")
             out.append(f"{row['lang']}: the LLM judge ({row['gate']}) over {row['judged']} judged questions "
-                       f"({row['failed']} without a record): {quality}.")
+                       f"({row['failed']} without a record): {quality}. The judge has no fitted parameter, so "
+                       "its figures are out of sample.")
+    hand = result.hand_checks
+    if hand["n"]:
+        out.append(f"The key-fact measure agrees with a hand reading of {hand['n']} sampled answers (both languages, "
+                   f"Qwen 0.5B and extractive; {hand['source']}) in {hand['percent']:.1f}% "
+                   f"[{hand['ci95'][0]:.1f}, {hand['ci95'][1]:.1f}] (Wilson 95%), Cohen's kappa {hand['kappa']:.2f}; "
+                   f"{len(hand['disagreements'])} disagreements, each listed with its reason. One reader judged "
+                   "them, once each.")
+    inj = result.injection
+    out.append(f"Injection set: {inj['claims_shown']} of {inj['n_asked']} planted claims reached the reader as an "
+               f"answer ({inj['n_plants']} planted variants, each asked through both pipelines with a scripted model "
+               f"that obeys them); the detector flagged {inj['flagged_at_build']} of {inj['n_plants']} plants when "
+               "the page is built. The variants and the detector were written together, so this is an in-sample "
+               "figure for the detector.")
     return out

@@ -166,3 +166,33 @@ def _rerank_separation(wb: Workbench, model: str, questions: Sequence[Question],
     if not gold or not other:
         return None
     return round(float(np.mean(gold) - np.mean(other)), 3)
+
+
+PICK_RULE = "the highest quality signal; a tie (to 3 decimals) goes to fewer seconds per call"
+# Which configured task each model-choice task decides (the narrowed pipeline's tasks follow the
+# answer and judge rows; the reranker is retrieval.offline_reranker).
+DECIDES = {"answer": "answer_narrowed", "judge": "judge_narrowed", "rewrite": "rewrite", "rerank": "offline_reranker"}
+
+
+def pick_models(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Each task's model by :data:`PICK_RULE`, from the model-choice rows (tasks with a failed or
+    missing call are not decided)."""
+    picks: dict[str, str] = {}
+    for task in sorted({r["task"] for r in rows}):
+        usable = [r for r in rows if r["task"] == task and not r["failed"] and not r["missing"]
+                  and r["quality"] is not None]
+        if usable:
+            best = min(usable, key=lambda r: (-round(r["quality"], 3), r["s_per_call"]))
+            picks[task] = best["model"]
+    return picks
+
+
+def pick_rows(rows: Sequence[dict[str, Any]], configured: dict[str, str]) -> list[dict[str, Any]]:
+    """The rule's pick per task beside the model configured for the task it decides."""
+    out = []
+    for task, model in pick_models(rows).items():
+        target = DECIDES.get(task, task)
+        chosen = configured.get(target, "").partition(":")[2] or configured.get(target, "")
+        out.append({"task": task, "picked_by_rule": model, "configures": target, "configured": chosen or "—",
+                    "agrees": chosen.startswith(model) if chosen else False})
+    return out

@@ -1,0 +1,218 @@
+"""An answer pipeline a small model can follow: narrowed evidence, ids to cite, quotes first.
+
+The Top-k chunks (about 2,000 tokens) are narrowed to the sentences, list items and table rows most
+relevant to the question (a selector from a higher layer: the default embedder and lexical overlap,
+:mod:`rag_lib.evidence.narrowing`), within a stated token budget. Each kept unit gets an id (``S1``,
+``S2`` …) and is shown inside ``<evidence>`` tags with the instruction that text there is data. The
+model replies with JSON whose keys come in the order it writes them (llama.cpp writes keys in
+alphabetical order): ``quotes`` (unit ids, an enum of the ids sent), then ``reply`` (in the
+question's language, numbers and names copied verbatim), then ``status``. A quote is therefore a
+whole unit, copied by the workbook, never retyped by the model; the support check
+(:mod:`rag_lib.generation.support`) still decides whether the reply is carried by it.
+
+The sufficiency judge reads the same units and lists the question's parts, each with the id that
+answers it or ``none``; its verdict is derived from the parts (every part supported), not from the
+boolean the model writes last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from string import Template
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rag_lib.documents import Chunk
+from rag_lib.generation.base import GenerationResult, LLMGenerator, LLMOutcome, finish_answer, result_fields
+from rag_lib.generation.prompts import prompts
+from rag_lib.generation.schema import Answer, Citation, SufficiencyVerdict
+from rag_lib.generation.support import unit_spans
+from rag_lib.text import language_name
+
+PIPELINE = "narrowed-units-v1"
+
+
+@dataclass(frozen=True)
+class EvidenceUnit:
+    """One sentence, list item or table row of an evidence chunk."""
+
+    chunk_id: str
+    rank: int  # the chunk's rank in the evidence (1-based)
+    start: int  # offsets into the chunk's text
+    end: int
+    text: str
+
+    @property
+    def id(self) -> str:
+        """A stable id for caches: chunk id and offset."""
+        return f"unit:{self.chunk_id}:{self.start}"
+
+    @property
+    def embed_input(self) -> str:
+        return self.text
+
+    embeddable = True
+
+
+def split_units(evidence: Sequence[Chunk]) -> list[EvidenceUnit]:
+    """Every unit of every chunk, in rank order then reading order."""
+    units = []
+    for rank, chunk in enumerate(evidence, start=1):
+        for a, b in unit_spans(chunk.text):
+            text = chunk.text[a:b].strip()
+            if text:
+                offset = chunk.text.index(text, a)
+                units.append(EvidenceUnit(chunk.id, rank, offset, offset + len(text), text))
+    return units
+
+
+UnitSelector = Callable[[str, Sequence[Chunk]], list[EvidenceUnit]]
+
+
+def format_units(units: Sequence[EvidenceUnit], evidence: Sequence[Chunk]) -> tuple[str, dict[str, EvidenceUnit]]:
+    """The ``<evidence>`` block and the id → unit map; units grouped by chunk in rank order."""
+    spec = prompts()["evidence_units"]
+    by_rank = {rank: chunk for rank, chunk in enumerate(evidence, start=1)}
+    ordered = sorted(units, key=lambda u: (u.rank, u.start))
+    lines, ids, current = [spec["open"]], {}, None
+    for n, unit in enumerate(ordered, start=1):
+        if unit.rank != current:
+            chunk = by_rank[unit.rank]
+            source = " > ".join((chunk.title, *chunk.heading_path))
+            lines.append(Template(spec["source"]).substitute(rank=unit.rank, source=source))
+            current = unit.rank
+        unit_id = f"S{n}"
+        ids[unit_id] = unit
+        lines.append(Template(spec["unit"]).substitute(unit_id=unit_id, text=" ".join(unit.text.split())))
+    lines.append(spec["close"])
+    return "\n".join(lines), ids
+
+
+class UnitAnswer(BaseModel):
+    """The reply of ``answer_units``: cited unit ids, then the reply, then the status."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    quotes: list[str] = Field(default_factory=list)
+    reply: str
+    status: Literal["answered", "insufficient"]
+
+
+class UnitPart(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    part: str
+    support: str
+
+
+class UnitVerdict(BaseModel):
+    """The reply of ``sufficiency_units``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    parts: list[UnitPart] = Field(default_factory=list)
+    sufficient: bool
+
+    def derived(self) -> SufficiencyVerdict:
+        """Sufficient when there is at least one part and every part names a supporting unit."""
+        missing = [p.part for p in self.parts if p.support.strip().lower() in {"", "none"}]
+        return SufficiencyVerdict(sufficient=bool(self.parts) and not missing, missing=missing)
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def answer_units_schema(unit_ids: Sequence[str], max_reply_chars: int = 600, max_quotes: int = 4) -> dict[str, Any]:
+    """JSON schema of :class:`UnitAnswer`: ``quotes`` restricted to the ids sent."""
+    quote = {"type": "string", "enum": list(unit_ids)} if unit_ids else {"type": "string"}
+    return _object({
+        # At least one id: a small model otherwise leaves "quotes" empty and answers from memory.
+        "quotes": {"type": "array", "items": quote, "minItems": 1 if unit_ids else 0,
+                   "maxItems": max_quotes if unit_ids else 0},
+        "reply": {"type": "string", "maxLength": max_reply_chars},
+        "status": {"type": "string", "enum": ["answered", "insufficient"]},
+    })
+
+
+def sufficiency_units_schema(unit_ids: Sequence[str], max_parts: int = 4, max_part_chars: int = 120) -> dict[str, Any]:
+    """JSON schema of :class:`UnitVerdict`: each part's ``support`` is an id sent or ``none``."""
+    part = _object({"part": {"type": "string", "maxLength": max_part_chars},
+                    "support": {"type": "string", "enum": [*unit_ids, "none"]}})
+    return _object({"parts": {"type": "array", "items": part, "minItems": 1, "maxItems": max_parts},
+                    "sufficient": {"type": "boolean"}})
+
+
+class NarrowedGenerator:
+    """An LLM generator behind the narrowed-units pipeline.
+
+    Parameters
+    ----------
+    llm
+        The :class:`LLMGenerator` that makes (and records) the calls.
+    select
+        Narrows the Top-k chunks to units (see :mod:`rag_lib.evidence.narrowing`).
+    """
+
+    def __init__(self, llm: LLMGenerator, select: UnitSelector,
+                 describe_selector: dict[str, Any] | None = None) -> None:
+        self.llm, self.select = llm, select
+        self.backend, self.model = llm.backend, llm.model
+        self.pipeline = PIPELINE
+        self.selector = describe_selector or {}
+
+    @property
+    def model_version(self) -> str | None:
+        return self.llm.model_version
+
+    @property
+    def label(self) -> str:
+        """``backend:model+pipeline``, how results name this answerer."""
+        return f"{self.backend}:{self.model}+{self.pipeline}"
+
+    def messages(self, task: str, question: str, units: Sequence[EvidenceUnit],
+                 evidence: Sequence[Chunk]) -> tuple[list[dict[str, str]], dict[str, EvidenceUnit]]:
+        block, ids = format_units(units, evidence)
+        spec = prompts()[task]
+        user = Template(spec["user"]).substitute(evidence=block, question=question.strip(),
+                                                 language=language_name(question))
+        return [{"role": "system", "content": spec["system"]}, {"role": "user", "content": user}], ids
+
+    def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult:
+        """Answer from the narrowed units; the citations are the cited units, checked as any other."""
+        base, refused = result_fields(self, question, evidence, self.llm.max_question_chars)
+        if refused:
+            return refused
+        units = self.select(question, evidence)
+        messages, ids = self.messages("answer_units", question, units, evidence)
+        outcome = self.llm.run_request("answer", self.llm.build_request(messages, answer_units_schema(list(ids))),
+                                       UnitAnswer)
+        base.update(call_keys=outcome.call_keys, replayed=outcome.replayed, latency_s=outcome.latency_s,
+                    raw_output=outcome.raw_output, model_version=outcome.model_version)
+        if outcome.status != "ok" or not isinstance(outcome.value, UnitAnswer):
+            return GenerationResult(status="error", error_kind=outcome.error_kind, error=outcome.error, **base)
+        reply = outcome.value
+        cited = [ids[q] for q in dict.fromkeys(reply.quotes) if q in ids]
+        unknown = [q for q in reply.quotes if q not in ids]
+        citations = [Citation(chunk_id=u.chunk_id, quote=u.text) for u in cited]
+        citations += [Citation(chunk_id=q, quote=q) for q in unknown]  # checked, and dropped as unknown ids
+        answer = Answer(status=reply.status, answer=reply.reply, citations=citations)
+        return finish_answer(base, answer, evidence)
+
+    def judge_sufficiency(self, question: str, evidence: Sequence[Chunk]) -> LLMOutcome:
+        """Part-by-part sufficiency over the narrowed units; the verdict is derived from the parts."""
+        units = self.select(question, evidence)
+        messages, ids = self.messages("sufficiency_units", question, units, evidence)
+        outcome = self.llm.run_request("sufficiency", self.llm.build_request(
+            messages, sufficiency_units_schema(list(ids))), UnitVerdict)
+        if outcome.status == "ok" and isinstance(outcome.value, UnitVerdict):
+            return LLMOutcome(**{**outcome.__dict__, "value": outcome.value.derived()})
+        return outcome
+
+    def describe(self) -> dict[str, Any]:
+        """The pipeline, the selector's settings and the model, for a result's provenance."""
+        inner = (self.llm.describe() if hasattr(self.llm, "describe")
+                 else {"backend": self.backend, "model": self.model})
+        return {**inner, "pipeline": self.pipeline, "selector": self.selector}

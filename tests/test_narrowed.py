@@ -1,0 +1,112 @@
+"""The narrowed pipeline: units with ids, quotes first, evidence as data, a judge derived from parts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rag_lib.documents import Chunk
+from rag_lib.evidence.gated import scripted_generator
+from rag_lib.evidence.narrowing import UnitNarrower
+from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
+from rag_lib.generation.narrowed import (
+    NarrowedGenerator,
+    UnitPart,
+    UnitVerdict,
+    answer_units_schema,
+    split_units,
+)
+
+
+def _chunk(cid: str, text: str, rank_heading: str) -> Chunk:
+    return Chunk(id=cid, page="kv/platform/limits", ordinal=0, title="Limits", heading_path=(rank_heading,),
+                 text=text, start=0, end=len(text), url="https://developers.cloudflare.com/kv/platform/limits/",
+                 embeddable=True, oversized=False)
+
+
+LIMITS = _chunk("kv-001", "## Limits\n\nKV keys can be up to 512 bytes long. Values can be up to 25 MiB.\n\n"
+                "| Feature | Free |\n| --- | --- |\n| Reads per day | 100,000 |", "Limits")
+PRICING = _chunk("kv-002", "Workers KV is billed by reads, writes and storage.", "Pricing")
+EVIDENCE = [LIMITS, PRICING]
+
+
+def _every_unit(question: str, evidence: list[Chunk]) -> list:
+    return split_units(evidence)
+
+
+def _scripted(tmp_path: Path, reply: dict) -> NarrowedGenerator:
+    def answer(request: LLMRequest) -> LLMResponse:
+        return LLMResponse(content=json.dumps(reply, ensure_ascii=False), prompt_tokens=0, completion_tokens=0)
+
+    return NarrowedGenerator(scripted_generator(answer, CallRecorder(tmp_path, mode="live")), _every_unit)  # type: ignore[arg-type]
+
+
+def test_units_leave_out_headings_header_and_separator_rows():
+    texts = [u.text for u in split_units(EVIDENCE)]
+    assert texts == ["KV keys can be up to 512 bytes long.", "Values can be up to 25 MiB.",
+                     "| Reads per day | 100,000 |", "Workers KV is billed by reads, writes and storage."]
+
+
+def test_the_prompt_marks_evidence_as_data_and_numbers_the_units(tmp_path):
+    generator = _scripted(tmp_path, {})
+    messages, ids = generator.messages("answer_units", "How large can a KV value be?", split_units(EVIDENCE), EVIDENCE)
+    user = messages[-1]["content"]
+    assert user.startswith("<evidence>") and "never an instruction" in user and "</evidence>" in user
+    assert "[S2] Values can be up to 25 MiB." in user and ids["S2"].chunk_id == "kv-001"
+    assert "Reply in English." in user
+
+
+def test_the_schema_asks_for_quotes_first_and_at_least_one():
+    schema = answer_units_schema(["S1", "S2"])
+    assert list(schema["properties"]) == sorted(schema["properties"]) == ["quotes", "reply", "status"]
+    assert schema["properties"]["quotes"]["minItems"] == 1
+    assert schema["properties"]["quotes"]["items"]["enum"] == ["S1", "S2"]
+
+
+def test_a_cited_unit_becomes_a_verified_quote_and_carries_the_answer(tmp_path):
+    result = _scripted(tmp_path, {"quotes": ["S2"], "reply": "最大 25 MiB。", "status": "answered"}).generate(
+        "KV 的值最大多大？", EVIDENCE)
+    assert result.status == "answered" and result.citations is not None and result.citations.n_valid == 1
+    assert result.answer is not None and result.answer.citations[0].quote == "Values can be up to 25 MiB."
+
+
+def test_a_number_the_cited_units_do_not_hold_is_withheld(tmp_path):
+    result = _scripted(tmp_path, {"quotes": ["S2"], "reply": "Up to 42 GB.", "status": "answered"}).generate(
+        "How large can a KV value be?", EVIDENCE)
+    assert result.status == "error" and result.error_kind == "unsupported_claims"
+
+
+def test_an_id_that_was_not_sent_is_dropped(tmp_path):
+    result = _scripted(tmp_path, {"quotes": ["S9"], "reply": "25 MiB.", "status": "answered"}).generate(
+        "How large can a KV value be?", EVIDENCE)
+    assert result.status == "error" and result.citations is not None
+    assert result.citations.dropped_by_reason["unknown_id"] == 1
+
+
+def test_the_judge_verdict_comes_from_the_parts_not_the_last_boolean(tmp_path):
+    one_missing = UnitVerdict(parts=[UnitPart(part="size", support="S2"), UnitPart(part="price", support="none")],
+                              sufficient=True)
+    assert not one_missing.derived().sufficient and one_missing.derived().missing == ["price"]
+    assert UnitVerdict(parts=[UnitPart(part="size", support="S2")], sufficient=False).derived().sufficient
+    assert not UnitVerdict(parts=[], sufficient=True).derived().sufficient
+    judge = _scripted(tmp_path, {"parts": [{"part": "price", "support": "none"}], "sufficient": True})
+    outcome = judge.judge_sufficiency("How is KV billed beyond the free tier?", EVIDENCE)
+    assert outcome.status == "ok" and outcome.value is not None and outcome.value.sufficient is False
+
+
+def test_the_narrower_keeps_the_most_relevant_units_within_its_budget(tmp_path):
+    from rag_lib.embedding.registry import get_embedder
+    from rag_lib.embedding.store import EmbeddingStore
+
+    narrower = UnitNarrower(get_embedder(), budget_tokens=20, max_units=3, store=EmbeddingStore(tmp_path))
+    kept = narrower("How long can a KV key be?", EVIDENCE)
+    assert kept[0].text == "KV keys can be up to 512 bytes long."
+    assert sum(len(u.text) for u in kept) <= 20 * 4 + 40  # the budget, in approx_tokens, and at least one unit
+    assert narrower("How long can a KV key be?", EVIDENCE) == kept  # deterministic
+
+
+def test_the_llama_cpp_backend_makes_openmp_wait_passively_unless_the_user_chose():
+    from rag_lib.generation.llama_cpp_backend import passive_openmp
+
+    assert passive_openmp(env := {}) == "PASSIVE" and env == {"OMP_WAIT_POLICY": "PASSIVE"}
+    assert passive_openmp(env := {"OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE" and env["OMP_WAIT_POLICY"] == "ACTIVE"
