@@ -12,7 +12,7 @@ never counts.
 **An answer must be supported by its verified quotes** (:func:`check_support`): every checkable
 statement it makes (:func:`checkable_statements`: each number with its unit, command, config key,
 API name, file name and URL) occurs in one of the quotes, compared without case and whitespace.
-An identifier the question itself names is the asker's, not a claim. An answer that adds nothing
+A statement the question itself contains is the asker's, not a claim. An answer that adds nothing
 from its quotes to the question (every content term it has beyond the question's is absent from the
 quotes, and the quotes do not hold every term of the question) *restates the question*: it is
 counted as no answer. Prose cannot be checked this way, so a
@@ -101,12 +101,12 @@ def span_problem(text: str, start: int, end: int) -> str | None:
     words = _WORD.findall(quote)
     if len(words) < MIN_WORDS or not any(ch.isalpha() for ch in quote):
         return "markup"
+    if overlaps_instruction(text, start, end):
+        return "flagged"
     a, b = _trimmed(text, start, end)
     whole_unit = any(start <= ua and ub <= end for ua, ub in (_trimmed(text, *u) for u in unit_spans(text)) if ua < ub)
     if not whole_unit and b - a < MIN_CLAUSE_CHARS:
         return "partial"
-    if overlaps_instruction(text, start, end):
-        return "flagged"
     return None
 
 
@@ -192,14 +192,15 @@ def check_support(answer: str, question: str, quotes: Iterable[str]) -> SupportR
     """
     joined = "\n".join(quotes)
     squashed = _squash(joined)
-    asked = {_squash(i.strip("`")) for i in identifiers(question)}
+    asked = _squash(question)
     statements = checkable_statements(answer)
     unsupported, quoted = [], []
     for s in statements:
         in_quotes = (_number_supported(s, joined) if s.kind == "number" else _squash(s.text) in squashed)
-        if in_quotes and _squash(s.text) not in asked:
+        in_question = _squash(s.text) in asked  # the asker named it: not the answer's claim
+        if in_quotes and not in_question:
             quoted.append(s)
-        elif not in_quotes and not (s.kind == "identifier" and _squash(s.text) in asked):
+        elif not in_quotes and not in_question:
             unsupported.append(s)
     # Restating: nothing quoted beyond what the question already says, neither a statement nor a term,
     # and the quotes do not contain the question's own terms either (a yes/no answer can add nothing
