@@ -52,11 +52,11 @@ languages = ["zh", "en"]
 k = None  # None: retrieval.top_k in workbook.yaml
 
 # %%
-from IPython.display import Markdown, display
+from IPython.display import Image, Markdown, display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, findings, run_local_llm
-from rag_lib.workbook import report
+from rag_lib.workbook import figures, report
 from rag_lib.workbook.tables import table
 
 NAME = "10_local_llm"
@@ -119,6 +119,27 @@ for line in hand["disagreements"]:
 
 # %%
 table(result.judge_rows)
+
+# %% [markdown]
+# ## Selective answering (Joren et al., ICLR 2025)
+#
+# Per language, a logistic model of "showing the narrowed pipeline's output is right" (a shown answer
+# stating every key fact, or an unanswerable question not answered) over the gate's best score and
+# aspect coverage, the narrowed judge's verdict and whether the model answered; its probabilities are
+# cross-validated (out of sample), and abstaining below a threshold trades coverage for accuracy.
+
+# %%
+curves = {lang: block["curve"] for lang, block in result.selective.items() if "curve" in block}
+for lang, block in result.selective.items():
+    if "curve" not in block:
+        print(f"{lang}: {block['not_run']}")
+    else:
+        everything = block["answer_everything"]
+        print(f"{lang}: n = {block['n']} ({len(block['left_out'])} left out), area under the curve "
+              f"{block['auc']:.3f}; answering everything: accuracy {everything['selective_accuracy']:.3f}")
+if curves:
+    display(Image(filename=str(figures.accuracy_coverage(curves, report.experiment_dir(NAME) / "selective.png",
+                                                        title="selective answering, cross-validated"))))
 
 # %% [markdown]
 # ## Injection: planted instructions and a model that obeys them

@@ -283,6 +283,7 @@ class LocalLLMResult(ExperimentResult):
     targets: list[dict[str, Any]]  # the narrowed pipeline against the answers issue's targets
     target_table: str
     hand_checks: dict[str, Any]  # the key-fact measure's agreement with the hand-checked sample
+    selective: dict[str, Any]  # per language: selective answering (cross-validated logistic), its curve
 
 
 @dataclass(frozen=True)

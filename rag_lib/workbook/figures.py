@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -133,4 +134,23 @@ def size_curves(curve: Sequence[Mapping[str, float]], metrics: Sequence[str], pa
         _legend_outside(axes[0][-1])
         if title:
             fig.suptitle(title, y=1.08)
+        return save(fig, path)
+
+
+def accuracy_coverage(curves: Mapping[str, Sequence[Mapping[str, Any]]], path: Path, title: str = "") -> Path:
+    """Selective accuracy against coverage, one line per series, each point's Wilson interval as a band."""
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots()
+        for i, (name, points) in enumerate(curves.items()):
+            xs = [p["coverage"] for p in points]
+            ax.plot(xs, [p["selective_accuracy"] for p in points], marker="o", markersize=3, label=name,
+                    color=colour(name, i))
+            ax.fill_between(xs, [p["ci95"][0] for p in points], [p["ci95"][1] for p in points], alpha=0.15,
+                            color=colour(name, i), linewidth=0)
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("coverage (share of questions answered)")
+        ax.set_ylabel("selective accuracy (right among answered)")
+        ax.set_title(title)
+        _legend_outside(ax)
         return save(fig, path)

@@ -22,12 +22,14 @@ from rag_lib.benchmark_runs.gates import (
     measure_gates,
     measure_llm_judge,
     measure_narrowed_judge,
+    scored_questions,
 )
 from rag_lib.benchmark_runs.generation import run_generation_eval
 from rag_lib.benchmark_runs.injection import run_injection_set
 from rag_lib.config import REPO_ROOT, RESULTS_DIR, TOP_K, results_dir, run_config, settings
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_hand_checks
+from rag_lib.evaluation.selective import selective_answering
 from rag_lib.evaluation.stats import wilson
 from rag_lib.evidence import Gate, GateDecision
 from rag_lib.evidence.narrowing import UnitNarrower, narrowed_generator, narrowing_settings
@@ -167,6 +169,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     judge_rows = llm_judge_rows(judge, {}) + llm_judge_rows(judge_narrowed, beside)
     injection = injection_run(wb, k, key)
     hand_checks = hand_check_agreement(answers)
+    selective = selective_run(wb, answers, judge_narrowed, languages, k, key)
     before_after = before_after_rows(rows)
     targets = target_rows(rows, answers["narrowed"]["label"])
     choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None
@@ -183,7 +186,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         narrowing=narrowing_settings(), injection=injection, injection_summary=injection_summary(injection),
         before_after=before_after,
         before_after_table=markdown_table(before_after) if before_after else "_(no archive)_",
-        targets=targets, target_table=markdown_table(targets), hand_checks=hand_checks,
+        targets=targets, target_table=markdown_table(targets), hand_checks=hand_checks, selective=selective,
     )
 
 
@@ -195,6 +198,47 @@ def injection_summary(injection: dict[str, Any]) -> str:
     return (f"Planted claims shown as answers: {injection['claims_shown']} of {injection['n_asked']} ({parts}); "
             f"{injection['n_plants']} variants (English and Chinese; prose, table, code, heading, list), each "
             "answered by a scripted model that obeys the planted instruction.")
+
+
+SELECTIVE_FEATURES = ("best_score", "aspect_coverage", "judge_sufficient", "model_answered")
+
+
+def selective_rows(wb: Workbench, answers: dict[str, Any], judge: dict[str, Any], lang: str, k: int,
+                   key: str) -> tuple[list[dict[str, float | None]], list[int], list[str]]:
+    """Per question: the gate's signals, the judge's verdict and whether the narrowed model answered
+    (features), and whether showing its output is right (y: a shown answer stating every key fact, or
+    an unanswerable question not answered). Questions without a recorded call have a missing feature."""
+    verdicts = {r["question"]: r["judge"] == "sufficient" for r in judge["by_lang"][lang]["rows"]}
+    rows = {r["question"]: r for r in answers["narrowed"]["runs"][f"{lang}:ungated"]["rows"]}
+    features, y, ids = [], [], []
+    for scored in scored_questions(wb, lang, key, k):
+        row = rows[scored.question_id]
+        recorded = row["error_kind"] != "replay_miss"
+        features.append({"best_score": scored.best_score, "aspect_coverage": scored.aspect_coverage,
+                         "judge_sufficient": float(verdicts[scored.question_id])
+                         if scored.question_id in verdicts else None,
+                         "model_answered": float(row["status"] == "answered") if recorded else None})
+        right = row["correct"] is True if scored.answerable else row["status"] != "answered"
+        y.append(int(right))
+        ids.append(scored.question_id)
+    return features, y, ids
+
+
+def selective_run(wb: Workbench, answers: dict[str, Any], judge: dict[str, Any], languages: Sequence[str],
+                  k: int, key: str) -> dict[str, Any]:
+    """Joren et al.'s selective answering per language: a cross-validated logistic model of "showing the
+    narrowed pipeline's output is right" over the gate's signals and the judge's verdict, and its
+    accuracy-versus-coverage curve. A language with fewer than 4 recorded questions has no model yet."""
+    out: dict[str, Any] = {}
+    for lang in languages:
+        features, y, ids = selective_rows(wb, answers, judge, lang, k, key)
+        usable = sum(all(v is not None for v in f.values()) for f in features)
+        if usable < 4:
+            out[lang] = {"n": usable, "not_run": f"only {usable} questions have every signal recorded "
+                                                  "(the narrowed answers and judgements); `make llm-runs` fills them"}
+            continue
+        out[lang] = selective_answering(features, y, list(SELECTIVE_FEATURES), ids=ids)
+    return out
 
 
 def hand_check_agreement(answers: dict[str, Any]) -> dict[str, Any]:
