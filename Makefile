@@ -33,12 +33,13 @@ $(STAMP): requirements.txt requirements-weights.txt pyproject.toml
 
 ## The local-LLM runtime (llama-cpp-python and its server, pinned in requirements-llm.txt), for the targets that
 ## load a model. Not needed to replay: `make test` and `make reproduce` never load one. PyPI has no Linux wheel
-## of it, so the first install compiles llama.cpp (about 6 minutes on 2 quiet cores; the progress line counts
-## the compiled files); pip caches the wheel, and a later install takes seconds.
+## of it, so the first install compiles llama.cpp (measured on a fresh clone: about 6 minutes on 2 quiet cores,
+## 20 on busy ones; the progress line counts the compiled files); pip caches the wheel, and a later install takes
+## seconds.
 llm-runtime: $(LLM_STAMP)
 
 $(LLM_STAMP): $(STAMP) requirements-llm.txt
-	@echo "[llm-runtime] llama-cpp-python (requirements-llm.txt): compiled from source on its first install (about 6 minutes on 2 cores), then cached by pip"
+	@echo "[llm-runtime] llama-cpp-python (requirements-llm.txt): compiled from source on its first install (6 to 20 minutes on 2 cores), then cached by pip"
 	@set -o pipefail; $(PY) -m pip install -v -r requirements-llm.txt 2>&1 | tee $(VENV)/llm-runtime.log | \
 	  awk 'match($$0, /^ *\[[0-9]+\/[0-9]+\] /) { split(substr($$0, RSTART, RLENGTH), n, /[][\/ ]+/); \
 	         pct = int(100 * n[2] / n[3]); if (pct >= last + 10 || n[2] == n[3]) { last = pct; \
