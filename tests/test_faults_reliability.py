@@ -360,7 +360,7 @@ def test_ask_timeout_inf_or_nan_is_a_named_error_not_a_traceback_or_a_bad_reply(
     monkeypatch.setenv("RAG_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     assert main(["ask", "How much KV storage is free?", "--generator", "openai", "--timeout", value]) == 2
     printed = capsys.readouterr()
-    assert "must be a finite number of seconds above 0" in printed.err and "bad_reply" not in printed.out
+    assert "--timeout" in printed.err and "must be a finite" in printed.err and "bad_reply" not in printed.out
     assert not list(tmp_path.rglob("*.json")), "nothing recorded: no request was made"
 
 
