@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 import sys
 from typing import Any
 
@@ -39,16 +40,16 @@ def _rank(args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from rag_lib.answer import answer_question, cli_recorder
+    from rag_lib.answer import answer_question, build_answerer, cli_recorder
     from rag_lib.config import run_config
     from rag_lib.explain import resolve_question
-    from rag_lib.generation import get_generator
     from rag_lib.workbench import Workbench
 
     wb = Workbench()
     question, _ = resolve_question(wb, printable(args.question), args.lang)
-    name = args.generator or run_config().generator
-    backend = name.partition(":")[0]  # "llama_cpp:qwen2.5-coder-0.5b" is the llama_cpp backend
+    # No --generator: the local model when it is installed (the narrowed pipeline), else extractive.
+    name = args.generator or (None if run_config().generator == "extractive" else run_config().generator)
+    backend = (name or run_config().llm_tasks.get("answer_narrowed", "")).partition(":")[0]
     kwargs: dict[str, Any] = {}
     if backend in {"openai", "llama_cpp"}:
         kwargs["recorder"] = cli_recorder(live=args.live, record_to_results=args.record_to_results)
@@ -57,10 +58,12 @@ def _ask(args: argparse.Namespace) -> int:
     if args.timeout is not None:
         if backend != "openai":
             raise ValueError("--timeout applies to --generator openai only.")
-        if args.timeout <= 0:
-            raise ValueError(f"--timeout must be a positive number of seconds; got {args.timeout}.")
+        if not math.isfinite(args.timeout) or args.timeout <= 0:
+            raise ValueError(f"--timeout must be a finite, positive number of seconds; got {args.timeout}.")
         kwargs["timeout_s"] = args.timeout
-    generator = get_generator(name, **kwargs)
+    generator, note = build_answerer(name, wb, args.pipeline, **kwargs)
+    if note:
+        _say(note, err=True)
     outcome = answer_question(question, key=args.retriever, k=args.k, generator=generator, workbench=wb,
                               max_evidence_tokens=args.max_evidence_tokens)
     _say(outcome.render_text())
@@ -75,15 +78,20 @@ def main(argv: list[str] | None = None) -> int:
         p = sub.add_parser(name, help=help_text)
         p.add_argument("question", help="question text, or a benchmark id such as q07")
         p.add_argument("--retriever", default="dense", help="dense | bm25 | hybrid | dense:<embedder>")
-        p.add_argument("--k", type=int, default=5,
-                       help="evidence cut, 1..number of chunks (default 5, as in the casebook)")
+        p.add_argument("--k", type=int, default=None,
+                       help="evidence cut, 1..number of chunks (default: retrieval.top_k in workbook.yaml)")
         p.add_argument("--lang", choices=["zh", "en"], default=None, help="language of a benchmark id (default en)")
         if name == "rank":
             p.add_argument("--show", type=int, default=None, help="rows to print (default: down to the deepest piece)")
             p.add_argument("--wide", action="store_true", help="print full page and heading columns (default: 100 "
                                                                "columns)")
         else:
-            p.add_argument("--generator", default=None, help="extractive | llama_cpp | openai (default: workbook.yaml)")
+            p.add_argument("--generator", default=None,
+                           help="extractive | llama_cpp[:MODEL] | openai (default: the answer_narrowed model of "
+                                "workbook.yaml when it is installed, else extractive)")
+            p.add_argument("--pipeline", choices=["narrowed", "chunks"], default="narrowed",
+                           help="how an LLM is fed: the Top-k's most relevant sentences with ids (default) or "
+                                "whole chunks (the original prompt)")
             p.add_argument("--live", action="store_true", help="call the model even when a recorded call exists")
             p.add_argument("--record-to-results", action="store_true",
                            help="record calls into results/llm_calls/ (default: a scratch folder in .cache/)")
@@ -92,6 +100,10 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--max-evidence-tokens", type=int, default=None,
                            help="cap on the evidence sent to a paid endpoint (estimated tokens; default 8000)")
     args = parser.parse_args(argv)
+    if args.k is None:
+        from rag_lib.config import run_config
+
+        args.k = run_config().k
     if args.command == "ask" and args.max_evidence_tokens is None:
         from rag_lib.answer import MAX_EVIDENCE_TOKENS
 
