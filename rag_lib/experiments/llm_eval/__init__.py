@@ -248,7 +248,7 @@ def hand_check_agreement(answers: dict[str, Any]) -> dict[str, Any]:
     check withholds some of the sampled answers; their key facts can still be read).
     """
     checks = load_hand_checks()
-    rows = [{**row, "correct": answer_correct(row["question"], row["answer"]).correct}
+    rows = [{**row, "correct": answer_correct(row["question"], row["answer"]).correct if row["answerable"] else None}
             for row in answer_rows({"answers": answers})]
     return {"source": str(checks.path.relative_to(REPO_ROOT)) if checks.path else None, "n_checks": len(checks),
             **agreement(checks, rows).as_dict()}
