@@ -129,7 +129,9 @@ class AskOutcome:
             lines.append(f"gate ({shown}): {verdict}. {decision.reason.rstrip('.')}.")
             lines.append(f"  Its parameters were {FITTED_NOTE}.")
         lines.append(f"answerer: {answerer_description(result.backend, result.model, result.model_version)}")
-        called = "it was asked" if self.gated.generator_called else "it was not asked (the gate declined first)"
+        called = ("it was asked" if self.gated.generator_called else
+                  "it was not asked (the gate declined first)" if decision is not None else
+                  "it was not asked (the question was refused before retrieval)")
         lines.append(f"  {called}; outcome: {self.status}.")
         if result.call_keys:
             lines.append(f"call: {'REPLAYED from a recorded call' if result.replayed else 'live'} "

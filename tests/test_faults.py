@@ -559,11 +559,12 @@ def test_ask_end_to_end_withholds_marks_replays_and_keeps_results_clean(
     monkeypatch.delenv("RAG_RESULTS_DIR", raising=False)  # the gate's parameters: the committed 03 results
     monkeypatch.setattr(answer, "ADHOC_CALLS_DIR", str(tmp_path / "adhoc"))
     committed = sorted(p.name for p in DEFAULT_CALLS_DIR.iterdir())
-    assert main(["ask", "q05", "--generator", "openai", "--timeout", "30"]) == 4
+    # The chunk pipeline: the fake server reads chunk ids from the prompt (the narrowed one sends unit ids).
+    assert main(["ask", "q05", "--generator", "openai", "--pipeline", "chunks", "--timeout", "30"]) == 4
     out = capsys.readouterr().out
     assert "outcome: withheld" in out and "call: live" in out and "The KV free allowance is 42 GB." not in out
     assert "DROPPED (quote_not_found)" in out and KEY not in out
-    assert main(["ask", "q05", "--generator", "openai", "--timeout", "30"]) == 4
+    assert main(["ask", "q05", "--generator", "openai", "--pipeline", "chunks", "--timeout", "30"]) == 4
     assert "call: REPLAYED from a recorded call" in capsys.readouterr().out and len(server.requests) == 1
     assert len(list((tmp_path / "adhoc").glob("*.json"))) == 1
     assert sorted(p.name for p in DEFAULT_CALLS_DIR.iterdir()) == committed

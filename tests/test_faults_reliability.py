@@ -652,8 +652,6 @@ def test_a_stamp_for_another_inode_makes_the_file_hashed_again(tmp_path: Path,
 
 # == 28.8: messages that say what happened ===============================================================
 
-@pytest.mark.xfail(strict=True, reason="fix belongs in rag_lib/generation/llama_cpp_backend.py (load() outside the "
-                                       "try that turns a ValueError into 'raise n_ctx'), edited by another engineer")
 def test_a_gguf_that_fails_to_load_is_not_blamed_on_n_ctx(tmp_path: Path) -> None:  # 28.8
     pytest.importorskip("llama_cpp")
     from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator

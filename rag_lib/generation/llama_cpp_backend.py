@@ -222,8 +222,14 @@ class LlamaCppGenerator(LLMGenerator):
                 raise ModelUnavailableError(
                     "llama-cpp-python is not installed; run `make llm-runtime` (pinned in requirements-llm.txt)."
                 ) from exc
-            llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads,
-                        seed=self.seed, verbose=False)
+            try:
+                llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads,
+                            seed=self.seed, verbose=False)
+            except (ValueError, RuntimeError) as exc:  # llama.cpp could not read the file as a model
+                raise ModelUnavailableError(
+                    f"llama.cpp could not load {self.model_path.name} as a GGUF model ({exc}); the file is damaged "
+                    "or not a model. Delete it and run `make llm-models`, or point RAG_GGUF_PATH at a .gguf file."
+                ) from exc
             name = llm.metadata.get("general.name")
             if self.spec is not None and name != self.spec.gguf_name:
                 raise ModelUnavailableError(
@@ -247,8 +253,9 @@ class LlamaCppGenerator(LLMGenerator):
         params = dict(request.params)
         params.pop("n_ctx")  # a load-time setting, kept in the params only so it is part of the key
         if params.get("operation") == YES_NO_OPERATION:
+            llm = self.load()  # outside the try: a model that fails to load is not a failed judgement
             try:
-                reply = yes_no_logits(self.load(), request)
+                reply = yes_no_logits(llm, request)
             except ValueError as exc:
                 raise LLMCallError("backend_error", f"yes/no judgement failed: {exc}") from exc
             return LLMResponse(content=reply.content, finish_reason=reply.finish_reason,
@@ -260,8 +267,9 @@ class LlamaCppGenerator(LLMGenerator):
             # process past its rule limit: refuse here, as a recorded outcome, instead of crashing.
             raise LLMCallError("schema_too_large", f"a string field allows {longest} characters; llama.cpp's JSON "
                                f"grammar supports at most {self.max_grammar_string} here. Pass smaller SchemaLimits.")
+        llm = self.load()  # outside the try: its errors are not the prompt's size
         try:
-            reply = self.load().create_chat_completion(messages=[dict(m) for m in request.messages], **params)
+            reply = llm.create_chat_completion(messages=[dict(m) for m in request.messages], **params)
         except ValueError as exc:  # llama.cpp raises ValueError when the prompt exceeds n_ctx
             raise LLMCallError("backend_error", f"llama.cpp refused the request ({exc}); "
                                                 "raise n_ctx or send fewer chunks.") from exc
