@@ -652,8 +652,8 @@ def test_a_stamp_for_another_inode_makes_the_file_hashed_again(tmp_path: Path,
 
 # == 28.8: messages that say what happened ===============================================================
 
+@pytest.mark.llm_runtime
 def test_a_gguf_that_fails_to_load_is_not_blamed_on_n_ctx(tmp_path: Path) -> None:  # 28.8
-    pytest.importorskip("llama_cpp")
     from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
 
     broken = tmp_path / "broken.gguf"
