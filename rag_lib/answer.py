@@ -78,8 +78,10 @@ GATE_PARAMETER_NAMES = {"floor": "score floor", "min_coverage": "aspect coverage
 _ANSWERER_NOTES = {
     "extractive": "a baseline without a model: it copies the evidence sentences that share the most words with "
                   "the question, so 'answered' means such sentences exist, not that they answer it",
-    "llama_cpp": "a local model (llama.cpp); its quotes are checked word for word against the evidence",
-    "openai": "a model behind an OpenAI-compatible endpoint; its quotes are checked word for word against the evidence",
+    "llama_cpp": "a local model (llama.cpp); its quotes are checked against the evidence, and every number and name "
+                 "its answer states must be in them",
+    "openai": "a model behind an OpenAI-compatible endpoint; its quotes are checked against the evidence, and every "
+              "number and name its answer states must be in them",
 }
 
 
