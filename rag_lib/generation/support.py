@@ -35,8 +35,6 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _MARKUP_EDGE = " \t\n|*`#>-:_~"
 
-# A number as the answer states it, with the unit that follows, if any. Ranks such as "[2]" and a
-# list's "1." are not statements (stripped first); digits inside a word (R2, v4, HTTP/2) are names.
 # Measurement units only: a count noun ("requests", "个", "次") is not checked, so a translated count
 # ("1000 次" for "1,000 requests") is still the same number; "42 GB" against "42 MB" is not.
 _UNIT_NAMES = {
@@ -50,6 +48,8 @@ _UNIT_NAMES = {
 }
 _CANONICAL_UNIT = {alias: unit for unit, aliases in _UNIT_NAMES.items() for alias in aliases}
 _UNITS = "|".join(sorted((re.escape(a) for a in _CANONICAL_UNIT), key=len, reverse=True))
+# A number as the answer states it, with the unit that follows, if any; digits inside a word (R2, v4,
+# HTTP/2) are names, not numbers.
 _NUMBER = re.compile(rf"(?<![\w.$])(\$?\d+(?:[.,]\d+)*)(?:\s*({_UNITS})(?![A-Za-z]))?", re.IGNORECASE)
 # Not statements: ranks and unit ids ("[2]", "[S3]") and a list's enumerators ("1. ", "；2、"), at a line's
 # start or right after punctuation (so the "2." that ends "the limit is 2." stays a number).
