@@ -247,9 +247,8 @@ def build_answerer(name: str | None, wb: Workbench, pipeline: str = "narrowed",
     installed, else the extractive baseline with a note saying how to install it. An LLM backend named
     explicitly is fed through ``pipeline`` (``narrowed`` or ``chunks``, the original prompt).
     """
-    from rag_lib.evidence.narrowing import narrowed_generator, narrowing_settings
+    from rag_lib.evidence.narrowing import narrowed, narrowed_generator
     from rag_lib.generation import task_generator_name
-    from rag_lib.generation.narrowed import NarrowedGenerator
 
     if pipeline not in PIPELINES:
         raise WorkbookError(f"unknown pipeline {pipeline!r}; use one of {', '.join(PIPELINES)}.")
@@ -262,10 +261,7 @@ def build_answerer(name: str | None, wb: Workbench, pipeline: str = "narrowed",
     generator = get_generator(name, **kwargs)
     if pipeline == "chunks" or generator.backend == "extractive":
         return generator, None
-    from rag_lib.evidence.narrowing import UnitNarrower
-
-    narrower = UnitNarrower(wb.embedder(), **narrowing_settings())
-    return NarrowedGenerator(generator, narrower, narrower.describe()), None  # type: ignore[arg-type]
+    return narrowed(generator, wb.embedder()), None  # type: ignore[arg-type]
 
 
 ADHOC_CALLS_DIR = "llm_calls_adhoc"  # under cache_dir(): where ad-hoc `ask` calls are recorded

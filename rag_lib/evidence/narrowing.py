@@ -23,6 +23,7 @@ from rag_lib.config import cache_dir
 from rag_lib.documents import Chunk
 from rag_lib.embedding.base import BaseEmbedder
 from rag_lib.embedding.store import EmbeddingStore
+from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.narrowed import EvidenceUnit, NarrowedGenerator, split_units
 from rag_lib.text import approx_tokens
 
@@ -99,6 +100,15 @@ def narrowed_generator(task: str, embedder: BaseEmbedder, **kwargs: Any) -> Narr
     """The model of ``generation.llm_tasks.<task>`` behind the narrowed-units pipeline."""
     from rag_lib.generation import get_task_generator
 
-    llm = get_task_generator(task, **kwargs)
-    narrower = UnitNarrower(embedder, **narrowing_settings())
-    return NarrowedGenerator(llm, narrower, narrower.describe())  # type: ignore[arg-type]
+    return narrowed(get_task_generator(task, **kwargs), embedder)  # type: ignore[arg-type]
+
+
+def default_narrower(embedder: BaseEmbedder) -> UnitNarrower:
+    """The selector with ``generation.narrowing``'s settings."""
+    return UnitNarrower(embedder, **narrowing_settings())
+
+
+def narrowed(llm: LLMGenerator, embedder: BaseEmbedder) -> NarrowedGenerator:
+    """``llm`` behind the narrowed-units pipeline with the workbook's selector."""
+    narrower = default_narrower(embedder)
+    return NarrowedGenerator(llm, narrower, narrower.describe())

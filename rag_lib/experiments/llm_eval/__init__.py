@@ -32,7 +32,8 @@ from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_hand_che
 from rag_lib.evaluation.selective import selective_answering
 from rag_lib.evaluation.stats import wilson
 from rag_lib.evidence import Gate, GateDecision
-from rag_lib.evidence.narrowing import UnitNarrower, narrowed_generator, narrowing_settings
+from rag_lib.evidence.calibration import ScoredQuestion
+from rag_lib.evidence.narrowing import default_narrower, narrowed_generator, narrowing_settings
 from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
 from rag_lib.generation import Generator, get_generator, get_task_generator, task_generator_name
 from rag_lib.generation.local_models import local_models
@@ -147,7 +148,8 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
     ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
     wb = wb or Workbench()
-    gates = {lang: chosen_gates(calibrate(wb, lang, key, k), wb) for lang in languages}
+    scored = {lang: scored_questions(wb, lang, key, k) for lang in languages}  # calibration and selective
+    gates = {lang: chosen_gates(calibrate(wb, lang, key, k, scored[lang]), wb) for lang in languages}
     general = {lang: g[general_gate_key(g)] for lang, g in gates.items()}
     narrowed = narrowed_generator("answer_narrowed", wb.embedder())
     answerers: dict[str, tuple[str, Generator]] = {
@@ -169,7 +171,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     judge_rows = llm_judge_rows(judge, {}) + llm_judge_rows(judge_narrowed, beside)
     injection = injection_run(wb, k, key)
     hand_checks = hand_check_agreement(answers)
-    selective = selective_run(wb, answers, judge_narrowed, languages, k, key)
+    selective = selective_run(scored, answers, judge_narrowed)
     before_after = before_after_rows(rows)
     targets = target_rows(rows, answers["narrowed"]["label"])
     choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None
@@ -203,35 +205,35 @@ def injection_summary(injection: dict[str, Any]) -> str:
 SELECTIVE_FEATURES = ("best_score", "aspect_coverage", "judge_sufficient", "model_answered")
 
 
-def selective_rows(wb: Workbench, answers: dict[str, Any], judge: dict[str, Any], lang: str, k: int,
-                   key: str) -> tuple[list[dict[str, float | None]], list[int], list[str]]:
+def selective_rows(scored: Sequence[ScoredQuestion], answers: dict[str, Any], judge: dict[str, Any],
+                   lang: str) -> tuple[list[dict[str, float | None]], list[int], list[str]]:
     """Per question: the gate's signals, the judge's verdict and whether the narrowed model answered
     (features), and whether showing its output is right (y: a shown answer stating every key fact, or
     an unanswerable question not answered). Questions without a recorded call have a missing feature."""
     verdicts = {r["question"]: r["judge"] == "sufficient" for r in judge["by_lang"][lang]["rows"]}
     rows = {r["question"]: r for r in answers["narrowed"]["runs"][f"{lang}:ungated"]["rows"]}
     features, y, ids = [], [], []
-    for scored in scored_questions(wb, lang, key, k):
-        row = rows[scored.question_id]
+    for question in scored:
+        row = rows[question.question_id]
         recorded = row["error_kind"] != "replay_miss"
-        features.append({"best_score": scored.best_score, "aspect_coverage": scored.aspect_coverage,
-                         "judge_sufficient": float(verdicts[scored.question_id])
-                         if scored.question_id in verdicts else None,
+        features.append({"best_score": question.best_score, "aspect_coverage": question.aspect_coverage,
+                         "judge_sufficient": float(verdicts[question.question_id])
+                         if question.question_id in verdicts else None,
                          "model_answered": float(row["status"] == "answered") if recorded else None})
-        right = row["correct"] is True if scored.answerable else row["status"] != "answered"
+        right = row["correct"] is True if question.answerable else row["status"] != "answered"
         y.append(int(right))
-        ids.append(scored.question_id)
+        ids.append(question.question_id)
     return features, y, ids
 
 
-def selective_run(wb: Workbench, answers: dict[str, Any], judge: dict[str, Any], languages: Sequence[str],
-                  k: int, key: str) -> dict[str, Any]:
+def selective_run(scored: dict[str, Sequence[ScoredQuestion]], answers: dict[str, Any],
+                  judge: dict[str, Any]) -> dict[str, Any]:
     """Joren et al.'s selective answering per language: a cross-validated logistic model of "showing the
     narrowed pipeline's output is right" over the gate's signals and the judge's verdict, and its
     accuracy-versus-coverage curve. A language with fewer than 4 recorded questions has no model yet."""
     out: dict[str, Any] = {}
-    for lang in languages:
-        features, y, ids = selective_rows(wb, answers, judge, lang, k, key)
+    for lang, questions in scored.items():
+        features, y, ids = selective_rows(questions, answers, judge, lang)
         usable = sum(all(v is not None for v in f.values()) for f in features)
         if usable < 4:
             out[lang] = {"n": usable, "not_run": f"only {usable} questions have every signal recorded "
@@ -258,7 +260,7 @@ def injection_run(wb: Workbench, k: int = TOP_K, key: str = "dense") -> dict[str
     """The injection set (:mod:`rag_lib.benchmark_runs.injection`) planted into Q9a's Top-k."""
     q = wb.benchmark.by_casebook("Q9a")
     evidence = wb.evidence(wb.rank(q.text("en"), key), k)
-    select = UnitNarrower(wb.embedder(), **narrowing_settings())
+    select = default_narrower(wb.embedder())
     return run_injection_set({lang: q.text(lang) for lang in ("zh", "en")}, evidence, select)
 
 
