@@ -367,17 +367,37 @@ class CallRecorder:
         try:
             response = live(request)
         except LLMCallError as exc:
-            clean, _ = redact(str(exc))
-            self._save(self.failure_path_for(key), {
-                "format": RECORD_FORMAT, "key": key, "request": request.to_json(),
-                "failure": {"kind": exc.kind, "message": clean},
-                "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            }, "the failure is reported but not recorded")
-            if clean != str(exc):
-                raise LLMCallError(exc.kind, clean) from None  # the key must not reach a log either
+            clean = self.record_failure(request, exc)
+            if clean is not exc:
+                raise clean from None  # the key must not reach a log either
             raise
         # From here on the call is done (and may be paid for): nothing may lose it before it is written.
-        latency = round(self._clock() - started, 6)
+        return self.record(request, response, self._clock() - started)
+
+    def record_failure(self, request: LLMRequest, exc: LLMCallError) -> LLMCallError:
+        """Record the failed live call of ``request`` as ``<key>.failed.json``.
+
+        Returns
+        -------
+        LLMCallError
+            ``exc`` itself, or a copy with any credential redacted from its message (raise that one).
+        """
+        clean, _ = redact(str(exc))
+        self._save(self.failure_path_for(request.key), {
+            "format": RECORD_FORMAT, "key": request.key, "request": request.to_json(),
+            "failure": {"kind": exc.kind, "message": clean},
+            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        }, "the failure is reported but not recorded")
+        return exc if clean == str(exc) else LLMCallError(exc.kind, clean)
+
+    def record(self, request: LLMRequest, response: LLMResponse, latency_s: float) -> CallRecord:
+        """Record a live call of ``request`` that returned ``response`` after ``latency_s`` seconds.
+
+        :meth:`call` makes the call and records it; a caller that makes calls elsewhere (several at
+        once, in other threads) records each here, under its request's key, as it completes.
+        """
+        key = request.key
+        latency = round(latency_s, 6)
         try:
             cost = estimate_cost(request.backend, request.model, response.prompt_tokens, response.completion_tokens)
         except (KeyError, TypeError, ValueError):  # a malformed price entry must not cost the reply
