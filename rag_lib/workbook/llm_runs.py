@@ -6,12 +6,19 @@ finds the calls that have no record and makes them:
 1. **collect** — execute the notebooks into a scratch folder with ``RAG_LLM_MODE=replay_only`` and
    ``RAG_LLM_MISSES`` set, so every replay miss writes its exact request to a list;
 2. **fill** — make each missing call live with the backend and model the request names, recording
-   it the moment it completes (an interrupt loses at most the call in flight);
+   it the moment it completes (an interrupt waits for the calls in flight and records them too);
 3. repeat while new misses appear (a rewritten question's retrieval feeds a later call).
 
 A progress bar shows calls done and the ETA; the end prints tokens/s and total time. Re-running
 the command resumes where it stopped. ``--max-calls`` bounds one sitting; ``--dry-run`` only
 lists what is missing.
+
+Past one process: ``--server URL`` (``LLM_SERVER``) sends the local models' calls to an
+OpenAI-compatible server (llama.cpp's, vLLM, a hosted endpoint) that serves the same GGUF files
+under the workbook's model names, and ``--concurrency N`` (``LLM_CONCURRENCY``) keeps N calls in
+flight. Each call is recorded under its own request's key as it completes, whatever the order;
+yes/no judgements (next-token logits) and calls without a server are made in this process, one at
+a time. The key of a server, if it needs one, is read from ``RAG_LLM_SERVER_API_KEY`` only.
 """
 
 from __future__ import annotations
@@ -19,10 +26,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import queue
 import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -30,9 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import results_dir
-from rag_lib.errors import SettingError, WorkbookError
+from rag_lib.config import progress_bars, results_dir
+from rag_lib.errors import SettingError, WorkbookError, cli_errors
 from rag_lib.generation.llm_calls import (
+    LOCAL_BACKENDS,
     MISSES_ENV,
     MODE_ENV,
     USED_ENV,
@@ -42,6 +52,7 @@ from rag_lib.generation.llm_calls import (
     LLMResponse,
     request_from_json,
 )
+from rag_lib.generation.openai_backend import ServerExecutor
 
 
 def read_misses(path: Path) -> list[LLMRequest]:
@@ -65,7 +76,8 @@ def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> tupl
         # The stored results first: a run may read an earlier one (06 compares against 01's baseline).
         shutil.copytree(results_dir(), scratch, dirs_exist_ok=True, ignore=shutil.ignore_patterns("llm_calls"))
         misses, asked = Path(scratch) / "misses.jsonl", Path(scratch) / "used.txt"
-        saved = {k: os.environ.get(k) for k in (MODE_ENV, MISSES_ENV, USED_ENV, "RAG_RESULTS_DIR")}
+        # RAG_PROGRESS too: the notebook runs turn bars off for their kernels, not for the fill after them.
+        saved = {k: os.environ.get(k) for k in (MODE_ENV, MISSES_ENV, USED_ENV, "RAG_RESULTS_DIR", "RAG_PROGRESS")}
         os.environ.update({MODE_ENV: "replay_only", MISSES_ENV: str(misses), USED_ENV: str(asked),
                            "RAG_RESULTS_DIR": scratch})
         try:
@@ -100,6 +112,8 @@ class FillReport:
     by_model: Counter[str] = field(default_factory=Counter)
     recovered: int = 0  # records an interrupted run had left complete in a temporary file
     stopped: str | None = None  # why the pass ended early
+    wall_seconds: float = 0.0  # the pass's own time (with N calls in flight, less than the model time)
+    concurrency: int = 1
 
     def lines(self) -> list[str]:
         out = [f"{self.made} call(s) recorded, {sum(self.failed.values())} failed {dict(self.failed) or ''}".rstrip()]
@@ -111,6 +125,9 @@ class FillReport:
             out.append(f"{self.prompt_tokens:,} prompt + {self.completion_tokens:,} generated tokens in "
                        f"{self.model_seconds:.0f} s of model time "
                        f"({(self.prompt_tokens + self.completion_tokens) / self.model_seconds:.1f} tokens/s overall)")
+        if self.made and self.wall_seconds > 0:
+            out.append(f"{self.made / self.wall_seconds * 60:.1f} calls/min over {self.wall_seconds:.0f} s "
+                       f"with {self.concurrency} call(s) in flight at most")
         out += [f"  {model}: {n} call(s)" for model, n in sorted(self.by_model.items())]
         return out
 
@@ -150,8 +167,97 @@ def check_max_calls(max_calls: int | None) -> None:
                            f"no bound); got {max_calls}.")
 
 
+def check_concurrency(concurrency: int) -> None:
+    """Raise unless ``concurrency`` is 1 or more.
+
+    Raises
+    ------
+    SettingError
+        For 0 or a negative number (no call could ever be made).
+    """
+    if concurrency < 1:
+        raise SettingError(f"LLM_CONCURRENCY (--concurrency) must be 1 or more calls in flight; got {concurrency}.")
+
+
+_IN_PROCESS = threading.Lock()  # one loaded model answers one call at a time (llama.cpp is not reentrant)
+
+
+def _one_at_a_time(live: Callable[[LLMRequest], LLMResponse]) -> Callable[[LLMRequest], LLMResponse]:
+    def call(request: LLMRequest) -> LLMResponse:
+        with _IN_PROCESS:
+            return live(request)
+    return call
+
+
+def route(request: LLMRequest, cache: dict[tuple[str, str], object],
+          server: ServerExecutor | None = None) -> Callable[[LLMRequest], LLMResponse]:
+    """The live call for ``request``: the server's when it can make it, else this process's backend
+    (a local model one call at a time, an endpoint's client as many as asked)."""
+    if server is not None and server.can_serve(request):
+        return server
+    live = executor_for(request, cache)
+    return _one_at_a_time(live) if request.backend in LOCAL_BACKENDS else live
+
+
+@dataclass
+class _Done:
+    """A finished live call: its response or the exception it raised, and its latency."""
+
+    request: LLMRequest
+    response: LLMResponse | None
+    error: BaseException | None
+    latency_s: float
+
+
+class CallPool:
+    """``workers`` threads that make live calls; :meth:`next_done` hands them back as they complete.
+
+    The threads only make the calls; the caller records each in its own (main) thread, where a
+    record's write holds Ctrl-C and SIGTERM until it is whole. Daemon threads: a second Ctrl-C
+    leaves without waiting for a call that is still running.
+    """
+
+    def __init__(self, workers: int, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._jobs: queue.Queue[tuple[LLMRequest, Callable[[LLMRequest], LLMResponse]] | None] = queue.Queue()
+        self._done: queue.Queue[_Done] = queue.Queue()
+        self._clock = clock
+        self.in_flight = 0
+        self._threads = [threading.Thread(target=self._work, daemon=True, name=f"llm-call-{i}") for i in range(workers)]
+        for thread in self._threads:
+            thread.start()
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            request, live = job
+            started = self._clock()
+            try:
+                response = live(request)
+            except BaseException as exc:  # handed to the main thread, which decides
+                self._done.put(_Done(request, None, exc, self._clock() - started))
+            else:
+                self._done.put(_Done(request, response, None, self._clock() - started))
+
+    def submit(self, request: LLMRequest, live: Callable[[LLMRequest], LLMResponse]) -> None:
+        self.in_flight += 1
+        self._jobs.put((request, live))
+
+    def next_done(self) -> _Done:
+        """The next call to complete (waits in short steps, so Ctrl-C is seen at once)."""
+        while True:
+            try:
+                done = self._done.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self.in_flight -= 1
+            return done
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+
+
 def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int | None = None,
-         progress: bool = True) -> FillReport:
+         progress: bool = True, *, concurrency: int = 1, server: ServerExecutor | None = None) -> FillReport:
     """Make and record each request that still has no record.
 
     Parameters
@@ -159,38 +265,95 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
     max_calls
         Live calls at most; ``0`` makes none, ``None`` no bound; a negative number is a
         :class:`~rag_lib.errors.SettingError`.
+    progress
+        Show a bar (calls done, ETA) on stderr.
+    concurrency
+        Live calls in flight at most (1: one after the other). Calls are started in the order of
+        ``requests``; each is recorded under its own request's key as it completes.
+    server
+        Make the local models' chat calls through this OpenAI-compatible server (checked first: it
+        must serve every model asked for under its workbook name).
+
+    Raises
+    ------
+    ModelUnavailableError
+        When ``server`` cannot be reached or lacks a model.
+    KeyboardInterrupt
+        After the calls in flight have completed and been recorded (a second one does not wait).
     """
     from tqdm.auto import tqdm
 
     check_max_calls(max_calls)
-    report = FillReport()
+    check_concurrency(concurrency)
+    report = FillReport(concurrency=concurrency)
     report.recovered = len(recorder.recover_interrupted()[0])  # a resume never repeats a completed call
     todo = [r for r in requests if recorder.load(r.key) is None]
     if max_calls is not None:  # 0 is a bound too (``or None`` made it unlimited)
         todo = todo[:max_calls]
+    if server is not None and todo:
+        served = sorted({r.model for r in todo if server.can_serve(r)})
+        if served:
+            server.check_models(served)
     cache: dict[tuple[str, str], object] = {}
     bar = tqdm(total=len(todo), unit="call", desc="LLM calls", disable=not progress, file=sys.stderr)
-    try:
-        for request in todo:
-            try:
-                record = recorder.call(request, executor_for(request, cache))
-            except LLMCallError as exc:
-                report.failed[exc.kind] += 1
+    pool = CallPool(min(concurrency, max(len(todo), 1)))
+    waiting = iter(todo)
+    started = time.perf_counter()
+
+    def feed() -> None:
+        while report.stopped is None and pool.in_flight < concurrency:
+            request = next(waiting, None)
+            if request is None:
+                return
+            pool.submit(request, route(request, cache, server))
+
+    def record(done: _Done) -> None:
+        if done.error is not None:
+            if not isinstance(done.error, LLMCallError):
+                raise done.error  # Ctrl-C in a call, or a bug: after the calls in flight (below)
+            recorder.record_failure(done.request, done.error)
+            report.failed[done.error.kind] += 1
+        else:
+            assert done.response is not None
+            written = recorder.record(done.request, done.response, done.latency_s)
+            if not written.written:  # the warning names the file; the next calls would be lost the same way
+                report.failed["not_recorded"] += 1
+                report.stopped = (f"the record of call {done.request.key[:12]} could not be written to "
+                                  f"{recorder.directory}; free space there and run the same command again")
             else:
-                if not record.written:  # the warning names the file; the next calls would be lost the same way
-                    report.failed["not_recorded"] += 1
-                    report.stopped = (f"the record of call {request.key[:12]} could not be written to "
-                                      f"{recorder.directory}; free space there and run the same command again")
-                    break
                 report.made += 1
-                report.prompt_tokens += record.response.prompt_tokens or 0
-                report.completion_tokens += record.response.completion_tokens or 0
-                report.model_seconds += record.latency_s
-                report.by_model[f"{request.backend}:{request.model}"] += 1
-            bar.update(1)
-            bar.set_postfix_str(f"{request.model}")
+                report.prompt_tokens += written.response.prompt_tokens or 0
+                report.completion_tokens += written.response.completion_tokens or 0
+                report.model_seconds += written.latency_s
+                report.by_model[f"{done.request.backend}:{done.request.model}"] += 1
+        bar.update(1)
+        flight = f", {pool.in_flight} in flight" if concurrency > 1 else ""
+        bar.set_postfix_str(f"{done.request.model}{flight}")
+
+    try:
+        feed()
+        while pool.in_flight:
+            done = pool.next_done()
+            try:
+                record(done)
+            except BaseException:
+                report.stopped = report.stopped or "interrupted"
+                raise
+            feed()
+    except BaseException:
+        if pool.in_flight:  # completed calls are never lost: the ones in flight are recorded too
+            print(f"\nwaiting for the {pool.in_flight} call(s) in flight to complete and be recorded (Ctrl-C again "
+                  "drops them) …", file=sys.stderr, flush=True)
+            report.stopped = report.stopped or "interrupted"
+            while pool.in_flight:
+                done = pool.next_done()
+                if done.error is None or isinstance(done.error, LLMCallError):
+                    record(done)
+        raise
     finally:
+        pool.close()
         bar.close()
+        report.wall_seconds = time.perf_counter() - started
     return report
 
 
@@ -201,6 +364,14 @@ def _terminate(signum: int, frame: Any) -> None:
 def _rounds(args: argparse.Namespace) -> None:
     """The collect/fill rounds of :func:`main`."""
     recorder = CallRecorder(results_dir() / "llm_calls", mode="replay_or_live")
+    server = ServerExecutor(args.server, kind=args.server_kind) if args.server else None
+    progress = progress_bars()
+    if server is not None:
+        print(f"local-model calls go to the {server.kind} server at {server.shown_url}, {args.concurrency} at a time "
+              "(yes/no judgements stay in this process)", flush=True)
+    elif args.concurrency > 1:
+        print(f"--concurrency {args.concurrency}: endpoint calls run {args.concurrency} at a time; local-model calls "
+              "run in this process one at a time (set LLM_SERVER to send them to a server)", flush=True)
     completed, removed = recorder.recover_interrupted()  # before collecting: a completed call is not a miss
     if completed or removed:
         print(f"{len(completed)} record(s) an interrupted run left were completed, {len(removed)} partial file(s) "
@@ -226,7 +397,7 @@ def _rounds(args: argparse.Namespace) -> None:
                 print("  --max-calls 0: no live call made; run without MAX_CALLS (or with a positive one) to make "
                       "them.")
             break
-        report = fill(missing, recorder, budget)
+        report = fill(missing, recorder, budget, progress, concurrency=args.concurrency, server=server)
         for line in report.lines():
             print("  " + line, flush=True)
         if report.stopped:
@@ -250,9 +421,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dry-run", action="store_true", help="list the missing calls, make none")
     parser.add_argument("--prune", action="store_true",
                         help="delete records no notebook asks for (needs every run: give no RUNS)")
+    parser.add_argument("--server", default=os.environ.get("LLM_SERVER") or None,
+                        help="OpenAI-compatible base URL that serves the local models under their workbook names "
+                             "(default: LLM_SERVER; its key, if any, from RAG_LLM_SERVER_API_KEY only)")
+    parser.add_argument("--server-kind", default=os.environ.get("LLM_SERVER_KIND") or None,
+                        choices=["llama.cpp", "openai"],
+                        help="llama.cpp (default) or openai (vLLM, SGLang, hosted: OpenAI's json_schema format); "
+                             "default LLM_SERVER_KIND")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="live calls in flight at most (default: LLM_CONCURRENCY, else 1)")
     args = parser.parse_args(argv)
     try:
+        if args.concurrency is None:
+            text = os.environ.get("LLM_CONCURRENCY", "").strip() or "1"
+            try:
+                args.concurrency = int(text)
+            except ValueError:
+                raise SettingError(f"LLM_CONCURRENCY must be a whole number of calls in flight; "
+                                   f"got {text!r}.") from None
         check_max_calls(args.max_calls)
+        check_concurrency(args.concurrency)
     except SettingError as exc:
         parser.error(str(exc))
     if args.prune and args.runs:
@@ -261,7 +449,8 @@ def main(argv: list[str] | None = None) -> int:
     # finished first (CallRecorder holds both signals while it writes).
     signal.signal(signal.SIGTERM, _terminate)
     try:
-        _rounds(args)
+        with cli_errors("llm-runs"):  # a server that is down or lacks a model: one line, not a traceback
+            _rounds(args)
     except KeyboardInterrupt as exc:
         print(f"interrupted ({exc or 'Ctrl-C'}); every completed call is recorded, run the same command again to "
               "resume.", file=sys.stderr)
