@@ -106,8 +106,14 @@ llm-models: $(LLM_STAMP)
 	$(PY) -m rag_lib.generation.local_models install $(MODELS)
 
 ## Fill the missing LLM call records live (resumable; RUNS="02_q5_success …" limits it, MAX_CALLS=N bounds it).
-llm-runs: llm-models
-	$(PY) -m rag_lib.workbook.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS)) $(if $(PRUNE),--prune)
+## LLM_SERVER=URL sends the local models' calls to an OpenAI-compatible server that serves the same GGUF files under
+## the workbook's names (LLM_SERVER_KIND=openai for vLLM or a hosted endpoint; its key in RAG_LLM_SERVER_API_KEY),
+## LLM_CONCURRENCY=N keeps N calls in flight. With a server, no local model is installed first (the yes/no
+## judgements still load theirs: `make llm-models` when a run needs them).
+llm-runs: $(if $(LLM_SERVER),$(STAMP),llm-models)
+	$(PY) -m rag_lib.workbook.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS)) $(if $(PRUNE),--prune) \
+	  $(if $(LLM_SERVER),--server $(LLM_SERVER)) $(if $(LLM_SERVER_KIND),--server-kind $(LLM_SERVER_KIND)) \
+	  $(if $(LLM_CONCURRENCY),--concurrency $(LLM_CONCURRENCY))
 
 ## Download the paper models (bge-m3, bge-reranker-v2-m3, …) where a network allows it.
 models: $(STAMP)
