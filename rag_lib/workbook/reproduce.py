@@ -179,6 +179,36 @@ def _stamp(run: NotebookRun) -> Path:
     return cache_dir() / "reproduce" / f"{run.name}.sha256"
 
 
+def _timing(run: NotebookRun) -> Path:
+    return cache_dir() / "reproduce" / f"{run.name}.seconds"
+
+
+def last_seconds(run: NotebookRun) -> float | None:
+    """How long ``run`` took when it last ran to the end on this machine (``None``: never, or unreadable)."""
+    try:
+        return float(_timing(run).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+def remaining_note(later: list[NotebookRun]) -> str:
+    """What the runs still to come took last time here (an upper bound: unchanged ones are skipped)."""
+    if not later:
+        return ""
+    known = [t for t in (last_seconds(r) for r in later) if t is not None]
+    untimed = len(later) - len(known)
+    note = f"; {len(later)} to go"
+    if known:
+        note += f", about {_minutes(sum(known))} if all run (their last time here)"
+    if untimed:
+        note += f", {untimed} not timed here yet"
+    return note
+
+
 def run_all(only: list[str] | None = None, force: bool = False, quiet: bool = False) -> int:
     """Execute the planned notebooks; return the number that failed.
 
@@ -269,11 +299,13 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
             continue
         try:
             stamp.unlink(missing_ok=True)
-            with heartbeat(head):
+            with heartbeat(head, expected_s=last_seconds(run)):
                 execute(run, out_dir, cell_timeout)
             write_text(stamp, inputs)
+            took = time.perf_counter() - t0
+            write_text(_timing(run), f"{took:.1f}\n")
             shown = shown_path(out_dir / f"{run.name}.html")
-            print(f"{head}  ok in {time.perf_counter() - t0:.0f} s → {shown}", flush=True)
+            print(f"{head}  ok in {took:.0f} s → {shown}{remaining_note(runs[i:])}", flush=True)
         except Exception as exc:  # one failing notebook must not stop the others
             failures[run.name] = failure_cause(exc)
             elapsed = time.perf_counter() - t0
@@ -296,10 +328,21 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
     return len(failures)
 
 
+def progress_line(head: str, elapsed_s: float, expected_s: float | None) -> str:
+    """``head … still running (elapsed; ETA)``, the ETA from the run's last time on this machine."""
+    if expected_s is None:
+        eta = "first run here: no estimate yet"
+    elif elapsed_s < expected_s:
+        eta = f"about {_minutes(expected_s - elapsed_s)} left: it took {_minutes(expected_s)} last time"
+    else:
+        eta = f"over the {_minutes(expected_s)} it took last time"
+    return f"{head}  … still running ({_minutes(elapsed_s)}; {eta})"
+
+
 @contextmanager
-def heartbeat(head: str, every_s: float = 60.0) -> Iterator[None]:
-    """Print ``head … still running (N s)`` every ``every_s`` seconds while the block runs, so a long
-    first embedding or LLM replay does not look hung."""
+def heartbeat(head: str, every_s: float = 60.0, expected_s: float | None = None) -> Iterator[None]:
+    """Print :func:`progress_line` every ``every_s`` seconds while the block runs, so a long first
+    embedding or LLM replay does not look hung, and says how long it should still take."""
     import threading
 
     done = threading.Event()
@@ -307,7 +350,7 @@ def heartbeat(head: str, every_s: float = 60.0) -> Iterator[None]:
 
     def beat() -> None:
         while not done.wait(every_s):
-            print(f"{head}  … still running ({time.perf_counter() - started:.0f} s)", flush=True)
+            print(progress_line(head, time.perf_counter() - started, expected_s), flush=True)
 
     thread = threading.Thread(target=beat, daemon=True)
     thread.start()
