@@ -29,12 +29,36 @@ def _say(text: str, err: bool = False) -> None:
     print(printable(redact_text(text)[0]), file=sys.stderr if err else sys.stdout)
 
 
+def first_embedding_note(wb: Any, key: str) -> str | None:
+    """The line to show before the corpus is embedded for the first time (minutes on 2 cores); ``None``
+    when its vectors are cached, the retriever embeds nothing, or ``RAG_PROGRESS=0``.
+
+    The embedding store's bar follows on a terminal; this line also shows where stderr is a log.
+    """
+    from rag_lib.config import progress_bars, shown_path
+    from rag_lib.workbench import RunKey
+
+    embedder_name = RunKey.resolve(key).embedder
+    if embedder_name is None or not progress_bars():
+        return None
+    embedder = wb.embedder(embedder_name)
+    if wb.store.path_for(embedder).is_file():
+        return None
+    return (f"first run: embedding the {len(wb.embeddable)} chunks of the corpus with {embedder.name}, once (minutes "
+            f"on 2 cores; cached in {shown_path(wb.store.root)}) …")
+
+
 def _rank(args: argparse.Namespace) -> int:
     from rag_lib.explain import explain
+    from rag_lib.workbench import Workbench
 
     if args.show is not None and args.show < 1:  # head(-380) would print all but 380 rows
         raise ValueError(f"--show must be a number of rows of 1 or more; got {args.show}.")
-    result = explain(printable(args.question), key=args.retriever, k=args.k, lang=args.lang)
+    wb = Workbench()
+    note = first_embedding_note(wb, args.retriever)
+    if note:
+        _say(note, err=True)
+    result = explain(printable(args.question), key=args.retriever, k=args.k, lang=args.lang, workbench=wb)
     _say(result.to_string(rows=args.show, width=None if args.wide else 100))
     return 0
 
@@ -64,6 +88,8 @@ def _ask(args: argparse.Namespace) -> int:
     generator, note = build_answerer(name, wb, args.pipeline, **kwargs)
     if note:
         _say(note, err=True)
+    if args.retriever == "dense" and (embedding := first_embedding_note(wb, args.retriever)):
+        _say(embedding, err=True)
     outcome = answer_question(question, key=args.retriever, k=args.k, generator=generator, workbench=wb,
                               max_evidence_tokens=args.max_evidence_tokens)
     _say(outcome.render_text())

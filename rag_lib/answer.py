@@ -16,12 +16,14 @@ never the model's text. ``ask`` exits 0 answered, 3 declined,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sys
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import TOP_K, cache_dir
+from rag_lib.config import TOP_K, cache_dir, progress_bars
 from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evidence import get_gate
@@ -35,6 +37,8 @@ from rag_lib.generation.llm_calls import (
     CallMode,
     CallRecord,
     CallRecorder,
+    LLMRequest,
+    LLMResponse,
     default_mode,
 )
 from rag_lib.retrieval import Ranking
@@ -267,7 +271,27 @@ def build_answerer(name: str | None, wb: Workbench, pipeline: str = "narrowed",
 ADHOC_CALLS_DIR = "llm_calls_adhoc"  # under cache_dir(): where ad-hoc `ask` calls are recorded
 
 
-class AdhocRecorder(CallRecorder):
+class AnnouncedRecorder(CallRecorder):
+    """A recorder that says on stderr when it makes a live call and how long it took: a local model's
+    answer takes from seconds to minutes on 2 cores (``RAG_PROGRESS=0`` silences it)."""
+
+    def call(self, request: LLMRequest, live: Callable[[LLMRequest], LLMResponse]) -> CallRecord:
+        if not progress_bars():
+            return super().call(request, live)
+
+        def announced(made: LLMRequest) -> LLMResponse:
+            loads = " (its first call loads the model)" if made.backend in LOCAL_BACKENDS else ""
+            print(f"live call to {made.backend}:{made.model}{loads} …", file=sys.stderr, flush=True)
+            started = time.perf_counter()
+            response = live(made)
+            print(f"… answered in {time.perf_counter() - started:.0f} s ({response.completion_tokens or 0} tokens "
+                  "generated)", file=sys.stderr, flush=True)
+            return response
+
+        return super().call(request, announced)
+
+
+class AdhocRecorder(AnnouncedRecorder):
     """Records into a scratch folder, and also replays the committed records of ``results/``.
 
     Ad-hoc questions must not add files to the committed ``results/llm_calls/``; they may still
@@ -287,5 +311,5 @@ def cli_recorder(live: bool = False, record_to_results: bool = False) -> CallRec
     ``live`` calls the model even when a record exists."""
     mode: CallMode = "live" if live else default_mode()  # RAG_LLM_MODE, else replay_or_live
     if record_to_results:
-        return CallRecorder(DEFAULT_CALLS_DIR, mode)
+        return AnnouncedRecorder(DEFAULT_CALLS_DIR, mode)
     return AdhocRecorder(cache_dir() / ADHOC_CALLS_DIR, mode)

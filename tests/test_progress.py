@@ -91,3 +91,47 @@ def test_each_notebook_line_says_what_the_runs_to_come_took_last_time(
         (tmp_path / "cache" / "reproduce" / f"{run.name}.seconds").write_text(seconds)
     assert remaining_note(runs[1:]) == "; 2 to go, about 7 min if all run (their last time here), 1 not timed here yet"
     assert remaining_note([]) == ""
+
+
+# -- rank / ask: the first embedding and live model calls are announced ---------------------------------------------
+
+def test_rank_and_ask_announce_the_first_embedding_of_the_corpus_only(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_lib.__main__ import first_embedding_note
+    from rag_lib.embedding.store import EmbeddingStore
+    from rag_lib.workbench import Workbench
+
+    monkeypatch.setenv("RAG_PROGRESS", "1")
+    wb = Workbench(store=EmbeddingStore(tmp_path / "embeddings"))
+    note = first_embedding_note(wb, "dense")
+    assert note is not None and f"embedding the {len(wb.embeddable)} chunks" in note
+    assert first_embedding_note(wb, "bm25") is None, "BM25 embeds nothing"
+    monkeypatch.setenv("RAG_PROGRESS", "0")
+    assert first_embedding_note(wb, "dense") is None
+    monkeypatch.setenv("RAG_PROGRESS", "1")
+    cached = wb.store.path_for(wb.embedder())
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(b"")
+    assert first_embedding_note(wb, "dense") is None, "cached: nothing to say"
+
+
+def test_ask_says_when_it_makes_a_live_call_and_how_long_it_took(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from rag_lib.answer import AnnouncedRecorder
+    from rag_lib.generation.llm_calls import LLMRequest, LLMResponse
+
+    request = LLMRequest("llama_cpp", "qwen2.5-coder-1.5b", ({"role": "user", "content": "Hi"},), {})
+
+    def live(made: LLMRequest) -> LLMResponse:
+        return LLMResponse(content="{}", completion_tokens=7)
+
+    monkeypatch.setenv("RAG_PROGRESS", "1")
+    AnnouncedRecorder(tmp_path / "a", mode="replay_or_live").call(request, live)
+    err = capsys.readouterr().err
+    assert "live call to llama_cpp:qwen2.5-coder-1.5b (its first call loads the model)" in err
+    assert "answered in" in err and "7 tokens generated" in err
+    AnnouncedRecorder(tmp_path / "a", mode="replay_or_live").call(request, live)
+    assert capsys.readouterr().err == "", "a replayed call is not announced"
+    monkeypatch.setenv("RAG_PROGRESS", "0")
+    AnnouncedRecorder(tmp_path / "b", mode="replay_or_live").call(request, live)
+    assert capsys.readouterr().err == ""
