@@ -80,9 +80,17 @@ def test_each_notebook_line_says_what_the_runs_to_come_took_last_time(
     monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path / "cache"))
     runs = [NotebookRun("00_a", "00_corpus"), NotebookRun("01_b", "00_corpus"), NotebookRun("02_c", "00_corpus")]
     monkeypatch.setattr(reproduce, "planned_runs", lambda: runs)
-    monkeypatch.setattr(reproduce, "execute", lambda run, out_dir, timeout: None)
+    def execute(run: NotebookRun, out_dir: Path, timeout: int) -> None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / f"{run.name}.ipynb").write_text("{}")
+
+    monkeypatch.setattr(reproduce, "execute", execute)
     monkeypatch.setattr("rag_lib.workbook.report.write_results_index", lambda *a, **k: None)
+    embedded: list[bool] = []
+    monkeypatch.setattr(reproduce, "embed_corpus_once", embedded.append)
+    monkeypatch.setenv("RAG_PROGRESS", "1")
     assert reproduce.run_all(force=True, quiet=True) == 0
+    assert embedded == [True], "the corpus is embedded once, here, with this terminal's progress setting"
     first = capsys.readouterr().out.splitlines()
     assert first[0].endswith("; 2 to go, 2 not timed here yet") and first[2].split("→")[1].strip() != ""
     assert all(reproduce.last_seconds(r) is not None for r in runs), "every finished run is timed"
@@ -91,6 +99,11 @@ def test_each_notebook_line_says_what_the_runs_to_come_took_last_time(
         (tmp_path / "cache" / "reproduce" / f"{run.name}.seconds").write_text(seconds)
     assert remaining_note(runs[1:]) == "; 2 to go, about 7 min if all run (their last time here), 1 not timed here yet"
     assert remaining_note([]) == ""
+
+    # Every notebook unchanged: none runs, and nothing is embedded for them.
+    monkeypatch.setenv("RAG_PROGRESS", "1")
+    assert reproduce.run_all(quiet=True) == 0
+    assert embedded == [True] and "skipped (inputs unchanged" in capsys.readouterr().out
 
 
 # -- rank / ask: the first embedding and live model calls are announced ---------------------------------------------

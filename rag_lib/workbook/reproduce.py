@@ -35,6 +35,7 @@ from rag_lib.config import (
     REPO_ROOT,
     RESULTS_DIR,
     cache_dir,
+    progress_bars,
     results_dir,
     settings,
     shown_path,
@@ -217,9 +218,33 @@ def run_all(only: list[str] | None = None, force: bool = False, quiet: bool = Fa
     executed again; ``force`` executes everything. The stamps live in the (uncommitted) cache, so a
     fresh clone executes every notebook.
     """
+    progress = progress_bars()  # this terminal's setting, for the first embedding made here
     os.environ["RAG_PROGRESS"] = "0"  # kernels inherit it: no progress bars in executed notebooks
     with reproduce_lock(results_dir()):
-        return _run_all(only, force, quiet)
+        return _run_all(only, force, quiet, progress)
+
+
+def embed_corpus_once(progress: bool) -> None:
+    """Embed the default batch with the default embedder here, before the notebooks, into the cache they read.
+
+    The first embedding takes minutes; inside a notebook's kernel it shows no bar (bars stay out of the
+    executed notebooks), here it shows one with an ETA. It embeds only what the cache lacks, with the
+    same store and embedder the notebooks use, so their vectors are the same. A failure is reported and
+    left to the notebooks (00_corpus may be about to rebuild the chunks).
+    """
+    from rag_lib.embedding.store import EmbeddingStore
+    from rag_lib.workbench import Workbench
+
+    head = "[embed] the corpus, once for every notebook"
+    try:
+        wb = Workbench(store=EmbeddingStore(progress=progress))
+        with heartbeat(head):
+            matrix = wb.matrix()
+    except Exception as exc:  # the notebooks embed what is missing themselves
+        print(f"{head}: not done here ({failure_cause(exc)}); the notebooks embed it", flush=True)
+        return
+    if matrix.stats.embedded:
+        print(f"{head}: {matrix.stats.embedded} chunk(s) embedded and cached", flush=True)
 
 
 class ReproduceBusyError(WorkbookError):
@@ -266,7 +291,7 @@ def failure_cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else repr(exc)}"
 
 
-def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
+def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = False) -> int:
     # Kernels inherit these too: replay recorded LLM calls only (never load a model), and log misses.
     os.environ.setdefault(MODE_ENV, "replay_only")
     misses_log = Path(os.environ.setdefault(MISSES_ENV, str(cache_dir() / "reproduce" / "llm-misses.jsonl")))
@@ -287,6 +312,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
     started = time.perf_counter()
     files = _input_files()
     width = max(len(r.name) for r in runs) if runs else 0
+    embedded = False
     for i, run in enumerate(runs, 1):
         head = f"[{i:>{len(str(len(runs)))}}/{len(runs)}] {run.name:<{width}}"
         t0 = time.perf_counter()
@@ -297,6 +323,10 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool) -> int:
             rerun = f"python -m rag_lib.workbook.reproduce --force {run.name}"
             print(f"{head}  skipped (inputs unchanged; `{rerun}` re-runs it)", flush=True)
             continue
+        if not embedded:  # before the first notebook that runs: none needs it when all are skipped
+            embed_corpus_once(progress)
+            embedded = True
+            t0 = time.perf_counter()
         try:
             stamp.unlink(missing_ok=True)
             with heartbeat(head, expected_s=last_seconds(run)):
