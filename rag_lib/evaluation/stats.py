@@ -94,11 +94,14 @@ def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float] |
 
 
 def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> dict[str, Any]:
-    """Means, paired mean difference, its bootstrap 95% interval and two-sided bootstrap p (unadjusted)."""
+    """Means, paired mean difference, its bootstrap 95% interval, two-sided bootstrap p (unadjusted), and the
+    per-question differences (``diffs``), kept so that a family of comparisons can be adjusted later with the
+    same resamples (:func:`rag_lib.evaluation.claims.judge`)."""
     diff, lo, hi = paired_bootstrap(mechanism, baseline, n=n_boot, seed=seed)
     p = paired_bootstrap_p(mechanism, baseline, n=n_boot, seed=seed)
+    diffs = (np.asarray(mechanism, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)).tolist()
     return {"baseline": round(float(np.mean(baseline)), 4), "mechanism": round(float(np.mean(mechanism)), 4),
-            "diff": round(diff, 4), "ci95": [round(lo, 4), round(hi, 4)], "p": round(p, 4)}
+            "diff": round(diff, 4), "ci95": [round(lo, 4), round(hi, 4)], "p": round(p, 4), "diffs": diffs}
 
 
 def no_question_changed(c: dict[str, Any]) -> bool:
