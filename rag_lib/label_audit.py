@@ -13,10 +13,17 @@ none of them gold yet:
     shares at least half of the piece's key terms (content terms of its ``what`` line and its
     locator phrases, light-stemmed as in the aspect gate).
 
+``pool``
+    With a pool (:mod:`rag_lib.label_pool`, labels v3): every chunk in the Top-10 of any reported
+    configuration (retriever, embedder, mechanism variant, phrasing, batch), shown with its pool sources.
+    It is settled when a locator makes it gold for a piece, or a decision covers every piece.
+
 A candidate is only a prompt for a decision. Decisions are recorded in
-``data/benchmark/audit_decisions.yaml`` (question, piece, chunk, ``gold`` or ``not_gold``, reason);
-the audit shows each candidate's decision, flags undecided ones, and flags a decision the labels
-do not carry out (a ``gold`` chunk the locators do not resolve to, or a ``not_gold`` one they do).
+``data/benchmark/audit_decisions.yaml`` (labels v2) and ``data/benchmark/pool_decisions.yaml`` (labels
+v3, the pool's candidates): question, piece, chunk, ``gold`` or ``not_gold``, reason; piece ``*`` with
+``not_gold`` means not gold for any piece of the question. The audit shows each candidate's decision,
+flags undecided ones, and flags a decision the labels do not carry out (a ``gold`` chunk the locators
+do not resolve to, or a ``not_gold`` one they do).
 
 Run it: ``python -m rag_lib.benchmark --audit`` (``--question q07`` for one question,
 ``--no-rank`` to skip the retrieval part, which needs the default embedder).
@@ -40,6 +47,9 @@ from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError
 
 DECISIONS_PATH = BENCHMARK_DIR / "audit_decisions.yaml"
+POOL_DECISIONS_PATH = BENCHMARK_DIR / "pool_decisions.yaml"
+DECISIONS_PATHS = (DECISIONS_PATH, POOL_DECISIONS_PATH)
+ANY_PIECE = "*"  # a not_gold decision for every piece of the question (a pooled chunk that states none)
 DECISIONS = ("gold", "not_gold")
 COPY_SIMILARITY = 0.9
 MAX_RANK = 20
@@ -81,14 +91,23 @@ class Candidate:
 
 # ----------------------------------------------------------------------------- decisions
 
-def load_decisions(path: str | Path = DECISIONS_PATH) -> dict[tuple[str, str, str], Decision]:
-    """The recorded decisions, keyed by ``(question, piece, chunk)``.
+def load_decisions(path: str | Path | Sequence[str | Path] = DECISIONS_PATHS) -> dict[tuple[str, str, str], Decision]:
+    """The recorded decisions, keyed by ``(question, piece, chunk)``; several files are read as one.
 
     Raises
     ------
     BenchmarkError
-        A malformed entry (the message names it and the fix), or one key decided twice.
+        A malformed entry (the message names it and the fix), a ``*`` piece decided gold, or one key
+        decided twice (in one file or across files).
     """
+    if not isinstance(path, (str, Path)):
+        merged: dict[tuple[str, str, str], Decision] = {}
+        for one in path:
+            for key, d in load_decisions(one).items():
+                if key in merged:
+                    raise BenchmarkError(f"{one}: {key} is decided twice (also in an earlier file). Fix: keep one.")
+                merged[key] = d
+        return merged
     path = Path(path)
     if not path.is_file():
         return {}
@@ -104,6 +123,8 @@ def load_decisions(path: str | Path = DECISIONS_PATH) -> dict[tuple[str, str, st
                                  "Fix: write every field.")
         if row["decision"] not in DECISIONS:
             raise BenchmarkError(f"{path}: decision {i + 1} is {row['decision']!r}. Fix: use one of {DECISIONS}.")
+        if row["piece"] == ANY_PIECE and row["decision"] != "not_gold":
+            raise BenchmarkError(f"{path}: decision {i + 1} is gold for piece '*'. Fix: name the piece it is gold for.")
         key = (row["question"], row["piece"], row["chunk"])
         if key in out:
             raise BenchmarkError(f"{path}: {key} is decided twice. Fix: keep one entry.")
@@ -130,7 +151,14 @@ def unapplied(bench: Benchmark, decisions: Mapping[tuple[str, str, str], Decisio
             problems.append(f"{qid} {pid} {cid}: no question {qid}")
             continue
         pieces = {p.id: ids for p, ids in zip(q.gold, q.pieces, strict=True)}
-        if pid not in pieces:
+        if pid == ANY_PIECE:
+            gold_for = [p for p, ids in pieces.items() if cid in ids]
+            if cid not in known:
+                problems.append(f"{qid} {pid} {cid}: no such chunk (chunk ids change with the chunker; re-audit)")
+            elif gold_for:
+                problems.append(f"{qid} {pid} {cid}: decided not_gold for every piece, but a locator of "
+                                f"{', '.join(gold_for)} resolves to it")
+        elif pid not in pieces:
             problems.append(f"{qid} {pid} {cid}: {qid} has no piece {pid}")
         elif cid not in known:
             problems.append(f"{qid} {pid} {cid}: no such chunk (chunk ids change with the chunker; re-audit)")
@@ -218,9 +246,48 @@ def piece_candidates(q: Question, piece: Piece, gold_ids: frozenset[str], chunks
     return out
 
 
+def pool_status(q: Question, cid: str, decisions: Mapping[tuple[str, str, str], Decision]
+                ) -> tuple[str, list[str], Decision | None]:
+    """How a pooled chunk stands for question ``q``: ``("gold", pieces, None)`` when locators resolve
+    to it, ``("decided", [], decision)`` when a ``*`` decision or one per piece covers it, else
+    ``("undecided", pieces decided so far, None)``."""
+    gold = [p.id for p, ids in zip(q.gold, q.pieces, strict=True) if cid in ids]
+    if gold:
+        return "gold", gold, None
+    if (q.id, ANY_PIECE, cid) in decisions:
+        return "decided", [], decisions[q.id, ANY_PIECE, cid]
+    per_piece = [decisions[q.id, p.id, cid] for p in q.gold if (q.id, p.id, cid) in decisions]
+    if per_piece and len(per_piece) == len(q.gold):
+        return "decided", [], per_piece[0]
+    return "undecided", [d.piece for d in per_piece], None
+
+
+def pool_rows(bench: Benchmark, pool: Any, decisions: Mapping[tuple[str, str, str], Decision],
+              chunk_ids: Iterable[str], questions: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """One row per pooled chunk of this chunk set (batch) per answerable question, with its pool sources.
+
+    ``pool`` is a :class:`rag_lib.label_pool.Pool`; chunks of another batch's pages are left out here.
+    """
+    known = set(chunk_ids)
+    rows = []
+    for q in bench.questions(answerable=True):
+        if questions and q.id not in questions:
+            continue
+        for cid, hits in pool.candidates(q.id).items():
+            if cid not in known:
+                continue
+            status, pieces, decided = pool_status(q, cid, decisions)
+            rows.append({"question": q.id, "chunk": cid, "status": status, "pieces": pieces,
+                         "decision": decided.decision if decided else None,
+                         "reason": decided.reason if decided else None,
+                         "best_rank": hits[0].rank, "n_sources": len(hits),
+                         "sources": [f"{h.source.short()} #{h.rank}" for h in hits]})
+    return rows
+
+
 def audit(bench: Benchmark, chunks: Sequence[Chunk], rankings: Mapping[str, Mapping[str, Any]] | None = None,
           questions: Sequence[str] | None = None, decisions: Mapping[tuple[str, str, str], Decision] | None = None,
-          max_rank: int = MAX_RANK) -> dict[str, Any]:
+          max_rank: int = MAX_RANK, pool: Any = None) -> dict[str, Any]:
     """The audit of ``bench`` (resolved) as JSON-ready data.
 
     Parameters
@@ -232,6 +299,9 @@ def audit(bench: Benchmark, chunks: Sequence[Chunk], rankings: Mapping[str, Mapp
         Question ids to audit (default: every answerable question).
     decisions
         Recorded decisions (default: :func:`load_decisions`).
+    pool
+        A :class:`rag_lib.label_pool.Pool`: its candidates are listed too (``pool`` rows), each with
+        its sources; ``None`` leaves them out.
     """
     decisions = load_decisions() if decisions is None else decisions
     embeddable = [c for c in chunks if c.embeddable]
@@ -248,13 +318,17 @@ def audit(bench: Benchmark, chunks: Sequence[Chunk], rankings: Mapping[str, Mapp
                 decided = decisions.get((q.id, piece.id, cand.chunk))
                 rows.append({**cand.to_json(), "decision": decided.decision if decided else None,
                              "reason": decided.reason if decided else None})
+    pooled = [] if pool is None else pool_rows(bench, pool, decisions, (c.id for c in chunks), questions)
     return {"candidates": rows, "undecided": sum(r["decision"] is None for r in rows),
             "unapplied": unapplied(bench, decisions, (c.id for c in chunks)),
-            "ranked": rankings is not None, "max_rank": max_rank}
+            "ranked": rankings is not None, "max_rank": max_rank,
+            "pool": pooled, "pool_undecided": sum(r["status"] == "undecided" for r in pooled),
+            "pooled": pool is not None}
 
 
-def render(result: Mapping[str, Any], bench: Benchmark) -> str:
-    """The audit as text, grouped by question and piece."""
+def render(result: Mapping[str, Any], bench: Benchmark, pool_sources_shown: int = 4) -> str:
+    """The audit as text, grouped by question and piece; pooled candidates per question, each with its
+    first ``pool_sources_shown`` sources (best rank first)."""
     lines: list[str] = []
     by_piece: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in result["candidates"]:
@@ -268,6 +342,27 @@ def render(result: Mapping[str, Any], bench: Benchmark) -> str:
             lines.append(f"  {r['kind']:<6}{where} {r['chunk']}: {r['detail']} {verdict}")
     lines.append(f"{len(result['candidates'])} candidate(s), {result['undecided']} undecided"
                  + ("" if result["ranked"] else " (rankings skipped: --no-rank)"))
+    by_question: dict[str, list[Mapping[str, Any]]] = {}
+    for row in result.get("pool", []):
+        by_question.setdefault(row["question"], []).append(row)
+    for qid, rows in by_question.items():
+        gold = sum(r["status"] == "gold" for r in rows)
+        lines.append(f"{qid} pool: {len(rows)} candidate(s): {gold} gold by locators, "
+                     f"{sum(r['status'] == 'decided' for r in rows)} decided not gold, "
+                     f"{sum(r['status'] == 'undecided' for r in rows)} undecided")
+        for r in rows:
+            shown = ", ".join(r["sources"][:pool_sources_shown])
+            extra = len(r["sources"]) - pool_sources_shown
+            more = f" (+{extra} more)" if extra > 0 else ""
+            if r["status"] == "gold":
+                verdict = f"[gold: {', '.join(r['pieces'])}]"
+            elif r["status"] == "decided":
+                verdict = f"[{r['decision']}: {r['reason']}]"
+            else:
+                verdict = "[UNDECIDED" + (f"; decided for {', '.join(r['pieces'])}]" if r["pieces"] else "]")
+            lines.append(f"  pool  {r['chunk']}: {r['n_sources']} source(s): {shown}{more} {verdict}")
+    if result.get("pooled"):
+        lines.append(f"pool: {len(result['pool'])} candidate(s), {result['pool_undecided']} undecided")
     if result["unapplied"]:
         lines.append("decisions the labels do not carry out:")
         lines.extend(f"  {p}" for p in result["unapplied"])

@@ -24,6 +24,9 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="list candidate gold chunks per piece (copies, phrase hits, better-ranked chunks)")
     parser.add_argument("--question", action="append", default=None, help="with --audit: only this id (repeatable)")
     parser.add_argument("--no-rank", action="store_true", help="with --audit: skip the rankings (no embedder)")
+    parser.add_argument("--pool", default=None,
+                        help="with --audit: the pool to list (default: data/benchmark/pool.json, when built)")
+    parser.add_argument("--no-pool", action="store_true", help="with --audit: leave the pooled candidates out")
     args = parser.parse_args(argv)
     from rag_lib.io import read_jsonl
 
@@ -45,11 +48,15 @@ def main(argv: Sequence[str] | None = None) -> None:
             if chunks is None:
                 raise SystemExit(f"--audit needs the chunks: {chunks_path} does not exist. "
                                  "Fix: python -m rag_lib.corpus build")
-            from rag_lib import label_audit
+            from rag_lib import label_audit, label_pool
 
             ids = args.question or [q.id for q in bench.questions(answerable=True)]
             rankings = None if args.no_rank else label_audit.rankings_for(bench, ids, batch=args.batch)
-            print(label_audit.render(label_audit.audit(bench, chunks, rankings, args.question), bench))
+            pool = None if args.no_pool else label_pool.load_pool(args.pool or label_pool.POOL_PATH)
+            if pool is None and not args.no_pool:
+                print("no pool: python -m rag_lib.label_pool builds it (the Top-10 of every configuration)")
+            result = label_audit.audit(bench, chunks, rankings, args.question, pool=pool)
+            print(label_audit.render(result, bench))
             return
     print(f"ok: {bench.summary()}")
     print(f"resolved against {chunks_path}" if chunks is not None else f"not resolved: {chunks_path} does not exist")
