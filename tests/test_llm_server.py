@@ -228,6 +228,22 @@ def test_a_server_without_the_model_is_refused_before_any_call(tmp_path: Path) -
     assert seen == [] and not list(tmp_path.iterdir())
 
 
+def test_llm_runs_with_a_server_that_is_down_ends_with_one_line_not_a_traceback(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setenv("LLM_SERVER", "http://127.0.0.1:9/v1")  # nothing listens on the discard port
+    monkeypatch.setattr(llm_runs, "collect_misses", lambda runs, used=None: ([LOCAL_REQUEST], 0))
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(SystemExit) as info:
+            llm_runs.main(["--rounds", "1"])
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and "llm-runs: the LLM server at http://127.0.0.1:9/v1 did not list its models" in err
+    assert "Traceback" not in err and not list((tmp_path / "llm_calls").glob("*.json"))
+
+
 def test_an_unknown_server_kind_is_refused() -> None:
     with pytest.raises(SettingError, match="LLM_SERVER_KIND must be one of"):
         ServerExecutor("http://llm.invalid/v1", kind="tgi", environ={})
