@@ -16,6 +16,15 @@ For each model (default: both Qwen2.5-Coder models; they must be installed, `mak
 reads it once, at start), optionally beside ``--busy N`` processes that keep N cores busy, as when
 the cores are shared; it prints the ratio (the backend sets PASSIVE unless the user chose).
 
+Calls per minute, the way ``make llm-runs`` makes them (:func:`rag_lib.workbook.llm_runs.fill`): the
+same ``--calls`` answer requests (different benchmark questions over their Top-5) in this process,
+then through llama.cpp's OpenAI-compatible server (``python -m llama_cpp.server``, started here on
+loopback with the same model file and threads) with 1 and 2 calls in flight; each printed as a ratio
+against the in-process peer, with the load average (the cores may be shared). Model loading and the
+server's start are not timed. ``--calls-only`` runs only this part:
+
+    .venv/bin/python benchmarks/llm_throughput.py --calls-only --models qwen2.5-coder-0.5b --calls 4
+
 Every ratio compares two runs in this process on the same loaded model; absolute rates depend on
 what else the machine is doing (run it on an idle machine).
 """
@@ -25,15 +34,23 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
-from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
-from rag_lib.generation.llm_calls import CallRecorder
+from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator, passive_openmp
+from rag_lib.generation.llm_calls import CallRecorder, LLMRequest
+from rag_lib.generation.local_models import model_file
+from rag_lib.generation.openai_backend import ServerExecutor
 from rag_lib.workbench import Workbench
+from rag_lib.workbook import llm_runs
 
 
 def _timed(fn: Any) -> tuple[Any, float]:
@@ -126,6 +143,88 @@ def omp_ab(model: str, max_tokens: int, busy: int) -> None:
           f"{seconds['ACTIVE']:.1f} s: PASSIVE is {seconds['ACTIVE'] / seconds['PASSIVE']:.2f}x as fast")
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def llama_server(model: str, n_ctx: int, n_threads: int, ready_s: float = 300) -> Iterator[str]:
+    """llama.cpp's server serving ``model`` under its workbook name on a free loopback port; its base URL."""
+    port = _free_port()
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file(model)), "--model_alias", model,
+               "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
+               "--n_threads_batch", str(n_threads), "--seed", "0"]
+    with tempfile.TemporaryFile("w+") as log:  # a file, not a pipe: a full pipe would block the server
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                   env={**os.environ, "OMP_WAIT_POLICY": passive_openmp()})  # as in-process
+        url = f"http://127.0.0.1:{port}/v1"
+        try:
+            deadline = time.monotonic() + ready_s
+            while True:
+                if process.poll() is not None:
+                    log.seek(0)
+                    raise RuntimeError(f"llama_cpp.server exited with {process.returncode}: {log.read()[-2000:]}")
+                try:
+                    with urllib.request.urlopen(f"{url}/models", timeout=2):
+                        break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"llama_cpp.server not ready after {ready_s:.0f} s") from None
+                    time.sleep(0.5)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def calls_per_minute(model: str, calls: int, max_tokens: int, wb: Workbench) -> dict[str, Any]:
+    """The same answer requests in-process, then through the local server at concurrency 1 and 2."""
+    questions = [q.text("en") for q in wb.benchmark][:calls]
+    generator = LlamaCppGenerator(model, recorder=CallRecorder(tempfile.mkdtemp(), mode="live"), max_tokens=max_tokens)
+    requests: list[LLMRequest] = [generator.request("answer", q, [wb.by_id[c] for c in wb.rank(q).ids[:5]])
+                                  for q in questions]
+    cache: dict[tuple[str, str], object] = {}
+    llm_runs.executor_for(requests[0], cache)
+    cache[("llama_cpp", model)].load()  # type: ignore[attr-defined]  # loading is not a call: not timed
+    out: dict[str, Any] = {"model": model, "calls": len(requests), "max_tokens": max_tokens,
+                           "load_before": os.getloadavg()}
+    replies: dict[str, list[str]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        def run(name: str, **kwargs: Any) -> None:
+            recorder = CallRecorder(Path(tmp) / name, mode="replay_or_live")
+            report = llm_runs.fill(requests, recorder, progress=False, cache=cache, **kwargs)
+            if report.made != len(requests):
+                raise RuntimeError(f"{name}: {report.made} of {len(requests)} calls made ({dict(report.failed)})")
+            out[name] = report.made / report.wall_seconds * 60
+            replies[name] = [recorder.load(r.key).response.content for r in requests]  # type: ignore[union-attr]
+
+        run("in_process")
+        with llama_server(model, generator.n_ctx, generator.n_threads) as url:
+            server = ServerExecutor(url, environ={})
+            run("server_c1", server=server, concurrency=1)
+            run("server_c2", server=server, concurrency=2)
+    out["load_after"] = os.getloadavg()
+    out["same_replies"] = replies["server_c1"] == replies["in_process"] == replies["server_c2"]
+    return out
+
+
+def print_calls_per_minute(r: dict[str, Any]) -> None:
+    base = r["in_process"]
+    print(f"{r['model']}: calls per minute, {r['calls']} answer calls (max_tokens {r['max_tokens']}), make llm-runs' "
+          f"fill: in-process {base:.2f}; llama.cpp server, 1 in flight {r['server_c1']:.2f} "
+          f"({r['server_c1'] / base:.2f}x in-process), 2 in flight {r['server_c2']:.2f} "
+          f"({r['server_c2'] / base:.2f}x); "
+          f"same replies: {r['same_replies']}")
+    print(f"  load average (1, 5, 15 min) before {', '.join(f'{x:.2f}' for x in r['load_before'])}, after "
+          f"{', '.join(f'{x:.2f}' for x in r['load_after'])} on {os.cpu_count()} cores")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=["qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"])
@@ -133,6 +232,9 @@ def main() -> None:
     parser.add_argument("--omp-ab", action="store_true", help="OMP_WAIT_POLICY PASSIVE against ACTIVE")
     parser.add_argument("--busy", type=int, default=1, help="cores kept busy during --omp-ab (default 1)")
     parser.add_argument("--omp-child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--calls", type=int, default=6, help="answer calls per condition for calls/min (default 6)")
+    parser.add_argument("--calls-only", action="store_true",
+                        help="only calls per minute: in-process against the local server at concurrency 1 and 2")
     args = parser.parse_args()
     if args.omp_child:
         omp_child(args.models[0], args.max_tokens)
@@ -142,6 +244,10 @@ def main() -> None:
             omp_ab(model, args.max_tokens, args.busy)
         return
     wb = Workbench()
+    if args.calls_only:
+        for model in args.models:
+            print_calls_per_minute(calls_per_minute(model, args.calls, args.max_tokens, wb))
+        return
     for model in args.models:
         r = measure(model, args.max_tokens, wb)
         print(f"{r['model']}: prompt eval {r['prompt_eval_tok_s']:.1f} tok/s ({r['prompt_tokens']} tokens), "
@@ -150,6 +256,7 @@ def main() -> None:
               f"= {r['backend_over_direct']:.3f} (same reply: {r['same_reply']})")
         print(f"  prompt caching, a second question over the same evidence: cold {r['second_question_cold_s']:.1f} s,"
               f" after the first {r['second_question_cached_s']:.1f} s = {r['caching_speedup']:.2f}x faster")
+        print_calls_per_minute(calls_per_minute(model, args.calls, args.max_tokens, wb))
 
 
 if __name__ == "__main__":

@@ -257,7 +257,8 @@ class CallPool:
 
 
 def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int | None = None,
-         progress: bool = True, *, concurrency: int = 1, server: ServerExecutor | None = None) -> FillReport:
+         progress: bool = True, *, concurrency: int = 1, server: ServerExecutor | None = None,
+         cache: dict[tuple[str, str], object] | None = None) -> FillReport:
     """Make and record each request that still has no record.
 
     Parameters
@@ -273,6 +274,9 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
     server
         Make the local models' chat calls through this OpenAI-compatible server (checked first: it
         must serve every model asked for under its workbook name).
+    cache
+        In-process generators by ``(backend, model)`` to reuse (:func:`executor_for` fills it), so that
+        a caller making several passes loads each model once.
 
     Raises
     ------
@@ -294,7 +298,7 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
         served = sorted({r.model for r in todo if server.can_serve(r)})
         if served:
             server.check_models(served)
-    cache: dict[tuple[str, str], object] = {}
+    cache = {} if cache is None else cache
     bar = tqdm(total=len(todo), unit="call", desc="LLM calls", disable=not progress, file=sys.stderr)
     pool = CallPool(min(concurrency, max(len(todo), 1)))
     waiting = iter(todo)
