@@ -94,6 +94,24 @@ def test_in_process_model_calls_never_overlap(tmp_path: Path, monkeypatch: pytes
     assert report.made == 4 and most[0] == 1
 
 
+def test_a_recorded_latency_is_the_calls_own_not_its_wait_for_the_model(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    now, lock = [0.0], threading.Lock()
+
+    def live(request: LLMRequest) -> LLMResponse:
+        time.sleep(0.05)  # the others queue for the model meanwhile
+        with lock:
+            now[0] += 1.0  # each call lasts exactly one tick of the recorder's clock
+        return _answer_of(request)
+
+    _route_to(live, monkeypatch)
+    requests = _requests(3, backend="llama_cpp")
+    recorder = CallRecorder(tmp_path, clock=lambda: now[0])
+    report = llm_runs.fill(requests, recorder, progress=False, concurrency=3)
+    assert report.made == 3 and report.model_seconds == 3.0
+    assert [recorder.load(r.key).latency_s for r in requests] == [1.0, 1.0, 1.0]  # type: ignore[union-attr]
+
+
 def test_an_interrupt_records_the_calls_in_flight_and_starts_no_more(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     started: list[int] = []

@@ -24,6 +24,7 @@ a time. The key of a server, if it needs one, is read from ``RAG_LLM_SERVER_API_
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import queue
@@ -182,21 +183,13 @@ def check_concurrency(concurrency: int) -> None:
 _IN_PROCESS = threading.Lock()  # one loaded model answers one call at a time (llama.cpp is not reentrant)
 
 
-def _one_at_a_time(live: Callable[[LLMRequest], LLMResponse]) -> Callable[[LLMRequest], LLMResponse]:
-    def call(request: LLMRequest) -> LLMResponse:
-        with _IN_PROCESS:
-            return live(request)
-    return call
-
-
 def route(request: LLMRequest, cache: dict[tuple[str, str], object],
-          server: ServerExecutor | None = None) -> Callable[[LLMRequest], LLMResponse]:
-    """The live call for ``request``: the server's when it can make it, else this process's backend
-    (a local model one call at a time, an endpoint's client as many as asked)."""
+          server: ServerExecutor | None = None) -> tuple[Callable[[LLMRequest], LLMResponse], bool]:
+    """The live call for ``request``, and whether it must run alone: the server's when it can make it,
+    else this process's backend (a local model one call at a time, an endpoint's client as many as asked)."""
     if server is not None and server.can_serve(request):
-        return server
-    live = executor_for(request, cache)
-    return _one_at_a_time(live) if request.backend in LOCAL_BACKENDS else live
+        return server, False
+    return executor_for(request, cache), request.backend in LOCAL_BACKENDS
 
 
 @dataclass
@@ -218,7 +211,7 @@ class CallPool:
     """
 
     def __init__(self, workers: int, clock: Callable[[], float] = time.perf_counter) -> None:
-        self._jobs: queue.Queue[tuple[LLMRequest, Callable[[LLMRequest], LLMResponse]] | None] = queue.Queue()
+        self._jobs: queue.Queue[tuple[LLMRequest, Callable[[LLMRequest], LLMResponse], bool] | None] = queue.Queue()
         self._done: queue.Queue[_Done] = queue.Queue()
         self._clock = clock
         self.in_flight = 0
@@ -228,18 +221,21 @@ class CallPool:
 
     def _work(self) -> None:
         while (job := self._jobs.get()) is not None:
-            request, live = job
-            started = self._clock()
-            try:
-                response = live(request)
-            except BaseException as exc:  # handed to the main thread, which decides
-                self._done.put(_Done(request, None, exc, self._clock() - started))
-            else:
-                self._done.put(_Done(request, response, None, self._clock() - started))
+            request, live, alone = job
+            # The lock is taken before the clock starts: a record's latency is the call's, not the wait.
+            with _IN_PROCESS if alone else contextlib.nullcontext():
+                started = self._clock()
+                try:
+                    response = live(request)
+                except BaseException as exc:  # handed to the main thread, which decides
+                    self._done.put(_Done(request, None, exc, self._clock() - started))
+                else:
+                    self._done.put(_Done(request, response, None, self._clock() - started))
 
-    def submit(self, request: LLMRequest, live: Callable[[LLMRequest], LLMResponse]) -> None:
+    def submit(self, request: LLMRequest, live: Callable[[LLMRequest], LLMResponse], alone: bool = False) -> None:
+        """Start ``live(request)`` on a free thread; ``alone``: never beside another such call."""
         self.in_flight += 1
-        self._jobs.put((request, live))
+        self._jobs.put((request, live, alone))
 
     def next_done(self) -> _Done:
         """The next call to complete (waits in short steps, so Ctrl-C is seen at once)."""
@@ -300,7 +296,7 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
             server.check_models(served)
     cache = {} if cache is None else cache
     bar = tqdm(total=len(todo), unit="call", desc="LLM calls", disable=not progress, file=sys.stderr)
-    pool = CallPool(min(concurrency, max(len(todo), 1)))
+    pool = CallPool(min(concurrency, max(len(todo), 1)), clock=recorder._clock)  # latency as call() measures it
     waiting = iter(todo)
     started = time.perf_counter()
 
@@ -309,7 +305,7 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
             request = next(waiting, None)
             if request is None:
                 return
-            pool.submit(request, route(request, cache, server))
+            pool.submit(request, *route(request, cache, server))
 
     def record(done: _Done) -> None:
         if done.error is not None:
