@@ -232,7 +232,7 @@ def main() -> None:
     parser.add_argument("--omp-ab", action="store_true", help="OMP_WAIT_POLICY PASSIVE against ACTIVE")
     parser.add_argument("--busy", type=int, default=1, help="cores kept busy during --omp-ab (default 1)")
     parser.add_argument("--omp-child", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--calls", type=int, default=6, help="answer calls per condition for calls/min (default 6)")
+    parser.add_argument("--calls", type=int, default=4, help="answer calls per condition for calls/min (default 4)")
     parser.add_argument("--calls-only", action="store_true",
                         help="only calls per minute: in-process against the local server at concurrency 1 and 2")
     args = parser.parse_args()
