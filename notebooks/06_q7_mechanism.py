@@ -75,10 +75,12 @@ table(result.q7_rows)
 
 # %% [markdown]
 # ## Whole benchmark: paired difference against the baseline (answerable questions)
+# `95% CI`: each comparison on its own. `adjusted (Holm)`: difference [interval at the level Holm tests it at];
+# Holm-adjusted p, over every comparison of this run; "fixed": no question changed, left out of the family.
 
 # %%
-table(result.benchmark_rows, ["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI"],
-      signed=["diff"])
+table(result.benchmark_rows, ["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI",
+                              "adjusted (Holm)"], signed=["diff"])
 
 # %% [markdown]
 # ## What the LLM produced for Q7 (LLM variants only)
@@ -104,6 +106,9 @@ Variants: {variants_text}. Baseline: dense retrieval with the default embedder, 
 Benchmark: {provenance.n_answerable} answerable questions; differences are mechanism − baseline with
 bootstrap {provenance.ci_percent}% intervals ({provenance.n_boot} resamples, seed {provenance.seed}).
 `coverage@evidence` compares coverage at the variant's evidence size with the baseline's coverage@5.
+`adjusted (Holm)`: difference [interval at the level Holm tests it at]; Holm-adjusted p over the
+{provenance.claims.comparisons} comparisons of this run ({provenance.claims.fixed} in which no question changed are
+left out and marked fixed). The Findings judge every metric by the adjusted figures.
 
 ## Q7: first rank of C1–C4
 

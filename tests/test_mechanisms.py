@@ -199,28 +199,32 @@ def test_a_phrasing_the_variant_cannot_rank_is_reported_failed_not_as_baseline()
     assert failures == {"original": {"zh": "replay_miss"}} and ranks["original"]["zh"] == {}
 
 
-def test_findings_state_effects_with_intervals_and_never_turn_a_failure_into_no_effect() -> None:
+def test_findings_judge_every_metric_after_holm_and_never_turn_a_failure_into_no_effect() -> None:
     from rag_lib.experiments.mechanisms import findings
+    from rag_lib.experiments.mechanisms.report import judge_variants
 
-    def c(diff: float, lo: float, hi: float) -> dict[str, object]:
-        return {"diff": diff, "ci95": [lo, hi]}
+    def c(moved: int, n: int = 30) -> dict[str, object]:  # ``moved`` questions go 0 -> 1
+        return compare([1.0] * moved + [0.0] * (n - moved), [0.0] * n, n_boot=1000, seed=0)
 
-    result = partial_result(MechanismResult, status="ran", reason="", baseline={},
-                            provenance={"languages": ["zh", "en"]}, variants=[
+    variants = [
+        # zh: only coverage@evidence moves enough to survive the run's Holm adjustment; en: nothing moves
         {"name": "up", "evidence_k": 5, "benchmark": {
-            "en": {"hit@5": c(0.0, 0.0, 0.0), "coverage@10": c(-0.01, -0.03, 0.0)},
-            "zh": {"hit@5": c(0.1, 0.02, 0.2), "coverage@10": c(0.05, -0.01, 0.1)}}},
+            "en": {"hit@5": c(0), "coverage@10": c(0)},
+            "zh": {"hit@5": c(2), "coverage@10": c(1), "coverage@evidence": c(15)}}},
         {"name": "broken", "evidence_k": 5, "benchmark": {},
          "failures": {"zh": {"failed": 3, "of": 3, "by_kind": {"replay_miss": 3}}}},
         {"name": "aligned", "evidence_k": 5, "benchmark": {}},
-    ])
+    ]
+    family = judge_variants(variants, n_boot=1000, seed=0)
+    result = partial_result(MechanismResult, status="ran", reason="", baseline={},
+                            provenance={"languages": ["zh", "en"]}, variants=variants)
     lines = findings(result)
-    assert lines[0] == ("up: zh: hit@5 +0.100 [+0.020, +0.200], coverage@10 +0.050 [-0.010, +0.100]; "
-                        "en: hit@5 no change on any question, coverage@10 -0.010 [-0.030, +0.000] — "
-                        "the 95% interval excludes 0 for hit@5 zh up.")
-    assert lines[1] == ("broken: zh: failed on all 3 questions (replay_miss 3), no figure — "
+    earned = family.get("up", "zh", "coverage@evidence")
+    assert earned.effect and not family.get("up", "zh", "hit@5").effect
+    assert lines[0] == (f"up: zh: helps: {earned.text(scoped=False)}; en: no question changed on any metric.")
+    assert lines[1] == ("broken: zh: failed on all 3 questions (replay_miss 3), no figure; "
                         "the variant failed, so there is no result.")
-    assert len(lines) == 3 and lines[2].startswith("Intervals are paired bootstrap")
+    assert len(lines) == 3 and lines[2].startswith("Adjusted: Holm over the 3 comparisons of this run")
     unavailable = partial_result(MechanismResult, status="unavailable", reason="no files", variants=[])
     assert findings(unavailable) == ["Not run: no files"]
 
@@ -303,6 +307,8 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     assert {p: toy_row[p] for p in ("C1", "C2", "C3", "C4")} == result.baseline["q7"]["original"]["en"]
     assert summary.evidence_k == {}  # 7 chunks is not more than the Top-10 the tables mark
     [ranked] = summary.what_helps
-    assert (ranked["mechanism"], ranked["language"], ranked["hit@5"]) == ("toy: k=7", "en", "no change")
+    assert (ranked["mechanism"], ranked["language"], ranked["hit@5"]) == ("toy: k=7", "en", "no change (fixed)")
     assert ranked["questions"] == stored.n_answerable
-    assert summary.multiplicity["comparisons"] == len(metrics)  # one variant, one language, each metric
+    # one variant, one language, each metric: in the Holm family, or left out where no question changed
+    assert summary.multiplicity["comparisons"] + summary.multiplicity["fixed"] == len(metrics)
+    assert summary.multiplicity["fixed"] >= 1  # a larger k leaves hit@5 as it was

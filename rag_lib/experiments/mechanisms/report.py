@@ -6,12 +6,33 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.config import TOP_K
-from rag_lib.evaluation import HIT, effect_text
+from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, judge
 from rag_lib.evaluation.stats import no_question_changed
 from rag_lib.workbook.mechanism_results import MechanismResult
 from rag_lib.workbook.report import kinds_text, markdown_table
 
-FINDING_METRICS = (HIT.name, "coverage@10")
+# Every metric the benchmark table reports is judged (coverage@evidence included): a verdict reads them all.
+FAMILY_NAME = "this run (variants × languages × metrics)"
+
+
+def judge_variants(variants: Sequence[dict[str, Any]], n_boot: int, seed: int, alpha: float = ALPHA) -> Family:
+    """Holm over every benchmark comparison of one run, the variant's name as subject and the language as scope;
+    each stored comparison gains its judgement (:data:`~rag_lib.evaluation.claims.STORED_KEYS`), in place."""
+    stored = [(v["name"], lang, metric, c) for v in variants for lang, metrics in v["benchmark"].items()
+              for metric, c in metrics.items()]
+    family = judge((Comparison.from_stored(name, lang, metric, c, n_boot, seed) for name, lang, metric, c in stored),
+                   FAMILY_NAME, alpha)
+    for (_, _, _, c), j in zip(stored, family.judgements, strict=True):
+        c.update(j.stored())
+    return family
+
+
+def stored_family(result: MechanismResult) -> Family:
+    """The run's family as stored (each comparison's judgement, :func:`judge_variants`)."""
+    alpha = result.provenance.get("claims", {}).get("alpha", ALPHA)
+    return Family(FAMILY_NAME, tuple(Judgement.read(v["name"], lang, metric, c, alpha) for v in result.variants
+                                     for lang, metrics in v["benchmark"].items() for metric, c in metrics.items()),
+                  alpha)
 
 
 def _q7_findings(result: MechanismResult, within: int = 10) -> list[str]:
@@ -36,44 +57,54 @@ def _q7_findings(result: MechanismResult, within: int = 10) -> list[str]:
     return out
 
 
+def _q7_every_phrasing(result: MechanismResult, within: int = 10) -> list[str]:
+    """Q7's rows of every phrasing (not only the original) that put all pieces in the Top-``within``."""
+    rows, complete = 0, []
+    for v in result.variants:
+        for phrasing, by_lang in v.get("q7", {}).items():
+            for lang, ranks in by_lang.items():
+                if not ranks or all(r is None for r in ranks.values()):
+                    continue  # a failed phrasing has no ranks to judge
+                rows += 1
+                if all(r is not None and r <= within for r in ranks.values()):
+                    complete.append(f"{v['name']}, {phrasing} phrasing ({lang})")
+    if not rows:
+        return []
+    return [f"Q7 over every phrasing: {len(complete)} of {rows} variant × phrasing × language rows put all pieces in "
+            f"the Top-{within}" + (f": {'; '.join(complete)}" if complete else "") + "."]
+
+
 def findings(result: MechanismResult) -> list[str]:
-    """Sentences generated from a mechanism's numbers: per variant, its effect on hit@5 and
-    coverage@10 (and coverage@evidence when it sends more evidence) per language with the interval,
-    whether any interval excludes 0, and the questions it failed on."""
+    """Sentences generated from a mechanism's numbers: per variant and language, the verdict over every metric of
+    the benchmark table after the run's Holm adjustment, naming the metric(s) that earned it with their adjusted
+    intervals (:mod:`rag_lib.evaluation.claims`), and the questions it failed on; then Q7's pieces."""
     if not result.ran:
         return [f"Not run: {result.reason or 'no variant is available on this machine'}"]
+    family = stored_family(result)
     order = list(result.provenance.get("languages") or [])
     out: list[str] = []
     for v in result.variants:
         failures = v.get("failures", {})
         if not v["benchmark"] and not failures:
             continue  # Q7-only variants (e.g. the casebook's aligned phrasing) have no benchmark figure
-        metrics_shown = FINDING_METRICS + (("coverage@evidence",) if v["evidence_k"] != TOP_K else ())
-        parts, clear = [], []
+        parts = []
         for lang in sorted(set(v["benchmark"]) | set(failures), key=lambda x: order.index(x) if x in order else 9):
-            failure, metrics = failures.get(lang), v["benchmark"].get(lang)
-            if metrics is None:
+            failure = failures.get(lang)
+            if lang not in v["benchmark"]:
                 parts.append(f"{lang}: failed on all {failure['of']} questions ({kinds_text(failure)}), no figure")
                 continue
             n = v.get("compared_on", {}).get(lang)
             note = f" (on the {n} questions it ranked; {failure['failed']} failed: {kinds_text(failure)})" if failure \
                 else (f" ({n} questions)" if n else "")
-            parts.append(f"{lang}{note}: " + ", ".join(f"{m} {effect_text(metrics[m])}" for m in metrics_shown
-                                                       if m in metrics))
-            clear += [f"{m} {lang} {'up' if metrics[m]['diff'] > 0 else 'down'}" for m in metrics_shown
-                      if m in metrics and (metrics[m]["ci95"][0] > 0 or metrics[m]["ci95"][1] < 0)]
+            parts.append(f"{lang}{note}: {family.verdict(v['name'], lang).text(scoped=False)}")
         if not v["benchmark"]:
-            verdict = "the variant failed, so there is no result"
-        elif clear:
-            verdict = f"the 95% interval excludes 0 for {', '.join(clear)}"
-        else:
-            verdict = "no interval excludes 0: no effect is shown on this benchmark"
-        out.append(f"{v['name']}: " + "; ".join(parts) + f" — {verdict}.")
-    out += _q7_findings(result)
+            parts.append("the variant failed, so there is no result")
+        out.append(f"{v['name']}: " + "; ".join(parts) + ".")
+    out += _q7_findings(result) + _q7_every_phrasing(result)
     if out:
-        out.append("Intervals are paired bootstrap 95% intervals over questions, one per comparison and not "
-                   "adjusted for the many comparisons made (08 adds Holm-adjusted p-values); labels are this "
-                   "benchmark's, and the embedder is the offline default, not the casebook's bge-m3.")
+        out.append(family.describe() + " 08 adjusts over every mechanism run together, so its verdicts can be "
+                   "stricter; labels are this benchmark's, and the embedder is the offline default, not the "
+                   "casebook's bge-m3.")
     return out
 
 
@@ -101,15 +132,18 @@ def tables(variants: Sequence[dict[str, Any]], baseline_q7: dict[str, Any]) -> d
             bench_rows.append({"variant": v["name"], "language": lang, "metric": "failed calls",
                                "baseline": None, "mechanism": None, "diff": None,
                                "95% CI": f"{failure['failed']}/{failure['of']} questions failed "
-                                         f"({kinds_text(failure)})"})
+                                         f"({kinds_text(failure)})", "adjusted (Holm)": None})
         for lang, metrics in v["benchmark"].items():
             subset = v.get("compared_on", {}).get(lang)
             for metric, c in metrics.items():
+                judged = Judgement.read(v["name"], lang, metric, c) if "in_family" in c else None
+                fixed = judged is not None and not judged.in_family
                 bench_rows.append({"variant": v["name"] + (f" ({subset} questions)" if subset else ""),
                                    "language": lang, "metric": metric,
                                    "baseline": c["baseline"], "mechanism": c["mechanism"], "diff": c["diff"],
-                                   "95% CI": "no question changed" if no_question_changed(c) else
-                                   f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]"})
+                                   "95% CI": "no question changed" if fixed or no_question_changed(c) else
+                                   f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]",
+                                   "adjusted (Holm)": judged.cell() if judged else None})
     return {
         "q7_rows": q7_rows,
         "q7_table": markdown_table(q7_rows),

@@ -12,7 +12,7 @@ from rag_lib.config import TOP_K
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import HIT, MRR, Measure, PieceCoverage, compare, piece_ranks
 from rag_lib.experiments.mechanisms.registry import METRICS, BaselineDense, BuildContext, RankFailed, get_mechanism
-from rag_lib.experiments.mechanisms.report import tables
+from rag_lib.experiments.mechanisms.report import judge_variants, tables
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
 from rag_lib.workbook.baseline import BaselineMeasures
@@ -179,6 +179,8 @@ def run_mechanism(
         if v.provenance:
             entry["provenance"] = v.provenance
         entries.append(entry)
+    # One Holm family per run, over every metric of every variant and language (rag_lib.evaluation.claims).
+    provenance["claims"] = judge_variants(entries, n_boot, seed).summary()
     return MechanismResult(mechanism=mechanism, status=status, reason=reason, variants=entries,
                            baseline=base_result, unavailable=unavailable, provenance=provenance,
                            **tables(entries, base_result["q7"]))
