@@ -99,7 +99,8 @@ class Judgement:
 
     @property
     def excludes_0(self) -> bool:
-        return self.adjusted is not None and (self.adjusted[0] > 0 or self.adjusted[1] < 0)
+        """The adjusted interval excludes 0 as printed (3 decimals): a bound that rounds to 0 never claims."""
+        return self.adjusted is not None and (round(self.adjusted[0], 3) > 0 or round(self.adjusted[1], 3) < 0)
 
     @property
     def effect(self) -> bool:
