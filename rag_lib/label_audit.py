@@ -315,7 +315,7 @@ def audit(bench: Benchmark, chunks: Sequence[Chunk], rankings: Mapping[str, Mapp
             continue
         for piece, gold_ids in zip(q.gold, q.pieces, strict=True):
             for cand in piece_candidates(q, piece, gold_ids, embeddable, (rankings or {}).get(q.id), max_rank):
-                decided = decisions.get((q.id, piece.id, cand.chunk))
+                decided = decisions.get((q.id, piece.id, cand.chunk)) or decisions.get((q.id, ANY_PIECE, cand.chunk))
                 rows.append({**cand.to_json(), "decision": decided.decision if decided else None,
                              "reason": decided.reason if decided else None})
     pooled = [] if pool is None else pool_rows(bench, pool, decisions, (c.id for c in chunks), questions)

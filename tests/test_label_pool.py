@@ -153,3 +153,25 @@ def test_every_pooled_configuration_is_scored_under_both_label_versions(tmp_path
     shown = pooled_relabel(v2, v3)
     assert shown["available"] and shown["decisions"] == {"new": 2} and "| b1 | dense | en | 2 |" in shown["table"]
     assert not pooled_relabel(tmp_path / "none.json", v3)["available"]
+
+
+WIDE = "cloudflare-docs-wide-2026-11-30"
+
+
+@pytest.mark.skipif(not load_pool(), reason="no pool built (python -m rag_lib.label_pool)")
+@pytest.mark.parametrize("batch", [None, WIDE])
+def test_every_pooled_candidate_is_decided_and_every_decision_applied(batch: str | None) -> None:
+    from rag_lib.benchmark import load_benchmark
+    from rag_lib.benchmark.batch_labels import benchmark_for
+    from rag_lib.config import batch_dir
+    from rag_lib.corpus import load_chunks
+
+    if not (batch_dir(batch) / "chunks.jsonl").exists():
+        pytest.skip(f"chunks of {batch} not built")
+    chunks = load_chunks(batch)
+    bench = benchmark_for(batch, chunks).benchmark if batch else load_benchmark(chunks=chunks)
+    decisions = load_decisions()
+    result = audit(bench, chunks, decisions=decisions, pool=load_pool())
+    assert result["pool"], "the pool has no candidate on this batch"
+    assert [(r["question"], r["chunk"]) for r in result["pool"] if r["status"] == "undecided"] == []
+    assert unapplied(bench, decisions, [c.id for c in chunks]) == []
