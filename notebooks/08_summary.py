@@ -69,13 +69,18 @@ for lang in languages:
 display(Markdown(summary.benchmark_table))
 
 # %% [markdown]
-# ## Before and after the relabelling (labels v1 → v2)
+# ## Before and after the relabelling (labels v2 → v3)
 # The same runs scored against the previous labels (archived from the results of that label version)
-# and the current ones: bake-off metrics and Q7 piece ranks, "before → after" where they differ.
+# and the current ones: bake-off metrics and Q7 piece ranks, "before → after" where they differ. Then every
+# pooled configuration (each retriever, embedder and mechanism variant, per batch and language), scored from
+# its Top-10 in the pool (`results/archive/labels-v3.json`) under labels v2 and v3: hit@5 and coverage@10 need
+# nothing deeper, so no configuration is run again.
 
 # %%
 if summary.relabel["available"]:
     display(Markdown(summary.relabel["metrics_table"]), Markdown(summary.relabel["q7_table"]))
+if summary.relabel["pooled"]["available"]:
+    display(Markdown(summary.relabel["pooled"]["table"]))
 
 # %% [markdown]
 # ## The local LLM (notebook 10): answers and the LLM judge on the whole benchmark
@@ -136,8 +141,8 @@ evidence sent to generation (Top-5, or the Top-k of a top-k row).
 
 ## Before and after the relabelling
 
-Labels v1 (results of commit {relabel.before_commit}, archived in `results/archive/{relabel.archive}`) against the
-current labels v2 (audit decisions in `data/benchmark/audit_decisions.yaml`): "before → after".
+Labels v2 (results of commit {relabel.before_commit}, archived in `results/archive/{relabel.archive}`) against the
+current labels v3 (pooled relabelling: `data/benchmark/pool_decisions.yaml`): "before → after".
 
 Baseline (dense, default embedder): hit@5 {relabel.closing.zh.baseline.hit@5} and coverage@10
 {relabel.closing.zh.baseline.coverage@10} (zh); hit@5 {relabel.closing.en.baseline.hit@5} and coverage@10
@@ -149,6 +154,11 @@ C4 {relabel.closing.en.q7.original.C4}.
 {relabel.metrics_table}
 
 {relabel.q7_table}
+
+Every pooled configuration, scored from its Top-10 in the pool under labels v2 and v3 (hit@5 and coverage@10;
+`n`: questions it ranked; the reranker ranks a stated subset):
+
+{relabel.pooled.table}
 
 ## The local LLM (notebook 10)
 

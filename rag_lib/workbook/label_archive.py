@@ -126,12 +126,14 @@ def pooled_relabel_rows(pool: Pool, before: Mapping[str, Mapping[str, Sequence[S
 
 def pooled_relabel(archive_before: Path = LABEL_ARCHIVE, archive_after: Path = POOL_ARCHIVE) -> dict[str, Any]:
     """08's per-configuration table, v2 → v3, from the two archives (``available`` False without them)."""
+    missing = {"available": False, "rows": [], "table": f"(not available: {archive_before.name} with the gold of "
+               f"both batches and {archive_after.name} with the pool are both needed)"}
     if not archive_before.is_file() or not archive_after.is_file():
-        return {"available": False}
+        return missing
     before = json.loads(archive_before.read_text(encoding="utf-8"))
     after = json.loads(archive_after.read_text(encoding="utf-8"))
     if "gold" not in before or "pool" not in after:
-        return {"available": False}
+        return missing
     pool = Pool.from_json(after["pool"])
     rows = pooled_relabel_rows(pool, before["gold"], after["gold"])
     columns = ["batch", "configuration", "language", "n", *POOLED_METRICS]
