@@ -227,7 +227,8 @@ def merge(pools: Sequence[Pool]) -> Pool:
     for p in pools:
         for q, by in p.tops.items():
             tops.setdefault(q, {}).update(by)
-        configurations.update(p.configurations)
+        for batch, names in p.configurations.items():
+            configurations[batch] = tuple(dict.fromkeys((*configurations.get(batch, ()), *names)))
         not_pooled.update(p.not_pooled)
         failed.update({k: dict(v) for k, v in p.failed.items()})
     return Pool(depths.pop(), tops, configurations, not_pooled, failed)
@@ -293,6 +294,7 @@ def workbook_configurations(batch: str, bench: Benchmark, use_llm: bool = True,
     root = results_root or results_dir()
     wb = Workbench(batch)
     wb.__dict__["benchmark"] = bench
+    _memoise_queries(wb)
     not_pooled = dict(NOT_POOLED)
     confs: list[Configuration] = []
     bakeoff = root / "01_embedding_bakeoff" / "results.json"
@@ -336,6 +338,36 @@ def workbook_configurations(batch: str, bench: Benchmark, use_llm: bool = True,
     return confs, not_pooled
 
 
+def _memoise_queries(wb: Any) -> None:
+    """Embed each query text once per embedder across every configuration of ``wb``.
+
+    The dense retriever, hybrid, the mechanisms' baseline and the recovery suggestions each embed the
+    same question again; on 2 shared cores one query takes seconds, so the pool memoises them (the
+    vectors are the embedder's own, only computed once).
+    """
+    original = wb.embedder
+
+    def embedder(name: str | None = None) -> Any:
+        model = original(name)
+        if not getattr(model, "_pool_memo", None):
+            memo: dict[str, Any] = {}
+            embed = model.embed_queries
+
+            def embed_queries(texts: Sequence[str]) -> Any:
+                import numpy as np
+
+                todo = [t for t in dict.fromkeys(texts) if t not in memo]
+                if todo:
+                    memo.update(zip(todo, np.asarray(embed(todo), dtype=np.float32), strict=True))
+                return np.stack([memo[t] for t in texts])
+
+            model.embed_queries = embed_queries
+            model._pool_memo = memo
+        return model
+
+    wb.embedder = embedder
+
+
 def _uncached(wb: Any, embedder: str) -> int:
     """How many embeddable chunks of ``wb`` have no vector of ``embedder`` in the embedding cache."""
     import numpy as np
@@ -375,17 +407,27 @@ def _corpus_size_configurations(wb: Any, batch: str) -> list[Configuration]:
     return out
 
 
-def workbook_pool(batches: Sequence[str] | None = None, use_llm: bool = True, depth: int = POOL_DEPTH) -> Pool:
-    """The pool of every batch of ``snapshot.batches`` (workbook.yaml), each with its own labels."""
+def workbook_pool(batches: Sequence[str] | None = None, use_llm: bool = True, depth: int = POOL_DEPTH,
+                  checkpoint: Path | None = None, progress: bool = False) -> Pool:
+    """The pool of every batch of ``snapshot.batches`` (workbook.yaml), each with its own labels.
+
+    ``checkpoint``: written after each configuration (a long run can be read while it goes on).
+    """
     from rag_lib.config import settings
     from rag_lib.workbench import Workbench
 
-    pools = []
+    pools: list[Pool] = []
     with _replay_only():
         for batch in batches or settings()["snapshot"]["batches"]:
             bench = Workbench(batch).benchmark
             confs, not_pooled = workbook_configurations(batch, bench, use_llm)
-            pools.append(build_pool(confs, bench.questions(answerable=True), LANGS, depth, not_pooled))
+            pools.append(build_pool([], bench.questions(answerable=True), LANGS, depth, not_pooled))
+            for conf in confs:  # one at a time, so a checkpoint keeps what is done
+                pools.append(build_pool([conf], bench.questions(answerable=True), LANGS, depth))
+                if checkpoint is not None:
+                    merge(pools).save(checkpoint)
+                if progress:
+                    print(f"pooled {conf.name} on {batch}", flush=True)
     return merge(pools)
 
 
@@ -398,7 +440,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--batch", action="append", default=None, help="only this batch (repeatable)")
     parser.add_argument("--no-llm", action="store_true", help="leave out the LLM variants (rewrite, split)")
     args = parser.parse_args(argv)
-    pool = workbook_pool(args.batch, use_llm=not args.no_llm)
+    pool = workbook_pool(args.batch, use_llm=not args.no_llm, checkpoint=Path(args.out), progress=True)
     path = pool.save(args.out)
     sizes = pool.sizes()
     print(f"wrote {path}: {len(sizes)} questions, {sum(sizes.values())} candidates "

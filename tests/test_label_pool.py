@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from rag_lib.benchmark import parse_benchmark, resolve
+from rag_lib.benchmark import Benchmark, parse_benchmark, resolve
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError
 from rag_lib.label_audit import Decision, audit, load_decisions, render, unapplied
@@ -31,11 +32,11 @@ DOC = {"snapshot": "t", "questions": [
 ]}
 
 
-def _bench():
+def _bench() -> Benchmark:
     return resolve(parse_benchmark(DOC), CHUNKS)
 
 
-def ranker(orders: dict[str, tuple[str, ...]]):
+def ranker(orders: dict[str, tuple[str, ...]]) -> Callable[[str], Ranking]:
     """A toy configuration: a fixed order per question text; an unknown text fails like a replay miss."""
     def rank(text: str) -> Ranking:
         if text not in orders:
@@ -176,3 +177,34 @@ def test_every_pooled_candidate_is_decided_and_every_decision_applied(batch: str
     assert result["pool"], "the pool has no candidate on this batch"
     assert [(r["question"], r["chunk"]) for r in result["pool"] if r["status"] == "undecided"] == []
     assert unapplied(bench, decisions, [c.id for c in chunks]) == []
+
+
+def test_configurations_of_one_batch_merge_in_order_and_queries_are_embedded_once() -> None:
+    import numpy as np
+
+    from rag_lib.label_pool import _memoise_queries
+
+    bench = _bench()
+    one = build_pool([Configuration("dense", "b1", ranker({"One?": ("a",)}))], bench.questions(answerable=True))
+    two = build_pool([Configuration("bm25", "b1", ranker({"One?": ("b",)}))], bench.questions(answerable=True))
+    assert merge([one, two]).configurations == {"b1": ("dense", "bm25")}
+
+    calls: list[list[str]] = []
+
+    class Model:
+        def embed_queries(self, texts: list[str]) -> np.ndarray:
+            calls.append(list(texts))
+            return np.ones((len(texts), 2), dtype=np.float32) * len(calls)
+
+    class Bench:
+        model = Model()
+
+        def embedder(self, name: str | None = None) -> Model:
+            return self.model
+
+    wb = Bench()
+    _memoise_queries(wb)
+    first = wb.embedder().embed_queries(["x", "y"])
+    again = wb.embedder("same").embed_queries(["y", "x", "z"])
+    assert calls == [["x", "y"], ["z"]]  # x and y are not embedded twice
+    assert again.tolist() == [first[1].tolist(), first[0].tolist(), [2.0, 2.0]]
