@@ -99,6 +99,17 @@ table(result.before_after)
 table(result.targets)
 
 # %% [markdown]
+# ### Where the key facts are lost
+#
+# Per language, over the answerable questions with a checkable key fact: every key fact stated in the
+# Top-5 chunks (retrieval kept them), in the units the narrowed pipeline sends (narrowing kept them),
+# and in the answer shown (the model wrote them and the support check let the answer through). Each
+# share is of the row above it, with its Wilson 95% interval.
+
+# %%
+table(result.funnel)
+
+# %% [markdown]
 # ### How far the key-fact measure can be trusted: a hand-checked sample
 #
 # 48 answers drawn by a seeded rule (`data/benchmark/answer_checks.yaml`) were read against their pages
@@ -169,6 +180,10 @@ Before → after the support check (same recorded calls):
 The narrowed pipeline against the targets:
 
 {target_table}
+
+Where the key facts are lost (narrowed pipeline, ungated; each share is of the row above):
+
+{funnel_table}
 
 ## The LLM judge beside floor+aspects
 

@@ -76,6 +76,23 @@ def test_a_number_the_cited_units_do_not_hold_is_withheld(tmp_path):
     assert result.status == "error" and result.error_kind == "unsupported_claims"
 
 
+def test_a_number_copied_from_a_unit_sent_but_not_cited_is_attributed_to_that_unit(tmp_path):
+    result = _scripted(tmp_path, {"quotes": ["S2"], "reply": "Keys up to 512 bytes, values up to 25 MiB.",
+                                  "status": "answered"}).generate("How large can KV keys and values be?", EVIDENCE)
+    assert result.status == "answered" and result.answer is not None
+    assert [c.quote for c in result.answer.citations] == ["Values can be up to 25 MiB.",
+                                                          "KV keys can be up to 512 bytes long."]
+    assert any("the workbook cited S1" in w for w in result.warnings)
+
+
+def test_attribution_needs_the_same_unit_and_never_touches_a_decline(tmp_path):
+    wrong_unit = _scripted(tmp_path, {"quotes": ["S2"], "reply": "Keys up to 512 MiB.", "status": "answered"})
+    assert wrong_unit.generate("How long can a KV key be?", EVIDENCE).error_kind == "unsupported_claims"
+    decline = _scripted(tmp_path, {"quotes": ["S2"], "reply": "The evidence provided does not include 512 bytes.",
+                                   "status": "insufficient"}).generate("How long can a KV key be?", EVIDENCE)
+    assert decline.status == "insufficient" and decline.answer is not None and len(decline.answer.citations) == 1
+
+
 def test_an_id_that_was_not_sent_is_dropped(tmp_path):
     result = _scripted(tmp_path, {"quotes": ["S9"], "reply": "25 MiB.", "status": "answered"}).generate(
         "How large can a KV value be?", EVIDENCE)

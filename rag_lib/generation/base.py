@@ -175,10 +175,11 @@ def parse_json_object(text: str) -> Any:
     return json.loads(stripped, strict=False)
 
 
-def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk]) -> GenerationResult:
-    """Check citations and wording of a parsed answer and build its result."""
+def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk],
+                  notes: Sequence[str] = ()) -> GenerationResult:
+    """Check citations and wording of a parsed answer and build its result (``notes`` join its warnings)."""
     report = check_citations(answer.citations, evidence)
-    notes: list[str] = []
+    notes = list(notes)
     if report.dropped:
         reasons = ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in report.dropped_by_reason.items() if n)
         notes.append(f"dropped {len(report.dropped)} invalid citation(s): {reasons}")

@@ -8,7 +8,9 @@ model replies with JSON whose keys come in the order it writes them (llama.cpp w
 alphabetical order): ``quotes`` (unit ids, an enum of the ids sent), then ``reply`` (in the
 question's language, numbers and names copied verbatim), then ``status``. A quote is therefore a
 whole unit, copied by the workbook, never retyped by the model; the support check
-(:mod:`rag_lib.generation.support`) still decides whether the reply is carried by it.
+(:mod:`rag_lib.generation.support`) still decides whether the reply is carried by it. A number or name
+the reply copies from a unit it did not cite is attributed to that unit by the workbook
+(:func:`attribute`), and the result says so.
 
 The sufficiency judge reads the same units and lists the question's parts, each with the id that
 answers it or ``none``; its verdict is derived from the parts (every part supported), not from the
@@ -28,10 +30,11 @@ from rag_lib.documents import Chunk
 from rag_lib.generation.base import GenerationResult, LLMGenerator, LLMOutcome, finish_answer, result_fields
 from rag_lib.generation.prompts import prompts
 from rag_lib.generation.schema import Answer, Citation, SufficiencyVerdict
-from rag_lib.generation.support import unit_spans
+from rag_lib.generation.support import check_support, states, unit_spans
 from rag_lib.text import language_name
 
-PIPELINE = "narrowed-units-v1"
+# v2: the workbook cites a unit sent that states what the reply states and its quotes do not.
+PIPELINE = "narrowed-units-v2"
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,28 @@ def split_units(evidence: Sequence[Chunk]) -> list[EvidenceUnit]:
 
 
 UnitSelector = Callable[[str, Sequence[Chunk]], list[EvidenceUnit]]
+
+
+def attribute(reply: str, question: str, cited: Sequence[EvidenceUnit],
+              sent: Sequence[EvidenceUnit]) -> list[EvidenceUnit]:
+    """Units sent to the model that state what ``reply`` states and its cited units do not.
+
+    A small model often copies a number or a name from one unit and cites another. For each such
+    statement the workbook cites the first unit sent (in id order) that states it, verbatim as the
+    support check reads it; a statement no unit sent states stays unsupported, and the answer is
+    withheld as before. A reply citing no unit sent is not rescued: it has shown no grounding of its
+    own. The result's warnings name the units the workbook added.
+    """
+    if not cited:
+        return []
+    report = check_support(reply, question, [u.text for u in cited])
+    added: list[EvidenceUnit] = []
+    for statement in report.unsupported:
+        for unit in sent:
+            if unit not in cited and unit not in added and states(statement, unit.text):
+                added.append(unit)
+                break
+    return added
 
 
 def format_units(units: Sequence[EvidenceUnit], evidence: Sequence[Chunk]) -> tuple[str, dict[str, EvidenceUnit]]:
@@ -196,10 +221,16 @@ class NarrowedGenerator:
         reply = outcome.value
         cited = [ids[q] for q in dict.fromkeys(reply.quotes) if q in ids]
         unknown = [q for q in reply.quotes if q not in ids]
-        citations = [Citation(chunk_id=u.chunk_id, quote=u.text) for u in cited]
+        added, notes = [], []
+        if reply.status == "answered":
+            added = attribute(reply.reply, question, cited, list(ids.values()))
+            if added:
+                names = ", ".join(unit_id for unit_id, unit in ids.items() if unit in added)
+                notes.append(f"the workbook cited {names}: the reply states what they state and its own quotes do not")
+        citations = [Citation(chunk_id=u.chunk_id, quote=u.text) for u in (*cited, *added)]
         citations += [Citation(chunk_id=q, quote=q) for q in unknown]  # checked, and dropped as unknown ids
         answer = Answer(status=reply.status, answer=reply.reply, citations=citations)
-        return finish_answer(base, answer, evidence)
+        return finish_answer(base, answer, evidence, notes)
 
     def judge_sufficiency(self, question: str, evidence: Sequence[Chunk]) -> LLMOutcome:
         """Part-by-part sufficiency over the narrowed units; the verdict is derived from the parts."""

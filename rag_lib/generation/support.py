@@ -169,6 +169,14 @@ class SupportReport:
                 "unsupported": [s.text for s in self.unsupported], "restates_question": self.restates_question}
 
 
+def states(statement: Statement, quotes: str) -> bool:
+    """Whether ``quotes`` state ``statement``: a number with the same digits (and the same unit when the
+    statement has one), anything else verbatim, compared without case and whitespace."""
+    if statement.kind == "number":
+        return _number_supported(statement, quotes)
+    return _squash(statement.text) in _squash(quotes)
+
+
 def _number_supported(statement: Statement, quotes: str) -> bool:
     digits = _squash(statement.text.partition(" ")[0])
     for match in _NUMBER.finditer(_MARKERS.sub(" ", quotes)):
@@ -191,12 +199,11 @@ def check_support(answer: str, question: str, quotes: Iterable[str]) -> SupportR
         The verified quotes only (a dropped citation supports nothing).
     """
     joined = "\n".join(quotes)
-    squashed = _squash(joined)
     asked = _squash(question)
     statements = checkable_statements(answer)
     unsupported, quoted = [], []
     for s in statements:
-        in_quotes = (_number_supported(s, joined) if s.kind == "number" else _squash(s.text) in squashed)
+        in_quotes = states(s, joined)
         in_question = _squash(s.text) in asked  # the asker named it: not the answer's claim
         if in_quotes and not in_question:
             quoted.append(s)

@@ -284,6 +284,8 @@ class LocalLLMResult(ExperimentResult):
     target_table: str
     hand_checks: dict[str, Any]  # the key-fact measure's agreement with the hand-checked sample
     selective: dict[str, Any]  # per language: selective answering (cross-validated logistic), its curve
+    funnel: list[dict[str, Any]]  # per language: key facts in the Top-k → in the units sent → in the shown answer
+    funnel_table: str
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from rag_lib.evaluation.stats import wilson
 from rag_lib.evidence import Gate, GateDecision
 from rag_lib.evidence.calibration import ScoredQuestion
 from rag_lib.evidence.narrowing import default_narrower, narrowed_generator, narrowing_settings
+from rag_lib.experiments.llm_eval.funnel import funnel_rows
 from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
 from rag_lib.generation import Generator, get_generator, get_task_generator, task_generator_name
 from rag_lib.generation.local_models import local_models
@@ -174,6 +175,8 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     selective = selective_run(scored, answers, judge_narrowed)
     before_after = before_after_rows(rows)
     targets = target_rows(rows, answers["narrowed"]["label"])
+    funnel = funnel_rows(wb, {lang: answers["narrowed"]["runs"][f"{lang}:ungated"]["rows"] for lang in languages},
+                         k, key)
     choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None
     configured = {**run_config().llm_tasks, "offline_reranker": str(settings()["retrieval"]["offline_reranker"])}
     return LocalLLMResult(
@@ -189,6 +192,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         before_after=before_after,
         before_after_table=markdown_table(before_after) if before_after else "_(no archive)_",
         targets=targets, target_table=markdown_table(targets), hand_checks=hand_checks, selective=selective,
+        funnel=funnel, funnel_table=markdown_table(funnel),
     )
 
 
@@ -366,6 +370,17 @@ def findings(result: LocalLLMResult) -> list[str]:
             out.append(f"{row['lang']}: the LLM judge ({row['gate']}) over {row['judged']} judged questions "
                        f"({row['failed']} without a record): {quality}. The judge has no fitted parameter, so "
                        "its figures are out of sample.")
+    for lang in result.languages:
+        stages = [r for r in result.funnel if r["lang"] == lang]
+        if not stages or not stages[0]["of"]:
+            continue
+        steps = "; ".join(f"{r['every key fact']}: {r['questions']} of {r['of']} ({_pct(r['share'])} {r['ci']})"
+                          for r in stages)
+        weakest = min((r for r in stages if r["share"] is not None), key=lambda r: r["share"])
+        out.append(f"{lang}: where the key facts of the answerable questions are lost (narrowed pipeline, ungated; "
+                   f"every key fact stated) — {steps}. The lowest share is at the step "
+                   f"\"{weakest['every key fact']}\". Key facts are matched as strings, so a stage can miss a fact "
+                   "stated in other words.")
     hand = result.hand_checks
     if hand["n"]:
         out.append(f"The key-fact measure agrees with a hand reading of {hand['n']} sampled answers (both languages, "

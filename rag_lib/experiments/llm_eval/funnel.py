@@ -1,0 +1,69 @@
+"""Where a right answer is lost: key facts in the Top-k, in the units sent, in a shown answer.
+
+For each answerable question with a checkable key fact (``data/benchmark/key_facts.yaml``), three
+stages in order: every key fact is stated somewhere in the Top-k chunks (retrieval kept it), in the
+units the narrowed pipeline sends the model (narrowing kept it), and in the answer the reader is
+shown (the model wrote it and the support check let it through). Each stage's share is of the
+questions that passed the stage before, so a low share names the step that lost the facts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rag_lib.evaluation.fact_matching import find_alternative
+from rag_lib.evaluation.key_facts import KeyFact, default_key_facts
+from rag_lib.evaluation.stats import wilson
+from rag_lib.evidence.narrowing import default_narrower
+from rag_lib.workbench import Workbench
+
+STAGES = ("in the Top-k chunks", "in the units sent", "in the shown answer")
+
+
+def _states_all(facts: Sequence[KeyFact], text: str) -> bool:
+    return all(find_alternative(f.alternatives, text) for f in facts)
+
+
+def funnel_rows(wb: Workbench, answer_rows: Mapping[str, Sequence[dict[str, Any]]], k: int,
+                key: str = "dense") -> list[dict[str, Any]]:
+    """One row per language and stage: questions reaching it, and the share of the stage before.
+
+    Parameters
+    ----------
+    wb
+        The workbench the answers were made with.
+    answer_rows
+        Per language, the narrowed pipeline's ungated rows (``question``, ``status``, ``correct``).
+    k
+        The Top-k the answers were given.
+    """
+    key_facts, narrower = default_key_facts(), default_narrower(wb.embedder())
+    rows = []
+    for lang, answered in answer_rows.items():
+        by_question = {r["question"]: r for r in answered}
+        reached = [0, 0, 0]
+        asked = 0
+        for q in wb.benchmark:
+            facts = [f for f in key_facts[q.id] if f.checkable] if q.answerable else []
+            row = by_question.get(q.id)
+            if not facts or row is None or row["error_kind"] == "replay_miss":
+                continue
+            asked += 1
+            text = q.text(lang)
+            evidence = wb.evidence(wb.rank(text, key), k)
+            if not _states_all(facts, "\n".join(c.text for c in evidence)):
+                continue
+            reached[0] += 1
+            if not _states_all(facts, "\n".join(u.text for u in narrower(text, evidence))):
+                continue
+            reached[1] += 1
+            reached[2] += bool(row["status"] == "answered" and row["correct"])
+        before = asked
+        for stage, n in zip(STAGES, reached, strict=True):
+            ci = wilson(n, before)
+            rows.append({"lang": lang, "every key fact": stage.replace("Top-k", f"Top-{k}"), "questions": n,
+                         "of": before, "share": round(n / before, 4) if before else None,
+                         "ci": f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "—"})
+            before = n
+    return rows
