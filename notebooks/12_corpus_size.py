@@ -72,11 +72,12 @@ display(Image(filename=str(png)))
 table(result.curve, decimals={"declined (answerable)": 1})
 
 # %% [markdown]
-# ## Change from the labelled batch's pages (paired bootstrap 95% over questions)
+# ## Change from the labelled batch's pages (paired bootstrap 95% over questions, and Holm-adjusted)
+# `adjusted (Holm)`: change [interval at the level Holm tests it at]; p_Holm over every row of this table.
 
 # %%
-table(result.change_rows, ["pages", "language", "metric", "smallest", "this size", "change", "95% CI", "p"],
-      signed=["change"])
+table(result.change_rows, ["pages", "language", "metric", "smallest", "this size", "change", "95% CI", "p",
+                           "adjusted (Holm)"], signed=["change"])
 
 # %% [markdown]
 # ## Q7: first rank of C1–C4 (a range when the page orders disagree)

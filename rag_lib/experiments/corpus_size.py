@@ -31,6 +31,7 @@ from rag_lib.corpus import load_chunks
 from rag_lib.corpus.chunking import chunk_id_digest
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import HIT, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
+from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import Case, get_gate, label_insufficient, score_cases
 from rag_lib.retrieval import Ranking
@@ -39,6 +40,8 @@ from rag_lib.workbook.experiment_results import CorpusSizeResult
 from rag_lib.workbook.report import markdown_table, rank_span
 
 METRICS = (HIT.name, "coverage@10")
+DIFF = "change"  # the change table's difference column (this size − the smallest corpus)
+FAMILY_NAME = "this notebook (corpus sizes × languages × metrics, each against the smallest corpus)"
 DISTRACTOR_KINDS = ("same page as gold", "copy on another page", "same product, other page", "other product")
 
 
@@ -164,13 +167,16 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                     c = compare(seed_mean.tolist(), base_scores[m].tolist(), n_boot, seed)
                     change.append({"pages": size, "language": lang, "metric": m, "smallest": c["baseline"],
                                    "this size": c["mechanism"], "change": c["diff"], "ci95": c["ci95"],
-                                   "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]", "p": c["p"]})
+                                   "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]", "p": c["p"],
+                                   "diffs": c["diffs"]})
             mine = [r for r in rows if r["pages"] == size and r["language"] == lang]
             entry["declined (answerable)"] = round(float(np.mean([r["declined (answerable)"] for r in mine])), 2)
             entry["false refusal rate"] = round(float(np.mean([r["complete declined"] / r["complete"]
                                                                 for r in mine if r["complete"]])), 4)
             entry["seeds"] = len(mine)
             curve.append(entry)
+    # One Holm family: every size × language × metric of the change table.
+    family = judge_rows(change, FAMILY_NAME, ("pages",), ("language",), DIFF, n_boot, seed)
 
     q7_summary = []
     for lang in languages:
@@ -221,14 +227,14 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                                             "declined (answerable)",
                                             "false refusal rate", "seeds"], decimals={"declined (answerable)": 1}),
             "change": markdown_table(change, ["pages", "language", "metric", "smallest", "this size", "change",
-                                              "95% CI", "p"]),
+                                              "95% CI", "p", "adjusted (Holm)"]),
             "q7": markdown_table(q7_summary),
             "q7_first": markdown_table(q7_first),
             "slots": markdown_table(slot_summary, decimals={"non-gold slots per run": 1}),
             "top_distractors": markdown_table(top_distractors),
         },
         provenance={"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
-                    "scale": conf, "top": TOP_K,
+                    "claims": family.summary(), "scale": conf, "top": TOP_K,
                     "gate": "floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
                     "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
                                    "chunks (identical to exact search over it)"},
@@ -247,14 +253,13 @@ def findings(result: CorpusSizeResult) -> list[str]:
     """Sentences from the stored results: the curve's ends, the change with its interval, Q7, the distractors."""
     out = []
     small, large = result.sizes[0], result.sizes[-1]
+    family = read_rows(result.change_rows, FAMILY_NAME, ("pages",), ("language",), DIFF,
+                       result.provenance.get("claims", {}).get("alpha", ALPHA))
     for lang in result.languages:
         parts = []
         for m in METRICS:
             a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)
-            c = _by(result.change_rows, pages=large, language=lang, metric=m)
-            clear = c["ci95"][0] > 0 or c["ci95"][1] < 0
-            parts.append(f"{m} {a[m]:.3f} → {b[m]:.3f} ({c['change']:+.3f} {c['95% CI']}"
-                         f"{'' if clear else ', interval includes 0'})")
+            parts.append(f"{m} {a[m]:.3f} → {b[m]:.3f} ({family.get(str(large), lang, m).text(scoped=False)})")
         a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)
         out.append(f"{lang}: from {small} to {large} pages, {'; '.join(parts)}; the gate declined "
                    f"{a['declined (answerable)']:g} → {b['declined (answerable)']:g} answerable questions.")
@@ -276,7 +281,8 @@ def findings(result: CorpusSizeResult) -> list[str]:
     left = ", ".join(result.labels["left_out"]) or "none"
     out.append(f"Caveats: {result.n_answerable} answerable questions written for the {small}-page batch, so the "
                "added pages are distractors by construction unless they state a piece (they are then gold through "
-               "the wide batch's own labels); intervals are bootstrap 95% over questions of the seed-averaged values, "
-               f"with {len(result.seeds)} page orders; one offline embedder (multilingual-e5-small); gate "
+               "the wide batch's own labels); intervals are bootstrap intervals over questions of the seed-averaged "
+               f"values, with {len(result.seeds)} page orders; one offline embedder (multilingual-e5-small); gate "
                f"parameters tuned on the labelled batch; unanswerable questions left out on the wide batch: {left}.")
+    out.append(family.describe())
     return out
