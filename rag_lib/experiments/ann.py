@@ -29,6 +29,7 @@ import numpy as np
 from rag_lib.benchmark import Question
 from rag_lib.config import settings
 from rag_lib.evaluation import HIT, piece_ranks
+from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
@@ -39,6 +40,9 @@ from rag_lib.workbook.report import markdown_table, rank_span
 
 METRICS = (HIT.name, "coverage@10")
 RECALL_K = 10
+DIFF = "hnsw − exact"  # the comparison table's difference column
+SUBJECT, SCOPE = ("setting",), ("batch", "language")  # a judged row: the setting, on one batch and language
+FAMILY_NAME = "this notebook (batches × settings × languages × metrics, HNSW against exact search)"
 
 
 def ann_settings() -> dict[str, Any]:
@@ -111,13 +115,15 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
                     comparison.append({"batch": batch, "setting": label, "language": lang, "metric": name,
                                        "exact": c["baseline"], "hnsw": c["mechanism"], "hnsw − exact": c["diff"],
                                        "ci95": c["ci95"], "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]",
-                                       "p": c["p"]})
+                                       "p": c["p"], "diffs": c["diffs"]})
                 per_build = [q7_ranks(q7, matched_only(run["q07", f"{lang}:q7"])) for run in runs]
                 q7_rows.append({"batch": batch, "setting": label, "language": lang,
                                 **{p: rank_span([b[p] for b in per_build]) for p in ("C1", "C2", "C3", "C4")}})
         for lang in languages:
             q7_rows.append({"batch": batch, "setting": "exact", "language": lang,
                             **{p: str(r) for p, r in q7_ranks(q7, exact["q07", f"{lang}:q7"]).items()}})
+    # One Holm family: every batch × setting × language × metric of the comparison table.
+    family = judge_rows(comparison, FAMILY_NAME, SUBJECT, SCOPE, DIFF, n_boot, seed)
     return AnnResult(
         languages=list(languages), settings=hnsw_settings, batches=list(conf["batches"]),
         rows=rows, comparison_rows=comparison, q7_rows=q7_rows,
@@ -126,11 +132,12 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
                                              if r["batch"] == batch and r["setting"] == setting_label(s)}
                             for s in hnsw_settings} for batch in conf["batches"]},
         tables={"recall": markdown_table(rows), "comparison": markdown_table(
-            comparison, ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact", "95% CI", "p"]),
+            comparison, ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact", "95% CI", "p",
+                         "adjusted (Holm)"]),
             "q7": markdown_table(q7_rows)},
         provenance={"retriever": "dense", "embedder": Workbench().embedder().describe(), "n_boot": n_boot,
-                    "seed": seed, "ann": conf, "store": f"Postgres {versions['postgres']}, pgvector "
-                                                          f"{versions['pgvector']}", "recall_k": RECALL_K,
+                    "seed": seed, "claims": family.summary(), "ann": conf,
+                    "store": f"Postgres {versions['postgres']}, pgvector {versions['pgvector']}", "recall_k": RECALL_K,
                     "hnsw_returns": "at most ef_search rows; the rest are unmatched, never filled from "
                                     "exact search"},
     )
@@ -157,6 +164,8 @@ def findings(result: AnnResult) -> list[str]:
     """Sentences from the stored results: neighbour recall and gold coverage lost per batch and setting, Q7."""
     out = []
     k = result.provenance["recall_k"]
+    family = read_rows(result.comparison_rows, FAMILY_NAME, SUBJECT, SCOPE, DIFF,
+                       result.provenance.get("claims", {}).get("alpha", ALPHA))
     for batch in result.batches:
         for lang in result.languages:
             parts = []
@@ -164,10 +173,8 @@ def findings(result: AnnResult) -> list[str]:
                 label = setting_label(s)
                 row = next(r for r in result.rows if r["batch"] == batch and r["setting"] == label
                            and r["language"] == lang)
-                cov = next(r for r in result.comparison_rows if r["batch"] == batch and r["setting"] == label
-                           and r["language"] == lang and r["metric"] == "coverage@10")
-                lost = ("no coverage@10 lost in any build" if cov["hnsw − exact"] == 0 and cov["ci95"] == [0.0, 0.0]
-                        else f"coverage@10 {cov['hnsw − exact']:+.3f} {cov['95% CI']}")
+                cov = family.get(label, f"{batch}, {lang}", "coverage@10")
+                lost = "no coverage@10 lost in any build" if not cov.in_family else cov.text(scoped=False)
                 spread = ("" if row["lowest build"] == row["highest build"]
                           else f" (builds {row['lowest build']:.3f}–{row['highest build']:.3f})")
                 parts.append(f"{label}: recall@{k} {row['recall@10 of exact']:.3f}{spread}, {lost}")
@@ -185,4 +192,5 @@ def findings(result: AnnResult) -> list[str]:
                "piece whose exact rank is beyond ef_search (Q7's deep pieces) cannot be returned at all, and a larger "
                "k downstream cannot bring it back; latency is measured by "
                "benchmarks/store_latency.py, not here.")
+    out.append(family.describe())
     return out
