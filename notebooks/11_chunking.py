@@ -71,11 +71,14 @@ table(result.strategies, ["strategy", "kind", "description", "n_chunks", "median
 table(result.metric_rows, decimals={"tokens@5": 0})
 
 # %% [markdown]
-# ## Structural − each strategy (paired bootstrap 95% interval over questions)
+# ## Structural − each strategy (paired bootstrap 95% interval over questions, and Holm-adjusted)
+# `adjusted (Holm)`: difference [interval at the level Holm tests it at]; p_Holm over every comparison of the
+# table (strategies × languages × metrics). The Findings judge by the adjusted figures.
 
 # %%
 table(result.comparison_rows, ["strategy", "language", "metric", "structural", "strategy_value",
-                               "structural − strategy", "95% CI", "p"], signed=["structural − strategy"])
+                               "structural − strategy", "95% CI", "p", "adjusted (Holm)"],
+      signed=["structural − strategy"])
 
 # %% [markdown]
 # ## Q7: first rank of C1–C4 under each strategy (dense, original phrasing)
@@ -107,6 +110,9 @@ chunk-id labels on the structural chunks). Halo's figures are theirs.
 {{ tables.metrics }}
 
 ## Structural − strategy (Halo: +{{ halo.chunking.structural_hit_rate_points }} points of hit rate for structural chunking)
+
+`95% CI`: each comparison on its own; `adjusted (Holm)`: difference [interval at the level Holm tests it at];
+p_Holm over the {{ provenance.claims.comparisons }} comparisons of this table.
 
 {{ tables.comparison }}
 

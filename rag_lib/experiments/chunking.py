@@ -26,8 +26,9 @@ from rag_lib.corpus import load_pages
 from rag_lib.corpus.chunkers import SemanticChunker, TokenCounter, get_chunker, strategies
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import HIT, MRR, PieceCoverage, piece_ranks
+from rag_lib.evaluation.claims import ALPHA, Family, judge_rows, read_rows
 from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
-from rag_lib.evaluation.stats import compare, effect_text
+from rag_lib.evaluation.stats import compare
 from rag_lib.generation.llm_calls import price_table
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens
@@ -37,6 +38,10 @@ from rag_lib.workbook.report import markdown_table
 
 BASELINE = "structural"
 METRICS = (HIT.name, "coverage@10", "mrr")
+DIFF = "structural − strategy"  # the comparison table's difference column
+FAMILY_NAME = "this notebook (strategies × languages × metrics)"
+# A verdict on structural − strategy, in words: positive differences put structural ahead.
+_SIDE = {"helps": "structural ahead", "hurts": "structural behind", "mixed": "mixed"}
 PRICED_MODEL = "qwen3.8-flash"  # the casebook's generator: what a paid answer would cost
 
 
@@ -132,7 +137,10 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
                 comparison_rows.append({"strategy": name, "language": lang, "metric": m,
                                         "structural": c["mechanism"], "strategy_value": c["baseline"],
                                         "structural − strategy": c["diff"], "ci95": c["ci95"],
-                                        "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]", "p": c["p"]})
+                                        "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]", "p": c["p"],
+                                        "diffs": c["diffs"]})
+    # One Holm family: every strategy × language × metric the comparison table reports.
+    family = judge_rows(comparison_rows, FAMILY_NAME, ("strategy",), ("language",), DIFF, n_boot, seed)
     embedder = base.embedder()
     tables = {
         "sizes": markdown_table(stats, ["strategy", "n_chunks", "median_tokens", "p90_tokens", "max_tokens",
@@ -140,7 +148,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         "metrics": markdown_table(metric_rows, ["strategy", "language", *METRICS, "tokens@5"],
                                   decimals={"tokens@5": 0}),
         "comparison": markdown_table(comparison_rows, ["strategy", "language", "metric", "structural", "strategy_value",
-                                                       "structural − strategy", "95% CI", "p"]),
+                                                       "structural − strategy", "95% CI", "p", "adjusted (Holm)"]),
         "q7": markdown_table(q7_rows),
     }
     context = context_cost(structural_wb, structural_rankings)
@@ -152,6 +160,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         context_rows=context, priced_model=PRICED_MODEL,
         price=price_table()[PRICED_MODEL], halo=halo(),
         provenance={"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
+                    "claims": family.summary(),
                     "strategies": {n: declared[n] for n in names},
                     "gold": "spans of the benchmark's locators; a chunk counts when it holds the whole span, "
                             "else the chunk(s) holding its largest part (rag_lib.evaluation.gold_spans)",
@@ -164,24 +173,31 @@ def _by(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any]:
     return next(r for r in rows if all(r[k] == v for k, v in keys.items()))
 
 
+def stored_family(result: ChunkingResult) -> Family:
+    """The notebook's Holm family as stored beside each comparison row."""
+    return read_rows(result.comparison_rows, FAMILY_NAME, ("strategy",), ("language",), DIFF,
+                     result.provenance.get("claims", {}).get("alpha", ALPHA))
+
+
 def findings(result: ChunkingResult) -> list[str]:
-    """Sentences from the stored results: each strategy against structural, Q7, the context trade-off."""
+    """Sentences from the stored results: each strategy against structural over every metric of the comparison
+    table, after the notebook's Holm adjustment (:mod:`rag_lib.evaluation.claims`); Q7; the context trade-off."""
     out = []
     points = result.halo["chunking"]["structural_hit_rate_points"]
+    family = stored_family(result)
     for lang in result.languages:
         parts = []
         for s in result.strategies:
             if s["strategy"] == BASELINE:
                 continue
-            c = _by(result.comparison_rows, strategy=s["strategy"], language=lang, metric=HIT.name)
-            moved = {"diff": c["structural − strategy"], "ci95": c["ci95"]}
-            clear = c["ci95"][0] > 0 or c["ci95"][1] < 0
-            parts.append(f"{s['strategy']} {effect_text(moved)}{'' if clear else ' (interval includes 0)'}")
+            verdict = family.verdict(s["strategy"], lang)
+            said = (f"{_SIDE[verdict.kind]}: " + "; ".join(j.text(scoped=False) for j in verdict.effects)
+                    if verdict.effects else verdict.text(scoped=False))
+            parts.append(f"vs {s['strategy']}, {said}")
         base = _by(result.metric_rows, strategy=BASELINE, language=lang)
-        out.append(f"{lang}: structural {HIT.name} {base[HIT.name]:.3f}; structural − strategy in {HIT.name}: "
-                   f"{'; '.join(parts)}. Halo reports +{points} points (+{points / 100:.2f}) of hit rate for "
-                   "structural chunking (theirs; baseline "
-                   "not stated).")
+        out.append(f"{lang}: structural {HIT.name} {base[HIT.name]:.3f}; structural − strategy over "
+                   f"{', '.join(METRICS)}: {'; '.join(parts)}. Halo reports +{points} points (+{points / 100:.2f}) of "
+                   "hit rate for structural chunking (theirs; baseline not stated).")
     for lang in result.languages:
         rows = [r for r in result.q7_rows if r["language"] == lang]
         shown = "; ".join(f"{r['strategy']} " + "/".join(str(r[p]) for p in ("C1", "C2", "C3", "C4")) for r in rows)
@@ -194,9 +210,9 @@ def findings(result: ChunkingResult) -> list[str]:
                    f"{large['coverage']:.3f}.")
     out.append(f"Caveats: {result.n_answerable} answerable questions, labels of this benchmark placed as spans "
                f"({result.gold_span_differences} differences from the chunk-id labels on the structural chunks); "
-               "intervals are paired bootstrap 95% over questions, unadjusted for the comparisons made; one offline "
-               "embedder (multilingual-e5-small); structural chunks longer than its 512-token window are embedded "
-               "in windows whose vectors are averaged, while the other strategies fit the window by construction; "
-               "no answers were generated "
-               "from the Top-20, so the context comparison is cost and coverage, not answer quality.")
+               "one offline embedder (multilingual-e5-small); structural chunks longer than its 512-token window are "
+               "embedded in windows whose vectors are averaged, while the other strategies fit the window by "
+               "construction; no answers were generated from the Top-20, so the context comparison is cost and "
+               "coverage, not answer quality.")
+    out.append(family.describe())
     return out
