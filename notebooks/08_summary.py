@@ -42,10 +42,11 @@ print("inputs missing:", summary.missing_inputs or "none")
 # %% [markdown]
 # ## What actually helps, and by how much
 # Each mechanism variant and language against the baseline, ranked: clear gains first (a Holm-adjusted
-# p < 0.05 with a positive difference, none negative), then mixed, no clear effect, clear losses, and
-# last the variants whose LLM calls failed on some questions. Ranked within a group by the change in
-# `coverage@evidence` (gold pieces inside the evidence sent to generation: what an incomplete answer
-# lacks). "no change": the metric did not move on any question.
+# interval that excludes 0 with a positive difference, none negative), then mixed, no clear effect, no
+# question changed, clear losses, and last the variants whose LLM calls failed on some questions. Ranked
+# within a group by the change in `coverage@evidence` (gold pieces inside the evidence sent to generation:
+# what an incomplete answer lacks). Cells: difference [Holm-adjusted interval]; "no change (fixed)": the
+# metric did not move on any question, so it is left out of the Holm family.
 
 # %%
 table(summary.what_helps, ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence", "hit@5",
@@ -61,8 +62,9 @@ for lang in languages:
 
 # %% [markdown]
 # ## Whole benchmark: each mechanism against the baseline
-# baseline → mechanism (difference [95% bootstrap interval over questions]; p_Holm: two-sided bootstrap p,
-# Holm-adjusted over every comparison in the table). `coverage@evidence` counts pieces inside the
+# baseline → mechanism (difference [95% bootstrap interval over questions]; adjusted: the interval at the
+# level Holm tests it at; p_Holm: two-sided bootstrap p, Holm-adjusted over every comparison in the table in
+# which some question changed; "fixed": none did, so it is left out of the family). `coverage@evidence` counts pieces inside the
 # evidence the variant sends to generation (Top-5; Top-k for the top-k rows), the one metric k changes.
 
 # %%
@@ -92,8 +94,8 @@ display(Markdown(summary.local_llm_text))
 # ## Halo's ranked changes (theirs) beside ours
 #
 # Halo (the second seed) ranks the changes that moved its hit rate; ours are hit@5 differences with
-# 95% intervals from notebooks 11 (chunking, context size) and 06 (reranker, hybrid on the identifier
-# questions and on the rest).
+# Holm-adjusted intervals from notebooks 11 (chunking, adjusted over 11's comparisons; context size) and 06
+# (reranker, hybrid on the identifier questions and on the rest; adjusted over this summary's family).
 
 # %%
 table(summary.halo_rows)
@@ -111,9 +113,10 @@ Inputs missing: {missing_text}.
 
 ## What actually helps, and by how much
 
-Ranked: clear gains (Holm-adjusted p < {multiplicity.alpha}, positive), mixed, no clear effect, clear losses, then
-variants whose LLM calls failed on some questions. Cells: difference against the baseline [95% bootstrap
-interval over questions]; "no change": the metric moved on no question.
+Ranked: clear gains (a Holm-adjusted interval that excludes 0, positive), mixed, no clear effect, no question
+changed, clear losses, then variants whose LLM calls failed on some questions. Cells: difference against the
+baseline [Holm-adjusted bootstrap interval over questions, over the {multiplicity.comparisons} comparisons of the
+family]; "no change (fixed)": the metric moved on no question, so it is left out of the family.
 
 {what_helps_table}
 
@@ -129,12 +132,14 @@ interval over questions]; "no change": the metric moved on no question.
 
 {side_by_side_tables.en}
 
-## Whole benchmark: baseline → mechanism (difference [95% CI]; Holm-adjusted p)
+## Whole benchmark: baseline → mechanism (difference [95% CI]; Holm-adjusted interval and p)
 
-{multiplicity.comparisons} comparisons (mechanism variants × languages × metrics). Each interval on its own
+{multiplicity.comparisons} comparisons (mechanism variants × languages × metrics) form the Holm family;
+{multiplicity.fixed} more, in which no question changed, are left out and marked fixed. Each 95% interval on its own
 is a {multiplicity.ci_percent}% interval; read together, {multiplicity.chance} unadjusted intervals would exclude 0 by
-chance even with no real change. p_Holm controls the family-wise error over all {multiplicity.comparisons}:
-{multiplicity.significant_holm_05} comparisons have p_Holm < {multiplicity.alpha} ({multiplicity.significant_unadjusted_05} unadjusted). `coverage@evidence` is the share of pieces inside the
+chance even with no real change. p_Holm controls the family-wise error over all {multiplicity.comparisons}, and each
+adjusted interval is the bootstrap interval at the level Holm tests that comparison at:
+{multiplicity.significant_holm_05} comparisons survive the adjustment ({multiplicity.significant_unadjusted_05} have p < {multiplicity.alpha} unadjusted). `coverage@evidence` is the share of pieces inside the
 evidence sent to generation (Top-5, or the Top-k of a top-k row).
 
 {benchmark_table}

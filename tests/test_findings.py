@@ -1,50 +1,87 @@
-"""Findings are sentences generated from stored numbers: checked on small hand-made results."""
+"""Findings are sentences generated from stored numbers: checked on small hand-made results, and every committed
+report's Findings against the one rule for claims (a named metric and its adjusted interval)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
 from typed_results import partial_result
 
+from rag_lib.config import RESULTS_DIR
+from rag_lib.evaluation.stats import compare
 from rag_lib.experiments import q9a, recovery, summary, topk
-from rag_lib.workbook.experiment_results import Q9aResult, RecoveryExperimentResult, TopkResult
+from rag_lib.workbook.experiment_results import Q9aResult, RecoveryExperimentResult, SummaryResult, TopkResult
 from rag_lib.workbook.mechanism_results import MechanismResult
 
 
-def _metric(diff: float, lo: float, hi: float, p: float) -> dict[str, object]:
-    return {"baseline": 0.5, "mechanism": 0.5 + diff, "diff": diff, "ci95": [lo, hi], "p": p}
+def _metric(moved: int, n: int = 40) -> dict[str, object]:
+    """A stored comparison (as compare() writes it) in which ``moved`` of ``n`` questions go 0 → 1 (or 1 → 0)."""
+    baseline = [1.0 if moved < 0 and i < -moved else 0.0 for i in range(n)]
+    mechanism = [1.0 - b if i < abs(moved) else b for i, b in enumerate(baseline)]
+    return compare(mechanism, baseline, n_boot=2000, seed=0)
 
 
 def _mechanism(root: Path, name: str, variants: list[dict]) -> None:
     """A stored run of a declared mechanism (the summary reads the runs workbook.yaml declares)."""
     folder = root / f"06_q7_mechanism-{name}"
     folder.mkdir()
-    payload = partial_result(MechanismResult, mechanism=name, status="ran", provenance={"n_answerable": 58},
-                             variants=variants)
+    payload = partial_result(MechanismResult, mechanism=name, status="ran", variants=variants,
+                             provenance={"n_answerable": 58, "n_boot": 2000, "seed": 0})
     (folder / "results.json").write_text(json.dumps(payload.to_json()))
 
 
 def test_what_helps_ranks_gains_first_losses_last_and_never_judges_a_failed_variant(tmp_path: Path) -> None:
-    flat = {m: _metric(0.0, 0.0, 0.0, 1.0) for m in summary.METRICS}
+    flat = {m: _metric(0) for m in summary.METRICS}
     _mechanism(tmp_path, "dedup_mmr", [
-        {"name": "up", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(0.1, 0.05, 0.2, 0.0001)}}},
-        {"name": "down", "benchmark": {"zh": {**flat, "hit@5": _metric(-0.2, -0.3, -0.1, 0.0001)}}},
+        {"name": "up", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(20)}}},
+        {"name": "down", "benchmark": {"zh": {**flat, "hit@5": _metric(-20)}}},
         {"name": "flat", "benchmark": {"zh": flat}},
+        {"name": "noise", "benchmark": {"zh": {**flat, "mrr": _metric(1)}}},
     ])
     _mechanism(tmp_path, "reranker", [
-        {"name": "llm", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(0.5, 0.5, 0.5, 0.0)}},
+        {"name": "llm", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(20)}},
          "compared_on": {"zh": 1}, "failures": {"zh": {"failed": 19, "of": 20, "by_kind": {"replay_miss": 19}}}},
     ])
     mechanisms = summary.SummaryInputs.read(tmp_path).mechanisms
-    rows = summary.what_helps(summary.comparisons(mechanisms), summary.failures(mechanisms))
+    compared = summary.comparisons(mechanisms)
+    rows = summary.what_helps(compared, summary.failures(mechanisms))
     assert [(r["mechanism"], r["verdict"]) for r in rows] == [
-        ("dedup_mmr: up", "helps"), ("dedup_mmr: flat", "no clear effect"), ("dedup_mmr: down", "hurts"),
-        ("reranker: llm", "incomplete: 19 of 20 questions failed")]
-    assert rows[0]["coverage@evidence"] == "+0.100 [+0.050, +0.200]" and rows[0]["hit@5"] == "no change"
-    assert rows[0]["questions"] == 58 and rows[3]["questions"] == 1
+        ("dedup_mmr: up", "helps"), ("dedup_mmr: noise", "no clear effect"), ("dedup_mmr: flat", "nothing moved"),
+        ("dedup_mmr: down", "hurts"), ("reranker: llm", "incomplete: 19 of 20 questions failed")]
+    up = summary.judgement(next(c for c in compared if c["variant"] == "dedup_mmr: up"
+                                and c["metric"] == "coverage@evidence"))
+    assert up.effect and rows[0]["coverage@evidence"] == up.cell(p_holm=False) and rows[0]["hit@5"] == (
+        "no change (fixed)")
+    # Only the 4 comparisons in which some question moved form the family; the 16 others are marked fixed.
+    assert sum(c["in_family"] for c in compared) == 4 and all(c["p_holm"] is None for c in compared
+                                                              if not c["in_family"])
+    assert rows[0]["questions"] == 58 and rows[4]["questions"] == 1
+
+
+def test_summary_findings_name_the_metric_that_earned_each_verdict_with_its_adjusted_interval(
+        tmp_path: Path) -> None:
+    flat = {m: _metric(0) for m in summary.METRICS}
+    # The loss is earned on MRR alone: the sentence must quote MRR, not coverage@evidence or hit@5.
+    _mechanism(tmp_path, "query_split", [{"name": "split", "benchmark": {"en": {**flat, "mrr": _metric(-20),
+                                                                                 "hit@5": _metric(-1)}}}])
+    mechanisms = summary.SummaryInputs.read(tmp_path).mechanisms
+    compared = summary.comparisons(mechanisms)
+    ranked = summary.what_helps(compared, {})
+    family = summary.family_of(compared)
+    stored = partial_result(SummaryResult, comparisons=compared, what_helps=ranked, languages=[],
+                            q7_every_phrasing=summary.q7_every_phrasing(mechanisms),
+                            multiplicity={"alpha": 0.05, "comparisons": family.size, "fixed": family.fixed,
+                                          "significant_holm_05": family.effects(),
+                                          "significant_unadjusted_05": 1})
+    lines = summary.findings(stored)
+    mrr = family.get("query_split: split", "en", "mrr")
+    assert f"Clear losses: query_split: split (en): {mrr.text(scoped=False)}." in lines
+    assert mrr.text(scoped=False).startswith("mrr -0.500, adjusted [-") and "includes 0" not in mrr.text()
+    assert lines[0].startswith("2 comparisons (variants × languages × metrics) form one Holm family, and 2 more")
 
 
 def test_the_llm_judge_is_not_reported_as_a_result_while_its_calls_are_missing() -> None:
@@ -85,3 +122,88 @@ def test_topk_findings_say_when_q8_never_completes() -> None:
 def test_partial_results_name_a_misspelt_field() -> None:
     with pytest.raises(AssertionError, match="lnaguages"):
         partial_result(TopkResult, lnaguages=["zh"])
+
+
+# --- One rule for claims (issue 27): every Findings sentence of every committed report ---------------------------
+# The grammar is written here, not imported from rag_lib.evaluation.claims, so the test reads the reports as a
+# reader would: a difference interval is a signed "[+a, -b]"; a claim is "<metric> <diff>, adjusted [lo, hi]",
+# marked ", includes 0" when the adjusted interval does.
+SIGNED_INTERVAL = re.compile(r"\[[+-]\d+(?:\.\d+)?, [+-]\d+(?:\.\d+)?\]")
+CLAIM = re.compile(r"(?P<metric>[A-Za-z][\w@.\-]*)(?: \([^()]+\))? (?P<diff>[+-]\d+\.\d+), adjusted "
+                   r"\[(?P<lo>[+-]\d+\.\d+), (?P<hi>[+-]\d+\.\d+)\](?P<includes>, includes 0)?")
+# Words that state an effect: a sentence using them must cite an adjusted interval that excludes 0.
+EFFECT_WORDS = re.compile(r"interval excludes 0 for|[Cc]lear (?:gains?|loss(?:es)?)\b|\bhelps\b|\bhurts\b|"
+                          r"\bsignificant|structural (?:ahead|behind)")
+REPORTS = sorted(p.parent.name for p in RESULTS_DIR.glob("*/report.md"))
+
+
+def findings_sentences(report: str) -> list[str]:
+    """The bullets of a report's ``## Findings`` section."""
+    section = report.split("\n## Findings\n", 1)[1].split("\n## ", 1)[0] if "\n## Findings\n" in report else ""
+    return [line[2:] for line in section.splitlines() if line.startswith("- ")]
+
+
+def stored_adjusted(node: object) -> set[tuple[str, str]]:
+    """Every adjusted interval results.json stores (as the report prints it: 3 decimals, signed)."""
+    out: set[tuple[str, str]] = set()
+    if isinstance(node, dict):
+        interval = node.get("adjusted")
+        if isinstance(interval, list) and len(interval) == 2 and all(isinstance(v, int | float) for v in interval):
+            out.add((f"{interval[0]:+.3f}", f"{interval[1]:+.3f}"))
+        for value in node.values():
+            out |= stored_adjusted(value)
+    elif isinstance(node, list):
+        for value in node:
+            out |= stored_adjusted(value)
+    return out
+
+
+def claim_problems(sentence: str, results: dict) -> list[str]:
+    """What breaks the rule in one Findings sentence (empty when nothing does)."""
+    problems = []
+    claims = list(CLAIM.finditer(sentence))
+    spans = [c.span() for c in claims]
+    for m in SIGNED_INTERVAL.finditer(sentence):
+        if not any(a <= m.start() and m.end() <= b for a, b in spans):
+            problems.append(f"interval {m.group()} is not a named metric's adjusted interval")
+    metrics, adjusted = json.dumps(results), stored_adjusted(results)
+    for c in claims:
+        lo, hi = float(c["lo"]), float(c["hi"])
+        if f'"{c["metric"]}"' not in metrics:
+            problems.append(f"{c['metric']!r} is not a metric of results.json")
+        if (c["lo"], c["hi"]) not in adjusted:
+            problems.append(f"adjusted [{c['lo']}, {c['hi']}] is not an adjusted interval results.json stores")
+        if (lo > 0 or hi < 0) == bool(c["includes"]):
+            problems.append(f"{c.group()!r}: whether it includes 0 is misstated")
+    if EFFECT_WORDS.search(sentence) and not any(not c["includes"] for c in claims):
+        problems.append("claims an effect without a metric's adjusted interval that excludes 0")
+    return problems
+
+
+@pytest.mark.parametrize("name", REPORTS)
+def test_every_findings_sentence_names_its_metric_and_an_adjusted_interval_that_excludes_0_for_an_effect(
+        name: str) -> None:
+    folder = RESULTS_DIR / name
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    broken = {s[:160]: p for s in findings_sentences((folder / "report.md").read_text(encoding="utf-8"))
+              if (p := claim_problems(s, results))}
+    assert not broken, f"{name}: Findings break the claims rule:\n" + "\n".join(
+        f"- {s}…\n    {'; '.join(p)}" for s, p in broken.items())
+
+
+def test_the_claims_rule_reads_a_dedup_sentence_of_before_and_after_the_fix() -> None:
+    stored = {"metric": "mrr", "adjusted": [0.0012, 0.0301]}
+    before = ("dedup: en: hit@5 +0.017 [+0.000, +0.052], coverage@10 -0.009 [-0.026, +0.000] — no interval "
+              "excludes 0: no effect is shown on this benchmark.")
+    assert claim_problems(before, stored) == [
+        "interval [+0.000, +0.052] is not a named metric's adjusted interval",
+        "interval [-0.026, +0.000] is not a named metric's adjusted interval"]
+    mmr_before = "mmr: en: coverage@10 -0.085 [-0.149, -0.030] — the 95% interval excludes 0 for coverage@10 en down."
+    assert claim_problems(mmr_before, stored) == [
+        "interval [-0.149, -0.030] is not a named metric's adjusted interval",
+        "claims an effect without a metric's adjusted interval that excludes 0"]
+    assert claim_problems("dedup: en helps: mrr (en) +0.008, adjusted [+0.001, +0.030].", stored) == []
+    assert claim_problems("en: mrr +0.008, adjusted [+0.001, +0.030], includes 0.", stored) == [
+        "'mrr +0.008, adjusted [+0.001, +0.030], includes 0': whether it includes 0 is misstated"]
+    assert claim_problems("Clear gains: hit@5 +0.1, adjusted [+0.001, +0.030].", stored)[0] == (
+        "'hit@5' is not a metric of results.json")

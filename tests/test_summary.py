@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typed_results import partial_result
 
+from rag_lib.evaluation.stats import compare
 from rag_lib.experiments.summary import (
     SummaryInputs,
     benchmark_rows,
@@ -42,15 +43,19 @@ def test_side_by_side_and_benchmark_rows_come_from_results(tmp_path: Path) -> No
          "C1": 20, "C2": 42, "C3": 39, "C4": 1}]).to_json())
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
-         "benchmark": {"zh": {"mrr": {"baseline": 0.5, "mechanism": 0.6, "diff": 0.1, "ci95": [0.05, 0.15]}}}}])
+         "benchmark": {"zh": {"mrr": compare([0.6, 0.7, 0.5, 0.6], [0.5] * 4, n_boot=1000, seed=0)}}}])
     _mechanism(tmp_path, "reranker", "unavailable", [])
     inputs = SummaryInputs.read(tmp_path)
     rows = side_by_side("zh", inputs)
     assert [r["row"] for r in rows] == [
         "baseline (dense, default embedder, original question)", "reranker: not run (unavailable)", "topk: k=20"]
     assert highlight(rows)[0] == {"row": rows[0]["row"], "C1": 20, "C2": 42, "C3": 39, "C4": "**1**"}
-    assert benchmark_rows(comparisons(inputs.mechanisms), failures(inputs.mechanisms)) == [
-        {"mechanism": "topk: k=20", "language": "zh", "mrr": "0.500 → 0.600 (+0.100 [+0.050, +0.150])"}]
+    compared = comparisons(inputs.mechanisms)
+    lo, hi = compared[0]["adjusted"]  # a family of one: the 95% interval itself
+    assert benchmark_rows(compared, failures(inputs.mechanisms)) == [
+        {"mechanism": "topk: k=20", "language": "zh",
+         "mrr": f"0.500 → 0.600 (+0.100 [{lo:+.3f}, {hi:+.3f}]; adjusted [{lo:+.3f}, {hi:+.3f}], p_Holm "
+                f"{compared[0]['p']:.3f})"}]
 
 
 def test_readme_headline_is_replaced_between_markers(tmp_path: Path) -> None:
@@ -70,14 +75,18 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "evidence_k": 20, "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
          "benchmark": {"zh": {
-             "mrr": {"baseline": 0.5, "mechanism": 0.5, "diff": 0.0, "ci95": [0.0, 0.0], "p": 1.0},
-             "coverage@evidence": {"baseline": 0.7, "mechanism": 0.9, "diff": 0.2, "ci95": [0.1, 0.3], "p": 0.01}}}}])
+             "mrr": compare([0.5] * 5, [0.5] * 5, n_boot=1000, seed=0),
+             "hit@5": compare([1, 0, 1, 1, 1], [1, 1, 0, 1, 1], n_boot=1000, seed=0),
+             "coverage@evidence": compare([0.9] * 5, [0.7] * 5, n_boot=1000, seed=0)}}}])
     inputs = SummaryInputs.read(tmp_path)
     compared = comparisons(inputs.mechanisms)
     got = {c["metric"]: c["p_holm"] for c in compared}
-    assert got == {"mrr": 1.0, "coverage@evidence": 0.02}  # two comparisons: the smaller p doubles
+    # mrr moved on no question: left out of the family (marked), so the other two are adjusted as a pair
+    assert got == {"mrr": None, "hit@5": 1.0, "coverage@evidence": 0.0}
     row = benchmark_rows(compared, failures(inputs.mechanisms))[0]
-    assert row["coverage@evidence"] == "0.700 → 0.900 (+0.200 [+0.100, +0.300]; p_Holm 0.020)"
+    assert row["coverage@evidence"] == ("0.700 → 0.900 (+0.200 [+0.200, +0.200]; adjusted [+0.200, +0.200], "
+                                        "p_Holm 0.000)")
+    assert row["mrr"] == "0.500 → 0.500 (no change; fixed, outside the family)"
     marked = highlight(side_by_side("zh", inputs), evidence_k={"topk: k=20": 20})
     assert marked[0]["C1"] == "**20**" and marked[0]["C2"] == 42  # rank 20 is inside a Top-20 evidence
 

@@ -2,10 +2,12 @@
 other experiments' ``results.json`` through their typed results (:class:`SummaryInputs`, read once
 per run); nothing is measured again.
 
-Every mechanism comparison carries its bootstrap interval and a Holm-adjusted p over all the
-comparisons in the table (their number is stated), so the ~100 intervals are not read as ~100
-independent findings. The label-dependent figures of the previous label version are shown beside
-the current ones (:mod:`rag_lib.workbook.label_archive`).
+Every mechanism comparison carries its bootstrap interval and, in one Holm family over all the
+comparisons in the table (their number is stated; those in which no question changed are left out and
+marked), its adjusted p and adjusted interval (:mod:`rag_lib.evaluation.claims`), so the ~100
+intervals are not read as ~100 independent findings; verdicts and Findings use the adjusted figures.
+The label-dependent figures of the previous label version are shown beside the current ones
+(:mod:`rag_lib.workbook.label_archive`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from typing import Any, Self
 
 from rag_lib.casebook import halo, published
 from rag_lib.config import results_dir
-from rag_lib.evaluation import HIT, holm
+from rag_lib.evaluation import HIT
+from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, Verdict, judge
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.workbook.baseline import bakeoff_q7, baseline_label
 from rag_lib.workbook.experiment_results import (
@@ -116,30 +119,43 @@ def evidence_sizes(mechanisms: Sequence[MechanismResult]) -> dict[str, int]:
             for v in r.variant_results if v.evidence_k > TOP_K}
 
 
-def comparisons(mechanisms: Sequence[MechanismResult]) -> list[dict[str, Any]]:
-    """Every (variant, language, metric) comparison with its unadjusted and Holm-adjusted p.
+FAMILY_NAME = "every mechanism run (variants × languages × metrics)"
 
-    A comparison whose result has no ``p`` (results written before p-values were recorded) gets
-    ``None`` for both and is left out of the Holm family.
+
+def comparisons(mechanisms: Sequence[MechanismResult], alpha: float = ALPHA) -> list[dict[str, Any]]:
+    """Every (variant, language, metric) comparison, judged in one Holm family over all of them.
+
+    Each row holds the stored figures (``baseline``, ``value``, ``diff``, ``ci95``, ``p``) and its judgement
+    (:data:`~rag_lib.evaluation.claims.STORED_KEYS`: ``in_family`` False where no question changed,
+    ``p_holm``, ``adjusted``); read it back with :func:`judgement`.
     """
-    out = []
+    rows, items = [], []
     for result in mechanisms:
+        n_boot, seed = int(result.provenance.get("n_boot", 10000)), int(result.provenance.get("seed", 0))
         for variant in result.variant_results if result.ran else []:
             label = variant.label(result.mechanism)
             for lang, metrics in sorted(variant.benchmark.items()):
                 for metric in METRICS:
                     m = metrics.get(metric)
                     if m:
-                        out.append({"variant": label, "language": lang,
-                                    "questions": variant.compared_on.get(lang, result.n_answerable),
-                                    "metric": metric, "baseline": m["baseline"], "value": m["mechanism"],
-                                    "diff": m["diff"], "ci95": m["ci95"], "p": m.get("p")})
-    tested = [c for c in out if c["p"] is not None]
-    for c, adjusted in zip(tested, holm([c["p"] for c in tested]), strict=True):
-        c["p_holm"] = round(adjusted, 4)
-    for c in out:
-        c.setdefault("p_holm", None)
-    return out
+                        rows.append({"variant": label, "language": lang,
+                                     "questions": variant.compared_on.get(lang, result.n_answerable),
+                                     "metric": metric, "baseline": m["baseline"], "value": m["mechanism"],
+                                     "diff": m["diff"], "ci95": m["ci95"], "p": m["p"]})
+                        items.append(Comparison.from_stored(label, lang, metric, m, n_boot, seed))
+    for row, j in zip(rows, judge(items, FAMILY_NAME, alpha).judgements, strict=True):
+        row.update(j.stored())
+    return rows
+
+
+def judgement(c: dict[str, Any], alpha: float = ALPHA) -> Judgement:
+    """One row of :func:`comparisons` as a :class:`~rag_lib.evaluation.claims.Judgement`."""
+    return Judgement.read(c["variant"], c["language"], c["metric"], c, alpha)
+
+
+def family_of(compared: Sequence[dict[str, Any]], alpha: float = ALPHA) -> Family:
+    """The family :func:`comparisons` judged, read back from its rows."""
+    return Family(FAMILY_NAME, tuple(judgement(c, alpha) for c in compared), alpha)
 
 
 def failures(mechanisms: Sequence[MechanismResult]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -162,41 +178,41 @@ def benchmark_rows(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, s
         for (label, lang), failure in failed.items()}
     for c in compared:
         row = rows.setdefault((c["variant"], c["language"]), {"mechanism": c["variant"], "language": c["language"]})
-        holm_text = "" if c["p_holm"] is None else f"; p_Holm {c['p_holm']:.3f}"
-        row[c["metric"]] = f"{c['baseline']:.3f} → {c['value']:.3f} ({effect_text(c, 'no change')}{holm_text})"
+        j = judgement(c)
+        if j.in_family and j.adjusted is not None:
+            lo, hi = j.adjusted
+            judged = f"{effect_text(c, 'no change')}; adjusted [{lo:+.3f}, {hi:+.3f}], p_Holm {j.p_holm:.3f}"
+        else:
+            judged = "no change; fixed, outside the family"
+        row[c["metric"]] = f"{c['baseline']:.3f} → {c['value']:.3f} ({judged})"
     return list(rows.values())
 
 
-def _verdict(metrics: dict[str, dict[str, Any]], alpha: float = 0.05) -> str:
-    clear = [c for c in metrics.values() if c["p_holm"] is not None and c["p_holm"] < alpha and c["diff"] != 0]
-    up, down = any(c["diff"] > 0 for c in clear), any(c["diff"] < 0 for c in clear)
-    return "mixed" if up and down else "helps" if up else "hurts" if down else "no clear effect"
-
-
-_VERDICT_ORDER = {"helps": 0, "mixed": 1, "no clear effect": 2, "hurts": 3}
+_VERDICT_ORDER = {"helps": 0, "mixed": 1, "no clear effect": 2, "nothing moved": 3, "hurts": 4}
 # Ranked by the share of gold pieces in the evidence sent to generation: what an incomplete answer lacks.
 RANK_METRIC = "coverage@evidence"
 
 
-def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]],
-               alpha: float = 0.05) -> list[dict[str, Any]]:
+def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]]
+               ) -> list[dict[str, Any]]:
     """Every mechanism variant and language, ranked: clear gains first (some metric's Holm-adjusted
-    p < ``alpha`` with a positive difference and none negative), then mixed, no clear effect, and
-    clear losses; within a group by the difference in :data:`RANK_METRIC`. A variant whose LLM calls
-    failed on some questions is "incomplete" and ranked last, whatever its figures on the rest.
-    Cells are "difference [95% interval]"; ``compared`` and ``failed`` as for :func:`benchmark_rows`."""
+    interval excludes 0 with a positive difference and none negative; :class:`~rag_lib.evaluation.claims.Verdict`),
+    then mixed, no clear effect, no question changed, and clear losses; within a group by the difference in
+    :data:`RANK_METRIC`. A variant whose LLM calls failed on some questions is "incomplete" and ranked last,
+    whatever its figures on the rest. Cells are "difference [adjusted interval]"; ``compared`` and ``failed`` as
+    for :func:`benchmark_rows`."""
     grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for c in compared:
         grouped.setdefault((c["variant"], c["language"]), {})[c["metric"]] = c
     rows = []
     for (variant, lang), metrics in grouped.items():
         failure = failed.get((variant, lang))
+        judged = {metric: judgement(c) for metric, c in metrics.items()}
         verdict = (f"incomplete: {failure['failed']} of {failure['of']} questions failed" if failure
-                   else _verdict(metrics, alpha))
+                   else Verdict(tuple(judged.values())).kind)
         row: dict[str, Any] = {"mechanism": variant, "language": lang,
                                "questions": next(iter(metrics.values()))["questions"], "verdict": verdict}
-        row.update({metric: effect_text(metrics[metric], "no change") if metric in metrics else None
-                    for metric in METRICS})
+        row.update({metric: judged[metric].cell(p_holm=False) if metric in judged else None for metric in METRICS})
         row["_sort"] = (_VERDICT_ORDER.get(verdict, len(_VERDICT_ORDER)),
                         -metrics[RANK_METRIC]["diff"] if RANK_METRIC in metrics else 0)
         rows.append(row)
@@ -215,24 +231,43 @@ def q7_inside(rows: list[dict[str, Any]], evidence_k: dict[str, int], pieces: tu
     return out
 
 
+def q7_every_phrasing(mechanisms: Sequence[MechanismResult], k: int = TOP_K) -> dict[str, Any]:
+    """Q7's mechanism rows over every phrasing (not only the original): how many, and which put all pieces
+    inside the Top-``k``."""
+    rows, complete = 0, []
+    for result in mechanisms:
+        for variant in result.variant_results if result.ran else []:
+            for phrasing, by_lang in variant.q7.items():
+                for lang, ranks in sorted(by_lang.items()):
+                    if not ranks or all(r is None for r in ranks.values()):
+                        continue  # a failed phrasing has no ranks to judge
+                    rows += 1
+                    if all(r is not None and r <= k for r in ranks.values()):
+                        complete.append(f"{variant.label(result.mechanism)}, {phrasing} phrasing ({lang})")
+    return {"rows": rows, "complete": complete, "k": k}
+
+
 def findings(summary: SummaryResult) -> list[str]:
-    """What actually helps, and by how much: sentences generated from the stored summary."""
+    """What actually helps, and by how much: sentences generated from the stored summary, each verdict naming
+    the metric that earned it with its Holm-adjusted interval (:mod:`rag_lib.evaluation.claims`)."""
     m = summary.multiplicity
-    out = [f"{m['comparisons']} comparisons (variants × languages × metrics) were made; {m['significant_holm_05']} "
-           f"have a Holm-adjusted p < {m['alpha']} ({m['significant_unadjusted_05']} before adjustment)."]
+    family = family_of(summary.comparisons, m["alpha"])
+    out = [f"{m['comparisons']} comparisons (variants × languages × metrics) form one Holm family, and "
+           f"{m['fixed']} more, in which no question changed, are left out and marked fixed; "
+           f"{m['significant_holm_05']} survive the adjustment ({m['significant_unadjusted_05']} have p < {m['alpha']} "
+           "before it)."]
     ranked = summary.what_helps
     for verdict, verb in (("helps", "Clear gains"), ("hurts", "Clear losses"), ("mixed", "Mixed (a gain and a loss)")):
         rows = [r for r in ranked if r["verdict"] == verdict]
         if rows:
-            shown = "; ".join(f"{r['mechanism']} ({r['language']}): {RANK_METRIC} {r[RANK_METRIC]}, "
-                              f"{HIT.name} {r[HIT.name]}" for r in rows[:4])
+            shown = "; ".join(_earned(family.verdict(r["mechanism"], r["language"]), r) for r in rows[:4])
             more = f"; and {len(rows) - 4} more" if len(rows) > 4 else ""
             out.append(f"{verb}: {shown}{more}.")
     incomplete = [f"{r['mechanism']} ({r['language']}, {r['verdict']})" for r in ranked
                   if r["verdict"].startswith("incomplete")]
     if incomplete:
         out.append(f"Not judged, because LLM calls failed or have no record: {'; '.join(incomplete)}.")
-    none = [r for r in ranked if r["verdict"] == "no clear effect"]
+    none = [r for r in ranked if r["verdict"] in ("no clear effect", "nothing moved")]
     if none:
         n = max((r["questions"] or 0) for r in ranked)
         out.append(f"{len(none)} of {len(ranked)} variant × language rows show no effect that survives the "
@@ -243,10 +278,23 @@ def findings(summary: SummaryResult) -> list[str]:
         out.append(f"Q7 ({lang}): {len(inside)} of {len(rows) - 1} mechanism and recovery rows put all of C1–C3 "
                    f"inside the Top-10 (or a top-k row's evidence)" + (f": {'; '.join(inside[:5])}" if inside else "")
                    + ".")
+    every = summary.q7_every_phrasing
+    if every["rows"]:
+        out.append(f"Q7 over every phrasing the mechanism runs tried: {len(every['complete'])} of {every['rows']} "
+                   f"rows put all pieces inside the Top-{every['k']}"
+                   + (f": {'; '.join(every['complete'])}" if every["complete"] else "") + ".")
+    out.append(family.describe())
     out.append("Caveats: a larger k buys coverage with more evidence tokens (04 measures the cost); the embedder "
                "is the offline default (not the casebook's bge-m3), the LLM rows come from a small local Qwen, some "
                "variants ran on a stated subset of questions (see `questions`), and labels are this benchmark's own.")
     return out
+
+
+def _earned(verdict: Verdict, row: dict[str, Any]) -> str:
+    """``mechanism (language): <the metric that earned the verdict, adjusted interval>`` (+ how many more did)."""
+    first, *others = verdict.effects
+    more = f" (and {len(others)} more metric{'s' if len(others) > 1 else ''})" if others else ""
+    return f"{row['mechanism']} ({row['language']}): {first.text(scoped=False)}{more}"
 
 
 def highlight(rows: list[dict[str, Any]], k: int = TOP_K, evidence_k: dict[str, int] | None = None
@@ -274,7 +322,8 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     compared, failed = comparisons(inputs.mechanisms), failures(inputs.mechanisms)
     bench = benchmark_rows(compared, failed)
     ranked = what_helps(compared, failed)
-    tested = [c for c in compared if c["p"] is not None]
+    family = family_of(compared)
+    tested = [c for c in compared if c["in_family"]]
     evidence_k = evidence_sizes(inputs.mechanisms)
     casebook_rows = [
         {"figure": "Q7 C1 / C2 / C3 first rank (bge-m3)", "casebook (theirs)":
@@ -286,7 +335,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
          "casebook (theirs)": f"{theirs['q8']['coverage']['k5']} → {theirs['q8']['coverage']['k6']}"},
     ]
     headline_lang = languages[0]
-    halo_claims = halo_rows(ranked, inputs.chunking)
+    halo_claims = halo_rows(ranked, inputs.chunking, family)
     local = inputs.local_llm
     return SummaryResult(
         local_llm={"tasks": local.tasks, "answer_table": local.answer_table,
@@ -310,12 +359,15 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                                                                       else [])])
             if bench else "_(no mechanism results)_"
         ),
-        multiplicity={"comparisons": len(tested), "alpha": 0.05, "ci_percent": 95,
+        comparisons=compared,
+        q7_every_phrasing=q7_every_phrasing(inputs.mechanisms),
+        multiplicity={"comparisons": family.size, "fixed": family.fixed, "alpha": family.alpha, "ci_percent": 95,
                       "chance": "about 1 in 20",
-                      "significant_holm_05": sum(c["p_holm"] < 0.05 for c in tested),
-                      "significant_unadjusted_05": sum(c["p"] < 0.05 for c in tested),
-                      "method": "Holm-Bonferroni over every comparison in the table (variants x languages x "
-                                "metrics); p from the same paired bootstrap as the interval, two-sided"},
+                      "significant_holm_05": family.effects(),
+                      "significant_unadjusted_05": sum(c["p"] < family.alpha for c in tested),
+                      "method": "Holm-Bonferroni over every comparison in the table in which some question changed "
+                                "(variants x languages x metrics); p from the same paired bootstrap as the interval, "
+                                "two-sided; adjusted intervals at the level Holm tests each comparison at"},
         what_helps=ranked,
         what_helps_table=markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
                                                  RANK_METRIC, HIT.name, "coverage@10", "mrr"]) if ranked
@@ -330,20 +382,31 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     )
 
 
-def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None) -> list[dict[str, Any]]:
+def _verdict_named(row: dict[str, Any], family: Family | None) -> str:
+    """A what-helps row's verdict, with the metrics that earned it (hit@5 alone may not have)."""
+    if family is None or row["verdict"] not in ("helps", "hurts", "mixed"):
+        return row["verdict"]
+    earned = family.verdict(row["mechanism"], row["language"]).effects
+    return f"{row['verdict']} on {', '.join(j.metric for j in earned)}"
+
+
+def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None, family: Family | None = None
+              ) -> list[dict[str, Any]]:
     """Halo's ranked claims (theirs) beside our figures for the same change, per language.
 
-    Ours: hit@5 differences from 11_chunking (structural − each strategy) and from the 06 mechanism
-    runs (reranker, hybrid overall and on the identifier subset), and the Top-5 / Top-20 context
-    cost from 11_chunking (``chunking``); "not run" where the notebook has no results.
+    Ours: hit@5 differences with Holm-adjusted intervals from 11_chunking (structural − each strategy, 11's
+    family) and from the 06 mechanism runs (reranker, hybrid overall and on the identifier subset; the
+    summary's family), and the Top-5 / Top-20 context cost from 11_chunking (``chunking``); "not run" where
+    the notebook has no results.
     """
     theirs = halo()
     out = []
     for lang in ("zh", "en"):
-        if chunking:
-            parts = [f"vs {r['strategy']} {r['structural − strategy']:+.3f} {r['95% CI']}"
+        if chunking:  # 11's own Holm family: its adjusted intervals, as its Findings quote them
+            parts = [f"vs {r['strategy']}: " + Judgement.read(r["strategy"], lang, HIT.name, r,
+                                                                diff_key="structural − strategy").text(scoped=False)
                      for r in chunking.comparison_rows if r["language"] == lang and r["metric"] == HIT.name]
-            ours = f"structural − strategy, {HIT.name}: " + "; ".join(parts)
+            ours = "structural − strategy (adjusted over 11's comparisons): " + "; ".join(parts)
         else:
             ours = "not run (11_chunking has no results)"
         out.append({"change": "structural chunking", "language": lang,
@@ -355,7 +418,8 @@ def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None) -> 
         ):
             rows = [r for r in ranked if r["language"] == lang and (
                 r["mechanism"].startswith(prefix) if prefix.endswith(":") else r["mechanism"] == prefix)]
-            ours = "; ".join(f"{r['mechanism']} {HIT.name} {r[HIT.name]} ({r['questions']} questions, {r['verdict']})"
+            ours = "; ".join(f"{r['mechanism']} {HIT.name} {r[HIT.name]} ({r['questions']} questions, "
+                             f"{_verdict_named(r, family)})"
                              for r in rows) or "not run"
             out.append({"change": change, "language": lang, "Halo (theirs)": claim, "ours": ours})
         if chunking:

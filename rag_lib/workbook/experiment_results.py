@@ -240,6 +240,8 @@ class SummaryResult(ExperimentResult):
     evidence_k: dict[str, Any]
     benchmark_rows: list[dict[str, Any]]
     benchmark_table: str
+    comparisons: list[dict[str, Any]]  # every mechanism comparison with its judgement (rag_lib.evaluation.claims)
+    q7_every_phrasing: dict[str, Any]  # Q7's mechanism rows of every phrasing that put all pieces in the Top-10
     multiplicity: dict[str, Any]
     what_helps: list[dict[str, Any]]
     what_helps_table: str

@@ -264,7 +264,11 @@ _GLOSSARY = {
     "citation validity": "the share of cited quotes found word for word in the chunk they cite; it says the "
                          "quote exists, not that it supports the answer.",
     "95% CI, p_Holm": "paired bootstrap interval over questions (each report states its resamples and seed); "
-                      "Holm-adjusted p over every comparison in 08's table.",
+                      "Holm-adjusted p over the report's family of comparisons (each report names it; 08's is "
+                      "every mechanism comparison), those in which no question changed left out and marked fixed.",
+    "adjusted interval": "the same bootstrap interval at the level Holm tests that comparison at, so it excludes 0 "
+                         "exactly when p_Holm < 0.05; every Findings sentence that claims an effect quotes it "
+                         "(`rag_lib/evaluation/claims.py`).",
     "THEIRS": "a figure published by the casebook (bge-m3, qwen3.8-flash, its own 26-page snapshot), never "
               "measured here.",
 }
