@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
+from llama_server import llama_server
 
 import rag_lib.workbook.llm_runs as llm_runs
 from rag_lib.documents import Chunk
@@ -269,7 +266,6 @@ def test_an_unknown_server_kind_is_refused() -> None:
 
 # -- a real server on loopback ---------------------------------------------------------------------------------------
 
-READY_TIMEOUT_S = 120
 TINY = SchemaLimits(max_answer_chars=80, max_quote_chars=60, max_citations=1, max_missing=1, max_item_chars=40)
 CHUNKS = [
     Chunk(id="secrets-001-aaaa", page="workers/configuration/secrets", ordinal=1, title="Secrets",
@@ -280,49 +276,15 @@ CHUNKS = [
 QUESTIONS = ("How do I add a secret in production?", "Which command adds a secret?", "Where do secrets go?")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def loopback(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """llama.cpp's server serving SmolLM2-135M as ``smollm2-135m`` on a free loopback port; always stopped."""
-    from rag_lib.generation.local_models import local_model_spec, model_file
+    from rag_lib.generation.local_models import local_model_spec
 
-    port = _free_port()
     # The in-process backend's threads (models.yaml n_threads) and the model's n_ctx: the same decoding.
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file("smollm2-135m")),
-               "--model_alias", "smollm2-135m", "--host", "127.0.0.1", "--port", str(port),
-               "--n_ctx", str(local_model_spec("smollm2-135m").n_ctx), "--n_threads", "2", "--seed", "0"]
-    log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    log_file = open(log, "w", encoding="utf-8")  # noqa: SIM115 - closed in the finally below
-    process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)  # a file: a full pipe blocks it
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {process.returncode}: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server not ready after {READY_TIMEOUT_S} s: {log.read_text()[-2000:]}")
-            time.sleep(0.5)
+    options = ["--n_ctx", str(local_model_spec("smollm2-135m").n_ctx), "--n_threads", "2", "--seed", "0"]
+    with llama_server("smollm2-135m", tmp_path_factory.mktemp("llama-server"), options) as base_url:
         yield base_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log_file.close()
 
 
 @pytest.mark.llm_runtime

@@ -8,15 +8,11 @@ sse-starlette, starlette-context, pydantic-settings).
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from llama_server import llama_server
 
 from rag_lib.documents import Chunk
 from rag_lib.generation.llm_calls import CallRecorder
@@ -25,7 +21,6 @@ from rag_lib.generation.schema import SchemaLimits
 
 pytestmark = pytest.mark.llm_runtime  # llama.cpp's server comes with the runtime (llama-cpp-python[server])
 
-READY_TIMEOUT_S = 90
 FAKE_KEY = "sk-loopback-not-a-real-key-42"
 TINY = SchemaLimits(max_answer_chars=80, max_quote_chars=60, max_citations=1, max_missing=1, max_item_chars=40)
 CHUNKS = [
@@ -36,50 +31,13 @@ CHUNKS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Start llama.cpp's server on a free loopback port; always stop it."""
-    from rag_lib.generation.local_models import model_file
-
-    port = _free_port()
     # One thread: the test machine has two shared cores, and an oversubscribed llama.cpp crawls.
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_file("smollm2-135m")),
-               "--model_alias", "smollm2-135m", "--host", "127.0.0.1", "--port", str(port),
-               "--n_ctx", "4096", "--n_threads", "1", "--n_threads_batch", "1", "--seed", "0"]
-    # The log goes to a file: llama.cpp logs a lot, and a full pipe would block the server.
-    log = tmp_path_factory.mktemp("llama-server") / "server.log"
-    log_file = open(log, "w", encoding="utf-8")  # noqa: SIM115 - closed in the finally below
-    process = subprocess.Popen(command, stdout=log_file, stderr=subprocess.STDOUT)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited with {process.returncode}: {log.read_text()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"llama_cpp.server not ready after {READY_TIMEOUT_S} s: {log.read_text()[-2000:]}")
-            time.sleep(0.5)
+    options = ["--n_ctx", "4096", "--n_threads", "1", "--n_threads_batch", "1", "--seed", "0"]
+    with llama_server("smollm2-135m", tmp_path_factory.mktemp("llama-server"), options) as base_url:
         yield base_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        log_file.close()
 
 
 @pytest.mark.slow
