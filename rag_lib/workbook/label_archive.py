@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark import Benchmark
+from rag_lib.benchmark.pool import ORIGINAL, Pool, Source
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.evaluation import HIT
 from rag_lib.io import write_json
-from rag_lib.label_pool import ORIGINAL, Pool, Source
 from rag_lib.workbook.baseline import baseline_label
 from rag_lib.workbook.experiment_results import BakeoffResult, SummaryResult
 from rag_lib.workbook.report import markdown_table

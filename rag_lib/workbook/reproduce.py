@@ -225,26 +225,17 @@ def run_all(only: list[str] | None = None, force: bool = False, quiet: bool = Fa
 
 
 def embed_corpus_once(progress: bool) -> None:
-    """Embed the default batch with the default embedder here, before the notebooks, into the cache they read.
+    """Embed the default batch with the default embedder, before the notebooks, into the cache they read.
 
     The first embedding takes minutes; inside a notebook's kernel it shows no bar (bars stay out of the
-    executed notebooks), here it shows one with an ETA. It embeds only what the cache lacks, with the
-    same store and embedder the notebooks use, so their vectors are the same. A failure is reported and
-    left to the notebooks (00_corpus may be about to rebuild the chunks).
+    executed notebooks), here it shows one with an ETA. It runs ``python -m rag_lib.embed_corpus`` in its
+    own process (the embedder sits in a layer above this one), which embeds only what the cache lacks,
+    with the store and embedder the notebooks use. A failure is reported there and left to the notebooks.
     """
-    from rag_lib.embedding.store import EmbeddingStore
-    from rag_lib.workbench import Workbench
+    import subprocess
 
-    head = "[embed] the corpus, once for every notebook"
-    try:
-        wb = Workbench(store=EmbeddingStore(progress=progress))
-        with heartbeat(head):
-            matrix = wb.matrix()
-    except Exception as exc:  # the notebooks embed what is missing themselves
-        print(f"{head}: not done here ({failure_cause(exc)}); the notebooks embed it", flush=True)
-        return
-    if matrix.stats.embedded:
-        print(f"{head}: {matrix.stats.embedded} chunk(s) embedded and cached", flush=True)
+    subprocess.run([sys.executable, "-m", "rag_lib.embed_corpus", *(["--progress"] if progress else [])],
+                   check=False)
 
 
 class ReproduceBusyError(WorkbookError):

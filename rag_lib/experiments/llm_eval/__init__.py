@@ -381,6 +381,17 @@ def findings(result: LocalLLMResult) -> list[str]:
                    f"every key fact stated) — {steps}. The lowest share is at the step "
                    f"\"{weakest['every key fact']}\". Key facts are matched as strings, so a stage can miss a fact "
                    "stated in other words.")
+    for lang, block in result.selective.items():
+        if "curve" not in block:
+            continue
+        everything = block["answer_everything"]
+        low, high = everything["ci95"]
+        out.append(f"{lang}: selective answering (a logistic model over {', '.join(block['features'])}, probabilities "
+                   f"cross-validated, {block['n']} questions): area under the accuracy-coverage curve "
+                   f"{block['auc']:.3f}, against an accuracy of {everything['selective_accuracy']:.3f} "
+                   f"[{low:.2f}, {high:.2f}] when every question is answered, which is about what a signal "
+                   "that carries no information gives. No interval is computed for the area, so this states no "
+                   "effect of abstaining.")
     hand = result.hand_checks
     if hand["n"]:
         out.append(f"The key-fact measure agrees with a hand reading of {hand['n']} sampled answers (both languages, "

@@ -1,6 +1,6 @@
 """Does the fast path give the engine's vectors and rankings? Every chunk of every batch, every question.
 
-    python -m rag_lib.embedding.e5_fast_check [--batch NAME ...] [--json PATH] [--cached-only]
+    python -m rag_lib.e5_fast_check [--batch NAME ...] [--json PATH] [--cached-only]
 
 For each snapshot batch: both embedders' vectors of every embeddable chunk (through the embedding
 cache, so the engine's are reused where ``make reproduce`` made them), the lowest cosine between
