@@ -93,6 +93,17 @@ def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float] |
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def rounded_rate(successes: int, n: int) -> float | None:
+    """``successes / n`` to 4 decimals, as results store a rate; ``None`` when ``n`` is 0."""
+    return round(successes / n, 4) if n else None
+
+
+def wilson_text(successes: int, n: int) -> str:
+    """The Wilson 95% interval of ``successes / n`` as tables show it (``[0.12, 0.33]``; "—" when ``n`` is 0)."""
+    ci = wilson(successes, n)
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "—"
+
+
 def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> dict[str, Any]:
     """Means, paired mean difference, its bootstrap 95% interval, two-sided bootstrap p (unadjusted), and the
     per-question differences (``diffs``), kept so that a family of comparisons can be adjusted later with the

@@ -30,7 +30,7 @@ from rag_lib.config import REPO_ROOT, RESULTS_DIR, TOP_K, results_dir, run_confi
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_hand_checks
 from rag_lib.evaluation.selective import selective_answering
-from rag_lib.evaluation.stats import wilson
+from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence import Gate, GateDecision
 from rag_lib.evidence.calibration import ScoredQuestion
 from rag_lib.evidence.narrowing import default_narrower, narrowed_generator, narrowing_settings
@@ -95,17 +95,18 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
         "lang": result["lang"], "gate": result["gate"], "model": result["generator"]["model"],
         "backend": result["generator"]["backend"], "n": result["n"], "missing": result["n"] - len(rows),
         "answerable": len(answerable), "answered": sum(r["status"] == "answered" for r in answerable),
-        "answer_rate": _rate(sum(r["status"] == "answered" for r in answerable), len(answerable)),
-        "correct": correct, "answer_correctness": _rate(correct, len(checkable)),
-        "answer_correctness_ci": _interval(correct, len(checkable)),
-        "correct_when_answered": _rate(correct, len(answered_checkable)),
-        "gold_in_top_k": len(gold_in_top), "correct_gold_in_top_k": _rate(correct_gold, len(gold_in_top)),
-        "correct_gold_in_top_k_ci": _interval(correct_gold, len(gold_in_top)),
-        "shown_wrong": _rate(shown_wrong, len(checkable)), "shown_wrong_ci": _interval(shown_wrong, len(checkable)),
+        "answer_rate": rounded_rate(sum(r["status"] == "answered" for r in answerable), len(answerable)),
+        "correct": correct, "answer_correctness": rounded_rate(correct, len(checkable)),
+        "answer_correctness_ci": wilson_text(correct, len(checkable)),
+        "correct_when_answered": rounded_rate(correct, len(answered_checkable)),
+        "gold_in_top_k": len(gold_in_top), "correct_gold_in_top_k": rounded_rate(correct_gold, len(gold_in_top)),
+        "correct_gold_in_top_k_ci": wilson_text(correct_gold, len(gold_in_top)),
+        "shown_wrong": rounded_rate(shown_wrong, len(checkable)),
+        "shown_wrong_ci": wilson_text(shown_wrong, len(checkable)),
         "unanswerable": len(unanswerable),
-        "refusal_correctness": _rate(declined, len(unanswerable)),
-        "refusal_correctness_ci": _interval(declined, len(unanswerable)),
-        "citations_valid": valid, "citations_total": total, "citation_validity": _rate(valid, total),
+        "refusal_correctness": rounded_rate(declined, len(unanswerable)),
+        "refusal_correctness_ci": wilson_text(declined, len(unanswerable)),
+        "citations_valid": valid, "citations_total": total, "citation_validity": rounded_rate(valid, total),
         "errors": dict(sorted(errors.items())),
     }
 
@@ -113,16 +114,6 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
 def answer_correct_checkable(question_id: str) -> bool:
     """Whether the question has a checkable key fact (else it is left out of correctness)."""
     return answer_correct(question_id, "").checkable
-
-
-def _rate(num: int, den: int) -> float | None:
-    return round(num / den, 4) if den else None
-
-
-def _interval(num: int, den: int) -> str:
-    """The Wilson 95% interval of ``num / den``, as shown in the tables ("—" without questions)."""
-    ci = wilson(num, den)
-    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "—"
 
 
 def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = None,

@@ -14,7 +14,7 @@ from typing import Any
 
 from rag_lib.evaluation.fact_matching import find_alternative
 from rag_lib.evaluation.key_facts import KeyFact, default_key_facts
-from rag_lib.evaluation.stats import wilson
+from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence.narrowing import default_narrower
 from rag_lib.workbench import Workbench
 
@@ -61,9 +61,7 @@ def funnel_rows(wb: Workbench, answer_rows: Mapping[str, Sequence[dict[str, Any]
             reached[2] += bool(row["status"] == "answered" and row["correct"])
         before = asked
         for stage, n in zip(STAGES, reached, strict=True):
-            ci = wilson(n, before)
             rows.append({"lang": lang, "every key fact": stage.replace("Top-k", f"Top-{k}"), "questions": n,
-                         "of": before, "share": round(n / before, 4) if before else None,
-                         "ci": f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "—"})
+                         "of": before, "share": rounded_rate(n, before), "ci": wilson_text(n, before)})
             before = n
     return rows
