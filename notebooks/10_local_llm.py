@@ -70,7 +70,7 @@ table(result.tasks, label="task")
 
 # %%
 choice = result.model_choice
-print("sample:", ", ".join(choice["sample"]), "| quality signal:", choice["quality_signal"])
+print("sample:", ", ".join(choice["sample"]), "| quality signal:", report.prose(choice["quality_signal"]))
 table(sorted(choice["rows"], key=lambda row: (row["task"], row["model"])))
 
 # %%

@@ -32,7 +32,7 @@ from rag_lib.workbook.experiment_results import (
 )
 from rag_lib.workbook.label_archive import relabel_rows
 from rag_lib.workbook.mechanism_results import MechanismResult, mechanism_results
-from rag_lib.workbook.report import kinds_text, markdown_table
+from rag_lib.workbook.report import kinds_text, markdown_table, prose
 from rag_lib.workbook.results import (
     MECHANISM_METRICS,
     PIECES,
@@ -340,7 +340,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     return SummaryResult(
         local_llm={"tasks": local.tasks, "answer_table": local.answer_table,
                    "judge_table": local.judge_table} if local else None,
-        local_llm_text=(f"Models per task: {local.tasks}.\n\nAnswers (rates leave out calls without a record, "
+        local_llm_text=(f"Models per task: {prose(local.tasks)}.\n\nAnswers (rates leave out calls without a record, "
                         f"counted as `missing`):\n\n{local.answer_table}\n\nThe LLM judge beside "
                         f"floor+aspects:\n\n{local.judge_table}") if local
         else "_(10_local_llm has not run)_",
