@@ -52,7 +52,7 @@ settings(result.provenance)
 # ## Piece ranks and layer, ours beside the casebook's (theirs)
 
 # %%
-table(result.rank_rows, ["source", "phrasing", "language", "C1", "C2", "C3", "C4", f"in top {k}", "in top 10",
+table(result.rank_rows, ["source", "phrasing", "language", "C1", "C2", "C3", "C4", f"in top {config.k}", "in top 10",
                         "layer"])
 
 # %% [markdown]
@@ -62,7 +62,7 @@ table(result.rank_rows, ["source", "phrasing", "language", "C1", "C2", "C3", "C4
 for phrasing, by_lang in result.cases.items():
     for lang, case in by_lang.items():
         display(Markdown(f"### {phrasing} · {lang}\n\n{case['question']}\n\n"
-                         f"covered in top {k}: {case['coverage_at_k']}, in top 10: {case['coverage_top10']}, "
+                         f"covered in top {config.k}: {case['coverage_at_k']}, in top 10: {case['coverage_top10']}, "
                          f"layer: **{case['layer']}**"))
         display(table(case["top10"], ["rank", "score", "heading", "page", "covers"], decimals=4))
 

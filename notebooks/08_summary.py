@@ -43,8 +43,9 @@ print("inputs missing:", summary.missing_inputs or "none")
 # ## What actually helps, and by how much
 # Each mechanism variant and language against the baseline, ranked: clear gains first (a Holm-adjusted
 # interval that excludes 0 with a positive difference, none negative), then mixed, no clear effect, no
-# question changed, clear losses, and last the variants whose LLM calls failed on some questions. Ranked
-# within a group by the change in `coverage@evidence` (gold pieces inside the evidence sent to generation:
+# question changed, clear losses, and last the variants whose LLM calls failed on some questions. The
+# top-k rows follow unranked as "more context": the same ranking with more chunks sent, whose evidence
+# coverage cannot fall by construction (04 measures the cost in tokens). Ranked within a group by the change in `coverage@evidence` (gold pieces inside the evidence sent to generation:
 # what an incomplete answer lacks). Cells: difference [Holm-adjusted interval]; "no change (fixed)": the
 # metric did not move on any question, so it is left out of the Holm family.
 
@@ -55,6 +56,9 @@ table(summary.what_helps, ["rank", "mechanism", "language", "questions", "verdic
 # %% [markdown]
 # ## Q7 side by side: first rank of each piece
 # Bold = inside the Top-10, or inside the evidence a top-k row sends to generation when that is larger.
+# `≈` = a tie at the Top-10 cut: the piece's score is closer to the cut than the ranking's median gap between
+# neighbouring scores there (`rag_lib/evaluation/margins.py`), so it is neither in nor out. Checked for the
+# baseline (05's margins) and the mechanism rows; the recovery rows record ranks only.
 
 # %%
 for lang in languages:
@@ -114,7 +118,8 @@ Inputs missing: {missing_text}.
 ## What actually helps, and by how much
 
 Ranked: clear gains (a Holm-adjusted interval that excludes 0, positive), mixed, no clear effect, no question
-changed, clear losses, then variants whose LLM calls failed on some questions. Cells: difference against the
+changed, clear losses, then variants whose LLM calls failed on some questions. Top-k rows follow unranked as
+"more context": the same ranking with more chunks sent, whose evidence coverage cannot fall. Cells: difference against the
 baseline [Holm-adjusted bootstrap interval over questions, over the {multiplicity.comparisons} comparisons of the
 family]; "no change (fixed)": the metric moved on no question, so it is left out of the family.
 
@@ -124,7 +129,7 @@ family]; "no change (fixed)": the metric moved on no question, so it is left out
 
 {findings_text}
 
-## Q7: first rank of C1–C4 (bold = inside the Top-10, or inside a top-k row's larger evidence), question in Chinese
+## Q7: first rank of C1–C4 (bold = inside the Top-10, or inside a top-k row's larger evidence; ≈ = a tie at the Top-10 cut), question in Chinese
 
 {side_by_side_tables.zh}
 

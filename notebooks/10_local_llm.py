@@ -56,6 +56,7 @@ from IPython.display import Image, Markdown, display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, findings, run_local_llm
+from rag_lib.experiments.llm_eval.paired import table_rows as paired_table
 from rag_lib.workbook import figures, report
 from rag_lib.workbook.tables import table
 
@@ -87,10 +88,43 @@ table(sorted(choice["details"], key=lambda row: (row["task"], row["model"], row[
 table(result.answer_rows, ANSWER_COLUMNS)
 
 # %% [markdown]
-# ### Before → after the support check (the same recorded calls, judged by the new rule)
+# ### Before → after: the support check (`answers-v1`), then the narrowing budget chosen out of sample (`answers-v2`)
+#
+# `answers-v1`: the same recorded calls, judged by the support rule. `answers-v2`: the narrowed pipeline with
+# 450 estimated tokens of units, before the budget rule below (its calls are new, so its answers differ).
 
 # %%
 table(result.before_after)
+
+# %% [markdown]
+# ### Are shown answers in the asker's language? (ungated; any CJK ideograph counts as Chinese)
+
+# %%
+table(result.answer_languages)
+
+# %% [markdown]
+# ### Questions whose key facts check only part of what they ask
+#
+# These questions have a key fact that cannot be checked as a string beside checkable ones;
+# "states every key fact" judges only the checkable part of them.
+
+# %%
+table(result.partly_checkable)
+
+# %% [markdown]
+# ### Answer against answer, question by question (paired)
+#
+# On the answerable questions with a checkable key fact that both answerers have a recorded answer for
+# (ungated): the share whose shown answer states every key fact (`answer_correctness`), and the share
+# shown but missing one (`shown_wrong`).
+# `narrowed` is the narrowed pipeline, `llm` the chunk pipeline, `extractive` the baseline; `(answers-v2)`
+# is the narrowed pipeline before the narrowing budget below was chosen. Intervals are paired bootstrap
+# 95%, then adjusted by Holm over the table.
+
+# %%
+print("answerers:", report.prose({name: answer["label"] for name, answer in result.answers.items()}))
+print(result.paired_family["describe"])
+table(paired_table(result.paired))
 
 # %% [markdown]
 # ### The narrowed pipeline against the answers issue's targets
@@ -110,6 +144,20 @@ table(result.targets)
 table(result.funnel)
 
 # %% [markdown]
+# ### How much evidence the narrowed pipeline sends: chosen on one half, reported on the other
+#
+# A larger budget keeps more key facts and costs more prompt tokens (seconds per call). The rule in
+# `generation.narrowing_choice` picks the smallest candidate that keeps every key fact the Top-5 states
+# for the target share of a seeded half of the questions, in each language; the other half reports it,
+# out of sample. No model is called.
+
+# %%
+budget = result.narrowing_choice
+print("rule:", budget["rule"], "| picked:", report.prose(budget["picked"]),
+      "| configured:", report.prose(budget["configured"]))
+table(budget["rows"], decimals={"mean tokens sent": 0})
+
+# %% [markdown]
 # ### How far the key-fact measure can be trusted: a hand-checked sample
 #
 # 48 answers drawn by a seeded rule (`data/benchmark/answer_checks.yaml`) were read against their pages
@@ -125,8 +173,9 @@ for line in hand["disagreements"]:
 # %% [markdown]
 # ## The LLM judge as a gate, beside floor+aspects ("insufficient" is the positive class)
 #
-# The floor+aspects rows are in-sample (its parameters were fitted on these questions; its
-# leave-one-out figures are in 03); the judges fit nothing.
+# The floor+aspects rows come twice: in-sample (its parameters fitted on these same questions, so
+# optimistic) and leave-one-out (each question decided by parameters fitted without it). The judges
+# fit nothing, so their figures are out of sample.
 
 # %%
 table(result.judge_rows)
@@ -173,13 +222,21 @@ Rates leave out questions whose call has no record (`missing`); fill them with `
 
 {answer_table}
 
-Before → after the support check (same recorded calls):
+Before → after (`answers-v1`: the support check, same recorded calls; `answers-v2`: the narrowing budget):
 
 {before_after_table}
 
 The narrowed pipeline against the targets:
 
 {target_table}
+
+Answer against answer, question by question (ungated; paired bootstrap, Holm-adjusted):
+
+{paired_table}
+
+How much evidence the narrowed pipeline sends (rule: {narrowing_choice.rule}):
+
+{narrowing_choice_table}
 
 Where the key facts are lost (narrowed pipeline, ungated; each share is of the row above):
 

@@ -18,16 +18,19 @@
 #
 # **Question.** Every other notebook ranks 32 pages. A real documentation site has thousands, with
 # more near-duplicates (shared partials rendered on many pages) and more pages about neighbouring
-# products. As the corpus grows from the labelled batch's 32 pages to the wide batch's 250, what
-# happens to hit@5, coverage@10, the gate's declines on answerable questions and Q7's piece ranks,
-# and which chunks take the Top-5 slots away from the gold?
+# products. As the corpus grows from the labelled batch's pages to the whole wide batch (the sizes table), what
+# happens to hit@5, coverage@10, the gate's declines (false refusals of answerable questions, and refusal of
+# the unanswerable ones, which rising best scores should hurt), Q7's piece ranks, and which chunks take
+# the Top-5 slots away from the gold?
 #
 # **Configuration.** `scale` in `workbook.yaml`: the wide batch, the intermediate sizes and the seeds.
 # Each corpus is the labelled batch's pages plus the first pages of one seeded random order of the
 # others, so the corpora are nested. Dense retrieval, default embedder (multilingual-e5-small,
 # offline); a smaller corpus's ranking is the whole batch's restricted to its chunks (exact search).
 # Gold on the wide batch: the benchmark's locators plus the wide batch's own labels
-# (`data/benchmark/batches/`); the gate is floor+aspects with notebook 03's parameters.
+# (`data/benchmark/batches/`); the gate is floor+aspects with notebook 03's parameters, fitted on the
+# labelled batch's questions (in-sample for them), and also out of sample ("held out": each question
+# decided by the parameters fitted without it).
 #
 # **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 12_corpus_size`. The first
 # run embeds the wide batch (about 2,000 chunks; several minutes on 2 cores, resumable, cached after).
@@ -61,7 +64,11 @@ print(f"extra gold locators on pages only the wide batch has: {result.labels['ex
 table(result.label_rows)
 
 # %% [markdown]
-# ## hit@5 and coverage@10 against corpus size (bands: bootstrap 95% over questions)
+# ## hit@5, coverage@10 and the gate against corpus size (bands: bootstrap 95% over questions)
+#
+# `declined (answerable)`: answerable questions the gate declines (mean over seeds); `false refusal rate`:
+# of those whose Top-5 holds every gold piece; `unanswerable declined`: the share of unanswerable
+# questions still unanswerable on the wide batch that the gate declines. "(held out)": out of sample.
 
 # %%
 out = report.experiment_dir(NAME)

@@ -74,9 +74,6 @@ class EvidenceCap:
                       "--max-evidence-tokens.",
             )
         return self.generator.generate(question, evidence)
-# Said with every gate decision: the parameters are tuned on the benchmark, so their in-sample rates overstate.
-FITTED_NOTE = ("fitted on all benchmark questions (notebook 03, in-sample); out-of-sample refusal and "
-               "false-refusal rates: results/03_q9a_no_evidence/report.md")
 GATE_PARAMETER_NAMES = {"floor": "score floor", "min_coverage": "aspect coverage at least"}
 # What each kind of answerer is, so a reader of `ask` knows what "answered" means.
 _ANSWERER_NOTES = {
@@ -102,6 +99,21 @@ def calibrated_gate_parameters(lang: str) -> dict[str, float]:
     return stored.calibrated_gate(lang)
 
 
+def gate_quality_note(lang: str) -> str:
+    """Said with every gate decision: the parameters are tuned on the benchmark, so its in-sample rates overstate;
+    the leave-one-out rates beside them are what a new question can expect."""
+    stored = Q9aResult.read("03_q9a_no_evidence", needed_by="the gate's benchmark figures")
+    quality = stored.gate_quality(lang)
+
+    def said(part: dict[str, tuple[int, int]]) -> str:
+        return (f"declines {'/'.join(map(str, part['unanswerable declined']))} unanswerable questions and "
+                f"{'/'.join(map(str, part['false refusals']))} answerable ones with complete evidence")
+
+    return (f"Its parameters were fitted on all benchmark questions (notebook 03): in-sample it "
+            f"{said(quality['in-sample'])} ({lang}); out of sample (leave-one-out), which is what a new question "
+            f"can expect, it {said(quality['leave-one-out'])}.")
+
+
 @dataclass
 class AskOutcome:
     """What ``ask`` shows: the evidence, the gate's decision and the generator's result."""
@@ -109,6 +121,7 @@ class AskOutcome:
     question: str
     key: str
     gate_parameters: dict[str, float]
+    gate_note: str  # the gate's in-sample and leave-one-out figures on the benchmark (gate_quality_note)
     evidence: list[dict[str, Any]]
     gated: GatedResult
 
@@ -133,7 +146,7 @@ class AskOutcome:
             params = ", ".join(f"{GATE_PARAMETER_NAMES.get(n, n)} {v}" for n, v in self.gate_parameters.items())
             shown = f"floor+aspects; {params}" if params else "floor+aspects"
             lines.append(f"gate ({shown}): {verdict}. {decision.reason.rstrip('.')}.")
-            lines.append(f"  Its parameters were {FITTED_NOTE}.")
+            lines.append(f"  {self.gate_note}")
         lines.append(f"answerer: {answerer_description(result.backend, result.model, result.model_version)}")
         called = ("it was asked" if self.gated.generator_called else
                   "it was not asked (the gate declined first)" if decision is not None else
@@ -210,7 +223,8 @@ def answer_question(
                             "Use --retriever dense, or `rank` to compare retrievers.")
     wb = workbench or Workbench()
     check_k(k, len(wb.embeddable))
-    params = calibrated_gate_parameters(language_of(question))
+    lang = language_of(question)
+    params = calibrated_gate_parameters(lang)
     chosen = generator if generator is not None and not isinstance(generator, str) else get_generator(generator)
     if chosen.backend not in LOCAL_BACKENDS:
         chosen = EvidenceCap(chosen, max_evidence_tokens)
@@ -221,7 +235,7 @@ def answer_question(
         chunk = wb.by_id[cid]
         evidence.append({"rank": rank, "score": score, "page": chunk.page,
                          "heading": " > ".join(chunk.heading_path), "id": cid})
-    return AskOutcome(question, key, params, evidence, outcome)
+    return AskOutcome(question, key, params, gate_quality_note(lang), evidence, outcome)
 
 
 PIPELINES = ("narrowed", "chunks")  # how an LLM answerer is fed: narrowed units (default) or whole chunks

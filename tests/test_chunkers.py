@@ -167,3 +167,16 @@ def test_chunking_results_agree_with_the_bakeoff_and_their_findings() -> None:
     for c in stored["comparison_rows"]:
         assert c["structural − strategy"] == pytest.approx(c["structural"] - c["strategy_value"], abs=1e-3)
         assert c["ci95"][0] <= c["structural − strategy"] <= c["ci95"][1]
+
+
+def test_equal_token_evidence_keeps_the_leading_chunks_that_fit_and_at_least_one() -> None:
+    from types import SimpleNamespace
+
+    from rag_lib.experiments.chunking import fitting
+    from rag_lib.retrieval import Ranking
+
+    by_id = {"a": SimpleNamespace(text="x" * 400), "b": SimpleNamespace(text="x" * 800), "c": SimpleNamespace(text="x")}
+    wb = SimpleNamespace(by_id=by_id)  # fitting() reads only the chunks' texts (400 chars ≈ 100 tokens)
+    ranking = Ranking(("a", "b", "c"), (0.9, 0.8, 0.7))
+    assert fitting(wb, ranking, 100) == 1 and fitting(wb, ranking, 299) == 1 and fitting(wb, ranking, 301) == 3
+    assert fitting(wb, ranking, 10) == 1  # the first chunk is always sent

@@ -177,3 +177,20 @@ def test_download_fails_clearly_without_a_hub(no_hub_models):
     )
     assert proc.returncode == 1
     assert "not reachable" in proc.stderr and "BAAI__bge-small-en-v1.5" in proc.stderr
+
+
+def test_a_query_is_embedded_once_per_embedder_and_returned_in_the_order_asked(minilm, monkeypatch):
+    calls: list[list[str]] = []
+    encode = minilm._encode
+
+    def counting(texts, kind):
+        calls.append(list(texts))
+        return encode(texts, kind)
+
+    monkeypatch.setattr(minilm, "_encode", counting)
+    minilm._query_vectors.clear()
+    first = minilm.embed_queries(["alpha query", "beta query"])
+    again = minilm.embed_queries(["beta query", "alpha query", "gamma query"])
+    assert calls == [["alpha query", "beta query"], ["gamma query"]]
+    assert np.array_equal(again[0], first[1]) and np.array_equal(again[1], first[0])
+    assert again.shape == (3, first.shape[1])

@@ -28,6 +28,7 @@ from rag_lib.evidence import (
     stem,
     sweep,
 )
+from rag_lib.evidence.calibration import held_out_parameters
 from rag_lib.evidence.gated import CountingRecorder, GatedGenerator, scripted_generator
 from rag_lib.generation.llm_calls import LLMCallError
 from rag_lib.retrieval import Ranking
@@ -245,6 +246,10 @@ def test_cross_validation_decides_each_fold_with_parameters_fitted_without_it() 
     grouped = cross_validate(rows, "floor", {"a1": "page", "a2": "page"})
     assert grouped["folds"] == 3 and not grouped["declined"]["a1"] and not grouped["declined"]["a2"]
     assert grouped["scores"]["refusal_correctness"] == 1.0
+    # Each question's held-out parameters are the ones its fold was decided with (12 applies them to other corpora).
+    chosen, fits = held_out_parameters(rows, "floor")
+    assert len(fits) == 4 and chosen["a1"]["floor"] == 0.91 and chosen["a2"]["floor"] == 0.9
+    assert all(r.declined(chosen[r.question_id]["floor"], None) == loo["declined"][r.question_id] for r in rows)
 
 
 def test_wilson_and_holm() -> None:

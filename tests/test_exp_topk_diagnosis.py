@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from report_checks import load_results, report_numbers_not_in_json
 
-from rag_lib.experiments.q7_diagnosis import margin_to_cut, median_gap, piece_layer
+from rag_lib.evaluation.margins import at_the_cut, margin_to_cut, median_gap
+from rag_lib.experiments.q7_diagnosis import piece_layer
 from rag_lib.experiments.topk import approx_tokens, completes_late, coverage_at, first_full_k, verdict
 from rag_lib.retrieval import Ranking
 
@@ -57,6 +58,9 @@ def test_margin_to_the_top_10_boundary_and_the_median_gap() -> None:
     assert margin_to_cut(ranking, None) is None and margin_to_cut(ranking, 3, n=12) is None
     assert median_gap(ranking) == pytest.approx(0.01)  # nine gaps of 0.01, one of 0.005
     assert median_gap(Ranking(("c0",), (1.0,))) is None
+    # A margin below the median gap is a tie at the cut (neither in nor out); a clear gap is not.
+    assert at_the_cut(ranking, 10) and at_the_cut(ranking, 11)
+    assert not at_the_cut(ranking, 12) and not at_the_cut(ranking, 3) and not at_the_cut(ranking, None)
 
 
 def test_topk_results() -> None:

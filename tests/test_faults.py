@@ -139,7 +139,7 @@ def outcome_for(answer: Answer) -> AskOutcome:
     base = {"question": "How much KV storage is free?", "backend": "openai", "model": "m", "model_version": None,
             "evidence_ids": (CHUNK.id,)}
     result = finish_answer(base, answer, [CHUNK])
-    return AskOutcome("How much KV storage is free?", "dense", {}, [], GatedResult(None, result, True))
+    return AskOutcome("How much KV storage is free?", "dense", {}, "", [], GatedResult(None, result, True))
 
 
 def test_every_citation_failing_withholds_the_text_and_names_each_reason() -> None:

@@ -59,3 +59,14 @@ def test_a_misspelt_parameter_stops_reproduce_before_any_notebook_runs(
     with pytest.raises(WorkbookError, match=r"run 09_explore parameter\(s\) \['lang_'\]"):
         reproduce.run_all(force=True, quiet=True)
     assert executed == []  # not even the run before it
+
+
+def test_a_rendered_page_is_titled_by_the_notebook_s_first_heading() -> None:
+    import nbformat
+
+    from rag_lib.workbook.reproduce import notebook_title
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
+                                         nbformat.v4.new_markdown_cell("Intro\n# 05 · Q7 diagnosis\n## More")])
+    assert notebook_title(nb, "05_q7_diagnosis") == "05 · Q7 diagnosis"
+    assert notebook_title(nbformat.v4.new_notebook(), "05_q7_diagnosis") == "05_q7_diagnosis"

@@ -49,7 +49,7 @@ def test_side_by_side_and_benchmark_rows_come_from_results(tmp_path: Path) -> No
     rows = side_by_side("zh", inputs)
     assert [r["row"] for r in rows] == [
         "baseline (dense, default embedder, original question)", "reranker: not run (unavailable)", "topk: k=20"]
-    assert highlight(rows)[0] == {"row": rows[0]["row"], "C1": 20, "C2": 42, "C3": 39, "C4": "**1**"}
+    assert highlight(rows)[0] == {"row": rows[0]["row"], "C1": 20, "C2": 42, "C3": 39, "C4": "**1**", "ties": []}
     compared = comparisons(inputs.mechanisms)
     lo, hi = compared[0]["adjusted"]  # a family of one: the 95% interval itself
     assert benchmark_rows(compared, failures(inputs.mechanisms)) == [
@@ -130,3 +130,14 @@ def test_an_archived_label_version_reads_back_unchanged_until_the_figures_move(t
     assert same["closing"]["en"]["q7"]["original"]["C1"] == "3"
     moved = dataclasses.replace(bakeoff, q7_rows=[{**row, "C1": 2}])
     assert relabel_rows(moved, archive)["closing"]["en"]["q7"]["original"]["C1"] == "3 → 2"
+
+
+def test_a_rank_tied_at_the_top_10_cut_is_neither_bold_nor_inside() -> None:
+    from rag_lib.experiments.summary import q7_inside
+
+    rows = [{"row": "tied", "C1": 3, "C2": 4, "C3": 10, "C4": 1, "ties": ["C3"]},
+            {"row": "clear", "C1": 3, "C2": 4, "C3": 10, "C4": 1, "ties": []},
+            {"row": "topk: k=20", "C1": 3, "C2": 4, "C3": 12, "C4": 1, "ties": ["C3"]}]
+    marked = highlight(rows, evidence_k={"topk: k=20": 20})
+    assert [r["C3"] for r in marked] == ["10≈", "**10**", "**12**"]  # a larger evidence is past the cut anyway
+    assert q7_inside(rows, {"topk: k=20": 20}) == ["clear", "topk: k=20"]

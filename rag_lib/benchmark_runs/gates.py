@@ -12,7 +12,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from rag_lib.benchmark import Question
 from rag_lib.config import TOP_K
+from rag_lib.documents import Chunk
 from rag_lib.evidence import (
     AspectGate,
     Case,
@@ -26,6 +28,7 @@ from rag_lib.evidence import (
     score_cases,
     sweep,
 )
+from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 from rag_lib.workbook.report import markdown_table
 
@@ -36,12 +39,17 @@ def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int = TOP_
     rows = []
     for q in wb.benchmark:
         ranking = wb.rank(q.text(lang), key)
-        evidence = wb.evidence(ranking, k)
-        matched, unmatched, _ = aspects.check(q.text(lang), evidence)
-        coverage = len(matched) / (len(matched) + len(unmatched)) if matched or unmatched else None
-        rows.append(ScoredQuestion(q.id, q.answerable, label_insufficient(q, [c.id for c in evidence]),
-                                   float(ranking.scores[0]), coverage))
+        rows.append(score_question(q, lang, ranking, wb.evidence(ranking, k), aspects))
     return rows
+
+
+def score_question(q: Question, lang: str, ranking: Ranking, evidence: Sequence[Chunk],
+                   aspects: AspectGate | None = None) -> ScoredQuestion:
+    """What the label-free gates see of one question's ``evidence`` (the Top-k of ``ranking``)."""
+    matched, unmatched, _ = (aspects or AspectGate()).check(q.text(lang), evidence)
+    coverage = len(matched) / (len(matched) + len(unmatched)) if matched or unmatched else None
+    return ScoredQuestion(q.id, q.answerable, label_insufficient(q, [c.id for c in evidence]),
+                          float(ranking.scores[0]), coverage)
 
 
 def calibrate(wb: Workbench, lang: str, key: str = "dense", k: int = TOP_K,

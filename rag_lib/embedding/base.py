@@ -145,6 +145,7 @@ class BaseEmbedder(ABC):
         self.last_truncated = 0
         #: inputs of the last call longer than ``spec.max_tokens`` (truncated or windowed)
         self.last_overlong = 0
+        self._query_vectors: dict[str, np.ndarray] = {}  # query text → vector (see embed_queries)
 
     @property
     def name(self) -> str:
@@ -169,8 +170,19 @@ class BaseEmbedder(ABC):
         return [prefix + t for t in texts]
 
     def embed_queries(self, texts: list[str]) -> np.ndarray:
-        """Embed search queries (with the model's query prefix)."""
-        return self._embed(texts, "query")
+        """Embed search queries (with the model's query prefix).
+
+        Each distinct query is embedded once per embedder: experiments ask the same question of several
+        stages (retrieval, narrowing, the judge), and the model is deterministic.
+        """
+        if isinstance(texts, str):
+            raise TypeError("pass a list of strings, not a single string")
+        missing = [t for t in dict.fromkeys(texts) if t not in self._query_vectors]
+        if missing:
+            self._query_vectors.update(zip(missing, self._embed(missing, "query"), strict=True))
+        if not texts:
+            return np.zeros((0, self.spec.dimension), dtype=np.float32)
+        return np.stack([self._query_vectors[t] for t in texts])
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         """Embed passages (with the model's document prefix)."""

@@ -115,3 +115,9 @@ def correctness_summary(results: Sequence[CorrectnessResult]) -> dict[str, Any]:
         "not_checkable": len(results) - len(checked),
         "rate": correct / len(checked) if checked else float("nan"),
     }
+
+
+def has_checkable_fact(question_id: str) -> bool:
+    """Whether the question has a checkable key fact (else it is left out of correctness)."""
+    return answer_correct(question_id, "").checkable
+

@@ -200,6 +200,18 @@ def default_key_facts() -> KeyFacts:
 
 
 # ------------------------------------------------------------------------------------ corpus check
+def partly_checkable(key_facts: KeyFacts) -> list[dict[str, Any]]:
+    """The questions with both checkable key facts and ones that cannot be checked as strings: correctness
+    judges only part of what they ask."""
+    rows = []
+    for qid, facts in sorted(key_facts.facts.items()):
+        unchecked = [f for f in facts if not f.checkable]
+        if unchecked and len(unchecked) < len(facts):
+            rows.append({"question": qid, "checkable facts": len(facts) - len(unchecked),
+                         "uncheckable facts": len(unchecked), "why": unchecked[0].reason})
+    return rows
+
+
 def source_problems(key_facts: KeyFacts, bench: Benchmark, chunks: Sequence[Chunk]) -> list[str]:
     """Facts the corpus does not back: each fact's ``source`` must be a gold chunk of its question
     (``bench`` resolved), and a checkable fact's first alternative must be stated in that chunk

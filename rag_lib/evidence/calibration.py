@@ -219,6 +219,25 @@ def _declined_grid(rows: Sequence[ScoredQuestion], floors: Sequence[float | None
     return below[:, None, :] | uncovered[None, :, :]
 
 
+def held_out_parameters(rows: Sequence[ScoredQuestion], gate: str, groups: Mapping[str, str] | None = None,
+                        ) -> tuple[dict[str, dict[str, float | None]], list[dict[str, float | None]]]:
+    """Each question's parameters fitted without its fold (see :func:`cross_validate`), and each fold's fit.
+
+    A question that is not among ``rows`` (e.g. asked of another corpus) has no held-out parameters.
+    """
+    groups = groups or {}
+    folds: dict[str, list[ScoredQuestion]] = {}
+    for r in rows:
+        folds.setdefault(groups.get(r.question_id, r.question_id), []).append(r)
+    chosen: dict[str, dict[str, float | None]] = {}
+    params = []
+    for name, test in folds.items():
+        fitted = fit([r for r in rows if groups.get(r.question_id, r.question_id) != name], gate)
+        params.append(fitted)
+        chosen.update({r.question_id: fitted for r in test})
+    return chosen, params
+
+
 def cross_validate(rows: Sequence[ScoredQuestion], gate: str,
                    groups: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Out-of-sample figures: each fold's questions are decided with parameters fitted on the others.
@@ -240,21 +259,12 @@ def cross_validate(rows: Sequence[ScoredQuestion], gate: str,
         (question id → bool), ``folds`` and ``parameters`` (each fold's fitted values: how stable
         the choice is).
     """
-    groups = groups or {}
-    folds: dict[str, list[ScoredQuestion]] = {}
-    for r in rows:
-        folds.setdefault(groups.get(r.question_id, r.question_id), []).append(r)
-    declined: dict[str, bool] = {}
-    params = []
-    for name, test in folds.items():
-        train = [r for r in rows if groups.get(r.question_id, r.question_id) != name]
-        chosen = fit(train, gate)
-        params.append(chosen)
-        for r in test:
-            declined[r.question_id] = r.declined(chosen["floor"], chosen["min_coverage"])
+    chosen, params = held_out_parameters(rows, gate, groups)
+    declined = {r.question_id: r.declined(chosen[r.question_id]["floor"], chosen[r.question_id]["min_coverage"])
+                for r in rows}
     cases = [Case(r.question_id, r.answerable, r.label_insufficient, declined[r.question_id]) for r in rows]
     floors = sorted(p["floor"] for p in params if p["floor"] is not None)
     coverages = sorted(p["min_coverage"] for p in params if p["min_coverage"] is not None)
-    return {"gate": gate, "folds": len(folds), "scores": score_cases(cases).to_json(), "declined": declined,
+    return {"gate": gate, "folds": len(params), "scores": score_cases(cases).to_json(), "declined": declined,
             "parameters": {"floor_range": [floors[0], floors[-1]] if floors else None,
                            "min_coverage_range": [coverages[0], coverages[-1]] if coverages else None}}

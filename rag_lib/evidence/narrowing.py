@@ -74,19 +74,28 @@ class UnitNarrower:
             fused[order] += 1.0 / (self.rrf_k + np.arange(1, len(units) + 1))
         return fused
 
-    def __call__(self, question: str, evidence: Sequence[Chunk]) -> list[EvidenceUnit]:
+    def ranked(self, question: str, evidence: Sequence[Chunk]) -> list[EvidenceUnit]:
+        """Every distinct unit of ``evidence``, best first (no budget applied)."""
         units = split_units(evidence)
         unique = list({u.id: u for u in units}.values())
         fused = self.scores(question, unique)
+        return [unique[i] for i in np.argsort(-fused, kind="stable")]
+
+    def keep(self, ranked: Sequence[EvidenceUnit]) -> list[EvidenceUnit]:
+        """Units from ``ranked`` (best first) while they fit ``budget_tokens`` and ``max_units``;
+        a unit that does not fit is skipped and a shorter one after it may still be kept."""
         kept: list[EvidenceUnit] = []
         used = 0
-        for i in np.argsort(-fused, kind="stable"):
-            cost = approx_tokens(unique[i].text)
+        for unit in ranked:
+            cost = approx_tokens(unit.text)
             if len(kept) >= self.max_units or (kept and used + cost > self.budget_tokens):
                 continue
-            kept.append(unique[i])
+            kept.append(unit)
             used += cost
         return kept
+
+    def __call__(self, question: str, evidence: Sequence[Chunk]) -> list[EvidenceUnit]:
+        return self.keep(self.ranked(question, evidence))
 
 
 def narrowing_settings() -> dict[str, int]:

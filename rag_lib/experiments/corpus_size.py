@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from rag_lib.answer import calibrated_gate_parameters
+from rag_lib.benchmark_runs.gates import score_question, scored_questions
 from rag_lib.config import TOP_K, default_batch, settings
 from rag_lib.corpus import load_chunks
 from rag_lib.corpus.chunking import chunk_id_digest
@@ -33,7 +34,8 @@ from rag_lib.documents import Chunk
 from rag_lib.evaluation import HIT, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
 from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
-from rag_lib.evidence import Case, get_gate, label_insufficient, score_cases
+from rag_lib.evidence import AspectGate, Case, ScoredQuestion, score_cases
+from rag_lib.evidence.calibration import held_out_parameters
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import CorpusSizeResult
@@ -95,6 +97,8 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
     wide = Workbench(conf["batch"])
     on_batch = wide.batch_benchmark
     questions = wide.benchmark.questions(answerable=True)
+    unanswerable = wide.benchmark.questions(answerable=False)  # those still unanswerable on the wide batch
+    labelled, aspects = Workbench(), AspectGate()
     base_pages = sorted({c.page for c in load_chunks(default_batch())})
     all_pages = sorted({c.page for c in wide.chunks})
     sizes = sorted({len(base_pages), *(int(s) for s in conf["sizes"] if len(base_pages) < s < len(all_pages)),
@@ -117,7 +121,11 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
             first = min(chunks, key=q7_full.rank_of)
             q7_first.append({"language": lang, "piece": piece_id, "rank": q7_full.rank_of(first), "chunk": first,
                              "page": wide.by_id[first].page, "added page": wide.by_id[first].page not in base_set})
-        gate = get_gate("floor+aspects", **calibrated_gate_parameters(lang))
+        # The gate as 03 fitted it on the labelled batch (in-sample for these questions), and out of sample:
+        # each question decided by the parameters fitted without it on the labelled batch.
+        fitted = calibrated_gate_parameters(lang)
+        held_out = held_out_parameters(scored_questions(labelled, lang), "floor_aspects")[0]
+        unanswerable_full = wide.run("dense", unanswerable, lang)
         for size in sizes:
             for s in seeds if len(base_pages) < size < len(all_pages) else seeds[:1]:
                 pages = set(orders[s][:size])
@@ -127,13 +135,14 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                 table = evaluate(gold, runs, (HIT, PieceCoverage(10)))
                 for m in METRICS:
                     per_question.setdefault((size, lang, m), []).append([float(v) for v in table[m]])
-                cases, kinds, from_added = [], Counter(), 0
+                cases, held_cases, kinds, from_added = [], [], Counter(), 0
                 copies = {k: v & pages for k, v in pages_of.items()}
                 for q in questions:
                     top = runs[q.id].ids[:TOP_K]
                     evidence = [wide.by_id[c] for c in top]
-                    decision = gate.decide(q.text(lang), evidence, runs[q.id])
-                    cases.append(Case(q.id, True, label_insufficient(q, top), not decision.sufficient))
+                    seen = score_question(q, lang, runs[q.id], evidence, aspects)
+                    cases.append(Case(q.id, True, seen.label_insufficient, _declined(seen, fitted)))
+                    held_cases.append(Case(q.id, True, seen.label_insufficient, _declined(seen, held_out[q.id])))
                     gold_ids = q.gold_chunks
                     gold_pages = {wide.by_id[c].page for c in gold_ids}
                     for cid in top:
@@ -141,7 +150,13 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                             continue
                         kinds[distractor_kind(wide.by_id[cid], gold_pages, copies)] += 1
                         from_added += wide.by_id[cid].page not in base_set
-                gate_scores = score_cases(cases)
+                gate_scores, held_scores = score_cases(cases), score_cases(held_cases)
+                refused = Counter()
+                for q in unanswerable:
+                    ranking = restrict(unanswerable_full[q.id], allowed)
+                    seen = score_question(q, lang, ranking, [wide.by_id[c] for c in ranking.ids[:TOP_K]], aspects)
+                    refused["in-sample"] += _declined(seen, fitted)
+                    refused["held out"] += _declined(seen, held_out[q.id])
                 ranks = dict(zip(("C1", "C2", "C3", "C4"), piece_ranks([p & allowed for p in q7.pieces],
                                                                        restrict(q7_full, allowed)), strict=True))
                 q7_rows.append({"pages": size, "language": lang, "seed": s, **ranks})
@@ -151,7 +166,11 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                 rows.append({"pages": size, "language": lang, "seed": s, "chunks": len(allowed),
                              **{m: round(float(table[m].mean()), 4) for m in METRICS},
                              "declined (answerable)": sum(c.declined for c in cases),
-                             "complete declined": gate_scores.complete_declined, "complete": gate_scores.complete})
+                             "complete declined": gate_scores.complete_declined, "complete": gate_scores.complete,
+                             "complete declined (held out)": held_scores.complete_declined,
+                             "unanswerable declined": refused["in-sample"],
+                             "unanswerable declined (held out)": refused["held out"],
+                             "unanswerable": len(unanswerable)})
                 for cid in (c for q in questions for c in runs[q.id].ids[:TOP_K] if c not in q.gold_chunks):
                     by_slot[size, lang, cid] += 1
 
@@ -171,8 +190,11 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                                    "diffs": c["diffs"]})
             mine = [r for r in rows if r["pages"] == size and r["language"] == lang]
             entry["declined (answerable)"] = round(float(np.mean([r["declined (answerable)"] for r in mine])), 2)
-            entry["false refusal rate"] = round(float(np.mean([r["complete declined"] / r["complete"]
-                                                                for r in mine if r["complete"]])), 4)
+            for label, suffix in (("", ""), (" (held out)", " (held out)")):
+                entry[f"false refusal rate{label}"] = round(float(np.mean(
+                    [r[f"complete declined{suffix}"] / r["complete"] for r in mine if r["complete"]])), 4)
+                entry[f"unanswerable declined{label}"] = round(float(np.mean(
+                    [r[f"unanswerable declined{suffix}"] / r["unanswerable"] for r in mine if r["unanswerable"]])), 4)
             entry["seeds"] = len(mine)
             curve.append(entry)
     # One Holm family: every size × language × metric of the change table.
@@ -224,8 +246,10 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
             "sizes": markdown_table(size_rows, decimals={"chunks (mean over seeds)": 1}),
             "curve": markdown_table(curve, ["pages", "language",
                                             *(f"{m}{band}" for m in METRICS for band in ("", " lo", " hi")),
-                                            "declined (answerable)",
-                                            "false refusal rate", "seeds"], decimals={"declined (answerable)": 1}),
+                                            "declined (answerable)", "false refusal rate",
+                                            "false refusal rate (held out)", "unanswerable declined",
+                                            "unanswerable declined (held out)", "seeds"],
+                                   decimals={"declined (answerable)": 1}),
             "change": markdown_table(change, ["pages", "language", "metric", "smallest", "this size", "change",
                                               "95% CI", "p", "adjusted (Holm)"]),
             "q7": markdown_table(q7_summary),
@@ -239,6 +263,16 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                     "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
                                    "chunks (identical to exact search over it)"},
     )
+
+
+def _declined(seen: ScoredQuestion, parameters: Mapping[str, float | None]) -> bool:
+    """floor+aspects' decision with ``parameters`` (``floor``, ``min_coverage``)."""
+    return seen.declined(parameters["floor"], parameters["min_coverage"])
+
+
+def _span(first: Mapping[str, Any], last: Mapping[str, Any], key: str) -> str:
+    """``first[key] → last[key]`` as percentages."""
+    return f"{first[key]:.0%} → {last[key]:.0%}"
 
 
 def _share(part: int, total: int) -> float:
@@ -261,8 +295,14 @@ def findings(result: CorpusSizeResult) -> list[str]:
             a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)
             parts.append(f"{m} {a[m]:.3f} → {b[m]:.3f} ({family.get(str(large), lang, m).text(scoped=False)})")
         a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)
+        n = _by(result.runs, pages=large, language=lang)["unanswerable"]
+        refusal = (f" Of the {n} unanswerable questions it declined {_span(a, b, 'unanswerable declined')} with "
+                   f"03's parameters (in-sample) and {_span(a, b, 'unanswerable declined (held out)')} out of sample "
+                   "(each question decided by parameters fitted without it); false refusals of answerable questions "
+                   f"with complete evidence went {_span(a, b, 'false refusal rate')} (out of sample "
+                   f"{_span(a, b, 'false refusal rate (held out)')}).")
         out.append(f"{lang}: from {small} to {large} pages, {'; '.join(parts)}; the gate declined "
-                   f"{a['declined (answerable)']:g} → {b['declined (answerable)']:g} answerable questions.")
+                   f"{a['declined (answerable)']:g} → {b['declined (answerable)']:g} answerable questions.{refusal}")
     for lang in result.languages:
         a, b = _by(result.q7_rows, pages=small, language=lang), _by(result.q7_rows, pages=large, language=lang)
         out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {'/'.join(a[p] for p in ('C1', 'C2', 'C3', 'C4'))} with "

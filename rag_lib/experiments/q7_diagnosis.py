@@ -11,12 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.casebook import published
 from rag_lib.config import TOP_K
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
+from rag_lib.evaluation.margins import margin_to_cut, median_gap
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
 from rag_lib.workbook.experiment_results import Q7DiagnosisResult
@@ -30,23 +29,6 @@ def piece_layer(rank: int | None, k: int) -> str:
     if rank <= k:
         return str(Layer.IN_TOP_K)
     return str(Layer.JUST_OUTSIDE) if rank <= 2 * k else str(Layer.RANKED_DEEP)
-
-
-def margin_to_cut(ranking: Ranking, rank: int | None, n: int = 10) -> float | None:
-    """How far a piece found at ``rank`` is from the Top-``n`` boundary, in the ranking's score: above it,
-    its score minus the (n+1)-th's (what it may lose and stay in); below it, its score minus the n-th's
-    (negative: what it must gain to get in). ``None`` for a piece not ranked or a ranking too short."""
-    if rank is None or len(ranking) <= n:
-        return None
-    boundary = ranking.scores[n] if rank <= n else ranking.scores[n - 1]
-    return round(ranking.scores[rank - 1] - boundary, 6)
-
-
-def median_gap(ranking: Ranking, n: int = 10) -> float | None:
-    """The median score difference between neighbours among the first ``n + 1`` (the Top-``n`` and the next):
-    the yardstick a margin to the Top-``n`` boundary is read against."""
-    gaps = -np.diff(np.asarray(ranking.scores[: n + 1], dtype=np.float64))
-    return round(float(np.median(gaps)), 6) if len(gaps) else None
 
 
 def top_rows(question: Question, ranking: Ranking, wb: Workbench, n: int = 10) -> list[dict[str, Any]]:

@@ -12,13 +12,13 @@ The label-dependent figures of the previous label version are shown beside the c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
 from rag_lib.casebook import halo, published
-from rag_lib.config import results_dir
+from rag_lib.config import results_dir, run_config
 from rag_lib.evaluation import HIT
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, Verdict, judge
 from rag_lib.evaluation.stats import effect_text
@@ -27,6 +27,7 @@ from rag_lib.workbook.experiment_results import (
     BakeoffResult,
     ChunkingResult,
     LocalLLMResult,
+    Q7DiagnosisResult,
     RecoveryExperimentResult,
     SummaryResult,
 )
@@ -36,7 +37,6 @@ from rag_lib.workbook.report import kinds_text, markdown_table, prose
 from rag_lib.workbook.results import (
     MECHANISM_METRICS,
     PIECES,
-    find_result,
 )
 
 # coverage@evidence: pieces inside the evidence the variant sends to generation (Top-5, or Top-k for
@@ -63,6 +63,7 @@ class SummaryInputs:
     recovery: RecoveryExperimentResult | None
     chunking: ChunkingResult | None
     local_llm: LocalLLMResult | None
+    diagnosis: Q7DiagnosisResult | None = None  # 05: the baseline's margins to the Top-10 cut
 
     @classmethod
     def read(cls, root: Path | None = None) -> Self:
@@ -73,13 +74,13 @@ class SummaryInputs:
         recovery = RecoveryExperimentResult.find("07_recovery_loop", root)
         local_llm = LocalLLMResult.find("10_local_llm", root)
         chunking = ChunkingResult.find("11_chunking", root)
-        ran = {"01_embedding_bakeoff": bakeoff is not None,
-               "05_q7_diagnosis": find_result("05_q7_diagnosis", root) is not None,  # only whether it ran is shown
+        diagnosis = Q7DiagnosisResult.find("05_q7_diagnosis", root)
+        ran = {"01_embedding_bakeoff": bakeoff is not None, "05_q7_diagnosis": diagnosis is not None,
                "07_recovery_loop": recovery is not None, "10_local_llm": local_llm is not None,
                "11_chunking": chunking is not None}
         return cls(mechanisms=list(found.values()),
                    missing=[name for name, done in ran.items() if not done] + missing_mechanisms,
-                   bakeoff=bakeoff, recovery=recovery, chunking=chunking, local_llm=local_llm)
+                   bakeoff=bakeoff, recovery=recovery, chunking=chunking, local_llm=local_llm, diagnosis=diagnosis)
 
 
 def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
@@ -89,7 +90,8 @@ def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
         baseline = bakeoff_q7(inputs.bakeoff, baseline_label()).get("original", {}).get(lang)
         if baseline is None:
             raise KeyError(f"01_embedding_bakeoff has no Q7 row for the default embedder ({lang}); re-run it")
-        rows.append({"row": "baseline (dense, default embedder, original question)", **baseline})
+        rows.append({"row": "baseline (dense, default embedder, original question)", **baseline,
+                     "ties": baseline_ties(inputs.diagnosis, lang)})
     for result in inputs.mechanisms:
         if not result.ran:
             rows.append({"row": f"{result.mechanism}: not run ({result.status})"})
@@ -101,7 +103,8 @@ def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
             if failed:
                 rows.append({"row": f"{label}: failed ({failed})"})
             elif ranks:
-                rows.append({"row": label, **{p: ranks.get(p) for p in PIECES}})
+                rows.append({"row": label, **{p: ranks.get(p) for p in PIECES},
+                             "ties": variant.q7_ties.get("original", {}).get(lang, [])})
     recovery = inputs.recovery
     if recovery and lang in recovery.q7:
         for source, block in recovery.q7[lang].items():
@@ -111,6 +114,19 @@ def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
                 label = f"recovery ({source}) S{i}: {entry['suggestion']}"
                 rows.append({"row": label, **{p: entry.get(p) for p in PIECES}})
     return rows
+
+
+def baseline_ties(diagnosis: Q7DiagnosisResult | None, lang: str) -> list[str]:
+    """The baseline's pieces tied at the Top-10 cut (05's margins against its median neighbour gap)."""
+    case = (diagnosis.cases.get("original", {}).get(lang) if diagnosis else None) or {}
+    gap = case.get("top10_median_gap")
+    return [p for p, m in case.get("top10_margins", {}).items() if m is not None and gap is not None and abs(m) < gap]
+
+
+def more_context_variants(mechanisms: Sequence[MechanismResult]) -> set[str]:
+    """Row labels of the variants that send more chunks than ``retrieval.top_k`` (the top-k mechanism)."""
+    return {f"{r.mechanism}: {v.name}" for r in mechanisms for v in r.variant_results
+            if v.evidence_k > run_config().k}
 
 
 def evidence_sizes(mechanisms: Sequence[MechanismResult]) -> dict[str, int]:
@@ -193,13 +209,18 @@ _VERDICT_ORDER = {"helps": 0, "mixed": 1, "no clear effect": 2, "nothing moved":
 RANK_METRIC = "coverage@evidence"
 
 
-def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]]
-               ) -> list[dict[str, Any]]:
+MORE_CONTEXT = "more context"
+
+
+def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]],
+               more_context: Collection[str] = ()) -> list[dict[str, Any]]:
     """Every mechanism variant and language, ranked: clear gains first (some metric's Holm-adjusted
     interval excludes 0 with a positive difference and none negative; :class:`~rag_lib.evaluation.claims.Verdict`),
     then mixed, no clear effect, no question changed, and clear losses; within a group by the difference in
     :data:`RANK_METRIC`. A variant whose LLM calls failed on some questions is "incomplete" and ranked last,
-    whatever its figures on the rest. Cells are "difference [adjusted interval]"; ``compared`` and ``failed`` as
+    whatever its figures on the rest. The variants in ``more_context`` (a larger evidence k: coverage of the
+    evidence cannot fall by construction) are not ranked among mechanisms: they follow, unranked, with the
+    verdict "more context: …". Cells are "difference [adjusted interval]"; ``compared`` and ``failed`` as
     for :func:`benchmark_rows`."""
     grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for c in compared:
@@ -210,14 +231,17 @@ def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str],
         judged = {metric: judgement(c) for metric, c in metrics.items()}
         verdict = (f"incomplete: {failure['failed']} of {failure['of']} questions failed" if failure
                    else Verdict(tuple(judged.values())).kind)
+        extra = variant in more_context
         row: dict[str, Any] = {"mechanism": variant, "language": lang,
-                               "questions": next(iter(metrics.values()))["questions"], "verdict": verdict}
+                               "questions": next(iter(metrics.values()))["questions"],
+                               "verdict": f"{MORE_CONTEXT}: {verdict}" if extra else verdict}
         row.update({metric: judged[metric].cell(p_holm=False) if metric in judged else None for metric in METRICS})
-        row["_sort"] = (_VERDICT_ORDER.get(verdict, len(_VERDICT_ORDER)),
+        row["_sort"] = (extra, _VERDICT_ORDER.get(verdict, len(_VERDICT_ORDER)),
                         -metrics[RANK_METRIC]["diff"] if RANK_METRIC in metrics else 0)
         rows.append(row)
     rows.sort(key=lambda r: r.pop("_sort"))
-    return [{"rank": i, **r} for i, r in enumerate(rows, 1)]
+    ranked = [r for r in rows if not r["verdict"].startswith(MORE_CONTEXT)]
+    return [{"rank": i, **r} for i, r in enumerate(ranked, 1)] + [{"rank": "—", **r} for r in rows[len(ranked):]]
 
 
 def q7_inside(rows: list[dict[str, Any]], evidence_k: dict[str, int], pieces: tuple[str, ...] = ("C1", "C2", "C3"),
@@ -226,14 +250,15 @@ def q7_inside(rows: list[dict[str, Any]], evidence_k: dict[str, int], pieces: tu
     out = []
     for row in rows:
         cut = max(k, evidence_k.get(str(row["row"]), k))
-        if all(isinstance(row.get(p), int) and row[p] <= cut for p in pieces):
+        tied = row.get("ties", ()) if cut == k else ()  # a tie at the Top-k cut is neither in nor out
+        if all(isinstance(row.get(p), int) and row[p] <= cut and p not in tied for p in pieces):
             out.append(str(row["row"]))
     return out
 
 
 def q7_every_phrasing(mechanisms: Sequence[MechanismResult], k: int = TOP_K) -> dict[str, Any]:
     """Q7's mechanism rows over every phrasing (not only the original): how many, and which put all pieces
-    inside the Top-``k``."""
+    inside the Top-``k`` (a piece tied at the cut does not count as inside)."""
     rows, complete = 0, []
     for result in mechanisms:
         for variant in result.variant_results if result.ran else []:
@@ -242,7 +267,8 @@ def q7_every_phrasing(mechanisms: Sequence[MechanismResult], k: int = TOP_K) -> 
                     if not ranks or all(r is None for r in ranks.values()):
                         continue  # a failed phrasing has no ranks to judge
                     rows += 1
-                    if all(r is not None and r <= k for r in ranks.values()):
+                    tied = variant.q7_ties.get(phrasing, {}).get(lang, [])  # neither in nor out
+                    if all(r is not None and r <= k and p not in tied for p, r in ranks.items()):
                         complete.append(f"{variant.label(result.mechanism)}, {phrasing} phrasing ({lang})")
     return {"rows": rows, "complete": complete, "k": k}
 
@@ -263,6 +289,12 @@ def findings(summary: SummaryResult) -> list[str]:
             shown = "; ".join(_earned(family.verdict(r["mechanism"], r["language"]), r) for r in rows[:4])
             more = f"; and {len(rows) - 4} more" if len(rows) > 4 else ""
             out.append(f"{verb}: {shown}{more}.")
+    extra = [r for r in ranked if r["verdict"].startswith(MORE_CONTEXT)]
+    if extra:
+        shown = "; ".join(f"{r['mechanism']} ({r['language']}): "
+                          f"{family.verdict(r['mechanism'], r['language']).text(False)}" for r in extra)
+        out.append(f"More context, not ranked among the mechanisms (the same ranking with more chunks sent, so the "
+                   f"evidence's coverage cannot fall by construction, and 04 measures its cost in tokens): {shown}.")
     incomplete = [f"{r['mechanism']} ({r['language']}, {r['verdict']})" for r in ranked
                   if r["verdict"].startswith("incomplete")]
     if incomplete:
@@ -270,13 +302,15 @@ def findings(summary: SummaryResult) -> list[str]:
     none = [r for r in ranked if r["verdict"] in ("no clear effect", "nothing moved")]
     if none:
         n = max((r["questions"] or 0) for r in ranked)
-        out.append(f"{len(none)} of {len(ranked)} variant × language rows show no effect that survives the "
-                   f"adjustment; on {n} questions an interval that includes 0 is not evidence of no effect.")
+        out.append(f"{len(none)} of {len(ranked) - len(extra)} ranked variant × language rows show no effect that "
+                   f"survives the adjustment; on {n} questions an interval that includes 0 is not evidence of no "
+                   "effect.")
     for lang in summary.languages:
         rows = summary.side_by_side[lang]
         inside = [r for r in q7_inside(rows, summary.evidence_k) if not r.startswith("baseline")]
         out.append(f"Q7 ({lang}): {len(inside)} of {len(rows) - 1} mechanism and recovery rows put all of C1–C3 "
-                   f"inside the Top-10 (or a top-k row's evidence)" + (f": {'; '.join(inside[:5])}" if inside else "")
+                   f"inside the Top-10 (or a top-k row's evidence; a rank tied at the cut counts as neither)"
+                   + (f": {'; '.join(inside[:5])}" if inside else "")
                    + ".")
     every = summary.q7_every_phrasing
     if every["rows"]:
@@ -299,14 +333,17 @@ def _earned(verdict: Verdict, row: dict[str, Any]) -> str:
 
 def highlight(rows: list[dict[str, Any]], k: int = TOP_K, evidence_k: dict[str, int] | None = None
               ) -> list[dict[str, Any]]:
-    """Mark ranks inside the Top-k in bold (the casebook's green cells), or inside a row's larger evidence."""
+    """Mark ranks inside the Top-k in bold (the casebook's green cells), or inside a row's larger evidence; a rank
+    tied at the Top-k cut (``row["ties"]``) is neither: it gets ``≈`` and no bold."""
     out = []
     for row in rows:
         marked = dict(row)
         cut = max(k, (evidence_k or {}).get(str(row.get("row")), k))
         for p in PIECES:
             value = row.get(p)
-            if isinstance(value, int) and value <= cut:
+            if isinstance(value, int) and p in row.get("ties", ()) and cut == k:
+                marked[p] = f"{value}≈"
+            elif isinstance(value, int) and value <= cut:
                 marked[p] = f"**{value}**"
             elif value is None and p in row:
                 marked[p] = "—"
@@ -321,10 +358,10 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     tables = {lang: side_by_side(lang, inputs) for lang in languages}
     compared, failed = comparisons(inputs.mechanisms), failures(inputs.mechanisms)
     bench = benchmark_rows(compared, failed)
-    ranked = what_helps(compared, failed)
+    evidence_k = evidence_sizes(inputs.mechanisms)
+    ranked = what_helps(compared, failed, more_context_variants(inputs.mechanisms))
     family = family_of(compared)
     tested = [c for c in compared if c["in_family"]]
-    evidence_k = evidence_sizes(inputs.mechanisms)
     casebook_rows = [
         {"figure": "Q7 C1 / C2 / C3 first rank (bge-m3)", "casebook (theirs)":
          " / ".join(str(theirs["q7"]["piece_ranks"][p]) for p in ("C1", "C2", "C3"))},

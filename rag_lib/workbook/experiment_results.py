@@ -151,6 +151,17 @@ class Q9aResult(ExperimentResult):
                                 f"{sorted(self.calibration)}); re-run it with that language.")
         return {"floor": float(chosen["floor"]), "min_coverage": float(chosen["min_coverage"])}
 
+    def gate_quality(self, lang: str) -> dict[str, dict[str, tuple[int, int]]]:
+        """floor+aspects on the benchmark in ``lang``, in-sample and leave-one-out: (declined, of) for the
+        unanswerable questions and for the answerable ones whose Top-k holds every gold piece."""
+        fitted = self.gates[lang]["floor_aspects"]
+        held = self.validation[lang]["floor_aspects"]["leave_one_out"]
+        return {"in-sample": {"unanswerable declined": (fitted["unanswerable_declined"], fitted["unanswerable"]),
+                              "false refusals": (fitted["complete_declined"], fitted["complete"])},
+                "leave-one-out": {"unanswerable declined": (held["refusal_correctness"]["k"],
+                                                            held["refusal_correctness"]["n"]),
+                                  "false refusals": (held["false_refusal_rate"]["k"], held["false_refusal_rate"]["n"])}}
+
 
 @dataclass(frozen=True)
 class TopkResult(ExperimentResult):
@@ -278,9 +289,11 @@ class LocalLLMResult(ExperimentResult):
     judge_table: str
     judge_narrowed: dict[str, Any]  # the narrowed pipeline's part-by-part judge
     narrowing: dict[str, Any]  # generation.narrowing: what the narrowed pipeline sends
+    narrowing_choice: dict[str, Any]  # how that budget was chosen: one half of the questions, reported on the other
+    narrowing_choice_table: str
     injection: dict[str, Any]  # the injection set (rag_lib.benchmark_runs.injection)
     injection_summary: str
-    before_after: list[dict[str, Any]]  # answer rates before the support check → now
+    before_after: list[dict[str, Any]]  # answer rates per archive (answers-v1, -v2) → now
     before_after_table: str
     targets: list[dict[str, Any]]  # the narrowed pipeline against the answers issue's targets
     target_table: str
@@ -288,6 +301,11 @@ class LocalLLMResult(ExperimentResult):
     selective: dict[str, Any]  # per language: selective answering (cross-validated logistic), its curve
     funnel: list[dict[str, Any]]  # per language: key facts in the Top-k → in the units sent → in the shown answer
     funnel_table: str
+    paired: list[dict[str, Any]]  # answer against answer per question (llm_eval.paired), Holm-adjusted
+    paired_table: str
+    paired_family: dict[str, Any]  # the Holm family's size, fixed cells and how it was adjusted
+    answer_languages: list[dict[str, Any]]  # per answerer and language (ungated): shown answers in its language
+    partly_checkable: list[dict[str, Any]]  # questions whose key facts check only part of what they ask
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ class VariantResult:
     evidence_k: int
     q7: dict[str, dict[str, dict[str, int | None]]]  # phrasing -> language -> piece -> first rank
     q7_failures: dict[str, dict[str, str]]  # phrasing -> language -> why it failed
+    q7_ties: dict[str, dict[str, list[str]]]  # phrasing -> language -> pieces tied at the Top-10 cut
     benchmark: dict[str, dict[str, dict[str, Any]]]  # language -> metric -> comparison
     compared_on: dict[str, int]  # language -> questions, where fewer than all were ranked
     failures: dict[str, dict[str, Any]]  # language -> failed LLM calls
@@ -30,7 +31,8 @@ class VariantResult:
     @classmethod
     def from_json(cls, row: dict[str, Any]) -> VariantResult:
         return cls(name=row["name"], evidence_k=int(row.get("evidence_k") or TOP_K), q7=row.get("q7", {}),
-                   q7_failures=row.get("q7_failures", {}), benchmark=row.get("benchmark", {}),
+                   q7_failures=row.get("q7_failures", {}), q7_ties=row.get("q7_ties", {}),
+                   benchmark=row.get("benchmark", {}),
                    compared_on=row.get("compared_on", {}), failures=row.get("failures", {}),
                    provenance=row.get("provenance", {}))
 

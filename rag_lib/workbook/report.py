@@ -234,7 +234,10 @@ def update_readme_headline(readme: Path, root: Path) -> bool:
     after = rest.split(end, 1)[1]
     body = (
         "Q7 (question in Chinese): first rank of each of its four gold pieces, per configuration, mechanism and\n"
-        "recovery suggestion; **bold** = inside the Top-10. From `results/08_summary/results.json`.\n\n"
+        "recovery suggestion; **bold** = inside the Top-10 (or inside the evidence of a top-k row that sends more);\n"
+        "≈ = a tie at the Top-10 cut (closer to it than the ranking's median gap between neighbouring scores;\n"
+        "checked for the baseline and the mechanism rows, not the recovery rows). From\n"
+        "`results/08_summary/results.json`. Q7's pieces:\n\n" + q7_pieces_lines() + "\n\n"
         + headline.read_text(encoding="utf-8").strip()
     )
     write_text(readme, f"{before}{start}\n{body}\n{end}{after}")
@@ -272,6 +275,13 @@ _GLOSSARY = {
     "THEIRS": "a figure published by the casebook (bge-m3, qwen3.8-flash, its own 26-page snapshot), never "
               "measured here.",
 }
+
+
+def q7_pieces_lines() -> str:
+    """Q7's gold pieces as a Markdown list (``- C1: …``), from the benchmark."""
+    from rag_lib.benchmark import load_benchmark
+
+    return "\n".join(f"- {piece.id}: {piece.what}" for piece in load_benchmark().by_casebook("Q7").gold)
 
 
 def glossary_lines() -> list[str]:

@@ -136,9 +136,20 @@ def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
     target = out_dir / f"{run.name}.ipynb"
     text = nbformat.writes(executed)
     write_text(target, text if text.endswith("\n") else text + "\n")  # as nbformat.write; redacts any API key
-    html, _ = html_exporter().from_notebook_node(executed)
+    title = notebook_title(executed, run.name)  # the browser tab's title (nbconvert's default is "Notebook")
+    html, _ = html_exporter().from_notebook_node(executed, resources={"metadata": {"name": title}})
     write_text(out_dir / f"{run.name}.html", html)
     return target
+
+
+def notebook_title(nb: Any, fallback: str) -> str:
+    """The page title a browser shows: the notebook's first Markdown heading (``# 05 · Q7 diagnosis``)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for line in cell.source.splitlines():
+                if line.startswith("# "):
+                    return line[2:].strip()
+    return fallback
 
 
 # What a notebook's results depend on. Derived corpus files (rebuilt by 00_corpus) and the caches

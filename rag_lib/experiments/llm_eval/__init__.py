@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,31 +27,41 @@ from rag_lib.benchmark_runs.gates import (
 from rag_lib.benchmark_runs.generation import run_generation_eval
 from rag_lib.benchmark_runs.injection import run_injection_set
 from rag_lib.config import REPO_ROOT, RESULTS_DIR, TOP_K, results_dir, run_config, settings
-from rag_lib.evaluation.correctness import answer_correct
+from rag_lib.evaluation.claims import read_rows
+from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
 from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_hand_checks
+from rag_lib.evaluation.key_facts import default_key_facts, partly_checkable
 from rag_lib.evaluation.selective import selective_answering
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence import Gate, GateDecision
-from rag_lib.evidence.calibration import ScoredQuestion
+from rag_lib.evidence.calibration import ScoredQuestion, cross_validate
 from rag_lib.evidence.narrowing import default_narrower, narrowed_generator, narrowing_settings
+from rag_lib.experiments.llm_eval.budget import run_budget_choice
 from rag_lib.experiments.llm_eval.funnel import funnel_rows
 from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
+from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
 from rag_lib.generation import Generator, get_generator, get_task_generator, task_generator_name
 from rag_lib.generation.local_models import local_models
 from rag_lib.io import write_json
 from rag_lib.retrieval import Ranking
+from rag_lib.text import language_of
 from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import LocalLLMResult
-from rag_lib.workbook.report import markdown_table
+from rag_lib.workbook.report import markdown_table, prose
 
 ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
                   "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong",
                   "shown_wrong_ci", "refusal_correctness", "refusal_correctness_ci", "citation_validity",
                   "citations_valid", "citations_total", "errors"]
-# Answers as 10 reported them before the support check (copied from its results.json by
-# :func:`archive_answer_rows`), shown beside the current figures as "before → after".
-ANSWER_ARCHIVE = RESULTS_DIR / "archive" / "answers-v1.json"
-BEFORE_AFTER = ("answer_rate", "answer_correctness", "refusal_correctness", "citation_validity")
+# Answers as 10 reported them before a change of what they mean (copied from its results.json by
+# :func:`archive_answer_rows`), shown beside the current figures as "before → after", oldest first:
+# v1 before the support check, v2 with the narrowing budget before it was chosen out of sample.
+ANSWER_ARCHIVES = (RESULTS_DIR / "archive" / "answers-v1.json", RESULTS_DIR / "archive" / "answers-v2.json")
+# Answer-versus-answer comparisons (paired by question; :mod:`.paired`): the narrowed pipeline against each
+# other answerer, and against itself in the last archive.
+PAIRS = (("narrowed", "extractive"), ("narrowed", "llm"))
+BEFORE_AFTER = ("answer_rate", "answer_correctness", "correct_gold_in_top_k", "shown_wrong", "refusal_correctness",
+                "citation_validity")
 
 
 class Ungated:
@@ -84,13 +94,15 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
     valid = sum(r["citations_valid"] for r in rows)
     total = sum(r["citations_total"] for r in rows)
     errors = Counter(r["error_kind"] for r in rows if r["status"] == "error")
-    checkable = [r for r in answerable if answer_correct_checkable(r["question"])]
+    checkable = [r for r in answerable if has_checkable_fact(r["question"])]
     correct = sum(r["correct"] is True for r in checkable)
     answered_checkable = [r for r in checkable if r["status"] == "answered"]
     gold_in_top = [r for r in checkable if r["label"] == "sufficient"]  # every gold piece in the Top-k
     correct_gold = sum(r["correct"] is True for r in gold_in_top)
     shown_wrong = sum(r["correct"] is False for r in answered_checkable)
     declined = sum(r["status"] == "insufficient" for r in unanswerable)
+    shown = [r for r in rows if r["status"] == "answered"]
+    in_language = sum(language_of(r["answer"]) == result["lang"] for r in shown)
     return {
         "lang": result["lang"], "gate": result["gate"], "model": result["generator"]["model"],
         "backend": result["generator"]["backend"], "n": result["n"], "missing": result["n"] - len(rows),
@@ -108,31 +120,50 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
         "refusal_correctness_ci": wilson_text(declined, len(unanswerable)),
         "citations_valid": valid, "citations_total": total, "citation_validity": rounded_rate(valid, total),
         "errors": dict(sorted(errors.items())),
+        # Shown answers written in the question's language (rag_lib.text.language_of: any CJK ideograph is zh).
+        "shown": len(shown), "in_language": in_language, "in_language_rate": rounded_rate(in_language, len(shown)),
+        "in_language_ci": wilson_text(in_language, len(shown)),
     }
 
 
-def answer_correct_checkable(question_id: str) -> bool:
-    """Whether the question has a checkable key fact (else it is left out of correctness)."""
-    return answer_correct(question_id, "").checkable
+IN_SAMPLE = " (in-sample)"
+HELD_OUT = " (leave-one-out)"
 
 
 def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = None,
-                    languages: Sequence[str] = ("zh", "en"), k: int = TOP_K, key: str = "dense") -> dict[str, Any]:
+                    languages: Sequence[str] = ("zh", "en"), k: int = TOP_K, key: str = "dense",
+                    held_out: Mapping[str, Mapping[str, bool]] | None = None) -> dict[str, Any]:
     """Answers to every benchmark question, ungated and behind ``gate``, per language.
 
     The gated run reuses the ungated run's recorded calls wherever the gate lets a question through
-    (the request is the same), so it costs no extra model time.
+    (the request is the same), so it costs no extra model time. ``held_out[lang]`` (question id →
+    declined), when given, adds the gate's out-of-sample run: each question decided by parameters
+    fitted without it (:func:`rag_lib.evidence.calibration.cross_validate`); the gated run is then
+    labelled in-sample.
     """
     generator = generator or get_task_generator("answer")
     out: dict[str, Any] = {"model": task_generator_name("answer"), "k": k, "retriever": key, "runs": {}}
     for lang in languages:
-        recorded: set[str] | None = None
-        for gated in (Ungated(), gate):
-            result = run_generation_eval(wb, gated, generator, lang, k, key)
-            out["runs"][f"{lang}:{gated.name}"] = {"figures": answer_figures(result, recorded), "rows": result["rows"]}
-            if recorded is None:  # the gated run is measured on the questions the ungated run has answers for
-                recorded = {r["question"] for r in result["rows"] if r["error_kind"] != "replay_miss"}
+        ungated = run_generation_eval(wb, Ungated(), generator, lang, k, key)
+        recorded = {r["question"] for r in ungated["rows"] if r["error_kind"] != "replay_miss"}
+        # The gated runs are measured on the questions the ungated run has answers for.
+        runs = {"ungated": ungated, gate.name: run_generation_eval(wb, gate, generator, lang, k, key)}
+        if held_out is not None:
+            runs[gate.name + IN_SAMPLE] = {**runs.pop(gate.name), "gate": gate.name + IN_SAMPLE}
+            runs[gate.name + HELD_OUT] = held_out_run(ungated, held_out[lang], gate.name + HELD_OUT)
+        for name, result in runs.items():
+            out["runs"][f"{lang}:{name}"] = {"figures": answer_figures(result, None if name == "ungated" else recorded),
+                                             "rows": result["rows"]}
     return out
+
+
+def held_out_run(ungated: dict[str, Any], declined: Mapping[str, bool], gate: str) -> dict[str, Any]:
+    """The gated run an out-of-sample gate makes: a question it declines gets no call and no answer;
+    every other one keeps its ungated answer (the same request, so the same recorded reply)."""
+    decline = {"gate": "insufficient", "status": "insufficient", "declined_by": "gate", "error_kind": None,
+               "citations_valid": 0, "citations_total": 0, "correct": None, "answer": ""}
+    rows = [{**r, **decline} if declined[r["question"]] else {**r, "gate": "sufficient"} for r in ungated["rows"]]
+    return {**ungated, "gate": gate, "rows": rows}
 
 
 def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
@@ -150,15 +181,20 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         "extractive": (_label(get_generator("extractive")), get_generator("extractive")),
     }
     answers: dict[str, Any] = {}
+    # The general gate decided out of sample: each question by parameters fitted without it.
+    held_out = {lang: cross_validate(scored[lang], general_gate_key(gates[lang])) for lang in languages}
     for name, (label, generator) in answerers.items():
         runs = {}
         for lang in languages:
-            runs.update(run_llm_answers(wb, general[lang], generator, (lang,), k, key)["runs"])
+            runs.update(run_llm_answers(wb, general[lang], generator, (lang,), k, key,
+                                        {lang: held_out[lang]["declined"]})["runs"])
         answers[name] = {"label": label, "model": generator.model, "backend": generator.backend,
                          "describe": generator.describe() if hasattr(generator, "describe") else None, "runs": runs}
     judge = measure_llm_judge(wb, None, languages, k, key)
     judge_narrowed = measure_narrowed_judge(wb, languages, k, key)
-    beside = {lang: measure_gates(wb, {general[lang].name: general[lang]}, lang, key, k) for lang in languages}
+    beside = {lang: {f"{name}{IN_SAMPLE}": scores
+                     for name, scores in measure_gates(wb, {general[lang].name: general[lang]}, lang, key, k).items()}
+              | {general[lang].name + HELD_OUT: held_out[lang]["scores"]} for lang in languages}
     rows = [{"generator": a["label"], **run["figures"]} for a in answers.values() for run in a["runs"].values()]
     judge_rows = llm_judge_rows(judge, {}) + llm_judge_rows(judge_narrowed, beside)
     injection = injection_run(wb, k, key)
@@ -166,9 +202,17 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     selective = selective_run(scored, answers, judge_narrowed)
     before_after = before_after_rows(rows)
     targets = target_rows(rows, answers["narrowed"]["label"])
+    archived = ANSWER_ARCHIVES[-1]
+    paired, family = paired_answer_rows(
+        {**{name: {lang: a["runs"][f"{lang}:ungated"]["rows"] for lang in languages} for name, a in answers.items()},
+         **{f"{name} ({archived.stem})": runs for name, runs in archived_outcomes(archived).items()}},
+        (*PAIRS, ("narrowed", f"narrowed ({archived.stem})")), languages)
+    languages_shown = [{k: r[k] for k in ("generator", "lang", "shown", "in_language", "in_language_rate",
+                                          "in_language_ci")} for r in rows if r["gate"] == "ungated"]
     funnel = funnel_rows(wb, {lang: answers["narrowed"]["runs"][f"{lang}:ungated"]["rows"] for lang in languages},
                          k, key)
     choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None
+    budget = run_budget_choice(wb, k, key, languages)
     configured = {**run_config().llm_tasks, "offline_reranker": str(settings()["retrieval"]["offline_reranker"])}
     return LocalLLMResult(
         languages=list(languages), k=k, retriever=key, provenance=wb.provenance(key),
@@ -179,11 +223,16 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         answers=answers, answer_rows=rows, answer_table=markdown_table(rows, ANSWER_COLUMNS),
         judge=judge, gate_beside_judge=beside, judge_rows=judge_rows,
         judge_table=markdown_table(judge_rows), judge_narrowed=judge_narrowed,
-        narrowing=narrowing_settings(), injection=injection, injection_summary=injection_summary(injection),
+        narrowing=narrowing_settings(), narrowing_choice=budget,
+        narrowing_choice_table=markdown_table(budget["rows"], decimals={"mean tokens sent": 0}), injection=injection,
+        injection_summary=injection_summary(injection),
         before_after=before_after,
         before_after_table=markdown_table(before_after) if before_after else "_(no archive)_",
         targets=targets, target_table=markdown_table(targets), hand_checks=hand_checks, selective=selective,
         funnel=funnel, funnel_table=markdown_table(funnel),
+        paired=paired, paired_table=markdown_table(table_rows(paired)),
+        answer_languages=languages_shown, partly_checkable=partly_checkable(default_key_facts()),
+        paired_family=family.summary() | {"describe": family.describe()},
     )
 
 
@@ -259,28 +308,40 @@ def injection_run(wb: Workbench, k: int = TOP_K, key: str = "dense") -> dict[str
     return run_injection_set({lang: q.text(lang) for lang in ("zh", "en")}, evidence, select)
 
 
-def archive_answer_rows(source: Path | None = None, archive: Path = ANSWER_ARCHIVE) -> Path:
-    """Copy 10's current answer rows into :data:`ANSWER_ARCHIVE` (before a change of what they mean)."""
+def archive_answer_rows(archive: Path, what_changes: str, source: Path | None = None) -> Path:
+    """Copy 10's current answer rows into ``archive`` before ``what_changes`` changes what they mean, with
+    each answerer's ungated per-question outcomes (for paired before → after comparisons)."""
     source = source or results_dir() / "10_local_llm" / "results.json"
     stored = json.loads(source.read_text(encoding="utf-8"))
-    write_json(archive, {"source": "10_local_llm/results.json, answer_rows, before the support check "
-                                   "(quotes as substrings; no check of what the answer states)",
-                         "rows": stored["answer_rows"]})
+    kept = ("question", "answerable", "status", "correct", "error_kind")
+    questions = {name: {run.partition(":")[0]: [{k: r[k] for k in kept} for r in block["rows"]]
+                        for run, block in answerer["runs"].items() if run.endswith(":ungated")}
+                 for name, answerer in stored["answers"].items()}
+    write_json(archive, {"source": f"10_local_llm/results.json, answer_rows, before {what_changes}",
+                         "rows": stored["answer_rows"], "questions": questions})
     return archive
 
 
-def before_after_rows(rows: Sequence[dict[str, Any]], archive: Path = ANSWER_ARCHIVE) -> list[dict[str, Any]]:
-    """Each archived row's rates beside the current row of the same generator, language and gate."""
+def archived_outcomes(archive: Path) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """An archive's per-question ungated outcomes (answerer → language → rows); empty when it kept none."""
     if not archive.is_file():
-        return []
-    before = {(r["generator"], r["lang"], r["gate"]): r for r in json.loads(archive.read_text("utf-8"))["rows"]}
+        return {}
+    return json.loads(archive.read_text("utf-8")).get("questions", {})
+
+
+def before_after_rows(rows: Sequence[dict[str, Any]],
+                      archives: Sequence[Path] = ANSWER_ARCHIVES) -> list[dict[str, Any]]:
+    """Each archived row's rates beside the current row of the same generator, language and gate
+    (an archived gated row was in-sample), one block per archive that exists."""
     out = []
-    for row in rows:
-        old = before.get((row["generator"], row["lang"], row["gate"]))
-        if old is None:
-            continue
-        out.append({"generator": row["generator"], "lang": row["lang"], "gate": row["gate"],
-                    **{m: _arrow(old.get(m), row.get(m)) for m in BEFORE_AFTER}})
+    for archive in (a for a in archives if a.is_file()):
+        stored = json.loads(archive.read_text("utf-8"))
+        before = {(r["generator"], r["lang"], r["gate"]): r for r in stored["rows"]}
+        for row in rows:
+            old = before.get((row["generator"], row["lang"], row["gate"].removesuffix(IN_SAMPLE)))
+            if old is not None:
+                out.append({"archive": archive.stem, "generator": row["generator"], "lang": row["lang"],
+                            "gate": row["gate"], **{m: _arrow(old.get(m), row.get(m)) for m in BEFORE_AFTER}})
     return out
 
 
@@ -299,8 +360,15 @@ def _label(generator: Generator) -> str:
 
 # The answers issue's targets for the narrowed pipeline (one row per language and gate).
 TARGETS = (("correct_gold_in_top_k", ">=", 0.50), ("shown_wrong", "<=", 0.15), ("refusal_correctness", ">=", 0.90))
-IN_SAMPLE_NOTE = ("the floor+aspects gate's parameters were fitted on these same questions (in-sample); its "
-                  "leave-one-out figures are in 03")
+# Said beside every gated figure: how the gate's parameters relate to the questions it is measured on.
+GATE_NOTES = {IN_SAMPLE: "the gate's parameters were fitted on these same questions, so this is optimistic; the "
+                         "leave-one-out row is the out-of-sample figure",
+              HELD_OUT: "out of sample: each question decided by the gate's parameters fitted without it"}
+
+
+def gate_note(gate: str) -> str:
+    """`` (why this gated figure is or is not optimistic)``, or nothing for the ungated run."""
+    return next((f" ({note})" for suffix, note in GATE_NOTES.items() if gate.endswith(suffix)), "")
 
 
 def target_rows(answer_rows: Sequence[dict[str, Any]], label: str) -> list[dict[str, Any]]:
@@ -339,12 +407,11 @@ def findings(result: LocalLLMResult) -> list[str]:
                     continue
                 caveat = (f" Only {judged} of {mine['n']} questions have a recorded answer; the rest are missing, "
                           "not failed, and the rates are over the recorded ones." if mine["missing"] else "")
-                gated = f" ({IN_SAMPLE_NOTE})" if gate != "ungated" else ""
                 out.append(
-                    f"{lang}, {gate}{gated}: {llm} showed an answer (citations verified, every number and name "
-                    f"it states in a verified quote) for {_pct(mine['answer_rate'])} of the answerable questions "
-                    f"(extractive {_pct(base['answer_rate'])}); shown answers stating every key fact, over the "
-                    f"answerable questions whose gold is in the Top-{result.k}: "
+                    f"{lang}, {gate}{gate_note(gate)}: {llm} showed an answer (citations verified, every number "
+                    f"and name it states in a verified quote) for {_pct(mine['answer_rate'])} of the answerable "
+                    f"questions (extractive {_pct(base['answer_rate'])}); shown answers stating every key fact, "
+                    f"over the answerable questions whose gold is in the Top-{result.k}: "
                     f"{_pct(mine['correct_gold_in_top_k'])} {mine['correct_gold_in_top_k_ci']} "
                     f"(extractive {_pct(base['correct_gold_in_top_k'])}); shown but missing a key fact: "
                     f"{_pct(mine['shown_wrong'])} {mine['shown_wrong_ci']}; unanswerable questions declined: "
@@ -361,6 +428,17 @@ def findings(result: LocalLLMResult) -> list[str]:
             out.append(f"{row['lang']}: the LLM judge ({row['gate']}) over {row['judged']} judged questions "
                        f"({row['failed']} without a record): {quality}. The judge has no fitted parameter, so "
                        "its figures are out of sample.")
+    for row in result.answer_languages:
+        if row["shown"]:
+            out.append(f"{row['lang']}, ungated: {row['in_language']} of {row['shown']} answers {row['generator']} "
+                       f"showed are in the question's language ({_pct(row['in_language_rate'])} "
+                       f"{row['in_language_ci']}; any CJK ideograph counts as Chinese).")
+    if result.partly_checkable:
+        out.append(f"{len(result.partly_checkable)} answerable questions have a key fact that cannot be checked as a "
+                   "string beside checkable ones (listed in 10's table): \"states every key fact\" judges only the "
+                   "checkable part of them.")
+    out.extend(paired_findings(result))
+    out.append(budget_finding(result.narrowing_choice))
     for lang in result.languages:
         stages = [r for r in result.funnel if r["lang"] == lang]
         if not stages or not stages[0]["of"]:
@@ -396,4 +474,52 @@ def findings(result: LocalLLMResult) -> list[str]:
                f"that obeys them); the detector flagged {inj['flagged_at_build']} of {inj['n_plants']} plants when "
                "the page is built. The variants and the detector were written together, so this is an in-sample "
                "figure for the detector.")
+    return out
+
+
+def budget_finding(choice: dict[str, Any]) -> str:
+    """The narrowing budget's choice, its out-of-sample retention and whether the configuration follows it."""
+    picked = choice["picked"]
+    rows = [r for r in choice["rows"] if r["picked"]]
+    held = "; ".join(f"{r['lang']} {r['reporting half']} ({_pct(r['reporting half share'])} "
+                     f"{r['reporting half ci']}), {r['mean tokens sent']:.0f} estimated tokens sent on average"
+                     for r in rows)
+    stable = ("the same candidate" if choice["picked_swapped"] == picked
+              else f"{choice['picked_swapped']['budget_tokens']} tokens")
+    reached = all(r["choosing half share"] is not None and r["choosing half share"] >= choice["target"]
+                  for r in rows)
+    configured = ("`generation.narrowing` follows it" if choice["agrees"] else
+                  f"but `generation.narrowing` is {prose(choice['configured'])}: its figures are not the rule's")
+    return (f"Narrowing budget: by the rule ({choice['rule']}; seed {choice['seed']}), "
+            f"{picked['budget_tokens']} estimated tokens and {picked['max_units']} units"
+            f"{'' if reached else ' (no candidate reached the target, so the largest)'}; {configured}. Out of "
+            f"sample, on the reporting half, its units keep every key fact the Top-k states for {held}. Chosen "
+            f"on the reporting half instead, the rule picks {stable}. Key facts are matched as strings; this "
+            "measures what the model is sent, not what it writes.")
+
+
+def paired_findings(result: LocalLLMResult) -> list[str]:
+    """One sentence per answer-versus-answer comparison and language, from its Holm-adjusted judgements.
+
+    The outcomes point different ways (more answers stating every key fact is better, more shown but wrong
+    is worse), so each is said as "higher" or "lower" with its interval, never as one "helps" verdict.
+    """
+    family = read_rows(result.paired, result.paired_family["name"], subject=["comparison"], scope=["lang"],
+                       diff_key="diff")
+    out = []
+    for comparison, lang in dict.fromkeys((r["comparison"], r["lang"]) for r in result.paired):
+        mine = [r for r in result.paired if (r["comparison"], r["lang"]) == (comparison, lang)]
+        parts = []
+        for row in mine:
+            j = family.get(comparison, lang, row["metric"])
+            if j.effect:
+                parts.append(f"{row['metric']} is {'higher' if j.diff > 0 else 'lower'} ({j.text(scoped=False)})")
+            elif j.in_family:
+                parts.append(f"no effect on {row['metric']} survives the adjustment ({j.text(scoped=False)})")
+            else:
+                parts.append(f"{row['metric']}: no question changed")
+        out.append(f"{lang}, {comparison} (paired over {mine[0]['questions']} answerable questions, ungated): "
+                   f"{'; '.join(parts)}. Key facts are matched as strings.")
+    if out:
+        out.append(result.paired_family["describe"])
     return out

@@ -12,17 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_lib.evaluation.fact_matching import find_alternative
-from rag_lib.evaluation.key_facts import KeyFact, default_key_facts
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence.narrowing import default_narrower
+from rag_lib.experiments.llm_eval.budget import fact_questions, states_all
 from rag_lib.workbench import Workbench
 
 STAGES = ("in the Top-k chunks", "in the units sent", "in the shown answer")
-
-
-def _states_all(facts: Sequence[KeyFact], text: str) -> bool:
-    return all(find_alternative(f.alternatives, text) for f in facts)
 
 
 def funnel_rows(wb: Workbench, answer_rows: Mapping[str, Sequence[dict[str, Any]]], k: int,
@@ -38,24 +33,21 @@ def funnel_rows(wb: Workbench, answer_rows: Mapping[str, Sequence[dict[str, Any]
     k
         The Top-k the answers were given.
     """
-    key_facts, narrower = default_key_facts(), default_narrower(wb.embedder())
+    narrower = default_narrower(wb.embedder())
     rows = []
     for lang, answered in answer_rows.items():
         by_question = {r["question"]: r for r in answered}
         reached = [0, 0, 0]
         asked = 0
-        for q in wb.benchmark:
-            facts = [f for f in key_facts[q.id] if f.checkable] if q.answerable else []
-            row = by_question.get(q.id)
-            if not facts or row is None or row["error_kind"] == "replay_miss":
+        for fq in fact_questions(wb, lang, k, key):
+            row = by_question.get(fq.question.id)
+            if row is None or row["error_kind"] == "replay_miss":
                 continue
             asked += 1
-            text = q.text(lang)
-            evidence = wb.evidence(wb.rank(text, key), k)
-            if not _states_all(facts, "\n".join(c.text for c in evidence)):
+            if not fq.in_top_k:
                 continue
             reached[0] += 1
-            if not _states_all(facts, "\n".join(u.text for u in narrower(text, evidence))):
+            if not states_all(fq.facts, "\n".join(u.text for u in narrower(fq.text, fq.evidence))):
                 continue
             reached[1] += 1
             reached[2] += bool(row["status"] == "answered" and row["correct"])

@@ -11,6 +11,7 @@ from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.config import TOP_K
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import HIT, MRR, Measure, PieceCoverage, compare, piece_ranks
+from rag_lib.evaluation.margins import at_the_cut
 from rag_lib.experiments.mechanisms.registry import METRICS, BaselineDense, BuildContext, RankFailed, get_mechanism
 from rag_lib.experiments.mechanisms.report import judge_variants, tables
 from rag_lib.retrieval import Ranking
@@ -21,21 +22,28 @@ from rag_lib.workbook.mechanism_results import MechanismResult
 
 def q7_piece_ranks(q7: Question, rank: Callable[[str], Ranking], phrasings: Sequence[str | None],
                    languages: Sequence[str], failures: dict[str, dict[str, str]] | None = None,
+                   ties: dict[str, dict[str, list[str]]] | None = None,
                    ) -> dict[str, dict[str, dict[str, int | None]]]:
     """``{phrasing: {lang: {"C1": rank, …}}}`` (first rank of each piece).
 
     A phrasing the variant fails to rank gets no ranks (``None``), and its error kind goes into
-    ``failures[phrasing][lang]``: a failure is never shown as the baseline's ranks.
+    ``failures[phrasing][lang]``: a failure is never shown as the baseline's ranks. The pieces whose rank
+    is a tie at the Top-10 cut (:func:`rag_lib.evaluation.margins.at_the_cut`) go into ``ties[phrasing][lang]``.
     """
     out: dict[str, dict[str, dict[str, int | None]]] = {}
     for phrasing in phrasings:
         for lang in languages:
             try:
-                ranks = piece_ranks(q7.pieces, rank(q7.text(lang, phrasing)))
+                ranking = rank(q7.text(lang, phrasing))
+                ranks = piece_ranks(q7.pieces, ranking)
             except RankFailed as exc:
                 ranks = [None] * len(q7.pieces)
                 if failures is not None:
                     failures.setdefault(phrasing or "original", {})[lang] = exc.kind
+            else:
+                tied = [f"C{i + 1}" for i, r in enumerate(ranks) if at_the_cut(ranking, r)]
+                if ties is not None and tied:
+                    ties.setdefault(phrasing or "original", {})[lang] = tied
             out.setdefault(phrasing or "original", {})[lang] = {f"C{i + 1}": r for i, r in enumerate(ranks)}
     return out
 
@@ -145,11 +153,12 @@ def run_mechanism(
     for v in variants:
         langs = [lang for lang in languages if v.languages is None or lang in v.languages]
         q7_failures: dict[str, dict[str, str]] = {}
+        q7_ties: dict[str, dict[str, list[str]]] = {}
         entry: dict[str, Any] = {
             "name": v.name, "description": v.description, "evidence_k": v.evidence_k,
             "benchmark_languages": langs, "notes": list(v.notes),
-            "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages, q7_failures),
-            "benchmark": {},
+            "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages, q7_failures, q7_ties),
+            "q7_ties": q7_ties, "benchmark": {},
         }
         if q7_failures:
             entry["q7_failures"] = q7_failures
