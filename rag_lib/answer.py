@@ -99,10 +99,9 @@ def calibrated_gate_parameters(lang: str) -> dict[str, float]:
     return stored.calibrated_gate(lang)
 
 
-def gate_quality_note(lang: str) -> str:
+def gate_quality_note(stored: Q9aResult, lang: str) -> str:
     """Said with every gate decision: the parameters are tuned on the benchmark, so its in-sample rates overstate;
-    the leave-one-out rates beside them are what a new question can expect."""
-    stored = Q9aResult.read("03_q9a_no_evidence", needed_by="the gate's benchmark figures")
+    the leave-one-out rates beside them (03's, ``stored``) are what a new question can expect."""
     quality = stored.gate_quality(lang)
 
     def said(part: dict[str, tuple[int, int]]) -> str:
@@ -224,7 +223,8 @@ def answer_question(
     wb = workbench or Workbench()
     check_k(k, len(wb.embeddable))
     lang = language_of(question)
-    params = calibrated_gate_parameters(lang)
+    calibration = Q9aResult.read("03_q9a_no_evidence", needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR
+    params = calibration.calibrated_gate(lang)
     chosen = generator if generator is not None and not isinstance(generator, str) else get_generator(generator)
     if chosen.backend not in LOCAL_BACKENDS:
         chosen = EvidenceCap(chosen, max_evidence_tokens)
@@ -235,7 +235,7 @@ def answer_question(
         chunk = wb.by_id[cid]
         evidence.append({"rank": rank, "score": score, "page": chunk.page,
                          "heading": " > ".join(chunk.heading_path), "id": cid})
-    return AskOutcome(question, key, params, gate_quality_note(lang), evidence, outcome)
+    return AskOutcome(question, key, params, gate_quality_note(calibration, lang), evidence, outcome)
 
 
 PIPELINES = ("narrowed", "chunks")  # how an LLM answerer is fed: narrowed units (default) or whole chunks

@@ -120,4 +120,3 @@ def correctness_summary(results: Sequence[CorrectnessResult]) -> dict[str, Any]:
 def has_checkable_fact(question_id: str) -> bool:
     """Whether the question has a checkable key fact (else it is left out of correctness)."""
     return answer_correct(question_id, "").checkable
-

@@ -116,6 +116,10 @@ class ScoredQuestion:
             self.aspect_coverage is None or self.aspect_coverage + 1e-12 < min_coverage)
         return below_floor or uncovered
 
+    def declined_with(self, parameters: Mapping[str, float | None]) -> bool:
+        """:meth:`declined` with fitted ``parameters`` (``floor``, ``min_coverage``; :func:`fit`'s shape)."""
+        return self.declined(parameters["floor"], parameters["min_coverage"])
+
 
 def candidates(values: Iterable[float | None]) -> list[float]:
     """Every distinct value (decisions change only there) plus one above them all (decline all)."""
@@ -260,8 +264,7 @@ def cross_validate(rows: Sequence[ScoredQuestion], gate: str,
         the choice is).
     """
     chosen, params = held_out_parameters(rows, gate, groups)
-    declined = {r.question_id: r.declined(chosen[r.question_id]["floor"], chosen[r.question_id]["min_coverage"])
-                for r in rows}
+    declined = {r.question_id: r.declined_with(chosen[r.question_id]) for r in rows}
     cases = [Case(r.question_id, r.answerable, r.label_insufficient, declined[r.question_id]) for r in rows]
     floors = sorted(p["floor"] for p in params if p["floor"] is not None)
     coverages = sorted(p["min_coverage"] for p in params if p["min_coverage"] is not None)

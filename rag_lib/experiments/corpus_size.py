@@ -34,7 +34,7 @@ from rag_lib.documents import Chunk
 from rag_lib.evaluation import HIT, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
 from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
-from rag_lib.evidence import AspectGate, Case, ScoredQuestion, score_cases
+from rag_lib.evidence import AspectGate, Case, score_cases
 from rag_lib.evidence.calibration import held_out_parameters
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
@@ -141,8 +141,8 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                     top = runs[q.id].ids[:TOP_K]
                     evidence = [wide.by_id[c] for c in top]
                     seen = score_question(q, lang, runs[q.id], evidence, aspects)
-                    cases.append(Case(q.id, True, seen.label_insufficient, _declined(seen, fitted)))
-                    held_cases.append(Case(q.id, True, seen.label_insufficient, _declined(seen, held_out[q.id])))
+                    cases.append(Case(q.id, True, seen.label_insufficient, seen.declined_with(fitted)))
+                    held_cases.append(Case(q.id, True, seen.label_insufficient, seen.declined_with(held_out[q.id])))
                     gold_ids = q.gold_chunks
                     gold_pages = {wide.by_id[c].page for c in gold_ids}
                     for cid in top:
@@ -155,8 +155,8 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                 for q in unanswerable:
                     ranking = restrict(unanswerable_full[q.id], allowed)
                     seen = score_question(q, lang, ranking, [wide.by_id[c] for c in ranking.ids[:TOP_K]], aspects)
-                    refused["in-sample"] += _declined(seen, fitted)
-                    refused["held out"] += _declined(seen, held_out[q.id])
+                    refused["in-sample"] += seen.declined_with(fitted)
+                    refused["held out"] += seen.declined_with(held_out[q.id])
                 ranks = dict(zip(("C1", "C2", "C3", "C4"), piece_ranks([p & allowed for p in q7.pieces],
                                                                        restrict(q7_full, allowed)), strict=True))
                 q7_rows.append({"pages": size, "language": lang, "seed": s, **ranks})
@@ -263,11 +263,6 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                     "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
                                    "chunks (identical to exact search over it)"},
     )
-
-
-def _declined(seen: ScoredQuestion, parameters: Mapping[str, float | None]) -> bool:
-    """floor+aspects' decision with ``parameters`` (``floor``, ``min_coverage``)."""
-    return seen.declined(parameters["floor"], parameters["min_coverage"])
 
 
 def _span(first: Mapping[str, Any], last: Mapping[str, Any], key: str) -> str:

@@ -141,8 +141,7 @@ def gate_validation(rows: Sequence[ScoredQuestion], bench: Benchmark) -> dict[st
         loo = cross_validate(rows, gate)
         grouped = cross_validate(rows, gate, pages)
         without = fit([r for r in rows if r.question_id not in near], gate)
-        decide = lambda params: {r.question_id: r.declined(params["floor"], params["min_coverage"])  # noqa: E731
-                                 for r in rows}
+        decide = lambda params: {r.question_id: r.declined_with(params) for r in rows}  # noqa: E731
         out[gate] = {
             "parameters": {"in_sample": fitted, "leave_one_out": loo["parameters"],
                            "grouped_by_page": grouped["parameters"], "near_miss_held_out": without},

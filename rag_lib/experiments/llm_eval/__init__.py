@@ -147,9 +147,9 @@ def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = Non
         ungated = run_generation_eval(wb, Ungated(), generator, lang, k, key)
         recorded = {r["question"] for r in ungated["rows"] if r["error_kind"] != "replay_miss"}
         # The gated runs are measured on the questions the ungated run has answers for.
-        runs = {"ungated": ungated, gate.name: run_generation_eval(wb, gate, generator, lang, k, key)}
+        gated = gate.name + (IN_SAMPLE if held_out is not None else "")
+        runs = {"ungated": ungated, gated: {**run_generation_eval(wb, gate, generator, lang, k, key), "gate": gated}}
         if held_out is not None:
-            runs[gate.name + IN_SAMPLE] = {**runs.pop(gate.name), "gate": gate.name + IN_SAMPLE}
             runs[gate.name + HELD_OUT] = held_out_run(ungated, held_out[lang], gate.name + HELD_OUT)
         for name, result in runs.items():
             out["runs"][f"{lang}:{name}"] = {"figures": answer_figures(result, None if name == "ungated" else recorded),

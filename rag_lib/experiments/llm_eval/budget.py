@@ -83,7 +83,8 @@ def pick(kept: Mapping[tuple[str, str], Sequence[bool]], ids: Sequence[str], lan
     language (the largest candidate when none does). ``kept[(lang, id)][i]``: candidate ``i`` kept them."""
     n_candidates = len(next(iter(kept.values())))
     for i in range(n_candidates):
-        if all(_share(kept, ids, lang, i)[0] >= target * _share(kept, ids, lang, i)[1] for lang in languages):
+        shares = [_share(kept, ids, lang, i) for lang in languages]
+        if all(n >= target * of for n, of in shares):
             return i
     return n_candidates - 1
 
