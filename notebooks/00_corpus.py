@@ -39,14 +39,14 @@ batches = None  # None: every batch in snapshot.batches of rag_lib/workbook.yaml
 import warnings
 
 import pandas as pd
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from rag_lib import corpus as corpus_mod
 from rag_lib.benchmark.batch_labels import label_status
 from rag_lib.casebook import published
 from rag_lib.config import snapshot_batches
 from rag_lib.experiments.corpus import corpus_result, findings
-from rag_lib.workbook import figures, report
+from rag_lib.workbook import figures, page, report
 from rag_lib.workbook.tables import Table, table
 
 corpus = corpus_mod.build_corpus(batch, max_chars)
@@ -89,7 +89,7 @@ histogram = figures.chunk_length_histogram(
     stats["max_chars_limit"],
     report.experiment_dir("00_corpus") / "chunk_lengths.png",
 )
-print(f"figure: {histogram.name} (shown in the report at the end)")
+page.show_figure(histogram)
 
 # %% [markdown]
 # ## Chunks per page
@@ -207,4 +207,5 @@ An unanswerable question whose absent check fails in a batch has a page there th
 stored = report.write_experiment(
     "00_corpus", corpus_result(stats, len(removals), theirs, batch_table, labels), template, findings=findings
 )
-display(Markdown(report.report_markdown("00_corpus")))
+page.closing(stored, {"corpus": {"batch": stats["batch"], "chunk limit (characters)": stats["max_chars_limit"],
+                                  "batches compared": batches or snapshot_batches()}})

@@ -41,23 +41,21 @@ k = None  # None: retrieval.top_k in workbook.yaml
 languages = ["zh", "en"]
 
 # %%
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.bakeoff import findings, run_bakeoff
-from rag_lib.workbook import figures, report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.workbook import figures, page, report
+from rag_lib.workbook.tables import table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_bakeoff(embedders, k=config.k, languages=languages)
-print("configurations run:", ", ".join(result.configurations))
+display(page.setup_line({"configurations run": ", ".join(result.configurations), "k": config.k}))
 
 # %% [markdown]
-# ## Models: what ran, and what is not on this machine
+# ## Models that are not on this machine (each ran configuration's model is in the appendix)
 
 # %%
-for configuration, provenance in result.provenance.items():
-    display(Markdown(f"**{configuration}**"), settings(provenance))
 table(result.unavailable, label="model", value="why not run")
 
 # %% [markdown]
@@ -72,7 +70,7 @@ plot = figures.metric_bars(
     report.experiment_dir("01_embedding_bakeoff") / "coverage_at_10.png",
     title="piece coverage@10 on the answerable benchmark questions",
 )
-print(f"figure: {plot.name} (shown in the report at the end)")
+page.show_figure(plot)
 
 # %% [markdown]
 # ## Q7: where each configuration puts the four pieces
@@ -107,4 +105,4 @@ Q7 piece ranks (first rank of C1, C2, C3, C4):
 {findings_text}
 """
 stored = report.write_experiment("01_embedding_bakeoff", result, template, findings=findings)
-display(Markdown(report.report_markdown("01_embedding_bakeoff")))
+page.closing(stored, result.provenance)

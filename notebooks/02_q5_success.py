@@ -37,16 +37,17 @@ k = None  # None: retrieval.top_k in workbook.yaml
 generator = None  # None: generation.default in workbook.yaml
 
 # %%
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.q5 import findings, run_q5
-from rag_lib.workbook import report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.workbook import page, report
+from rag_lib.workbook.tables import table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_q5(lang=lang, languages=languages, k=config.k, generator=generator)
-settings({"retrieval": result.provenance["embedder"], "generator": result.generator})
+setup = {"retrieval": result.provenance["embedder"], "generator": result.generator}
+page.setup_line(setup)
 
 # %% [markdown]
 # ## Top-k with headings and scores, and the gold pieces' first ranks
@@ -130,4 +131,4 @@ Bad input and faults ({faults_crashed} of them crashed; a crash would be a row w
 {findings_text}
 """
 stored = report.write_experiment("02_q5_success", result, template, findings=findings)
-display(Markdown(report.report_markdown("02_q5_success")))
+page.closing(stored, setup)

@@ -50,7 +50,7 @@ from IPython.display import Markdown, display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.q9a import findings, run_q9a
-from rag_lib.workbook import figures, report
+from rag_lib.workbook import figures, page, report
 from rag_lib.workbook.tables import settings, table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
@@ -59,7 +59,7 @@ result = run_q9a(languages=languages, k=config.k, generators=generators, bypass_
 models = {"retrieval": result.provenance["embedder"], "generation (whole benchmark)": result.generation["generator"],
           **{f"bypass: {name}": {"model": row["model"], "model_version": row["model_version"]}
              for name, row in result.bypass.items() if name != "lang"}}
-table(models, label="role")
+page.setup_line(models)
 
 # %% [markdown]
 # ## Corpus check: chunks that mention KV, and the allowance strings no chunk may contain
@@ -89,7 +89,7 @@ sweep_png = figures.threshold_sweep(
     {lang: result.floor_sweep[lang] for lang in languages},
     {lang: result.calibration[lang]["floor"]["floor"] for lang in languages},
     report.experiment_dir("03_q9a_no_evidence") / "floor_sweep.png", title="Score-floor gate, in-sample")
-print(f"figure: {sweep_png.name} (shown in the report at the end)")
+page.show_figure(sweep_png)
 table({lang: c["floor_aspects"] for lang, c in result.calibration.items()}, label="language", decimals=4)
 
 # %% [markdown]
@@ -106,7 +106,7 @@ table([{"language": lang, "gate": gate, **figures_} for lang, by_gate in result.
 
 # %%
 for lang in languages:
-    display(Markdown(f"### {lang}\n\n" + result.validation_tables[lang]))
+    display(page.markdown(f"### {lang}\n\n" + result.validation_tables[lang]))
 
 # %% [markdown]
 # ## Every gate on each near-miss question (in-sample parameters)
@@ -139,7 +139,6 @@ table(result.llm_judge_rows)
 # ## Default generator behind the gate, every benchmark question
 
 # %%
-display(settings({k: v for k, v in result.generation.items() if k != "rows"}))
 table(result.generation["rows"])
 
 # %% tags=["report"]
@@ -222,4 +221,4 @@ declined by the generator {{ g.declined_by_generator }}, errors {{ g.errors }}; 
 {{ findings_text }}
 """
 stored = report.write_experiment("03_q9a_no_evidence", result, template, findings=findings)
-display(Markdown(report.report_markdown("03_q9a_no_evidence")))
+page.closing(stored, {**models, "generation": {k: v for k, v in result.generation.items() if k != "rows"}})

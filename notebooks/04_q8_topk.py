@@ -41,12 +41,12 @@ languages = ["zh", "en"]
 from IPython.display import Markdown, display
 
 from rag_lib.experiments.topk import findings, run_topk
-from rag_lib.workbook import figures, report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.workbook import figures, page, report
+from rag_lib.workbook.tables import table
 
 NAME = "04_q8_topk"
 result = run_topk(retriever, max_k=max_k, languages=languages)
-settings(result.provenance)
+page.setup_line(result.provenance)
 
 # %% [markdown]
 # ## Q8: pieces covered at each k (ours), and the casebook's (theirs)
@@ -79,7 +79,8 @@ plot_cov = figures.curves(result.plot["coverage"], "k", "mean piece coverage@k",
                           title="piece coverage@k, answerable questions")
 plot_tok = figures.curves(result.plot["tokens"], "k", "≈ tokens of top-k evidence", out / "tokens_at_k.png",
                           title="context cost of the top-k evidence")
-print(f"figures: {plot_cov.name}, {plot_tok.name} (shown in the report at the end)")
+page.show_figure(plot_cov)
+page.show_figure(plot_tok)
 
 # %% tags=["report"]
 template = """# 04 · Top-k sensitivity
@@ -125,4 +126,4 @@ Token estimate: {{ token_estimate }}.
 {{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-display(Markdown(report.report_markdown(NAME)))
+page.closing(stored, {"setup": result.provenance})

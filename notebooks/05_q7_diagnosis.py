@@ -39,14 +39,14 @@ from IPython.display import Markdown, display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.q7_diagnosis import findings, run_q7_diagnosis
-from rag_lib.workbook import report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.workbook import page, report
+from rag_lib.workbook.tables import table
 
 NAME = "05_q7_diagnosis"
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_q7_diagnosis(retriever, k=config.k, languages=languages)
 display(table(result.pieces, label="piece", value="what the piece is"))
-settings(result.provenance)
+page.setup_line(result.provenance)
 
 # %% [markdown]
 # ## Piece ranks and layer, ours beside the casebook's (theirs)
@@ -106,4 +106,4 @@ C3 {casebook.piece_ranks.C3}; {casebook.coverage_top10} in the Top-10.
 {findings_text}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-display(Markdown(report.report_markdown(NAME)))
+page.closing(stored, {"setup": result.provenance})

@@ -48,8 +48,8 @@ n_boot = 10000
 from IPython.display import Markdown, display
 
 from rag_lib.experiments.mechanisms import findings, run_mechanism
-from rag_lib.workbook import report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.workbook import page, report
+from rag_lib.workbook.tables import table
 
 NAME = f"06_q7_mechanism-{mechanism}"
 result = run_mechanism(mechanism, languages=languages, llm_languages=llm_languages, n_boot=n_boot)
@@ -65,7 +65,7 @@ if result.unavailable:
     display(table(result.unavailable, label="model", value="why not available"))
 else:
     print("every model this mechanism can use is on this machine")
-settings(result.provenance)
+page.setup_line(result.provenance)
 
 # %% [markdown]
 # ## Q7: first rank of each piece, baseline and after the mechanism
@@ -123,4 +123,4 @@ left out and marked fixed). The Findings judge every metric by the adjusted figu
 {findings_text}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-display(Markdown(report.report_markdown(NAME)))
+page.closing(stored, {"setup": result.provenance})

@@ -47,7 +47,7 @@ from IPython.display import Markdown, display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.recovery import REPORT_TEMPLATE, findings, run_recovery_experiment
-from rag_lib.workbook import report
+from rag_lib.workbook import page, report
 from rag_lib.workbook.tables import settings, table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
@@ -58,7 +58,7 @@ print("unavailable sources:", result.unavailable or "none")
 # ## What ran
 
 # %%
-settings(result.provenance)
+page.setup_line(result.provenance)
 
 # %% [markdown]
 # ## Q7: each piece's rank for the original question and for each suggestion
@@ -69,7 +69,7 @@ settings(result.provenance)
 for lang in result.languages:
     for source, entry in result.q7[lang].items():
         display(Markdown(f"**{lang} · {source}** (status {entry['status']}; the source's reason: {entry['reason']})"))
-        display(Markdown(entry["table"]))
+        display(page.markdown(entry["table"]))
 
 # %% [markdown]
 # THEIRS, from the casebook (bge-m3 on their 26-page snapshot; not measured here):
@@ -103,4 +103,4 @@ table([{"language": lang, "source": source, **counts}
 
 # %% tags=["report"]
 stored = report.write_experiment("07_recovery_loop", result, REPORT_TEMPLATE, findings=findings)
-display(Markdown(report.report_markdown("07_recovery_loop")))
+page.closing(stored, {"setup": result.provenance})

@@ -30,12 +30,13 @@
 languages = ["zh", "en"]
 
 # %%
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from rag_lib.experiments.summary import findings, run_summary
-from rag_lib.workbook import report
+from rag_lib.workbook import figures, page, report
 from rag_lib.workbook.tables import table
 
+NAME = "08_summary"
 summary = run_summary(tuple(languages))
 print("inputs missing:", summary.missing_inputs or "none")
 
@@ -62,7 +63,9 @@ table(summary.what_helps, ["rank", "mechanism", "language", "questions", "verdic
 
 # %%
 for lang in languages:
-    display(Markdown(f"### {lang}\n\n" + summary.side_by_side_tables[lang]))
+    display(page.markdown(f"### {lang}\n\n" + summary.side_by_side_tables[lang]))
+    page.show_figure(figures.piece_ranks(summary.side_by_side[lang], report.experiment_dir(NAME) / f"q7_ranks_{lang}.png",
+                                         title=f"Q7 ({lang}): first rank of each piece per configuration"))
 
 # %% [markdown]
 # ## Whole benchmark: each mechanism against the baseline
@@ -72,7 +75,7 @@ for lang in languages:
 # evidence the variant sends to generation (Top-5; Top-k for the top-k rows), the one metric k changes.
 
 # %%
-display(Markdown(summary.benchmark_table))
+display(page.markdown(summary.benchmark_table))
 
 # %% [markdown]
 # ## Before and after the relabelling (labels v2 → v3)
@@ -84,15 +87,15 @@ display(Markdown(summary.benchmark_table))
 
 # %%
 if summary.relabel["available"]:
-    display(Markdown(summary.relabel["metrics_table"]), Markdown(summary.relabel["q7_table"]))
+    display(page.markdown(summary.relabel["metrics_table"]), page.markdown(summary.relabel["q7_table"]))
 if summary.relabel["pooled"]["available"]:
-    display(Markdown(summary.relabel["pooled"]["table"]))
+    display(page.markdown(summary.relabel["pooled"]["table"]))
 
 # %% [markdown]
 # ## The local LLM (notebook 10): answers and the LLM judge on the whole benchmark
 
 # %%
-display(Markdown(summary.local_llm_text))
+display(page.markdown(summary.local_llm_text))
 
 # %% [markdown]
 # ## Halo's ranked changes (theirs) beside ours
@@ -187,4 +190,4 @@ stored = report.write_experiment(
     findings=findings,
 )
 report.write_headline(stored["headline_table"])
-display(Markdown(report.report_markdown("08_summary")))
+page.closing(stored, {"inputs": {"languages": languages, "inputs missing": summary.missing_inputs or "none"}})

@@ -52,19 +52,17 @@ languages = ["zh", "en"]
 k = None  # None: retrieval.top_k in workbook.yaml
 
 # %%
-from IPython.display import Image, Markdown, display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, findings, run_local_llm
 from rag_lib.experiments.llm_eval.paired import table_rows as paired_table
-from rag_lib.workbook import figures, report
+from rag_lib.workbook import figures, page, report
 from rag_lib.workbook.tables import table
 
 NAME = "10_local_llm"
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_local_llm(languages=languages, k=config.k)
-display(table(result.models, ["description", "packages", "sha256", "licence"], label="model"))
-table(result.tasks, label="task")
+page.setup_line({"tasks": result.tasks})
 
 # %% [markdown]
 # ## Model choice on a fixed sample (both models, every task)
@@ -72,7 +70,7 @@ table(result.tasks, label="task")
 # %%
 choice = result.model_choice
 print("sample:", ", ".join(choice["sample"]), "| quality signal:", report.prose(choice["quality_signal"]))
-table(sorted(choice["rows"], key=lambda row: (row["task"], row["model"])))
+table(sorted(choice["rows"], key=lambda row: (row["task"], row["model"])), decimals={"s_per_call": 1, "tokens_per_s": 1})
 
 # %%
 print("rule:", result.pick_rule)
@@ -198,8 +196,8 @@ for lang, block in result.selective.items():
         print(f"{lang}: n = {block['n']} ({len(block['left_out'])} left out), area under the curve "
               f"{block['auc']:.3f}; answering everything: accuracy {everything['selective_accuracy']:.3f}")
 if curves:
-    display(Image(filename=str(figures.accuracy_coverage(curves, report.experiment_dir(NAME) / "selective.png",
-                                                        title="selective answering, cross-validated"))))
+    page.show_figure(figures.accuracy_coverage(curves, report.experiment_dir(NAME) / "selective.png",
+                                           title="selective answering, cross-validated"))
 
 # %% [markdown]
 # ## Injection: planted instructions and a model that obeys them
@@ -255,4 +253,4 @@ Where the key facts are lost (narrowed pipeline, ungated; each share is of the r
 {findings_text}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-display(Markdown(report.report_markdown(NAME)))
+page.closing(stored, {"models": result.models, "tasks": result.tasks})

@@ -40,17 +40,16 @@ languages = ["zh", "en"]
 n_boot = 10000
 
 # %%
-from IPython.display import Markdown, display
 
 from rag_lib.experiments.chunking import findings, run_chunking
-from rag_lib.workbook import report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.workbook import page, report
+from rag_lib.workbook.tables import table
 
 NAME = "11_chunking"
 result = run_chunking(languages=languages, n_boot=n_boot)
 print(f"gold spans vs the benchmark's chunk-id labels on the structural chunks: "
       f"{result.gold_span_differences} piece(s) differ")
-settings(result.provenance)
+page.setup_line(result.provenance)
 
 # %% [markdown]
 # ## The strategies: how many chunks, how large (tokens of the default embedder)
@@ -135,4 +134,4 @@ Price: {{ priced_model }} input {{ price.input_per_mtok }} USD per million token
 {{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-display(Markdown(report.report_markdown(NAME)))
+page.closing(stored, {"setup": result.provenance})

@@ -41,15 +41,15 @@ languages = ["zh", "en"]
 n_boot = 10000
 
 # %%
-from IPython.display import Image, Markdown, display
+from IPython.display import display
 
 from rag_lib.experiments.corpus_size import METRICS, findings, run_corpus_size
-from rag_lib.workbook import figures, report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.workbook import figures, page, report
+from rag_lib.workbook.tables import table
 
 NAME = "12_corpus_size"
 result = run_corpus_size(languages=languages, n_boot=n_boot)
-settings(result.provenance)
+page.setup_line(result.provenance)
 
 # %% [markdown]
 # ## The corpora and the labels on the wide batch
@@ -75,7 +75,7 @@ out = report.experiment_dir(NAME)
 out.mkdir(parents=True, exist_ok=True)
 png = figures.size_curves(result.curve, METRICS, out / "size_curves.png",
                           title="Dense retrieval as the corpus grows (nested corpora, seed-averaged)")
-display(Image(filename=str(png)))
+page.show_figure(png)
 table(result.curve, decimals={"declined (answerable)": 1})
 
 # %% [markdown]
@@ -143,4 +143,4 @@ In the whole wide batch, the chunk holding each piece's first rank:
 {{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-display(Markdown(report.report_markdown(NAME)))
+page.closing(stored, {"setup": result.provenance})

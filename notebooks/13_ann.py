@@ -36,15 +36,14 @@ languages = ["zh", "en"]
 n_boot = 10000
 
 # %%
-from IPython.display import Markdown, display
 
 from rag_lib.experiments.ann import findings, run_ann
-from rag_lib.workbook import report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.workbook import page, report
+from rag_lib.workbook.tables import table
 
 NAME = "13_ann"
 result = run_ann(languages=languages, n_boot=n_boot)
-settings(result.provenance)
+page.setup_line(result.provenance)
 
 # %% [markdown]
 # ## Recall of the exact Top-10, per batch and setting
@@ -90,4 +89,4 @@ HNSW returns at most `ef_search` rows; what it does not return counts as missed.
 {{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-display(Markdown(report.report_markdown(NAME)))
+page.closing(stored, {"setup": result.provenance})

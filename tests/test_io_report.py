@@ -53,21 +53,6 @@ def test_markdown_table_escapes_pipes() -> None:
     assert table.splitlines() == ["| a | b |", "| --- | ---: |", "| x\\|y | 0.500 |"]
 
 
-def test_report_markdown_inlines_the_figures_beside_the_report(tmp_path, monkeypatch) -> None:
-    import base64
-
-    from rag_lib.workbook.report import report_markdown
-
-    monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
-    (tmp_path / "03_x").mkdir()
-    png = b"\x89PNG fake"
-    (tmp_path / "03_x" / "sweep.png").write_bytes(png)
-    (tmp_path / "03_x" / "report.md").write_text("A ![the sweep](sweep.png) and ![gone](missing.png).\n")
-    text = report_markdown("03_x")
-    assert f'<img alt="the sweep" src="data:image/png;base64,{base64.b64encode(png).decode()}"/>' in text
-    assert "![gone](missing.png)" in text
-
-
 def test_placeholders_read_as_prose() -> None:
     data = {"ok": True, "none": None, "ids": ["u02", "u04"], "empty": [], "tasks": {"answer": "m"}, "x": 0.8586}
     assert report.render("{ok} {none} {ids} {empty} {tasks} {x}", data) == "yes — u02, u04 none answer: m 0.8586"
@@ -85,8 +70,3 @@ def test_a_jinja_template_loops_over_the_results_and_fails_on_a_missing_name() -
     assert report.render(template, data) == "zh: 0.912; en: 0.500; ok no"
     with pytest.raises(KeyError, match=r"not in results\.json"):
         report.render("{{ missing }}", data)
-
-
-def test_report_tables_scroll_sideways_in_a_notebook() -> None:
-    text = "a\n| x |\n| --- |\n| 1 |\nb"
-    assert report.scrolling_tables(text) == 'a\n<div style="overflow-x:auto">\n\n| x |\n| --- |\n| 1 |\n\n</div>\nb'

@@ -25,7 +25,7 @@ from rag_lib.workbook.report import update_readme_headline
 
 
 def _write(root: Path, name: str, data: dict) -> None:
-    (root / name).mkdir(parents=True)
+    (root / name).mkdir(parents=True, exist_ok=True)
     (root / name / "results.json").write_text(json.dumps(data))
 
 
@@ -67,6 +67,22 @@ def test_readme_headline_is_replaced_between_markers(tmp_path: Path) -> None:
     assert update_readme_headline(readme, tmp_path)
     text = readme.read_text()
     assert "\nold\n" not in text and "| 1 |" in text and text.endswith("<!-- headline:end -->\ntail\n")
+
+
+def test_readme_opens_with_the_findings_08_stored(tmp_path: Path) -> None:
+    root = tmp_path / "results"
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n<!-- findings:start -->\nold\n<!-- findings:end -->\n"
+                      "<!-- headline:start -->\n<!-- headline:end -->\n")
+    (root / "08_summary").mkdir(parents=True)
+    (root / "08_summary" / "headline.md").write_text("| a |\n| --- |\n| 1 |\n")
+    _write(root, "08_summary", {"headline_findings": [{"run": "04_q8_topk", "sentence": "k = 10 helps."}]})
+    (root / "08_summary" / "q7_ranks_zh.png").write_bytes(b"png")
+    assert update_readme_headline(readme, root)
+    text = readme.read_text()
+    assert "\nold\n" not in text
+    assert "- k = 10 helps. ([04_q8_topk](results/notebooks/04_q8_topk.html))" in text
+    assert "(results/08_summary/q7_ranks_zh.png)" in text
 
 
 def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path) -> None:

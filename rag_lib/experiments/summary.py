@@ -31,6 +31,7 @@ from rag_lib.workbook.experiment_results import (
     RecoveryExperimentResult,
     SummaryResult,
 )
+from rag_lib.workbook.headline import headline_findings
 from rag_lib.workbook.label_archive import relabel_rows
 from rag_lib.workbook.mechanism_results import MechanismResult, mechanism_results
 from rag_lib.workbook.report import kinds_text, markdown_table, prose
@@ -416,6 +417,8 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         casebook_table=markdown_table(casebook_rows),
         headline_table=markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
                                       ["row", *PIECES]),
+        headline_findings=headline_findings(tables, q7_inside(tables.get("zh", []), evidence_k), ranked,
+                                            {"comparisons": family.size}, compared, local, root),
     )
 
 

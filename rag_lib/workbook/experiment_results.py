@@ -262,6 +262,7 @@ class SummaryResult(ExperimentResult):
     casebook_rows: list[dict[str, Any]]
     casebook_table: str
     headline_table: str
+    headline_findings: list[dict[str, str]]  # the README's five findings (rag_lib.experiments.headline)
 
 
 @dataclass(frozen=True)

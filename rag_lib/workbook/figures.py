@@ -154,3 +154,36 @@ def accuracy_coverage(curves: Mapping[str, Sequence[Mapping[str, Any]]], path: P
         ax.set_title(title)
         _legend_outside(ax)
         return save(fig, path)
+
+
+# Okabe-Ito colours and distinct markers: the pieces stay apart for colour-blind readers and in grey.
+PIECE_STYLES = {"C1": ("#E69F00", "o"), "C2": ("#56B4E9", "s"), "C3": ("#009E73", "^"), "C4": ("#CC79A7", "D")}
+
+
+def piece_ranks(rows: Sequence[Mapping[str, Any]], path: Path, cuts: Sequence[int] = (5, 10), title: str = "") -> Path:
+    """One line per configuration (``row``), each piece's first rank as a marker on a log axis, with the
+    Top-k cuts drawn; a piece that is not ranked sits in a column at the right marked "not ranked"."""
+    ranked = [r[p] for r in rows for p in PIECE_STYLES if isinstance(r.get(p), int)]
+    far = 2 ** (max(ranked, default=10).bit_length() + 1)  # the "not ranked" column, right of every rank
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(7.5, 0.28 * len(rows) + 1.2))
+        for y, row in enumerate(rows):
+            for piece, (colour_, marker) in PIECE_STYLES.items():
+                rank = row.get(piece)
+                ax.scatter(rank if isinstance(rank, int) else far, y, color=colour_, marker=marker, s=28,
+                           label=piece if y == 0 else None, zorder=3, alpha=0.9)
+        for cut, style in zip(cuts, (":", "--"), strict=False):
+            ax.axvline(cut + 0.5, color="#333333", linewidth=0.9, linestyle=style, label=f"Top-{cut} cut")
+        ax.set_xscale("log", base=2)
+        ticks = [1, 2, 5, 10, 20, 50, 100, 200, 500]
+        ticks = [t for t in ticks if t < far]
+        ax.set_xticks([*ticks, far], [*map(str, ticks), "not\nranked"])
+        # The plot font has no CJK glyphs: a label holding a question in Chinese keeps the part before it.
+        ax.set_yticks(range(len(rows)), [str(r["row"]) if str(r["row"]).isascii() else str(r["row"]).split(":")[0]
+                                         for r in rows])
+        ax.invert_yaxis()  # first row on top, as in the table
+        ax.set_xlabel("first rank of the piece (log scale; 1 = top)")
+        ax.grid(axis="y", color="#dddddd", linewidth=0.6)
+        ax.set_title(title)
+        _legend_outside(ax)
+        return save(fig, path)

@@ -135,45 +135,6 @@ def experiment_dir(name: str) -> Path:
     return results_dir() / name
 
 
-_IMAGE_LINK = re.compile(r"!\[([^\]]*)\]\(([^)\s/]+\.png)\)")
-
-
-def report_markdown(name: str) -> str:
-    """An experiment's ``report.md`` for display in its notebook, with each figure it links (a PNG
-    beside the report) inlined as a data URI: the notebook's HTML then shows every figure once, in
-    place, wherever the HTML is opened; wide tables scroll (:func:`scrolling_tables`)."""
-    import base64
-
-    folder = experiment_dir(name)
-
-    def inline(match: re.Match[str]) -> str:
-        path = folder / match.group(2)
-        if not path.is_file():
-            return match.group(0)
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
-        return f'<img alt="{match.group(1)}" src="data:image/png;base64,{data}"/>'
-
-    return scrolling_tables(_IMAGE_LINK.sub(inline, (folder / "report.md").read_text(encoding="utf-8")))
-
-
-def scrolling_tables(markdown: str) -> str:
-    """Each Markdown table wrapped in a block that scrolls sideways, so a wide table is not cut off at
-    the right edge of a notebook's output (the table inside is still Markdown)."""
-    out: list[str] = []
-    in_table = False
-    for line in markdown.split("\n"):
-        starts = line.startswith("|")
-        if starts and not in_table:
-            out += ['<div style="overflow-x:auto">', ""]
-        elif not starts and in_table:
-            out += ["", "</div>"]
-        in_table = starts
-        out.append(line)
-    if in_table:
-        out += ["", "</div>"]
-    return "\n".join(out)
-
-
 # Every report ends with a link to the terms it uses (C1–C4, hit@k, coverage, layers).
 GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../README.md#glossary)."
 
@@ -221,17 +182,43 @@ def write_headline(table: str) -> Path:
     return target
 
 
+def replace_block(text: str, name: str, body: str) -> str | None:
+    """``text`` with the generated block ``<!-- name:start -->…<!-- name:end -->`` holding ``body``;
+    ``None`` when ``text`` has no such block."""
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if start not in text or end not in text:
+        return None
+    before, rest = text.split(start, 1)
+    return f"{before}{start}\n{body}\n{end}{rest.split(end, 1)[1]}"
+
+
+def findings_block(root: Path) -> str | None:
+    """The README's opening findings (``headline_findings`` of 08's results), each linking to the rendered
+    notebook that measured it, then Q7's picture; ``None`` before 08 has run."""
+    path = root / "08_summary" / "results.json"
+    if not path.is_file():
+        return None
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    rel = root.name  # the README sits beside results/
+    lines = [f"- {f['sentence']} ([{f['run']}]({rel}/notebooks/{f['run']}.html))"
+             for f in stored.get("headline_findings", [])]
+    picture = root / "08_summary" / "q7_ranks_zh.png"
+    if picture.is_file():
+        lines += ["", f"![Q7: first rank of each piece per configuration, Top-5 and Top-10 cuts marked]"
+                      f"({rel}/08_summary/{picture.name})"]
+    return "\n".join(lines) if lines else None
+
+
 def update_readme_headline(readme: Path, root: Path) -> bool:
-    """Replace the README's generated headline block with ``08_summary/headline.md``, if both exist."""
+    """Replace the README's generated blocks: the opening findings and the Q7 picture (from 08's
+    ``results.json``) and the headline table (``08_summary/headline.md``), where both exist."""
     headline = root / "08_summary" / "headline.md"
-    start, end = "<!-- headline:start -->", "<!-- headline:end -->"
     if not headline.is_file() or not readme.is_file():
         return False
     text = readme.read_text(encoding="utf-8")
-    if start not in text or end not in text:
-        return False
-    before, rest = text.split(start, 1)
-    after = rest.split(end, 1)[1]
+    findings = findings_block(root)
+    if findings is not None:
+        text = replace_block(text, "findings", findings) or text
     body = (
         "Q7 (question in Chinese): first rank of each of its four gold pieces, per configuration, mechanism and\n"
         "recovery suggestion; **bold** = inside the Top-10 (or inside the evidence of a top-k row that sends more);\n"
@@ -240,7 +227,10 @@ def update_readme_headline(readme: Path, root: Path) -> bool:
         "`results/08_summary/results.json`. Q7's pieces:\n\n" + q7_pieces_lines() + "\n\n"
         + headline.read_text(encoding="utf-8").strip()
     )
-    write_text(readme, f"{before}{start}\n{body}\n{end}{after}")
+    replaced = replace_block(text, "headline", body)
+    if replaced is None:
+        return False
+    write_text(readme, replaced)
     return True
 
 
@@ -272,6 +262,22 @@ _GLOSSARY = {
     "adjusted interval": "the same bootstrap interval at the level Holm tests that comparison at, so it excludes 0 "
                          "exactly when p_Holm < 0.05; every Findings sentence that claims an effect quotes it "
                          "(`rag_lib/evaluation/claims.py`).",
+    "phrasing": "another wording of a benchmark question with the same gold pieces (`phrasings:` in "
+                "`data/benchmark/questions.yaml`); Q7's runs report each phrasing separately.",
+    "RRF": "reciprocal rank fusion: a chunk's fused score is the sum over rankings of 1 / (rrf_k + rank) "
+           "(`retrieval.rrf_k` in `workbook.yaml`); used by the hybrid retriever and by query splitting.",
+    "round-robin": "a fusion that takes the first chunk of each ranking in turn, then the second, skipping chunks "
+                   "already taken.",
+    "MMR": "maximal marginal relevance: re-orders the top chunks so each next one is relevant to the question "
+           "and unlike those above it (`rag_lib/retrieval/diversity.py`).",
+    "near-miss": "an unanswerable question whose topic is in the corpus but whose asked fact is not "
+                 "(`near_miss: true`; its notes say where the topic is and why the fact is absent).",
+    "oracle": "a choice made with the gold labels (the checklist gate, the recovery loop's best suggestion): "
+              "an upper bound for what a real, label-free choice can reach, never a result.",
+    "Wilson interval": "the 95% interval of a rate k/n that stays inside [0, 1] and is honest for small n "
+                       "(`rag_lib.evaluation.stats.wilson`).",
+    "copied_example": "a recovery run in which every suggested sub-question copies the prompt's worked example; "
+                      "reported as a failure, never scored.",
     "THEIRS": "a figure published by the casebook (bge-m3, qwen3.8-flash, its own 26-page snapshot), never "
               "measured here.",
 }
@@ -332,4 +338,17 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
     lines += ["", *glossary_lines()]
     target = root / "README.md"
     write_text(target, "\n".join(lines))
+    write_glossary_page(root / "notebooks" / "glossary.html")
+    return target
+
+
+def write_glossary_page(target: Path) -> Path:
+    """The glossary as an HTML page beside the rendered notebooks, which link it from their Findings
+    (a link to ``README.md`` would open raw Markdown in a browser)."""
+    import mistune
+
+    body = mistune.html("\n".join(glossary_lines()))
+    write_text(target, '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Glossary</title>'
+               '<style>body{font-family:sans-serif;max-width:52em;margin:2em auto;line-height:1.5}</style>'
+               f"</head><body>\n{body}</body></html>\n")
     return target

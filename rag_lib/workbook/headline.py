@@ -1,0 +1,101 @@
+"""The README's first screen: five findings, each one sentence generated from one run's stored results,
+naming its metric and interval, with its caveat, and linking to the notebook that measured it.
+
+08 stores them (its ``headline_findings``, from :func:`headline_findings`) using what it already reads
+plus 03 and 04; ``make reproduce`` copies them into the README. A run without results gives no
+sentence, never a guessed one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rag_lib.workbook.experiment_results import LocalLLMResult, Q9aResult, TopkResult
+
+Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
+
+
+def q7_sentence(rows: Sequence[Mapping[str, Any]], inside: Sequence[str], lang: str = "zh") -> Finding:
+    """Q7's baseline ranks and how many mechanism or recovery rows bring C1–C3 into the Top-10."""
+    baseline = rows[0]
+    ranks = " / ".join(f"{baseline[p]}" if baseline.get(p) is not None else "—" for p in ("C1", "C2", "C3", "C4"))
+    others = [r for r in inside if not r.startswith("baseline")]
+    return {"run": "08_summary", "sentence": (
+        f"Q7, asked in {'Chinese' if lang == 'zh' else 'English'}, stays incomplete: the baseline ranks its four "
+        f"pieces C1–C4 at {ranks}, and {len(others)} of {len(rows) - 1} mechanism and recovery rows bring all of "
+        "C1–C3 into the Top-10 (caveat: one question, the offline multilingual-e5-small, not the casebook's bge-m3).")}
+
+
+def mechanisms_sentence(what_helps: Sequence[Mapping[str, Any]], multiplicity: Mapping[str, Any]) -> Finding:
+    """How the ranked mechanism rows split by verdict under the Holm-adjusted intervals."""
+    ranked = [r for r in what_helps if not str(r["verdict"]).startswith("more context")]
+    count = {v: sum(r["verdict"] == v for r in ranked) for v in ("helps", "hurts", "mixed")}
+    n = max((r["questions"] or 0) for r in ranked) if ranked else 0
+    return {"run": "08_summary", "sentence": (
+        f"Across the whole benchmark, of {len(ranked)} mechanism × language rows {count['helps']} show a gain "
+        f"that survives Holm adjustment over {multiplicity['comparisons']} comparisons, {count['hurts']} a clear "
+        f"loss and {len(ranked) - sum(count.values())} no clear effect (caveat: {n} questions per language, so an "
+        "interval that includes 0 is not evidence of no effect).")}
+
+
+def topk_sentence(topk: TopkResult, comparisons: Sequence[Mapping[str, Any]], lang: str = "zh") -> Finding:
+    """Coverage bought by k = 10 over k = 5, its token cost, and 08's adjusted interval for it."""
+    low, high = topk.curve[lang]["5"], topk.curve[lang]["10"]
+    tested = next((c for c in comparisons if c["variant"] == "topk: k=10" and c["language"] == lang
+                   and c["metric"] == "coverage@evidence"), None)
+    interval = (f"; {lang} coverage@evidence {tested['diff']:+.3f}, adjusted [{tested['adjusted'][0]:+.3f}, "
+                f"{tested['adjusted'][1]:+.3f}]" if tested else "")
+    return {"run": "04_q8_topk", "sentence": (
+        f"More context completes more answers at a price: from k = 5 to 10 mean piece coverage ({lang}) rises "
+        f"{low['coverage']:.3f} → {high['coverage']:.3f}{interval}, while the evidence grows "
+        f"{high['tokens'] / low['tokens']:.1f}× in estimated tokens (caveat: tokens are estimated, not counted "
+        "by a tokenizer).")}
+
+
+def gate_sentence(q9a: Q9aResult, lang: str = "zh") -> Finding:
+    """The floor+aspects gate out of sample: unanswerable questions declined, answerable ones wrongly declined."""
+    held_out = q9a.validation[lang]["floor_aspects"]["leave_one_out"]
+    declined, wrong = held_out["refusal_correctness"], held_out["false_refusal_rate"]
+
+    def rate(x: Mapping[str, Any]) -> str:
+        return f"{x['k']}/{x['n']} = {x['rate']:.2f} [{x['wilson95'][0]:.2f}, {x['wilson95'][1]:.2f}]"
+
+    return {"run": "03_q9a_no_evidence", "sentence": (
+        f"No score separates what the corpus can answer from what it cannot: the floor+aspects gate, fitted out of "
+        f"sample (leave-one-out), declines {rate(declined)} unanswerable {lang} questions but also wrongly declines "
+        f"{rate(wrong)} answerable ones whose evidence is complete (Wilson 95% intervals; caveat: 33 unanswerable "
+        "questions, labelled here).")}
+
+
+def answers_sentence(local: LocalLLMResult) -> Finding | None:
+    """The narrowed local answerer behind the gate, out of sample: correct and shown-but-wrong, per language."""
+    rows = [r for r in local.answer_rows if "narrowed" in r["generator"] and "leave-one-out" in r["gate"]]
+    if not rows:
+        return None
+    parts = [f"{r['lang']} {r['correct_gold_in_top_k']:.0%} {r['correct_gold_in_top_k_ci']}" for r in rows]
+    wrong = [f"{r['lang']} {r['shown_wrong']:.0%} {r['shown_wrong_ci']}" for r in rows]
+    return {"run": "10_local_llm", "sentence": (
+        f"Local answers are not yet trustworthy: the narrowed {rows[0]['model']} behind that gate (out of sample) "
+        f"states every key fact for {', '.join(parts)} of the answerable questions whose gold is in the Top-5, and "
+        f"shows an answer missing a key fact for {', '.join(wrong)} (95% intervals; caveat: a small local coding "
+        "model on CPU, not the casebook's LLM).")}
+
+
+def headline_findings(side_by_side: Mapping[str, Sequence[Mapping[str, Any]]], inside: Sequence[str],
+                      what_helps: Sequence[Mapping[str, Any]], multiplicity: Mapping[str, Any],
+                      comparisons: Sequence[Mapping[str, Any]], local: LocalLLMResult | None,
+                      root: Path | None = None) -> list[Finding]:
+    """The five headline findings, in reading order; a sentence whose run has no results is left out."""
+    out = [q7_sentence(side_by_side["zh"], inside)] if side_by_side.get("zh") else []
+    if what_helps:
+        out.append(mechanisms_sentence(what_helps, multiplicity))
+    topk = TopkResult.find("04_q8_topk", root)
+    if topk is not None:
+        out.append(topk_sentence(topk, comparisons))
+    q9a = Q9aResult.find("03_q9a_no_evidence", root)
+    if q9a is not None:
+        out.append(gate_sentence(q9a))
+    answers = answers_sentence(local) if local is not None else None
+    return out + ([answers] if answers else [])

