@@ -70,3 +70,23 @@ def test_a_jinja_template_loops_over_the_results_and_fails_on_a_missing_name() -
     assert report.render(template, data) == "zh: 0.912; en: 0.500; ok no"
     with pytest.raises(KeyError, match=r"not in results\.json"):
         report.render("{{ missing }}", data)
+
+
+def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp_path, monkeypatch) -> None:
+    from rag_lib.workbook import expected
+    from rag_lib.workbook.results import NotebookRun
+
+    (tmp_path / "00_corpus").mkdir()
+    (tmp_path / "00_corpus" / "results.json").write_text('{"findings": ["32 pages."]}')
+    (tmp_path / "expected.yaml").write_text("figures: []\n")
+    monkeypatch.setattr(expected, "verdicts", lambda root: [
+        expected.Verdict("00_corpus", "pages", 32, 32, "OK"), expected.Verdict("00_corpus", "chunks", 1, 2, "FAIL")])
+    checks = expected.check_counts(tmp_path)
+    assert checks == {"00_corpus": "1 OK, 0 OKish, 1 FAIL"}
+    assert expected.check_counts(tmp_path / "nowhere") == {}  # a scratch copy without expected.yaml
+    report.write_results_index(tmp_path, [NotebookRun("00_corpus", "00_corpus")], {}, checks)
+    index = (tmp_path / "README.md").read_text()
+    assert "make check: 1 OK, 0 OKish, 1 FAIL." in index
+    assert "  - Question: What exactly does retrieval search over?" in index
+    assert "  - First finding: 32 pages." in index
+    assert (tmp_path / "notebooks" / "glossary.html").read_text().count("<strong>RRF</strong>") == 1

@@ -110,6 +110,18 @@ def verdicts(root: Path) -> list[Verdict]:
             for f, actual in zip(figures, _actuals(root, figures), strict=True)]
 
 
+def check_counts(root: Path) -> dict[str, str]:
+    """``experiment -> "5 OK, 1 OKish, 0 FAIL"`` over its expected figures (for the results index); empty
+    where ``root`` has no ``expected.yaml`` (a scratch copy of the results)."""
+    if not (root / "expected.yaml").is_file():
+        return {}
+    by_run: dict[str, list[str]] = {}
+    for v in verdicts(root):
+        by_run.setdefault(v.experiment, []).append(v.status)
+    return {run: ", ".join(f"{statuses.count(s)} {s}" for s in ("OK", "OKish", "FAIL"))
+            for run, statuses in by_run.items()}
+
+
 def check_expected(root: Path | None = None) -> int:
     """Print one line per figure; return the number of FAILs."""
     root = root or results_dir()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -304,8 +304,25 @@ def glossary_lines() -> list[str]:
     return lines
 
 
-def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[str, str]) -> Path:
-    """``results/README.md``: every report, executed notebook and figure, and the headline table."""
+def notebook_question(run: NotebookRun) -> str:
+    """The first question (a sentence ending in "?") of the ``**Question.**`` paragraph in ``run``'s
+    notebook header, else that paragraph's first sentence."""
+    from rag_lib.workbook.notebooks import read_notebook
+
+    header = read_notebook(run.source).cells[0].source
+    match = re.search(r"\*\*Question\.\*\*(.+?)(?:\n\s*\n|\*\*Configuration)", header, flags=re.S)
+    if not match:
+        return "(the notebook's header states no question)"
+    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z(\"])", " ".join(match.group(1).split()))
+    i = next((i for i, x in enumerate(sentences) if x.endswith("?")), 0)
+    # A short question ("Is that true of our corpus?") needs the sentence it refers to.
+    return " ".join(sentences[i - 1:i + 1]) if i and len(sentences[i]) < 50 else sentences[i]
+
+
+def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[str, str],
+                        checks: Mapping[str, str] | None = None) -> Path:
+    """``results/README.md``: every run with its question, first finding, ``make check`` status
+    (``checks``: run → "5 OK, 1 OKish, 0 FAIL") and links; the headline table; every report and figure."""
     lines = [
         "# Results",
         "",
@@ -317,7 +334,8 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
     headline = root / "08_summary" / "headline.md"
     if headline.is_file():
         lines += ["## Headline", "", headline.read_text(encoding="utf-8").strip(), ""]
-    lines += ["## Notebooks", "", "| run | notebook | HTML | status |", "| --- | --- | --- | --- |"]
+    lines += ["## Notebooks", "", "Each run: the question its notebook asks, its first finding (from its "
+              "`results.json`), the `make check` figures it holds, and its status.", ""]
     for run in runs:
         if run.name in failures:
             cause = " ".join(line.strip() for line in failures[run.name].splitlines() if line.strip())
@@ -325,10 +343,13 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
         else:
             status = "ok" if (root / "notebooks" / f"{run.name}.ipynb").is_file() else "not run yet"
         params = f" `{json.dumps(run.parameters, sort_keys=True)}`" if run.parameters else ""
-        lines.append(
-            f"| {run.name}{params} | [ipynb](notebooks/{run.name}.ipynb) | [html](notebooks/{run.name}.html) "
-            f"| {status.replace('|', '/')} |"
-        )
+        stored = root / run.name / "results.json"
+        findings = json.loads(stored.read_text(encoding="utf-8")).get("findings") if stored.is_file() else None
+        lines += [f"- **{run.name}**{params} ([html](notebooks/{run.name}.html), [ipynb](notebooks/{run.name}.ipynb)"
+                  f"): {status}; make check: {(checks or {}).get(run.name, 'no expected figures')}.",
+                  f"  - Question: {notebook_question(run)}"]
+        if findings:
+            lines.append(f"  - First finding: {findings[0]}")
     lines += ["", "## Experiments", ""]
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / "results.json").is_file()):
         figures = sorted(f.name for f in folder.iterdir() if f.suffix in {".png", ".svg"})

@@ -342,9 +342,10 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
             failures[run.name] = failure_cause(exc)
             elapsed = time.perf_counter() - t0
             print(f"{head}  FAILED in {elapsed:.0f} s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
+    from rag_lib.workbook.expected import check_counts
     from rag_lib.workbook.report import update_readme_headline, write_results_index
 
-    write_results_index(results_dir(), planned, failures)  # every planned run, not only this invocation's
+    write_results_index(results_dir(), planned, failures, check_counts(results_dir()))  # every planned run
     if results_dir() == RESULTS_DIR:  # the README shows the committed results only
         update_readme_headline(REPO_ROOT / "README.md", RESULTS_DIR)
     total = time.perf_counter() - started
