@@ -168,9 +168,10 @@ def piece_ranks(rows: Sequence[Mapping[str, Any]], path: Path, cuts: Sequence[in
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots(figsize=(7.5, 0.28 * len(rows) + 1.2))
         for y, row in enumerate(rows):
-            for piece, (colour_, marker) in PIECE_STYLES.items():
+            for i, (piece, (colour_, marker)) in enumerate(PIECE_STYLES.items()):
                 rank = row.get(piece)
-                ax.scatter(rank if isinstance(rank, int) else far, y, color=colour_, marker=marker, s=28,
+                offset = (i - 1.5) * 0.14  # pieces at the same rank sit side by side, not on top of each other
+                ax.scatter(rank if isinstance(rank, int) else far, y + offset, color=colour_, marker=marker, s=24,
                            label=piece if y == 0 else None, zorder=3, alpha=0.9)
         for cut, style in zip(cuts, (":", "--"), strict=False):
             ax.axvline(cut + 0.5, color="#333333", linewidth=0.9, linestyle=style, label=f"Top-{cut} cut")

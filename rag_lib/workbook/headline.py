@@ -45,11 +45,11 @@ def topk_sentence(topk: TopkResult, comparisons: Sequence[Mapping[str, Any]], la
     low, high = topk.curve[lang]["5"], topk.curve[lang]["10"]
     tested = next((c for c in comparisons if c["variant"] == "topk: k=10" and c["language"] == lang
                    and c["metric"] == "coverage@evidence"), None)
-    interval = (f"; {lang} coverage@evidence {tested['diff']:+.3f}, adjusted [{tested['adjusted'][0]:+.3f}, "
-                f"{tested['adjusted'][1]:+.3f}]" if tested else "")
+    interval = (f" (coverage@evidence {tested['diff']:+.3f}, Holm-adjusted [{tested['adjusted'][0]:+.3f}, "
+                f"{tested['adjusted'][1]:+.3f}])" if tested else "")
     return {"run": "04_q8_topk", "sentence": (
         f"More context completes more answers at a price: from k = 5 to 10 mean piece coverage ({lang}) rises "
-        f"{low['coverage']:.3f} → {high['coverage']:.3f}{interval}, while the evidence grows "
+        f"{low['coverage']:.3f} → {high['coverage']:.3f}{interval} while the evidence grows "
         f"{high['tokens'] / low['tokens']:.1f}× in estimated tokens (caveat: tokens are estimated, not counted "
         "by a tokenizer).")}
 
