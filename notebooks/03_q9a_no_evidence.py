@@ -79,7 +79,11 @@ table(result.scores, label="language", decimals=4)
 # ## Over the whole benchmark: how far the best scores of answerable and unanswerable questions overlap
 
 # %%
-table(result.overlap, label="language", decimals=4)
+display(table(result.overlap, label="language", decimals=4))
+page.show_figure(figures.score_distributions(
+    result.best_scores, {lang: result.calibration[lang]["floor"]["floor"] for lang in languages},
+    report.experiment_dir("03_q9a_no_evidence") / "best_scores.png",
+    title="Best retrieval score per question: answerable vs unanswerable"))
 
 # %% [markdown]
 # ## Floor sweep: refusal correctness vs false refusals (answerable questions with complete evidence)
@@ -171,6 +175,8 @@ fitted on all benchmark questions; these are the parameters `python -m rag_lib a
 
 ![Score-floor sweep: share of unanswerable questions declined and of answerable questions with complete
 evidence declined, per floor; the dotted line is the chosen floor](floor_sweep.png)
+
+![Best retrieval score per question, answerable and unanswerable, with the chosen floor](best_scores.png)
 {% for lang in languages %}
 Gates on the whole benchmark, in-sample, {{ lang }}:
 

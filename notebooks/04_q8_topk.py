@@ -77,8 +77,8 @@ table(result.curve_rows, decimals={"chars": 0, "≈tokens": 0})
 out = report.experiment_dir(NAME)
 plot_cov = figures.curves(result.plot["coverage"], "k", "mean piece coverage@k", out / "coverage_at_k.png",
                           title="piece coverage@k, answerable questions")
-plot_tok = figures.curves(result.plot["tokens"], "k", "≈ tokens of top-k evidence", out / "tokens_at_k.png",
-                          title="context cost of the top-k evidence")
+plot_tok = figures.tradeoff(result.curve, out / "coverage_vs_tokens.png",
+                            title="piece coverage against the evidence tokens it costs, k = 1..20")
 page.show_figure(plot_cov)
 page.show_figure(plot_tok)
 
@@ -119,7 +119,7 @@ Token estimate: {{ token_estimate }}.
 
 ![Mean piece coverage@k per language](coverage_at_k.png)
 
-![Estimated tokens of the top-k evidence per language](tokens_at_k.png)
+![Piece coverage against the estimated tokens of the top-k evidence, per language](coverage_vs_tokens.png)
 
 ## Findings
 

@@ -51,8 +51,10 @@ print("inputs missing:", summary.missing_inputs or "none")
 # metric did not move on any question, so it is left out of the Holm family.
 
 # %%
-table(summary.what_helps, ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence", "hit@5",
-                           "coverage@10", "mrr"])
+display(table(summary.what_helps, ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence",
+                                   "hit@5", "coverage@10", "mrr"]))
+page.show_figure(figures.forest(summary.comparisons, "coverage@evidence", report.experiment_dir(NAME) / "forest.png",
+                                title="Each mechanism variant against the baseline (coverage@evidence)"))
 
 # %% [markdown]
 # ## Q7 side by side: first rank of each piece
@@ -128,6 +130,8 @@ family]; "no change (fixed)": the metric moved on no question, so it is left out
 
 {what_helps_table}
 
+![Each mechanism variant against the baseline, coverage@evidence with Holm-adjusted intervals](forest.png)
+
 ## Findings
 
 {findings_text}
@@ -136,9 +140,13 @@ family]; "no change (fixed)": the metric moved on no question, so it is left out
 
 {side_by_side_tables.zh}
 
+![Q7 (zh): first rank of each piece per configuration](q7_ranks_zh.png)
+
 ## Q7, question in English
 
 {side_by_side_tables.en}
+
+![Q7 (en): first rank of each piece per configuration](q7_ranks_en.png)
 
 ## Whole benchmark: baseline → mechanism (difference [95% CI]; Holm-adjusted interval and p)
 

@@ -36,9 +36,10 @@ languages = ["zh", "en"]
 n_boot = 10000
 
 # %%
+from IPython.display import display
 
 from rag_lib.experiments.ann import findings, run_ann
-from rag_lib.workbook import page, report
+from rag_lib.workbook import figures, page, report
 from rag_lib.workbook.tables import table
 
 NAME = "13_ann"
@@ -49,7 +50,9 @@ page.setup_line(result.provenance)
 # ## Recall of the exact Top-10, per batch and setting
 
 # %%
-table(result.rows)
+display(table(result.rows))
+page.show_figure(figures.recall_by_ef(result.rows, result.settings, report.experiment_dir(NAME) / "recall_by_ef.png",
+                                     title="HNSW recall@10 of the exact neighbours against ef_search"))
 
 # %% [markdown]
 # ## Gold coverage: HNSW − exact (paired bootstrap 95% over questions, and Holm-adjusted)
@@ -75,6 +78,8 @@ HNSW returns at most `ef_search` rows; what it does not return counts as missed.
 ## Recall of the exact Top-{{ provenance.recall_k }}
 
 {{ tables.recall }}
+
+![HNSW recall@10 of the exact neighbours against ef_search](recall_by_ef.png)
 
 ## HNSW − exact
 

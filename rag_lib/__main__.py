@@ -1,7 +1,8 @@
 """Command line for one-off questions on the default configuration.
 
     python -m rag_lib rank "怎么给 Pages Functions 配置 R2 绑定？"       # ranked evidence (+ gold pieces if labelled)
-    python -m rag_lib rank q07 --lang zh                               # a benchmark id: its gold pieces marked
+    python -m rag_lib rank q07 --lang en                               # a benchmark id: its gold pieces marked
+    python -m rag_lib rank --list                                      # every benchmark id with its question
     python -m rag_lib ask  "How do I add a secret for production?"   # evidence, gate decision, cited answer
 
 ``ask`` exits 0 when answered (every citation verified), 3 when declined, 4 when the answer is
@@ -49,9 +50,14 @@ def first_embedding_note(wb: Any, key: str) -> str | None:
 
 
 def _rank(args: argparse.Namespace) -> int:
-    from rag_lib.explain import explain
+    from rag_lib.explain import benchmark_listing, explain
     from rag_lib.workbench import Workbench
 
+    if args.list:
+        _say(benchmark_listing(Workbench(), args.lang))
+        return 0
+    if args.question is None:
+        raise ValueError("rank needs a question (text, or a benchmark id such as q07); --list prints the ids.")
     if args.show is not None and args.show < 1:  # head(-380) would print all but 380 rows
         raise ValueError(f"--show must be a number of rows of 1 or more; got {args.show}.")
     wb = Workbench()
@@ -102,12 +108,15 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, help_text in (("rank", "show the ranked evidence"), ("ask", "answer with verified citations")):
         p = sub.add_parser(name, help=help_text)
-        p.add_argument("question", help="question text, or a benchmark id such as q07")
+        p.add_argument("question", nargs="?" if name == "rank" else None,
+                       help="question text, or a benchmark id such as q07 (rank --list prints them)")
         p.add_argument("--retriever", default="dense", help="dense | bm25 | hybrid | dense:<embedder>")
         p.add_argument("--k", type=int, default=None,
                        help="evidence cut, 1..number of chunks (default: retrieval.top_k in workbook.yaml)")
-        p.add_argument("--lang", choices=["zh", "en"], default=None, help="language of a benchmark id (default en)")
+        p.add_argument("--lang", choices=["zh", "en"], default=None,
+                       help="language of a benchmark id (default zh; free text is asked as written)")
         if name == "rank":
+            p.add_argument("--list", action="store_true", help="print every benchmark id with its question and exit")
             p.add_argument("--show", type=int, default=None, help="rows to print (default: down to the deepest piece)")
             p.add_argument("--wide", action="store_true", help="print full page and heading columns (default: 100 "
                                                                "columns)")

@@ -42,7 +42,7 @@ from rag_lib.generation.llm_calls import (
     default_mode,
 )
 from rag_lib.retrieval import Ranking
-from rag_lib.text import approx_tokens, language_of
+from rag_lib.text import absolute_links, approx_tokens, language_of
 from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import Q9aResult
 
@@ -165,7 +165,9 @@ class AskOutcome:
                 lines.append(f"  DROPPED ({c.reason}) {c.chunk_id or '<no id>'}: \"{c.quote[:100]}\"")
         for warning in result.warnings:
             lines.append(f"warning: {warning}")
-        return "\n".join(lines)
+        text = "\n".join(lines)
+        # Quotes and answers keep the docs' site-relative links; on a terminal they must open as they are.
+        return absolute_links(text, self.evidence[0]["url"]) if self.evidence else text
 
     def _body(self) -> list[str]:
         result = self.gated.result
@@ -233,7 +235,7 @@ def answer_question(
     evidence = []
     for rank, (cid, score) in enumerate(ranking.top(k) if ranking else (), 1):
         chunk = wb.by_id[cid]
-        evidence.append({"rank": rank, "score": score, "page": chunk.page,
+        evidence.append({"rank": rank, "score": score, "page": chunk.page, "url": chunk.url,
                          "heading": " > ".join(chunk.heading_path), "id": cid})
     return AskOutcome(question, key, params, gate_quality_note(calibration, lang), evidence, outcome)
 

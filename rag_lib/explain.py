@@ -96,10 +96,20 @@ class Explanation:
 _ID_LIKE = re.compile(r"^[a-z]+\d+[a-z0-9_]*$")
 
 
+ID_LANGUAGE = "zh"  # a benchmark id without --lang: the language the workbook leads with
+
+
+def benchmark_listing(wb: Workbench, lang: str | None = None) -> str:
+    """Every benchmark id with its question (in ``lang``, default :data:`ID_LANGUAGE`) and its type,
+    one per line: what ``rank --list`` prints."""
+    return "\n".join(f"{q.id}  {q.type:<12}  {q.text(lang or ID_LANGUAGE)}" for q in wb.benchmark.questions())
+
+
 def resolve_question(wb: Workbench, question: str | Question, lang: str | None) -> tuple[str, Question | None]:
     """The text to rank and the benchmark question it is (``None`` for free text).
 
-    A benchmark id resolves to its wording in ``lang`` (default English); text that equals a
+    A benchmark id resolves to its wording in ``lang`` (default Chinese, the language the workbook
+    leads with); text that equals a
     benchmark question's wording is matched to it.
 
     Raises
@@ -110,13 +120,13 @@ def resolve_question(wb: Workbench, question: str | Question, lang: str | None) 
         so ``ask`` never blames the gate, and never echoes 100 KB back).
     """
     if isinstance(question, Question):
-        return question.text(lang or "en"), question
+        return question.text(lang or ID_LANGUAGE), question
     problem = question_problem(question)
     if problem:
         raise WorkbookError(problem[1])
     try:
         q = wb.benchmark[question]
-        return q.text(lang or "en"), q
+        return q.text(lang or ID_LANGUAGE), q
     except KeyError:
         pass
     for q in wb.benchmark.questions():
@@ -153,7 +163,7 @@ def explain(
     k
         The evidence cut (casebook: Top-5).
     lang
-        ``"zh"`` or ``"en"`` for a benchmark question (default English).
+        ``"zh"`` or ``"en"`` for a benchmark question (default :data:`ID_LANGUAGE`).
     """
     wb = workbench or Workbench()
     text, gold_question = resolve_question(wb, question, lang)

@@ -122,3 +122,18 @@ def identifiers(text: str) -> list[str]:
     """The exact identifiers in ``text`` (see ``_IDENTIFIER``), in order; a sentence's final period
     is not part of one."""
     return [m.group().rstrip(".") for m in _IDENTIFIER.finditer(text)]
+
+
+_SITE_RELATIVE_LINK = re.compile(r"\]\((/[^)\s]*)\)")
+
+
+def absolute_links(text: str, page_url: str) -> str:
+    """Markdown links to site-relative paths (``[KV](/kv/)``) made absolute against ``page_url``'s site,
+    so a link printed on a terminal opens.
+
+    >>> absolute_links("see [KV](/kv/) and [x](https://a.b/c)", "https://developers.cloudflare.com/pages/")
+    'see [KV](https://developers.cloudflare.com/kv/) and [x](https://a.b/c)'
+    """
+    from urllib.parse import urljoin
+
+    return _SITE_RELATIVE_LINK.sub(lambda m: f"]({urljoin(page_url, m.group(1))})", text)

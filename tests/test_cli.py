@@ -59,3 +59,26 @@ def test_ask_reads_its_gate_parameters_from_rag_results_dir(tmp_path, monkeypatc
     assert calibrated_gate_parameters("en") == {"floor": 0.5, "min_coverage": 0.25}
     with pytest.raises(WorkbookError, match="no floor\\+aspects calibration for 'zh'"):
         calibrated_gate_parameters("zh")
+
+
+def test_rank_list_prints_every_benchmark_id_with_its_question(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rank", "--list", "--lang", "en"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    q07 = next(line for line in lines if line.startswith("q07 "))
+    assert "answerable" in q07 and "How should environment variables" in q07
+    assert len(lines) == len({line.split()[0] for line in lines}) > 50  # one line per id
+    assert main(["rank"]) == 2
+    assert "--list prints the ids" in capsys.readouterr().err
+
+
+def test_a_benchmark_id_without_lang_is_asked_in_chinese(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["rank", "q07", "--show", "3"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].startswith("q07: 环境变量")
+
+
+def test_site_relative_links_print_absolute() -> None:
+    from rag_lib.text import absolute_links
+
+    text = "see [KV](/kv/concepts/) and [x](https://a.b/c), not (/plain/)"
+    assert absolute_links(text, "https://developers.cloudflare.com/pages/functions/") == (
+        "see [KV](https://developers.cloudflare.com/kv/concepts/) and [x](https://a.b/c), not (/plain/)")

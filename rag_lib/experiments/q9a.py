@@ -99,6 +99,13 @@ def score_overlap(rows: Sequence[ScoredQuestion]) -> dict[str, Any]:
             "unanswerable_above_min_answerable": sum(s >= low_ans for s in unans)}
 
 
+def best_scores(rows: Sequence[ScoredQuestion]) -> dict[str, list[float]]:
+    """Each question's best retrieval score, sorted, for answerable and unanswerable questions (03's
+    distribution figure: where the two groups overlap, no floor separates them)."""
+    return {"answerable": sorted(round(r.best_score, 4) for r in rows if r.answerable),
+            "unanswerable": sorted(round(r.best_score, 4) for r in rows if not r.answerable)}
+
+
 # ------------------------------------------------------------------------------ out of sample
 
 VALIDATED_GATES = ("floor", "aspects", "floor_aspects")
@@ -272,6 +279,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         top={lang: wb.top_rows(q9a.text(lang), key, k) for lang in languages},
         scores=score_comparison(wb, languages, key, k),
         overlap={lang: score_overlap(rows[lang]) for lang in languages},
+        best_scores={lang: best_scores(rows[lang]) for lang in languages},
         calibration={lang: {n: c[n] for n in ("floor", "aspects", "floor_aspects", "grid_size")}
                      for lang, c in calibrations.items()},
         floor_sweep={lang: c["floor_sweep"] for lang, c in calibrations.items()},

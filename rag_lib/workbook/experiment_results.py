@@ -127,6 +127,7 @@ class Q9aResult(ExperimentResult):
     top: dict[str, Any]
     scores: dict[str, Any]
     overlap: dict[str, Any]
+    best_scores: dict[str, Any]  # language -> {"answerable": [...], "unanswerable": [...]}
     calibration: dict[str, Any]
     floor_sweep: dict[str, Any]
     gates: dict[str, Any]

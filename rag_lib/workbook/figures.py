@@ -188,3 +188,111 @@ def piece_ranks(rows: Sequence[Mapping[str, Any]], path: Path, cuts: Sequence[in
         ax.set_title(title)
         _legend_outside(ax)
         return save(fig, path)
+
+
+def forest(comparisons: Sequence[Mapping[str, Any]], metric: str, path: Path, title: str = "") -> Path:
+    """Every comparison of ``metric`` (variant × language) as its difference with the Holm-adjusted
+    interval, one row each, languages side by side; rows whose interval excludes 0 are drawn solid."""
+    rows = [c for c in comparisons if c["metric"] == metric]
+    variants = list(dict.fromkeys(c["variant"] for c in rows))
+    found = {c["language"] for c in rows}
+    languages = [lang for lang in LANGUAGE_COLOURS if lang in found] + sorted(found - set(LANGUAGE_COLOURS))
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(7.5, 0.3 * len(variants) + 1.3))
+        for j, lang in enumerate(languages):
+            for c in (c for c in rows if c["language"] == lang):
+                y = variants.index(c["variant"]) + (j - (len(languages) - 1) / 2) * 0.25
+                lo, hi = c["adjusted"] if c.get("adjusted") else (c["diff"], c["diff"])
+                clear = lo > 0 or hi < 0
+                ax.plot([lo, hi], [y, y], color=colour(lang, j), linewidth=1.6 if clear else 0.9,
+                        alpha=1.0 if clear else 0.55)
+                ax.scatter(c["diff"], y, color=colour(lang, j), s=18, zorder=3, marker="o" if clear else "|")
+            ax.plot([], [], color=colour(lang, j), marker="o", markersize=4, label=lang)  # the legend's entry
+        ax.axvline(0, color="#333333", linewidth=0.8)
+        ax.set_yticks(range(len(variants)), variants)
+        ax.invert_yaxis()
+        ax.set_xlabel(f"{metric}: variant − baseline (Holm-adjusted interval; solid = excludes 0)")
+        ax.grid(axis="y", color="#eeeeee", linewidth=0.6)
+        ax.set_title(title)
+        _legend_outside(ax)
+        return save(fig, path)
+
+
+def tradeoff(curve: Mapping[str, Mapping[str, Mapping[str, float]]], path: Path, marked: Sequence[int] = (1, 5, 10, 20),
+             title: str = "") -> Path:
+    """Coverage against the tokens sent, one line per language over k (``curve[lang][str(k)]`` holds
+    ``coverage`` and ``tokens``), with some k marked on the line."""
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots()
+        for i, (lang, by_k) in enumerate(curve.items()):
+            ks = sorted(by_k, key=int)
+            xs, ys = [by_k[k]["tokens"] for k in ks], [by_k[k]["coverage"] for k in ks]
+            ax.plot(xs, ys, marker="o", markersize=2.5, color=colour(lang, i), label=lang)
+            for k in ks:
+                if int(k) in marked:
+                    ax.annotate(f"k={k}", (by_k[k]["tokens"], by_k[k]["coverage"]), textcoords="offset points",
+                                xytext=(4, -10), fontsize=7, color=colour(lang, i))
+        ax.set_xlabel("≈ tokens of evidence sent (mean per question)")
+        ax.set_ylabel("mean piece coverage")
+        ax.set_ylim(top=1.02)
+        ax.set_title(title)
+        _legend_outside(ax)
+        return save(fig, path)
+
+
+def recall_by_ef(rows: Sequence[Mapping[str, Any]], settings: Sequence[Mapping[str, int]], path: Path,
+                 title: str = "") -> Path:
+    """HNSW recall@10 of the exact neighbours against ef_search, one line per batch and language, with the
+    lowest-to-highest build as a band (``rows`` as 13 stores them, ``settings`` in the same order)."""
+    ef = {f"m={s['m']}, ef_construction={s['ef_construction']}, ef_search={s['ef_search']}": s["ef_search"]
+          for s in settings}
+    series: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        series.setdefault((str(row["batch"]), str(row["language"])), []).append(row)
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots()
+        for i, ((batch, lang), points) in enumerate(series.items()):
+            points = sorted(points, key=lambda r: ef[r["setting"]])
+            xs = [ef[r["setting"]] for r in points]
+            style = "-" if i < 2 else "--"
+            ax.plot(xs, [r["recall@10 of exact"] for r in points], style, marker="o", markersize=3,
+                    color=colour(lang, i), label=f"{batch} ({lang})")
+            ax.fill_between(xs, [r["lowest build"] for r in points], [r["highest build"] for r in points],
+                            color=colour(lang, i), alpha=0.12, linewidth=0)
+        ax.set_xscale("log")
+        ticks = sorted(set(ef.values()))
+        ax.set_xticks(ticks, [str(t) for t in ticks])
+        ax.set_xlabel("ef_search (m and ef_construction grow with it; see the table)")
+        ax.set_ylabel("recall@10 of the exact neighbours")
+        ax.set_ylim(top=1.01)
+        ax.set_title(title)
+        _legend_outside(ax)
+        return save(fig, path)
+
+
+# Okabe-Ito blue and orange: the two groups stay apart for colour-blind readers.
+GROUP_COLOURS = {"answerable": "#0072B2", "unanswerable": "#E69F00"}
+
+
+def score_distributions(scores: Mapping[str, Mapping[str, Sequence[float]]], floors: Mapping[str, float | None],
+                        path: Path, title: str = "") -> Path:
+    """One panel per language: the best retrieval score of each answerable and each unanswerable question
+    as overlaid histograms, with the chosen floor marked."""
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, len(scores), sharey=True, figsize=(3.6 * len(scores) + 2.4, 3.2), squeeze=False)
+        every = [x for groups in scores.values() for values in groups.values() for x in values]
+        bins = [min(every) + i * (max(every) - min(every)) / 24 for i in range(25)] if every else 10
+        for ax, (lang, groups) in zip(axes[0], scores.items(), strict=True):
+            for group, values in groups.items():
+                ax.hist(values, bins=bins, histtype="stepfilled", alpha=0.45, color=GROUP_COLOURS.get(group),
+                        edgecolor=GROUP_COLOURS.get(group), label=f"{group} ({len(values)})")
+            floor = floors.get(lang)
+            if floor is not None:
+                ax.axvline(floor, color="#333333", linewidth=0.9, linestyle=":", label=f"chosen floor {floor:.3f}")
+            ax.set_title(lang, loc="left")
+            ax.set_xlabel("best retrieval score of the question (cosine)")
+            ax.legend(loc="upper left", frameon=False, fontsize=7)
+        axes[0][0].set_ylabel("questions")
+        if title:
+            fig.suptitle(title, y=1.04)
+        return save(fig, path)
