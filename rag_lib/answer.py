@@ -123,6 +123,7 @@ class AskOutcome:
     gate_note: str  # the gate's in-sample and leave-one-out figures on the benchmark (gate_quality_note)
     evidence: list[dict[str, Any]]
     gated: GatedResult
+    answerer: str = ""  # the generator behind the gate (answerer_description), named even when it was not asked
 
     @property
     def status(self) -> str:
@@ -138,7 +139,8 @@ class AskOutcome:
     def render_text(self) -> str:
         result = self.gated.result
         lines = [f"question: {self.question}", f"retrieval: {self.key}; evidence (Top-{len(self.evidence)}):"]
-        lines += [f"  [{e['rank']}] {e['score']:.4f}  {e['page']} > {e['heading']}  ({e['id']})" for e in self.evidence]
+        lines += [f"  [{e['rank']}] {e['score']:.4f}  {e['page']}{' > ' + e['heading'] if e['heading'] else ''}  "
+                  f"({e['id']})" for e in self.evidence]
         decision = self.gated.decision
         if decision is not None:
             verdict = "enough evidence" if decision.sufficient else "not enough evidence"
@@ -146,7 +148,9 @@ class AskOutcome:
             shown = f"floor+aspects; {params}" if params else "floor+aspects"
             lines.append(f"gate ({shown}): {verdict}. {decision.reason.rstrip('.')}.")
             lines.append(f"  {self.gate_note}")
-        lines.append(f"answerer: {answerer_description(result.backend, result.model, result.model_version)}")
+        # When the gate declines first, the result is the gate's: name the answerer that would have answered.
+        answerer = self.answerer or answerer_description(result.backend, result.model, result.model_version)
+        lines.append(f"answerer: {answerer}")
         called = ("it was asked" if self.gated.generator_called else
                   "it was not asked (the gate declined first)" if decision is not None else
                   "it was not asked (the question was refused before retrieval)")
@@ -237,7 +241,8 @@ def answer_question(
         chunk = wb.by_id[cid]
         evidence.append({"rank": rank, "score": score, "page": chunk.page, "url": chunk.url,
                          "heading": " > ".join(chunk.heading_path), "id": cid})
-    return AskOutcome(question, key, params, gate_quality_note(calibration, lang), evidence, outcome)
+    return AskOutcome(question, key, params, gate_quality_note(calibration, lang), evidence, outcome,
+                      answerer_description(chosen.backend, chosen.model, chosen.model_version))
 
 
 PIPELINES = ("narrowed", "chunks")  # how an LLM answerer is fed: narrowed units (default) or whole chunks

@@ -82,3 +82,12 @@ def test_site_relative_links_print_absolute() -> None:
     text = "see [KV](/kv/concepts/) and [x](https://a.b/c), not (/plain/)"
     assert absolute_links(text, "https://developers.cloudflare.com/pages/functions/") == (
         "see [KV](https://developers.cloudflare.com/kv/concepts/) and [x](https://a.b/c), not (/plain/)")
+
+
+def test_a_gate_decline_names_the_answerer_that_was_not_asked(capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.delenv("RAG_RESULTS_DIR", raising=False)  # the gate's parameters: the committed 03 results
+    assert main(["ask", "Workers KV 的免费额度是多少？", "--generator", "extractive"]) == 3
+    out = capsys.readouterr().out
+    assert "answerer: extractive-overlap (extractive" in out and "gate" not in out.split("answerer: ")[1].split("\n")[0]
+    assert "it was not asked (the gate declined first)" in out
+    assert " >   (" not in out  # a chunk without a heading shows no empty "> "
