@@ -50,7 +50,8 @@ from rag_lib.workbench import Workbench
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 workbench = Workbench()
 print("configurations available here:", ", ".join(retrieval_keys()))
-explain(question, key=key, k=config.k, lang=lang, workbench=workbench)
+if not live:  # in JupyterLab the explorer below shows this view itself: one ranking on the page, not two
+    display(explain(question, key=key, k=config.k, lang=lang, workbench=workbench))
 
 # %% [markdown]
 # ## The explorer (needs a live kernel: `make lab`, then run all cells)

@@ -8,7 +8,7 @@ from rag_lib.config import TOP_K
 from rag_lib.embedding import available_embedders
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.errors import WorkbookError
-from rag_lib.explain import explain
+from rag_lib.explain import Explanation, explain
 from rag_lib.workbench import Workbench
 
 
@@ -23,34 +23,74 @@ def question_choices(wb: Workbench, lang: str) -> list[tuple[str, str]]:
     return [("(free text)", "")] + [(f"{q.id}: {q.text(lang)}", q.id) for q in wb.benchmark.questions()]
 
 
+# Shown with a BM25 ranking: its scores are not on the cosine scale of the dense rows beside it.
+BM25_SCALE_NOTE = ("BM25 scores are sums of term weights (unbounded, here often 10–40), not cosine similarities: "
+                   "compare ranks across configurations, not scores.")
+
+
+def rank_moves(first: Explanation, second: Explanation) -> list[dict[str, Any]]:
+    """What moves between two rankings of one question: each gold piece's first rank in both (a benchmark
+    question), else where the first ranking's top-k chunks land in the second (free text)."""
+    if first.pieces:
+        ranks = {p["piece"]: p["rank"] for p in second.pieces}
+        return [{"item": p["piece"], "first": p["rank"], "second": ranks.get(p["piece"])} for p in first.pieces]
+    return [{"item": f"#{i}", "first": i, "second": second.ranking.rank_of(cid) if cid in second.ranking.ids else None}
+            for i, cid in enumerate(first.ranking.ids[:first.k], 1)]
+
+
 def build_explorer(workbench: Workbench | None = None, question: str = "q07", lang: str = "zh", k: int = TOP_K) -> Any:
-    """A widget box: benchmark question picker or free text, configuration, k, language, rows.
+    """A widget box: benchmark question picker or free text, configuration, a second configuration to
+    compare with, k, language, rows.
 
     Returns the ``ipywidgets.VBox``; display it in JupyterLab. A change re-ranks with
     :func:`rag_lib.explain.explain` (text and sliders only when released or submitted) and shows the
-    pieces and the ranking, with a line at the top-k cut, down to the deepest piece by default.
+    question being asked, its pieces and the ranking, with a line at the top-k cut, down to the
+    deepest piece by default; with a second configuration, a slope chart of how each piece's rank moves.
     """
     import ipywidgets as w
     from IPython.display import HTML, display
 
+    from rag_lib.workbook.figures import rank_moves_figure
+
     wb = workbench or Workbench()
     wide = w.Layout(width="95%")
-    picker = w.Dropdown(options=question_choices(wb, lang), value=question, description="benchmark", layout=wide)
-    text = w.Text(placeholder="…or type a question (Chinese or English) and press Enter", description="question",
-                  layout=wide, continuous_update=False)
-    key = w.Dropdown(options=retrieval_keys(), value=f"dense:{default_embedder_name()}", description="retrieval")
-    cut = w.IntSlider(value=k, min=1, max=20, description="k", continuous_update=False)
-    language = w.ToggleButtons(options=["zh", "en"], value=lang, description="language")
-    deepest = w.Checkbox(value=True, description="rows down to the deepest piece")
-    rows = w.IntSlider(value=20, min=5, max=200, step=5, description="rows", continuous_update=False, disabled=True)
+    label = {"description_width": "initial"}  # full labels, never cut to "rows down to the d…"
+    picker = w.Dropdown(options=question_choices(wb, lang), value=question, description="benchmark question",
+                        layout=wide, style=label)
+    text = w.Text(placeholder="…or type a question (Chinese or English) and press Enter", description="your question",
+                  layout=wide, continuous_update=False, style=label)
+    keys = retrieval_keys()
+    key = w.Dropdown(options=keys, value=f"dense:{default_embedder_name()}", description="retrieval", style=label)
+    other = w.Dropdown(options=[("(none)", ""), *((k_, k_) for k_ in keys)], value="", description="compare with",
+                       style=label)
+    cut = w.IntSlider(value=k, min=1, max=20, description="k", continuous_update=False, style=label)
+    language = w.ToggleButtons(options=["zh", "en"], value=lang, description="language", style=label)
+    deepest = w.Checkbox(value=True, description="rows down to the deepest piece", style=label)
+    rows = w.IntSlider(value=20, min=5, max=200, step=5, description="rows", continuous_update=False, disabled=True,
+                       style=label)
     out = w.Output()
+    quiet = {"on": False}  # set while one control is updated from another, so the view refreshes once
 
     def relabel(*_: Any) -> None:  # the picker speaks the chosen language
         chosen = picker.value
+        quiet["on"] = True
         picker.options = question_choices(wb, language.value)
         picker.value = chosen
+        quiet["on"] = False
 
-    def refresh(*_: Any) -> None:
+    def follow(change: dict[str, Any]) -> None:  # typed text and the picker never disagree on the question
+        quiet["on"] = True
+        if change["owner"] is text and text.value.strip():
+            picker.value = ""  # "(free text)": the picker no longer claims q07
+        elif change["owner"] is picker and picker.value:
+            text.value = ""
+        quiet["on"] = False
+
+    def refresh(change: dict[str, Any] | None = None) -> None:
+        if quiet["on"]:
+            return
+        if change is not None and change["owner"] in (text, picker):
+            follow(change)
         rows.disabled = deepest.value
         question = text.value.strip() or picker.value
         with out:
@@ -60,14 +100,20 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
                 return
             try:
                 result = explain(question, key=key.value, k=cut.value, lang=language.value, workbench=wb)
+                compared = (explain(question, key=other.value, k=cut.value, lang=language.value, workbench=wb)
+                            if other.value else None)
             except (WorkbookError, ValueError) as exc:  # a typed id that does not exist, a 100 KB paste …
                 print(f"error: {exc}")
                 return
             shown = result.default_rows() if deepest.value else rows.value
             display(HTML(result.html(shown)))
+            if "bm25" in (key.value, other.value):
+                display(HTML(f"<p><i>{BM25_SCALE_NOTE}</i></p>"))
+            if compared is not None:
+                display(rank_moves_figure(rank_moves(result, compared), key.value, other.value, cut.value))
 
     language.observe(relabel, names="value")
-    for control in (picker, text, key, cut, language, deepest, rows):
+    for control in (picker, text, key, other, cut, language, deepest, rows):
         control.observe(refresh, names="value")
     refresh()
-    return w.VBox([picker, text, w.HBox([key, cut]), language, w.HBox([deepest, rows]), out])
+    return w.VBox([picker, text, w.HBox([key, other, cut]), language, w.HBox([deepest, rows]), out])

@@ -296,3 +296,29 @@ def score_distributions(scores: Mapping[str, Mapping[str, Sequence[float]]], flo
         if title:
             fig.suptitle(title, y=1.04)
         return save(fig, path)
+
+
+def rank_moves_figure(moves: Sequence[Mapping[str, Any]], left: str, right: str, k: int) -> plt.Figure:
+    """A slope chart for the explorer: each item's rank under ``left`` and under ``right`` (log scale,
+    1 on top), joined by a line, with the top-``k`` cut drawn; an item not ranked sits at the bottom.
+    Returned, not saved (the explorer displays it live)."""
+    ranked = [m[side] for m in moves for side in ("first", "second") if isinstance(m[side], int)]
+    floor = 2 ** (max(ranked, default=k).bit_length() + 1)
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots(figsize=(4.8, 3.6))
+        for i, move in enumerate(moves):
+            ys = [move[side] if isinstance(move[side], int) else floor for side in ("first", "second")]
+            style = PIECE_STYLES.get(str(move["item"]), (_OTHER_COLOURS[i % len(_OTHER_COLOURS)], "o"))
+            ax.plot([0, 1], ys, color=style[0], marker=style[1], label=str(move["item"]))
+        ax.axhline(k + 0.5, color="#333333", linewidth=0.8, linestyle="--", label=f"top-{k} cut")
+        ax.set_yscale("log", base=2)
+        ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500) if t < floor]
+        ax.set_yticks([*ticks, floor], [*map(str, ticks), "not ranked"])
+        ax.invert_yaxis()
+        ax.set_xticks([0, 1], [left, right])
+        ax.set_xlim(-0.2, 1.2)
+        ax.set_ylabel("first rank (log scale; 1 = top)")
+        ax.set_title("how the ranks move")
+        _legend_outside(ax)
+        plt.close(fig)  # displayed by the caller; closing keeps pyplot from showing it a second time
+        return fig
