@@ -73,6 +73,16 @@ plot = figures.metric_bars(
 page.show_figure(plot)
 
 # %% [markdown]
+# ## How deep each configuration must go before a question is complete
+# For every rank x, the share of answerable questions whose worst piece is within the Top-x (hit@x as x
+# grows): a curve that rises early ranks whole answers high; the gap at the dotted line is what the Top-5 misses.
+
+# %%
+page.show_figure(figures.worst_rank_cdf(result.worst_ranks,
+                                        report.experiment_dir("01_embedding_bakeoff") / "worst_rank_cdf.png",
+                                        title="Rank of each question's worst piece, per configuration"))
+
+# %% [markdown]
 # ## Q7: where each configuration puts the four pieces
 # C1 plain variables in the Wrangler file, C2 secrets are encrypted, C3 adding secrets for production,
 # C4 local development files. The casebook (bge-m3, theirs) had C1–C3 at 52 / 36 / 36.
@@ -99,6 +109,8 @@ Q7 piece ranks (first rank of C1, C2, C3, C4):
 {q7_table}
 
 ![Piece coverage@10 per configuration and language](coverage_at_10.png)
+
+![Share of questions with every piece within the Top-x, per configuration](worst_rank_cdf.png)
 
 ## Findings
 

@@ -44,6 +44,7 @@ def run_bakeoff(
     summary_rows: list[dict[str, Any]] = []
     layers: dict[str, Counter[str]] = {}
     per_question: dict[str, dict[str, Any]] = {}
+    worst_ranks: dict[str, dict[str, int | None]] = {}
     for key in keys:
         for lang in languages:
             runs = wb.run(key, questions, lang)
@@ -51,7 +52,9 @@ def run_bakeoff(
             means = table.mean(numeric_only=True).round(4).to_dict()
             summary_rows.append({"configuration": key.label, "language": lang, **means})
             label = f"{key.label} [{lang}]"
-            layers[label] = Counter(str(diagnose(q.pieces, runs[q.id], k).layer) for q in questions)
+            diagnoses = {q.id: diagnose(q.pieces, runs[q.id], k) for q in questions}
+            layers[label] = Counter(str(d.layer) for d in diagnoses.values())
+            worst_ranks[label] = {qid: d.worst_rank for qid, d in diagnoses.items()}
             # Full precision: the mechanism runs (06) pair their per-question values with the baseline's here.
             per_question[label] = table.to_dict(orient="index")
     q7 = wb.benchmark.by_casebook("Q7")
@@ -79,6 +82,7 @@ def run_bakeoff(
         q7_table=markdown_table(q7_rows),
         layers={label: dict(sorted(c.items())) for label, c in layers.items()},
         per_question=per_question,
+        worst_ranks=worst_ranks,
         inputs_sha256=wb.inputs_sha256,
     )
 

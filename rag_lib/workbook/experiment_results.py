@@ -74,6 +74,8 @@ class BakeoffResult(ExperimentResult):
     q7_table: str
     layers: dict[str, Any]
     per_question: dict[str, Any]  # "<configuration> [<lang>]" -> question id -> measure -> value (full precision)
+    worst_ranks: dict[str, Any]  # "<configuration> [<lang>]" -> question id -> its worst piece's first rank (None: a
+    # piece has no chunk)
     inputs_sha256: str  # the chunks and labels measured (Workbench.inputs_sha256), checked by runs that reuse them
 
 

@@ -17,7 +17,7 @@ from rag_lib.io import atomic_open
 _STYLE = {"figure.figsize": (7.0, 3.6), "figure.dpi": 100, "font.size": 9, "svg.hashsalt": "ragbench"}
 # One colour per language in every figure, so a reader never has to re-read a legend.
 LANGUAGE_COLOURS = {"zh": "#c44e52", "en": "#4c72b0"}
-_OTHER_COLOURS = ("#55a868", "#8172b2", "#ccb974", "#64b5cd", "#937860")
+_OTHER_COLOURS = ("#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#D55E00", "#0072B2")  # Okabe-Ito: colour-blind safe
 
 
 def colour(name: str, index: int) -> str:
@@ -322,3 +322,35 @@ def rank_moves_figure(moves: Sequence[Mapping[str, Any]], left: str, right: str,
         _legend_outside(ax)
         plt.close(fig)  # displayed by the caller; closing keeps pyplot from showing it a second time
         return fig
+
+
+def worst_rank_cdf(worst_ranks: Mapping[str, Mapping[str, int | None]], path: Path, cuts: Sequence[int] = (5, 10),
+                   title: str = "") -> Path:
+    """One panel per language: for each configuration, the share of questions whose *worst* piece is
+    within rank x (every piece in the Top-x: hit@x as x grows), on a log x axis with the cuts drawn.
+    ``worst_ranks`` maps "<configuration> [<lang>]" to question id -> rank (``None``: never complete)."""
+    by_lang: dict[str, dict[str, list[int | None]]] = {}
+    for label, ranks in worst_ranks.items():
+        configuration, _, lang = label.rpartition(" [")
+        by_lang.setdefault(lang.rstrip("]"), {})[configuration] = list(ranks.values())
+    top = max((r for ranks in worst_ranks.values() for r in ranks.values() if r is not None), default=10)
+    xs = sorted({x for x in range(1, top + 1)})  # every rank: the curve steps where a question completes
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, len(by_lang), sharey=True, figsize=(3.6 * len(by_lang) + 2.4, 3.2), squeeze=False)
+        for ax, (lang, configurations) in zip(axes[0], by_lang.items(), strict=True):
+            for i, (configuration, ranks) in enumerate(configurations.items()):
+                shares = [sum(r is not None and r <= x for r in ranks) / len(ranks) for x in xs]
+                ax.step(xs, shares, where="post", color=_OTHER_COLOURS[i % len(_OTHER_COLOURS)], label=configuration)
+            for cut, style in zip(cuts, (":", "--"), strict=False):
+                ax.axvline(cut, color="#333333", linewidth=0.8, linestyle=style)
+            ax.set_xscale("log")
+            ticks = [x for x in (1, 5, 10, 50, 100, 500) if x <= top]
+            ax.set_xticks(ticks, [str(x) for x in ticks])
+            ax.set_title(lang, loc="left")
+            ax.set_xlabel("rank x (log scale); dotted: Top-5, dashed: Top-10")
+            ax.set_ylim(0, 1.02)
+        axes[0][0].set_ylabel("questions with every piece in the Top-x")
+        _legend_outside(axes[0][-1])
+        if title:
+            fig.suptitle(title, y=1.04)
+        return save(fig, path)
