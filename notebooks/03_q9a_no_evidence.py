@@ -143,7 +143,7 @@ table(result.llm_judge_rows)
 # ## Default generator behind the gate, every benchmark question
 
 # %%
-table(result.generation["rows"])
+page.long_table(result.generation["rows"], report.experiment_dir("03_q9a_no_evidence") / "generation_rows.csv")
 
 # %% tags=["report"]
 template = """# 03 · Q9a: no evidence, and the gate on the whole benchmark

@@ -207,7 +207,7 @@ if curves:
 
 # %%
 print(f"planted claims shown as answers: {result.injection['claims_shown']} of {result.injection['n_asked']}")
-table(result.injection["rows"])
+page.long_table(result.injection["rows"], report.experiment_dir(NAME) / "injection_rows.csv")
 
 # %% tags=["report"]
 template = """# 10 · A real offline LLM

@@ -45,6 +45,18 @@ def test_closing_shows_findings_then_the_folded_appendix(monkeypatch) -> None:
     assert ">retriever<" in appendix.data and ">dense<" in appendix.data
 
 
+def test_a_long_table_shows_examples_and_links_every_row(tmp_path, monkeypatch) -> None:
+    shown: list[object] = []
+    monkeypatch.setattr(page, "display", lambda *objs: shown.extend(objs))
+    rows = [{"question": f"a{i:02d}", "score": i / 10, "ok": i % 2 == 0} for i in range(25)]
+    page.long_table(rows, tmp_path / "03_x" / "rows.csv", examples=3)
+    examples, note = shown
+    assert [r["question"] for r in examples.rows] == ["a00", "a01", "a02"]
+    assert note.data == "3 of 25 rows shown; every row: [rows.csv](../03_x/rows.csv)."
+    lines = (tmp_path / "03_x" / "rows.csv").read_text().splitlines()
+    assert lines[0] == "question,score,ok" and lines[1] == "a00,0.000,yes" and len(lines) == 26
+
+
 # --- the executed notebooks --------------------------------------------------------------------------
 
 EXECUTED = [(run.name, RESULTS_DIR / "notebooks" / f"{run.name}.ipynb") for run in planned_runs()

@@ -10,13 +10,14 @@ The report (``report.md``) stays a file for readers of Markdown; the page never 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from IPython.display import HTML, Image, Markdown, display
 
-from rag_lib.workbook.tables import flatten, format_value, settings
+from rag_lib.io import write_text
+from rag_lib.workbook.tables import Table, flatten, format_value, settings
 
 # The settings that say which configuration produced a page (the rest waits in the appendix).
 SUMMARY_KEYS = ("configuration", "retriever", "strategy", "model", "version", "k", "top_k")
@@ -57,6 +58,24 @@ def markdown(text: str) -> Markdown:
     if in_table:
         out += ["", "</div>"]
     return Markdown("\n".join(out))
+
+
+def long_table(rows: Sequence[Mapping[str, Any]], csv_path: Path, examples: int = 10, **table_options: Any) -> None:
+    """A per-question table too long to read on the page: every row goes to ``csv_path`` (beside the
+    run's ``results.json``), the page shows the first ``examples`` and a link to the file."""
+    import csv
+    import io
+
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows({c: format_value(row.get(c)) for c in columns} for row in rows)
+    write_text(csv_path, buffer.getvalue())
+    link = f"../{csv_path.parent.name}/{csv_path.name}"  # from results/notebooks/<run>.html
+    shown = min(examples, len(rows))
+    display(Table(rows[:examples], columns, **table_options),
+            Markdown(f"{shown} of {len(rows)} rows shown; every row: [{csv_path.name}]({link})."))
 
 
 def show_figure(path: Path) -> None:
