@@ -80,7 +80,7 @@ class Workbench:
         self.store = store or EmbeddingStore()
         self._embedders: dict[str, BaseEmbedder] = {}
         self._matrices: dict[str, EmbeddingMatrix] = {}
-        self._retrievers: dict[RunKey, Retriever] = {}
+        self._retrievers: dict[tuple[RunKey, int | None], Retriever] = {}  # (configuration, RRF constant)
         self._rankings: dict[tuple[str, RunKey], Ranking] = {}
 
     @classmethod
@@ -146,19 +146,21 @@ class Workbench:
             self._matrices[name] = self.store.embed_chunks(self.embedder(name), self.embeddable)
         return self._matrices[name]
 
-    def retriever(self, key: RunKey | str) -> Retriever:
+    def retriever(self, key: RunKey | str, rrf_k: int | None = None) -> Retriever:
+        """The retriever of ``key`` (memoised); a hybrid one fuses with ``rrf_k`` (default ``retrieval.rrf_k``)."""
         key = RunKey.resolve(key)
-        if key not in self._retrievers:
+        fusion = (rrf_k if rrf_k is not None else run_config().rrf_k) if key.retriever == "hybrid" else None
+        if (key, fusion) not in self._retrievers:
             kwargs: dict[str, Any] = {}
             if key.retriever in {"bm25", "hybrid"}:
                 kwargs["chunks"] = self.embeddable
             if key.retriever in {"dense", "hybrid"}:
                 kwargs["matrix"] = self.matrix(key.embedder)
                 kwargs["embedder"] = self.embedder(key.embedder)
-            if key.retriever == "hybrid":
-                kwargs["k"] = run_config().rrf_k
-            self._retrievers[key] = get_retriever(key.retriever, **kwargs)
-        return self._retrievers[key]
+            if fusion is not None:
+                kwargs["k"] = fusion
+            self._retrievers[(key, fusion)] = get_retriever(key.retriever, **kwargs)
+        return self._retrievers[(key, fusion)]
 
     def rank(self, text: str, key: RunKey | str = "dense") -> Ranking:
         """The full ranking of every embeddable chunk for one question text (memoised per session).

@@ -26,7 +26,7 @@ def test_the_explorer_reranks_when_a_control_changes(monkeypatch, capsys, workbe
 
     monkeypatch.setattr(explore, "explain", recorded)
     box = explore.build_explorer(workbench, question="q07", lang="zh", k=5)
-    picker, text, (key, other, cut), language, (deepest, rows), _ = (
+    picker, text, (key, _, cut), language, (deepest, rows), _ = (
         box.children[0], box.children[1], box.children[2].children, box.children[3], box.children[4].children,
         box.children[5])
     assert calls[-1] == {"question": "q07", "key": key.value, "k": 5, "lang": "zh"}  # the first view

@@ -312,3 +312,18 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     # one variant, one language, each metric: in the Holm family, or left out where no question changed
     assert summary.multiplicity["comparisons"] + summary.multiplicity["fixed"] == len(metrics)
     assert summary.multiplicity["fixed"] >= 1  # a larger k leaves hit@5 as it was
+
+
+def test_the_hybrid_mechanisms_declared_rrf_k_reaches_the_fusion() -> None:
+    from rag_lib.config import run_config
+    from rag_lib.experiments.mechanisms.catalog.hybrid import hybrid_variants
+    from rag_lib.workbench import Workbench
+
+    wb = Workbench()
+    question = wb.benchmark["q07"].text("zh")
+    default = wb.retriever("hybrid").rank(question)
+    steep = hybrid_variants(wb, rrf_k=1)
+    assert steep[0].provenance["rrf_k"] == 1 and "k=1" in steep[0].description
+    assert steep[0].rank(question).ids != default.ids  # another constant, another fusion
+    assert steep[0].rank(question).ids == wb.retriever("hybrid", rrf_k=1).rank(question).ids
+    assert hybrid_variants(wb, rrf_k=run_config().rrf_k)[0].rank(question).ids == default.ids

@@ -21,8 +21,9 @@ def hybrid_variants(wb: Workbench, rrf_k: int) -> list[Variant]:
     ``rrf_k``), on every question; then hybrid and BM25 alone on the questions with an exact
     identifier and on the rest (Halo: hybrid helps "far more" there)."""
     key = RunKey("hybrid", default_embedder_name())
-    variants = [Variant("hybrid", f"BM25 + dense RRF (k={rrf_k})", wb.retriever(key).rank,
-                        provenance=wb.provenance(key))]
+    hybrid = wb.retriever(key, rrf_k=rrf_k)  # the declared constant, not the workbench's default
+    variants = [Variant("hybrid", f"BM25 + dense RRF (k={rrf_k})", hybrid.rank,
+                        provenance={**wb.provenance(key), "rrf_k": rrf_k})]
     answerable = wb.benchmark.questions(answerable=True)
     tagged = identifier_question_ids(answerable)
     rest = frozenset(q.id for q in answerable) - tagged
@@ -34,8 +35,10 @@ def hybrid_variants(wb: Workbench, rrf_k: int) -> list[Variant]:
         run_key = key if retriever == "hybrid" else RunKey("bm25")
         for label, ids in (("identifier questions", tagged), ("other questions", rest)):
             variants.append(Variant(f"{retriever} · {label}", f"{run_key.label} on the {label} only",
-                                    wb.retriever(run_key).rank, q7_phrasings=(), question_ids=ids, notes=[rule],
-                                    provenance={**wb.provenance(run_key), "subset": sorted(ids)}))
+                                    (hybrid if retriever == "hybrid" else wb.retriever(run_key)).rank,
+                                    q7_phrasings=(), question_ids=ids, notes=[rule],
+                                    provenance={**wb.provenance(run_key), **({"rrf_k": rrf_k} if retriever == "hybrid"
+                                                                              else {}), "subset": sorted(ids)}))
     return variants
 
 
