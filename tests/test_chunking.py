@@ -124,7 +124,7 @@ def test_heading_is_bound_to_its_body_and_paths_follow_levels() -> None:
         "```sh\nnpx wrangler secret put KEY\n```\n\n### Via the dashboard\n\n- Go to **Settings**.\n\n## Empty\n\n"
         "## Last\n\nDone.\n"
     )
-    chunks = chunk_page(_doc(md))
+    chunks = chunk_page(_doc(md), max_chars=MAX)
     assert [c.heading_path for c in chunks] == [
         (),
         ("Add secrets to your project",),
@@ -162,7 +162,7 @@ def test_list_item_keeps_its_indented_code() -> None:
 )
 def test_unclosed_structures_raise_a_clear_error(markdown: str, message: str) -> None:
     with pytest.raises(ChunkingError, match=message) as info:
-        chunk_page(_doc(markdown))
+        chunk_page(_doc(markdown), max_chars=MAX)
     assert "workers/configuration/secrets" in str(info.value)
 
 
@@ -172,3 +172,12 @@ def test_anchor_slug_matches_the_docs_site() -> None:
     assert anchor_slug("[Local development](/x/) with .dev.vars") == "local-development-with-devvars"
     assert plain_heading("Create a `_routes.json` file") == "Create a _routes.json file"
     assert plain_heading("An _emphasised_ **word**") == "An emphasised word"
+
+
+def test_the_chunk_limit_has_one_home(monkeypatch) -> None:
+    # workbook.yaml's chunking.max_chars reaches the corpus build and the structural chunker; no literal.
+    from rag_lib.corpus import chunking
+    from rag_lib.corpus.chunkers import StructuralChunker
+
+    monkeypatch.setattr("rag_lib.config.settings", lambda: {"chunking": {"max_chars": 1234}})
+    assert chunking.max_chars_setting() == 1234 and StructuralChunker().max_chars == 1234

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import batch_dir, settings
-from rag_lib.corpus.chunking import DEFAULT_MAX_CHARS, chunk_id, chunk_pages
+from rag_lib.config import batch_dir
+from rag_lib.corpus.chunking import chunk_id, chunk_pages, max_chars_setting
 from rag_lib.corpus.snapshot import Snapshot, load_snapshot
 from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import SnapshotError, cli_errors
@@ -41,10 +41,6 @@ class Corpus:
     @property
     def embeddable(self) -> tuple[Chunk, ...]:
         return tuple(c for c in self.chunks if c.embeddable)
-
-
-def max_chars_setting() -> int:
-    return int(settings()["chunking"].get("max_chars", DEFAULT_MAX_CHARS))
 
 
 def build_corpus(batch: str | None = None, max_chars: int | None = None) -> Corpus:

@@ -38,7 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rag_lib.config import settings
-from rag_lib.corpus.chunking import DEFAULT_MAX_CHARS, chunk_id, chunk_pages
+from rag_lib.corpus.chunking import chunk_id, chunk_pages, max_chars_setting
 from rag_lib.documents import Chunk, NormalizedPage, embed_header
 from rag_lib.embedding.base import BaseEmbedder
 from rag_lib.errors import WorkbookError
@@ -80,7 +80,7 @@ class _Sections:
 
     def __init__(self, page: NormalizedPage) -> None:
         self.page = page
-        self.chunks = chunk_pages([page], DEFAULT_MAX_CHARS)
+        self.chunks = chunk_pages([page], max_chars_setting())
         self.starts = [c.start for c in self.chunks]
 
     def at(self, offset: int) -> Chunk:
@@ -110,9 +110,9 @@ def spans_to_chunks(page: NormalizedPage, spans: Sequence[tuple[int, int]],
 class StructuralChunker:
     """The workbook's own chunker (casebook section 08): headings, blocks, about ``max_chars`` characters."""
 
-    def __init__(self, name: str = "structural", max_chars: int = DEFAULT_MAX_CHARS) -> None:
+    def __init__(self, name: str = "structural", max_chars: int | None = None) -> None:
         self.name = name
-        self.max_chars = max_chars
+        self.max_chars = max_chars if max_chars is not None else max_chars_setting()
 
     def chunk(self, pages: Sequence[NormalizedPage]) -> list[Chunk]:
         return chunk_pages(pages, self.max_chars)
@@ -261,7 +261,7 @@ def chunker_kind(kind: str) -> Callable[[ChunkerFactory], ChunkerFactory]:
 
 
 @chunker_kind("structural")
-def _structural(name: str, embedder: BaseEmbedder | None, store: Any, max_chars: int = DEFAULT_MAX_CHARS) -> Chunker:
+def _structural(name: str, embedder: BaseEmbedder | None, store: Any, max_chars: int | None = None) -> Chunker:
     return StructuralChunker(name, max_chars)
 
 

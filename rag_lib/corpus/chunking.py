@@ -23,7 +23,13 @@ from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import ChunkingError
 from rag_lib.text import MARKDOWN_LINK
 
-DEFAULT_MAX_CHARS = 2400
+
+def max_chars_setting() -> int:
+    """The chunk size limit: ``chunking.max_chars`` in ``workbook.yaml`` (its one home)."""
+    from rag_lib.config import settings
+
+    return int(settings()["chunking"]["max_chars"])
+
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
@@ -251,7 +257,7 @@ def _pack(section: list[Block], max_chars: int) -> list[list[Block]]:
     return packs
 
 
-def chunk_page(page: NormalizedPage, max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
+def chunk_page(page: NormalizedPage, max_chars: int) -> list[Chunk]:
     """Cut one normalized page into chunks.
 
     Parameters
@@ -289,6 +295,6 @@ def chunk_page(page: NormalizedPage, max_chars: int = DEFAULT_MAX_CHARS) -> list
     return chunks
 
 
-def chunk_pages(pages: Sequence[NormalizedPage], max_chars: int = DEFAULT_MAX_CHARS) -> list[Chunk]:
+def chunk_pages(pages: Sequence[NormalizedPage], max_chars: int) -> list[Chunk]:
     """Chunk every page, in page order."""
     return [chunk for page in pages for chunk in chunk_page(page, max_chars)]
