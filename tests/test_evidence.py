@@ -29,8 +29,9 @@ from rag_lib.evidence import (
     sweep,
 )
 from rag_lib.evidence.calibration import held_out_parameters
-from rag_lib.evidence.gated import CountingRecorder, GatedGenerator, scripted_generator
+from rag_lib.evidence.gated import GatedGenerator
 from rag_lib.generation.llm_calls import LLMCallError
+from rag_lib.generation.scripted import CountingRecorder, scripted_generator
 from rag_lib.retrieval import Ranking
 
 

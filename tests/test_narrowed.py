@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 from rag_lib.documents import Chunk
-from rag_lib.evidence.gated import scripted_generator
 from rag_lib.evidence.narrowing import UnitNarrower
 from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.narrowed import (
@@ -16,6 +15,7 @@ from rag_lib.generation.narrowed import (
     answer_units_schema,
     split_units,
 )
+from rag_lib.generation.scripted import scripted_generator
 
 
 def _chunk(cid: str, text: str, rank_heading: str) -> Chunk:

@@ -17,9 +17,10 @@ from rag_lib.answer import gated_answer
 from rag_lib.config import TOP_K
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Gate, label_insufficient
-from rag_lib.evidence.gated import GatedGenerator, GatedResult, scripted_generator
+from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import Generator
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
+from rag_lib.generation.scripted import scripted_generator
 from rag_lib.workbench import Workbench
 
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from rag_lib.documents import Chunk
-from rag_lib.evidence.gated import scripted_generator
 from rag_lib.generation.base import GenerationResult
 from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.narrowed import NarrowedGenerator, UnitSelector
+from rag_lib.generation.scripted import scripted_generator
 from rag_lib.injection import instruction_spans
 from rag_lib.text import sentences
 

@@ -39,8 +39,9 @@ from rag_lib.evidence import (
     cross_validate,
     fit,
 )
-from rag_lib.evidence.gated import CountingRecorder, GatedGenerator
+from rag_lib.evidence.gated import GatedGenerator
 from rag_lib.generation import GenerationResult, SchemaLimits, get_generator
+from rag_lib.generation.scripted import CountingRecorder
 from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import Q9aResult
 from rag_lib.workbook.report import markdown_table
