@@ -84,10 +84,11 @@ page.show_figure(figures.worst_rank_cdf(result.worst_ranks,
 
 # %% [markdown]
 # ## Q7: where each configuration puts the four pieces
-# C1 plain variables in the Wrangler file, C2 secrets are encrypted, C3 adding secrets for production,
-# C4 local development files. The casebook (bge-m3, theirs) had C1–C3 at 52 / 36 / 36.
+# Q7's pieces, from the benchmark's labels, then each configuration's first rank of each. The casebook
+# (bge-m3, theirs) had C1–C3 at 52 / 36 / 36.
 
 # %%
+display(Markdown(report.q7_pieces_lines()))
 table(result.q7_rows, ["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"])
 
 # %% [markdown]

@@ -62,10 +62,10 @@ page.setup_line(result.provenance)
 
 # %% [markdown]
 # ## Q7: each piece's rank for the original question and for each suggestion
-# C1 plain variables in the Wrangler file, C2 secrets are encrypted, C3 adding secrets for production,
-# C4 local development files. First row: the original question.
+# Q7's pieces, from the benchmark's labels; in each table the first row is the original question.
 
 # %%
+display(Markdown(report.q7_pieces_lines()))
 for lang in result.languages:
     for source, entry in result.q7[lang].items():
         display(Markdown(f"**{lang} · {source}** (status {entry['status']}; the source's reason: {entry['reason']})"))
