@@ -88,7 +88,7 @@ page.show_figure(figures.worst_rank_cdf(result.worst_ranks,
 # (bge-m3, theirs) had C1–C3 at 52 / 36 / 36.
 
 # %%
-display(Markdown(report.q7_pieces_lines()))
+display(page.markdown(report.q7_pieces_lines()))
 table(result.q7_rows, ["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"])
 
 # %% [markdown]

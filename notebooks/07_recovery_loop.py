@@ -65,7 +65,7 @@ page.setup_line(result.provenance)
 # Q7's pieces, from the benchmark's labels; in each table the first row is the original question.
 
 # %%
-display(Markdown(report.q7_pieces_lines()))
+display(page.markdown(report.q7_pieces_lines()))
 for lang in result.languages:
     for source, entry in result.q7[lang].items():
         display(Markdown(f"**{lang} · {source}** (status {entry['status']}; the source's reason: {entry['reason']})"))
