@@ -40,9 +40,10 @@ languages = ["zh", "en"]
 n_boot = 10000
 
 # %%
+from IPython.display import display
 
 from rag_lib.experiments.chunking import findings, run_chunking
-from rag_lib.workbook import page, report
+from rag_lib.workbook import figures, page, report
 from rag_lib.workbook.tables import table
 
 NAME = "11_chunking"
@@ -71,7 +72,10 @@ table(result.strategies, ["strategy", "kind", "description", "n_chunks", "median
 # tokens the structural Top-5 sends for it (`chunks@equal-tokens`: how many chunks that is, on average).
 
 # %%
-table(result.metric_rows, decimals={"tokens@5": 0, "chunks@equal-tokens": 1})
+display(table(result.metric_rows, decimals={"tokens@5": 0, "chunks@equal-tokens": 1}))
+page.show_figure(figures.strategy_tradeoff(result.metric_rows, "tokens@5", "hit@5",
+                                           report.experiment_dir(NAME) / "strategy_tradeoff.png",
+                                           title="hit@5 against the tokens the Top-5 sends, per chunking strategy"))
 
 # %% [markdown]
 # ## Structural − each strategy (paired bootstrap 95% interval over questions, and Holm-adjusted)
@@ -111,6 +115,8 @@ chunk-id labels on the structural chunks). Halo's figures are theirs.
 ## Whole benchmark
 
 {{ tables.metrics }}
+
+![hit@5 against the tokens the Top-5 sends, per chunking strategy](strategy_tradeoff.png)
 
 ## Structural − strategy (Halo: +{{ halo.chunking.structural_hit_rate_points }} points of hit rate for structural chunking)
 

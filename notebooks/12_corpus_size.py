@@ -104,6 +104,10 @@ table(result.q7_first)
 
 # %%
 display(table(result.slot_rows, decimals={"non-gold slots per run": 1}))
+page.show_figure(figures.stacked_shares(
+    result.slot_rows, ["same page as gold", "copy on another page", "same product, other page", "other product"],
+    report.experiment_dir(NAME) / "top5_slots.png", overlay="from added pages",
+    title="What fills the Top-5 slots gold does not, as the corpus grows"))
 table(result.top_distractors)
 
 # %% tags=["report"]
@@ -135,6 +139,8 @@ In the whole wide batch, the chunk holding each piece's first rank:
 ## Non-gold Top-5 slots
 
 {{ tables.slots }}
+
+![What fills the Top-5 slots gold does not, per corpus size](top5_slots.png)
 
 {{ tables.top_distractors }}
 

@@ -354,3 +354,52 @@ def worst_rank_cdf(worst_ranks: Mapping[str, Mapping[str, int | None]], path: Pa
         if title:
             fig.suptitle(title, y=1.04)
         return save(fig, path)
+
+
+def stacked_shares(rows: Sequence[Mapping[str, Any]], parts: Sequence[str], path: Path, x: str = "pages",
+                   overlay: str | None = None, title: str = "") -> Path:
+    """One panel per language: for each ``x`` (corpus size), the shares of ``parts`` as stacked bars;
+    ``overlay`` (a share that cuts across the parts) is drawn as a line with markers on top."""
+    languages = list(dict.fromkeys(str(row["language"]) for row in rows))
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, len(languages), sharey=True, figsize=(3.6 * len(languages) + 2.4, 3.2),
+                                 squeeze=False)
+        for ax, lang in zip(axes[0], languages, strict=True):
+            mine = sorted((r for r in rows if r["language"] == lang), key=lambda r: r[x])
+            positions = range(len(mine))
+            bottom = [0.0] * len(mine)
+            for i, part in enumerate(parts):
+                heights = [float(r[part]) for r in mine]
+                ax.bar(positions, heights, 0.7, bottom=bottom, color=_OTHER_COLOURS[i % len(_OTHER_COLOURS)],
+                       label=part)
+                bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+            if overlay:
+                ax.plot(positions, [float(r[overlay]) for r in mine], color="#333333", marker="o", markersize=3,
+                        label=overlay)
+            ax.set_xticks(list(positions), [str(r[x]) for r in mine])
+            ax.set_xlabel(f"{x} in the corpus")
+            ax.set_title(lang, loc="left")
+            ax.set_ylim(0, 1.02)
+        axes[0][0].set_ylabel("share of the Top-5 slots gold does not fill")
+        _legend_outside(axes[0][-1])
+        if title:
+            fig.suptitle(title, y=1.04)
+        return save(fig, path)
+
+
+def strategy_tradeoff(rows: Sequence[Mapping[str, Any]], x: str, y: str, path: Path, title: str = "") -> Path:
+    """One point per strategy and language: ``y`` (what the evidence holds) against ``x`` (what it
+    costs), each labelled with its strategy."""
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots()
+        for i, lang in enumerate(dict.fromkeys(str(r["language"]) for r in rows)):
+            mine = [r for r in rows if r["language"] == lang]
+            ax.scatter([r[x] for r in mine], [r[y] for r in mine], color=colour(lang, i), label=lang, zorder=3)
+            for r in mine:
+                ax.annotate(str(r["strategy"]), (r[x], r[y]), textcoords="offset points", fontsize=7,
+                            xytext=(4, 3 if i % 2 == 0 else -9), color=colour(lang, i))  # languages' labels apart
+        ax.set_xlabel(f"{x} (≈ tokens of the evidence)")
+        ax.set_ylabel(y)
+        ax.set_title(title)
+        _legend_outside(ax)
+        return save(fig, path)
