@@ -137,7 +137,13 @@ table({n: r for n, r in result.bypass.items() if n != "lang"}, label="generator"
 # (`failed`), so rates over few judged questions say little.
 
 # %%
-table(result.llm_judge_rows)
+display(table(result.llm_judge_rows))
+page.show_figure(figures.gate_roc(
+    {lang: result.floor_sweep[lang] for lang in languages},
+    [{"lang": lang, "gate": gate, **result.gates[lang][gate]} for lang in languages for gate in ("aspects", "floor_aspects")]
+    + [row for row in result.llm_judge_rows if row["lang"] in languages and row["gate"].startswith("llm_judge")],
+    report.experiment_dir("03_q9a_no_evidence") / "gate_roc.png",
+    title="Each gate's trade-off, in-sample (the floor over every threshold)"))
 
 # %% [markdown]
 # ## Default generator behind the gate, every benchmark question
@@ -177,6 +183,8 @@ fitted on all benchmark questions; these are the parameters `python -m rag_lib a
 evidence declined, per floor; the dotted line is the chosen floor](floor_sweep.png)
 
 ![Best retrieval score per question, answerable and unanswerable, with the chosen floor](best_scores.png)
+
+![Each gate's trade-off: unanswerable declined against answerable declined, in-sample](gate_roc.png)
 {% for lang in languages %}
 Gates on the whole benchmark, in-sample, {{ lang }}:
 

@@ -403,3 +403,32 @@ def strategy_tradeoff(rows: Sequence[Mapping[str, Any]], x: str, y: str, path: P
         ax.set_title(title)
         _legend_outside(ax)
         return save(fig, path)
+
+
+def gate_roc(sweeps: Mapping[str, Sequence[Mapping[str, float]]], points: Sequence[Mapping[str, Any]], path: Path,
+             title: str = "") -> Path:
+    """One panel per language: the floor gate's trade-off over every floor (unanswerable questions declined
+    against answerable ones with complete evidence declined: an ROC curve, "insufficient" positive), and
+    each other gate's single operating point (``points``: rows with ``lang``, ``gate`` and both rates)."""
+    markers = ("s", "^", "D", "v", "P", "X")
+    with plt.rc_context(_STYLE):
+        fig, axes = plt.subplots(1, len(sweeps), sharey=True, figsize=(3.4 * len(sweeps) + 2.6, 3.3), squeeze=False)
+        for ax, (lang, rows) in zip(axes[0], sweeps.items(), strict=True):
+            ordered = sorted(rows, key=lambda r: (r["false_refusal_rate"], r["refusal_correctness"]))
+            ax.plot([0.0, *(r["false_refusal_rate"] for r in ordered), 1.0],
+                    [0.0, *(r["refusal_correctness"] for r in ordered), 1.0],
+                    color=colour(lang, 0), label="floor (every threshold)")
+            ax.plot([0, 1], [0, 1], color="#bbbbbb", linewidth=0.7, linestyle=":")  # a gate that guesses
+            for i, point in enumerate(p for p in points if p["lang"] == lang):
+                ax.scatter(point["false_refusal_rate"], point["refusal_correctness"], zorder=3, s=30,
+                           marker=markers[i % len(markers)], color=_OTHER_COLOURS[i % len(_OTHER_COLOURS)],
+                           label=point["gate"])
+            ax.set_title(lang, loc="left")
+            ax.set_xlabel("answerable (complete evidence) declined")
+            ax.set_xlim(-0.02, 1.02)
+            ax.set_ylim(-0.02, 1.02)
+        axes[0][0].set_ylabel("unanswerable declined")
+        _legend_outside(axes[0][-1])
+        if title:
+            fig.suptitle(title, y=1.04)
+        return save(fig, path)
