@@ -46,9 +46,9 @@ llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 from IPython.display import Markdown, display
 
 from rag_lib.config import RunConfig
-from rag_lib.experiments.recovery import REPORT_TEMPLATE, findings, run_recovery_experiment
+from rag_lib.experiments.recovery import REPORT_TEMPLATE, casebook_rows, findings, run_recovery_experiment
 from rag_lib.workbook import page, report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.workbook.tables import table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_recovery_experiment(languages, k=config.k, retriever=retriever, llm=llm, llm_mode=llm_mode)
@@ -72,10 +72,10 @@ for lang in result.languages:
         display(page.markdown(entry["table"]))
 
 # %% [markdown]
-# THEIRS, from the casebook (bge-m3 on their 26-page snapshot; not measured here):
+# THEIRS, from the casebook (bge-m3 and qwen3.8-flash on their 26-page snapshot; not measured here):
 
 # %%
-settings(result.casebook_published)
+table(casebook_rows(result.casebook_published))
 
 # %% [markdown]
 # ## Q7: the chosen suggestion's grounded answer (oracle choice, see the header)

@@ -254,3 +254,11 @@ def test_the_recovery_experiment_runs_end_to_end_on_a_fixture_corpus(monkeypatch
     casebook = result.q7["en"]["casebook"]
     assert casebook["suggestions"] == list(recovery.CASEBOOK_Q7_SUGGESTIONS["en"]) and len(casebook["ranks"]) == 3
     assert RecoveryExperimentResult.from_json(json.loads(json.dumps(result.to_json()))) == result
+
+
+def test_the_casebooks_recovery_figures_read_as_labelled_rows() -> None:
+    from rag_lib.experiments.recovery import casebook_rows
+
+    published = {"q7_piece_ranks": {"C1": 52, "C2": 36, "C3": 36}, "recovery": {
+        "s1": {"C1": 31, "C2": 16}, "s2_c3_rank": {"before": 36, "after": 2}}, "user_pick": "S2"}
+    assert [r["casebook (theirs)"] for r in casebook_rows(published)] == ["52 / 36 / 36", "31 / 16", "36 → 2", "S2"]

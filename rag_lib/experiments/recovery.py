@@ -335,3 +335,17 @@ def findings(result: RecoveryExperimentResult) -> list[str]:
                "labels and no interval; 'best' and 'union' use the labels or pool every suggestion and bound "
                "what a user could get; the LLM is a small local model standing in for the casebook's qwen3.8-flash.")
     return out
+
+
+def casebook_rows(published: dict[str, Any]) -> list[dict[str, Any]]:
+    """The casebook's recovery figures (THEIRS) as labelled rows, for a table a reader can read."""
+    q7, recovery = published["q7_piece_ranks"], published["recovery"]
+    return [
+        {"figure": "Q7: first rank of C1 / C2 / C3",
+         "casebook (theirs)": " / ".join(str(q7[p]) for p in ("C1", "C2", "C3"))},
+        {"figure": "S1: first rank of C1 / C2",
+         "casebook (theirs)": f"{recovery['s1']['C1']} / {recovery['s1']['C2']}"},
+        {"figure": "S2: rank of C3, before → after",
+         "casebook (theirs)": f"{recovery['s2_c3_rank']['before']} → {recovery['s2_c3_rank']['after']}"},
+        {"figure": "the suggestion the casebook's user picked", "casebook (theirs)": published["user_pick"]},
+    ]
