@@ -28,7 +28,7 @@ from typing import Any
 
 from rag_lib.benchmark import LANGS, Benchmark, Question
 from rag_lib.benchmark.pool import (  # noqa: F401 - the pool's types, re-exported for callers of this module
-    _SEP,
+    KEY_SEP,
     NOT_POOLED,
     ORIGINAL,
     POOL_DEPTH,

@@ -146,3 +146,14 @@ def test_experiments_do_not_import_each_other() -> None:
     command line (``python -m rag_lib.experiments``) reads the others."""
     graph = import_graph(PACKAGE_DIR / "experiments", "rag_lib.experiments")
     assert {unit: targets for unit, targets in graph.items() if unit != "__main__"} == {}
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    # A name with a leading underscore is a module's own; one another module needs is public (named so).
+    crossing = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rag_lib"):
+                crossing += [f"{path.relative_to(PACKAGE_DIR)}:{node.lineno} imports {node.module}.{alias.name}"
+                             for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
+    assert not crossing, "private names imported across modules:\n" + "\n".join(crossing)

@@ -20,7 +20,7 @@ from rag_lib.retrieval import Ranking
 POOL_DEPTH = 10
 POOL_PATH = BENCHMARK_DIR / "pool.json"
 ORIGINAL = "original"
-_SEP = "|"
+KEY_SEP = "|"
 
 Query = tuple[str, str]  # (phrasing label, text)
 
@@ -36,11 +36,11 @@ class Source:
 
     @property
     def key(self) -> str:
-        return _SEP.join((self.configuration, self.batch, self.lang, self.phrasing))
+        return KEY_SEP.join((self.configuration, self.batch, self.lang, self.phrasing))
 
     @classmethod
     def parse(cls, key: str) -> Source:
-        parts = key.split(_SEP)
+        parts = key.split(KEY_SEP)
         if len(parts) != 4:
             raise BenchmarkError(f"pool source {key!r} is not configuration|batch|lang|phrasing. "
                                  "Fix: rebuild the pool (python -m rag_lib.label_pool).")
@@ -193,7 +193,7 @@ def build_pool(configurations: Iterable[Configuration], questions: Sequence[Ques
                         ranking = conf.rank(text)
                     except Exception as exc:  # any failure is counted, never hidden or replaced
                         kind = str(getattr(exc, "kind", type(exc).__name__))
-                        by_kind = failed.setdefault(f"{conf.name}{_SEP}{conf.batch}", {})
+                        by_kind = failed.setdefault(f"{conf.name}{KEY_SEP}{conf.batch}", {})
                         by_kind[kind] = by_kind.get(kind, 0) + 1
                         continue
                     tops[q.id][Source(conf.name, conf.batch, lang, phrasing).key] = tuple(ranking.ids[:depth])

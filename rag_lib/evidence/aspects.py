@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 _LATIN = re.compile(r"[0-9A-Za-z_\u00C0-\u024F]+(?:[.\-][0-9A-Za-z_\u00C0-\u024F]+)*")
 _CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
-_OTHER = re.compile(rf"[^\W\d_A-Za-z\u00C0-\u024F{CJK_RANGES}]+")
+OTHER_SCRIPTS = re.compile(rf"[^\W\d_A-Za-z\u00C0-\u024F{CJK_RANGES}]+")
 # Longest first: the first suffix that leaves a stem of >= 4 characters is removed (one only).
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s", "e")
 
@@ -37,9 +37,9 @@ def stem(word: str) -> str:
 def aspects(question: str) -> list[str]:
     """The question's content terms, in order, each once (rule 1 of the module docstring)."""
     out: list[str] = []
-    for match in re.finditer(f"{_LATIN.pattern}|{_CJK_RUN.pattern}|{_OTHER.pattern}", question):
+    for match in re.finditer(f"{_LATIN.pattern}|{_CJK_RUN.pattern}|{OTHER_SCRIPTS.pattern}", question):
         text = match.group()
-        if _OTHER.fullmatch(text):  # another script (Cyrillic, Kana …): one aspect per word
+        if OTHER_SCRIPTS.fullmatch(text):  # another script (Cyrillic, Kana …): one aspect per word
             words = [text.lower()]
         elif CJK_CHAR.match(text):
             words = [w for w in jieba_tokenizer().lcut(text) if w.strip() and w not in CHINESE_STOPWORDS]
@@ -50,7 +50,7 @@ def aspects(question: str) -> list[str]:
     return out
 
 
-def _evidence_vocabulary(evidence: Sequence[Chunk]) -> tuple[set[str], str, bool]:
+def evidence_vocabulary(evidence: Sequence[Chunk]) -> tuple[set[str], str, bool]:
     """Stems of every Latin token, the lower-cased text, and whether any CJK text is present."""
     text = "\n".join(c.embed_input for c in evidence)
     lowered = text.lower()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from rag_lib.benchmark import Benchmark, Question, collapse_ws
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError, WorkbookError
-from rag_lib.evidence.aspects import _OTHER, _evidence_vocabulary, aspects, stem
+from rag_lib.evidence.aspects import OTHER_SCRIPTS, aspects, evidence_vocabulary, stem
 from rag_lib.retrieval import Ranking
 from rag_lib.text import CJK_CHAR
 
@@ -186,10 +186,10 @@ class AspectGate:
 
     def check(self, question: str, evidence: Sequence[Chunk]) -> tuple[list[str], list[str], list[str]]:
         """``(matched, unmatched, unchecked)`` aspects of ``question`` against ``evidence``."""
-        stems, lowered, has_cjk = _evidence_vocabulary(evidence)
+        stems, lowered, has_cjk = evidence_vocabulary(evidence)
         matched, unmatched, unchecked = [], [], []
         for aspect in aspects(question):
-            if CJK_CHAR.match(aspect) or _OTHER.match(aspect):
+            if CJK_CHAR.match(aspect) or OTHER_SCRIPTS.match(aspect):
                 # Rule 3: a script the evidence does not use at all cannot be checked lexically.
                 script_present = has_cjk if CJK_CHAR.match(aspect) else any(ch in lowered for ch in aspect)
                 if not script_present:

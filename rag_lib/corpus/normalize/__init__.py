@@ -23,11 +23,11 @@ from typing import Any
 from rag_lib.corpus.normalize.components import COMPONENT_HANDLERS
 from rag_lib.corpus.normalize.render import MdxNormalizer
 from rag_lib.corpus.normalize.sections import (
-    _clamp_indentation,
-    _html_links,
-    _map_outside_code,
     apply_section_rules,
+    clamp_indentation,
+    html_links,
     load_section_rules,
+    map_outside_code,
     tidy,
 )
 from rag_lib.corpus.normalize.tokens import DOCS_PREFIX
@@ -67,7 +67,7 @@ def normalize_page(
     slug = page_slug(source.path)
     norm = MdxNormalizer(snapshot, slug, product=slug.split("/")[0])
     body, title = norm.render_file(source.path)
-    markdown = tidy(_clamp_indentation(_map_outside_code(body, _html_links)))
+    markdown = tidy(clamp_indentation(map_outside_code(body, html_links)))
     removals = list(norm.removals)
     if slug in rules:
         markdown, dropped = apply_section_rules(markdown, slug, rules[slug])

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rag_lib.corpus.normalize.mdx_expressions import JsSyntaxError, evaluate, parse_container
-from rag_lib.corpus.normalize.tokens import _PARAM_SUB_RE, MAX_RENDER_DEPTH, PARTIALS_PREFIX, _block, _Node
+from rag_lib.corpus.normalize.tokens import MAX_RENDER_DEPTH, PARAM_SUB_RE, PARTIALS_PREFIX, TokenNode, indent_block
 from rag_lib.errors import NormalizationError
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 # Component handlers: one function per component, registered by name
 # --------------------------------------------------------------------------------------------
 
-Handler = Callable[["MdxNormalizer", _Node, dict[str, str], int], str]
+Handler = Callable[["MdxNormalizer", TokenNode, dict[str, str], int], str]
 COMPONENT_HANDLERS: dict[str, Handler] = {}
 
 
@@ -38,27 +38,27 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
 @handles(
     "WranglerConfig", "Steps", "TypeScriptExample", "FileTree", "Tabs", "Markdown", "__if_true", "Example", "CardGrid"
 )
-def _unwrap(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
-    return _block(node.tag.indent, n._inner(node, params, depth))
+def _unwrap(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+    return indent_block(node.tag.indent, n._inner(node, params, depth))
 
 
 @handles("TabItem")
-def _tab_item(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _tab_item(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     # a bold label, not a heading: headings drive chunking
     label = node.tag.attrs.get("label", "")
-    return _block(node.tag.indent, f"{node.tag.indent}**{label}**\n\n{n._inner(node, params, depth)}")
+    return indent_block(node.tag.indent, f"{node.tag.indent}**{label}**\n\n{n._inner(node, params, depth)}")
 
 
 @handles("Details")
-def _details(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _details(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     ind = node.tag.indent
     inner = n._inner(node, params, depth)
     header = node.tag.attrs.get("header", "Details")
-    return _block(ind, f"{ind}<details>\n{ind}<summary>{header}</summary>\n\n{inner}\n\n{ind}</details>")
+    return indent_block(ind, f"{ind}<details>\n{ind}<summary>{header}</summary>\n\n{inner}\n\n{ind}</details>")
 
 
 @handles("Aside")
-def _aside(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _aside(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     ind = node.tag.indent
     label = node.tag.attrs.get("title") or node.tag.attrs.get("type", "note").capitalize()
     label = label.replace("&quot;", '"')
@@ -71,11 +71,11 @@ def _aside(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) ->
         lines[0] = f"**{label}:** {first}"
     else:
         lines = [f"**{label}:**", "", *lines] if first else [f"**{label}:**"]
-    return _block(ind, "\n".join(f"{ind}> {ln}".rstrip() if ln.strip() else f"{ind}>" for ln in lines))
+    return indent_block(ind, "\n".join(f"{ind}> {ln}".rstrip() if ln.strip() else f"{ind}>" for ln in lines))
 
 
 @handles("PackageManagers")
-def _package_managers(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _package_managers(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     kind, pkg, args = a.get("type", "add"), a.get("pkg", ""), a.get("args", "")
     if kind == "create":
@@ -90,36 +90,36 @@ def _package_managers(n: MdxNormalizer, node: _Node, params: dict[str, str], dep
         cmd = f"{a['prefix']} {cmd}"
     n.removed("component:PackageManagers", "yarn/pnpm/bun variants (npm kept)", 0)
     ind = node.tag.indent
-    return _block(ind, f"{ind}```sh\n{ind}{cmd}\n{ind}```")
+    return indent_block(ind, f"{ind}```sh\n{ind}{cmd}\n{ind}```")
 
 
 @handles("AnchorHeading")
-def _anchor_heading(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _anchor_heading(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     level = int(node.tag.attrs.get("depth", "2"))
-    return _block("", f"{'#' * level} {node.tag.attrs.get('title', '')}")
+    return indent_block("", f"{'#' * level} {node.tag.attrs.get('title', '')}")
 
 
 @handles("WranglerCommand", "WranglerNamespace")
-def _wrangler_command(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _wrangler_command(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     command = a.get("command") or a.get("namespace", "")
     n.removed(f"component:{node.tag.name}", f"flags of `wrangler {command}` (generated, not in the repo)", 0)
-    return _block(node.tag.indent, f"`wrangler {command}`")
+    return indent_block(node.tag.indent, f"`wrangler {command}`")
 
 
 @handles("Type")
-def _type(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _type(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     text = node.tag.attrs.get("text", "")
     return f"({text})"
 
 
 @handles("MetaInfo")
-def _meta_info(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _meta_info(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     return node.tag.attrs.get("text", "")
 
 
 @handles("InlineBadge", "Badge")
-def _inline_badge(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _inline_badge(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     return a.get("text") or a.get("preset", "").capitalize()
 
@@ -129,7 +129,7 @@ def _inline_badge(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: 
     "PagesBuildEnvironmentLanguages", "PagesBuildEnvironmentTools", "CompatibilityFlags",
     "YouTube", "Stream", "R2LocalUploadsDiagram",
 )
-def _interface_only(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _interface_only(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     # links to the dashboard, tables generated at build time from data outside the repo, videos and
     # diagrams: nothing in the source to show as text
     n.removed(f"component:{node.tag.name}", node.tag.raw, len(node.tag.raw))
@@ -137,26 +137,27 @@ def _interface_only(n: MdxNormalizer, node: _Node, params: dict[str, str], depth
 
 
 @handles("GlossaryTooltip")
-def _glossary_tooltip(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _glossary_tooltip(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     # inline: the term as the sentence shows it (the tooltip's definition lives in a glossary file)
     return " ".join(n._render_children(node, params, depth).split())
 
 
 @handles("LinkCard")
-def _link_card(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _link_card(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     link = f"[{a.get('title', '')}]({a.get('href', '')})"
-    return _block(node.tag.indent, f"{node.tag.indent}{link}: {a['description']}" if a.get("description") else link)
+    text = f"{node.tag.indent}{link}: {a['description']}" if a.get("description") else link
+    return indent_block(node.tag.indent, text)
 
 
 @handles("LinkButton")
-def _link_button(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _link_button(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     text = " ".join(n._render_children(node, params, depth).split())
-    return _block(node.tag.indent, f"{node.tag.indent}[{text}]({node.tag.attrs.get('href', '')})")
+    return indent_block(node.tag.indent, f"{node.tag.indent}[{text}]({node.tag.attrs.get('href', '')})")
 
 
 @handles("Code")
-def _code(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _code(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     """Starlight's ``<Code lang code={`…`} />``: a fenced block; the code may depend on props."""
     a, raw = node.tag.attrs, node.tag.raw
     m = re.search(r"\bcode=\{", raw)
@@ -176,11 +177,11 @@ def _code(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> 
         code = a.get("code", "")
     ind = node.tag.indent
     body = "\n".join(f"{ind}{ln}" if ln else "" for ln in code.strip("\n").split("\n"))
-    return _block(ind, f"{ind}```{a.get('lang', '')}\n{body}\n{ind}```")
+    return indent_block(ind, f"{ind}```{a.get('lang', '')}\n{body}\n{ind}```")
 
 
 @handles("APIRequest")
-def _api_request(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _api_request(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     """A Cloudflare API call: the site renders it as a curl command from ``path`` and ``method``."""
     a, ind = node.tag.attrs, node.tag.indent
     cmd = (
@@ -188,11 +189,11 @@ def _api_request(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: i
         f"  --request {a.get('method', 'GET')} \\\n"
         '  --header "Authorization: Bearer <API_TOKEN>"'
     )
-    return _block(ind, "\n".join(f"{ind}{ln}" for ln in ["```sh", *cmd.split("\n"), "```"]))
+    return indent_block(ind, "\n".join(f"{ind}{ln}" for ln in ["```sh", *cmd.split("\n"), "```"]))
 
 
 @handles("Render")
-def _render_partial(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _render_partial(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     name, product = a.get("file", ""), a.get("product", n.product)
     path = f"{PARTIALS_PREFIX}{product}/{name}.mdx"
@@ -209,11 +210,11 @@ def _render_partial(n: MdxNormalizer, node: _Node, params: dict[str, str], depth
         )
     child_params = _parse_object_literal(a.get("params", ""), params) if a.get("params") else {}
     body, _ = n.render_file(path, child_params, depth + 1)
-    return _block(node.tag.indent, body)
+    return indent_block(node.tag.indent, body)
 
 
 @handles("__param")
-def _param(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _param(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     name = node.tag.attrs["name"]
     if name not in params:
         n.warn(f"{node.tag.raw} has no value (the <Render> passes no such param); left empty")
@@ -223,7 +224,7 @@ def _param(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) ->
 
 
 @handles("__if")
-def _if(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _if(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     if params.get(node.tag.attrs["name"]) == node.tag.attrs["value"]:
         return n._render_children(node, params, depth)
     n.removed("jsx-branch", node.tag.raw, len(node.tag.raw))
@@ -231,7 +232,7 @@ def _if(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> st
 
 
 @handles("__switch")
-def _switch(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -> str:
+def _switch(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     cases: dict[str, str] = json.loads(node.tag.attrs["cases"])
     value = params.get(node.tag.attrs["name"])
     if value not in cases:
@@ -240,8 +241,8 @@ def _switch(n: MdxNormalizer, node: _Node, params: dict[str, str], depth: int) -
             f"(cases: {sorted(cases)}). Pass one of them in the <Render params>."
         )
     n.removed("jsx-branch", f"switch cases other than {value!r}", len(node.tag.raw) - len(cases[value]))
-    html = _PARAM_SUB_RE.sub(lambda m: params.get(m.group(1), ""), cases[value])
-    return _block("", _html_list_to_markdown(html))
+    html = PARAM_SUB_RE.sub(lambda m: params.get(m.group(1), ""), cases[value])
+    return indent_block("", _html_list_to_markdown(html))
 
 
 def _html_list_to_markdown(html: str) -> str:

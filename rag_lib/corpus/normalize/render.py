@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from rag_lib.corpus.normalize.components import COMPONENT_HANDLERS
-from rag_lib.corpus.normalize.sections import _map_outside_code
+from rag_lib.corpus.normalize.sections import map_outside_code
 from rag_lib.corpus.normalize.source import (
     close_open_asides,
     expression_end,
@@ -18,17 +18,17 @@ from rag_lib.corpus.normalize.source import (
     strip_spanning_comments,
 )
 from rag_lib.corpus.normalize.tokens import (
-    _ASIDE_CLOSE_RE,
-    _ASIDE_OPEN_RE,
-    _FENCE_RE,
-    _TAG_NAME_RE,
-    _block,
-    _Code,
-    _dedent_to,
-    _Node,
-    _parse_attrs,
-    _Tag,
-    _tag_end,
+    ASIDE_CLOSE_RE,
+    ASIDE_OPEN_RE,
+    FENCE_RE,
+    TAG_NAME_RE,
+    CodeToken,
+    TagToken,
+    TokenNode,
+    dedent_to,
+    indent_block,
+    parse_attrs,
+    tag_end,
 )
 from rag_lib.corpus.snapshot import Snapshot
 from rag_lib.documents import Removal
@@ -81,19 +81,19 @@ class MdxNormalizer:
         body = strip_imports(body, self)
         body = close_open_asides(strip_spanning_comments(body, self), path, self)
         if "props." in body or "params." in body:
-            body = _map_outside_code(body, lambda text: resolve_expressions(text, params or {}, path, self))
+            body = map_outside_code(body, lambda text: resolve_expressions(text, params or {}, path, self))
         tree = self._build_tree(self._tokenize(body, path), path)
         return self._render_children(tree, params or {}, depth), title
 
     # -- step 1: tokens ----------------------------------------------------------------------
     def _tokenize(self, body: str, path: str) -> list[Any]:
-        """Split into fenced code (:class:`_Code`), text (str) and tags (:class:`_Tag`)."""
+        """Split into fenced code (:class:`CodeToken`), text (str) and tags (:class:`TagToken`)."""
         tokens: list[Any] = []
         lines = body.split("\n")
         text_buf: list[str] = []
         i = 0
         while i < len(lines):
-            fm = _FENCE_RE.match(lines[i])
+            fm = FENCE_RE.match(lines[i])
             if not fm:
                 text_buf.append(lines[i])
                 i += 1
@@ -101,7 +101,7 @@ class MdxNormalizer:
             fence = fm.group(2)
             j = i + 1
             while j < len(lines):
-                close = _FENCE_RE.match(lines[j])
+                close = FENCE_RE.match(lines[j])
                 if (
                     close
                     and close.group(2)[0] == fence[0]
@@ -119,7 +119,7 @@ class MdxNormalizer:
             if text_buf:
                 tokens.extend(self._tokenize_text("\n".join(text_buf) + "\n", path))
                 text_buf = []
-            tokens.append(_Code("\n".join(lines[i : j + 1]) + "\n"))
+            tokens.append(CodeToken("\n".join(lines[i : j + 1]) + "\n"))
             i = j + 1
         if text_buf:
             tokens.extend(self._tokenize_text("\n".join(text_buf), path))
@@ -153,10 +153,10 @@ class MdxNormalizer:
             # (a closing tag is never a generic: `term">session</GlossaryTooltip>`)
             literal = i > 0 and (text[i - 1] == "\\" or (text[i - 1].isalnum() and text[i + 1 : i + 2] != "/"))
             if c == "<" and not literal:
-                m = _TAG_NAME_RE.match(text, i)
+                m = TAG_NAME_RE.match(text, i)
                 if m and re.search(r"[a-z]", m.group(2)):
                     try:
-                        end = _tag_end(text, i)
+                        end = tag_end(text, i)
                     except ValueError as exc:
                         raise NormalizationError(
                             f"{path} (page {self.page}): tag <{m.group(2)} at character {i} is never closed "
@@ -173,7 +173,7 @@ class MdxNormalizer:
                     )
                     inner = raw[len(m.group(0)) : -1].rstrip("/") if kind != "close" else ""
                     tokens.append(text[last:i])
-                    tokens.append(_Tag(m.group(2), _parse_attrs(inner), kind, raw, indent))
+                    tokens.append(TagToken(m.group(2), parse_attrs(inner), kind, raw, indent))
                     i = last = end
                     continue
             i += 1
@@ -193,12 +193,12 @@ class MdxNormalizer:
         """``:::note[Title]`` … ``:::`` become ``<Aside>`` tags so that they nest like components."""
         out = []
         for line in text.split("\n"):
-            m = _ASIDE_OPEN_RE.match(line)
+            m = ASIDE_OPEN_RE.match(line)
             if m:
                 title = (m.group(3) or "").replace('"', "&quot;")
                 out.append(f'{m.group(1)}<Aside type="{m.group(2)}" title="{title}">')
-            elif _ASIDE_CLOSE_RE.match(line):
-                out.append(f"{_ASIDE_CLOSE_RE.match(line).group(1)}</Aside>")
+            elif ASIDE_CLOSE_RE.match(line):
+                out.append(f"{ASIDE_CLOSE_RE.match(line).group(1)}</Aside>")
             else:
                 out.append(line)
         return "\n".join(out)
@@ -207,34 +207,34 @@ class MdxNormalizer:
         """Evaluate the few JSX expression shapes the corpus uses; warn about the rest."""
         body = expr[1:-1].strip()
         if m := re.fullmatch(r"(?:props|params)\.(\w+)", body):
-            return [_Tag("__param", {"name": m.group(1)}, "self", expr)]
+            return [TagToken("__param", {"name": m.group(1)}, "self", expr)]
         if m := re.fullmatch(r"([\"'`])(.*)\1", body, re.DOTALL):
             return [m.group(2)]
         if m := re.fullmatch(r"props\.(\w+)\s*===\s*[\"'](.*?)[\"']\s*&&\s*<>(.*)</>", body, re.DOTALL):
             return [
-                _Tag("__if", {"name": m.group(1), "value": m.group(2)}, "open", expr),
+                TagToken("__if", {"name": m.group(1), "value": m.group(2)}, "open", expr),
                 *self._tokenize_text(m.group(3), path),
-                _Tag("__if", {}, "close", ""),
+                TagToken("__if", {}, "close", ""),
             ]
         if m := re.search(r"switch\s*\(\s*props\.(\w+)\s*\)", body):
             cases = {
                 c.group(1): c.group(2)
                 for c in re.finditer(r"case\s+[\"'](.*?)[\"']\s*:\s*return\s*\((.*?)\);", body, re.DOTALL)
             }
-            return [_Tag("__switch", {"name": m.group(1), "cases": json.dumps(cases)}, "self", expr)]
+            return [TagToken("__switch", {"name": m.group(1), "cases": json.dumps(cases)}, "self", expr)]
         self.warn(f"unsupported JSX expression dropped: {expr[:80]!r}")
         self.removed("expression", expr, len(expr))
         return []
 
-    def _build_tree(self, tokens: list[Any], path: str) -> _Node:
-        root = _Node(None)
+    def _build_tree(self, tokens: list[Any], path: str) -> TokenNode:
+        root = TokenNode(None)
         stack = [root]
         for tok in tokens:
-            if isinstance(tok, _Tag) and tok.kind == "open":
-                node = _Node(tok)
+            if isinstance(tok, TagToken) and tok.kind == "open":
+                node = TokenNode(tok)
                 stack[-1].children.append(node)
                 stack.append(node)
-            elif isinstance(tok, _Tag) and tok.kind == "close":
+            elif isinstance(tok, TagToken) and tok.kind == "close":
                 if len(stack) == 1 or stack[-1].tag.name != tok.name:
                     expected = stack[-1].tag.name if len(stack) > 1 else "nothing"
                     raise NormalizationError(
@@ -242,8 +242,8 @@ class MdxNormalizer:
                         "Fix the component nesting in the source."
                     )
                 stack.pop()
-            elif isinstance(tok, _Tag):
-                stack[-1].children.append(_Node(tok))
+            elif isinstance(tok, TagToken):
+                stack[-1].children.append(TokenNode(tok))
             else:
                 stack[-1].children.append(tok)
         if len(stack) > 1:
@@ -254,12 +254,12 @@ class MdxNormalizer:
         return root
 
     # -- step 2: render ---------------------------------------------------------------------
-    def _render_children(self, node: _Node, params: dict[str, str], depth: int) -> str:
+    def _render_children(self, node: TokenNode, params: dict[str, str], depth: int) -> str:
         parts: list[str] = []
         for child in node.children:
             if isinstance(child, str):
                 parts.append(child)
-            elif isinstance(child, _Code):
+            elif isinstance(child, CodeToken):
                 parts.append(child.text)
             else:
                 out = self._render_node(child, params, depth)
@@ -272,17 +272,17 @@ class MdxNormalizer:
         # a block's trailing "\n\n" is followed by the rest of the tag's line (often spaces)
         return re.sub(r"\n\n[ \t]+\n", "\n\n", text)
 
-    def _render_node(self, node: _Node, params: dict[str, str], depth: int) -> str:
+    def _render_node(self, node: TokenNode, params: dict[str, str], depth: int) -> str:
         tag = node.tag
         assert tag is not None
         handler = COMPONENT_HANDLERS.get(tag.name)
         if handler is None:
             self.warn(f"unknown component <{tag.name}> unwrapped; its inner text is kept")
             inner = self._inner(node, params, depth)
-            return _block(tag.indent, inner) if tag.indent or "\n" in inner else inner
+            return indent_block(tag.indent, inner) if tag.indent or "\n" in inner else inner
         return handler(self, node, params, depth)
 
-    def _inner(self, node: _Node, params: dict[str, str], depth: int) -> str:
+    def _inner(self, node: TokenNode, params: dict[str, str], depth: int) -> str:
         """Rendered children, dedented to the tag's own indentation."""
         text = self._render_children(node, params, depth).strip("\n")
-        return _dedent_to(text, node.tag.indent if node.tag else "")
+        return dedent_to(text, node.tag.indent if node.tag else "")

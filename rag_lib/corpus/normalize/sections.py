@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from rag_lib.corpus.normalize.tokens import _FENCE_RE, _HEADING_RE
+from rag_lib.corpus.normalize.tokens import FENCE_RE, HEADING_RE
 from rag_lib.documents import Removal
 from rag_lib.errors import NormalizationError
 
@@ -81,7 +81,7 @@ def _headings(markdown: str) -> list[tuple[int, int, str, int]]:
     """(line index, level, text, char offset) of every heading outside fenced code."""
     out, in_code, fence, offset = [], False, "", 0
     for idx, line in enumerate(markdown.split("\n")):
-        fm = _FENCE_RE.match(line)
+        fm = FENCE_RE.match(line)
         if fm and not in_code:
             in_code, fence = True, fm.group(2)
         elif (
@@ -92,7 +92,7 @@ def _headings(markdown: str) -> list[tuple[int, int, str, int]]:
             and not fm.group(3).strip()
         ):
             in_code = False
-        elif not in_code and (h := _HEADING_RE.match(line)):
+        elif not in_code and (h := HEADING_RE.match(line)):
             out.append((idx, len(h.group(1)), h.group(2), offset))
         offset += len(line) + 1
     return out
@@ -142,11 +142,11 @@ def apply_section_rules(markdown: str, page: str, rule: dict[str, Any]) -> tuple
     return kept, removals
 
 
-def _code_spans(markdown: str) -> list[tuple[int, int]]:
+def code_spans(markdown: str) -> list[tuple[int, int]]:
     """(first line, last line) of every fenced code block."""
     spans, start, fence = [], -1, ""
     for idx, line in enumerate(markdown.split("\n")):
-        fm = _FENCE_RE.match(line)
+        fm = FENCE_RE.match(line)
         if fm and start < 0:
             start, fence = idx, fm.group(2)
         elif (
@@ -161,11 +161,11 @@ def _code_spans(markdown: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _map_outside_code(markdown: str, fn: Callable[[str], str]) -> str:
+def map_outside_code(markdown: str, fn: Callable[[str], str]) -> str:
     """Apply ``fn`` to the text between fenced code blocks only."""
     lines = markdown.split("\n")
     out, pos = [], 0
-    for start, end in _code_spans(markdown):
+    for start, end in code_spans(markdown):
         out.append(fn("\n".join(lines[pos:start])))
         out.append("\n".join(lines[start : end + 1]))
         pos = end + 1
@@ -173,7 +173,7 @@ def _map_outside_code(markdown: str, fn: Callable[[str], str]) -> str:
     return "\n".join(out)
 
 
-def _html_links(text: str) -> str:
+def html_links(text: str) -> str:
     """A multi-line ``<a href="X" …>TEXT</a>`` (left around a badge) as ``[TEXT](X)``."""
     return re.sub(
         r"<a\s[^>]*?href=\"([^\"]+)\"[^>]*>\s*([^<>]*?)\s*</a>",
@@ -185,7 +185,7 @@ def _html_links(text: str) -> str:
 _LIST_ITEM_RE = re.compile(r"^([ ]*)([-*+]|\d+[.)])([ ]+)\S")
 
 
-def _clamp_indentation(markdown: str) -> str:
+def clamp_indentation(markdown: str) -> str:
     """MDX has no indented code blocks: pull over-indented lines back to their list item.
 
     A line indented four or more columns beyond the content of the list item above it would
@@ -193,7 +193,7 @@ def _clamp_indentation(markdown: str) -> str:
     Fenced code blocks move as a whole, so their inner indentation is unchanged.
     """
     lines = markdown.split("\n")
-    code = {start: end for start, end in _code_spans(markdown)}
+    code = {start: end for start, end in code_spans(markdown)}
     content = 0  # content column of the current list item
     i = 0
     while i < len(lines):
@@ -221,7 +221,7 @@ def tidy(markdown: str) -> str:
     out: list[str] = []
     in_code, fence = False, ""
     for line in markdown.split("\n"):
-        fm = _FENCE_RE.match(line)
+        fm = FENCE_RE.match(line)
         if in_code:
             out.append(line)
             if (

@@ -14,8 +14,8 @@ from typing import Protocol
 import yaml
 
 from rag_lib.corpus.normalize.mdx_expressions import JsSyntaxError, evaluate, parse_container, uses_props
-from rag_lib.corpus.normalize.sections import _code_spans
-from rag_lib.corpus.normalize.tokens import _ASIDE_CLOSE_RE, _ASIDE_OPEN_RE, _FENCE_RE, _HEADING_RE, _match_brace
+from rag_lib.corpus.normalize.sections import code_spans
+from rag_lib.corpus.normalize.tokens import ASIDE_CLOSE_RE, ASIDE_OPEN_RE, FENCE_RE, HEADING_RE, match_brace
 from rag_lib.errors import NormalizationError
 
 
@@ -50,7 +50,7 @@ def strip_imports(body: str, notes: Notes) -> str:
     i = 0
     while i < len(lines):
         line = lines[i]
-        fm = _FENCE_RE.match(line)
+        fm = FENCE_RE.match(line)
         if fm and (
             not in_code
             or (fm.group(2)[0] == fence[0] and len(fm.group(2)) >= len(fence) and not fm.group(3).strip())
@@ -79,21 +79,21 @@ def close_open_asides(body: str, path: str, notes: Notes) -> str:
     that quotes the text next to it.
     """
     lines = body.split("\n")
-    code = {i for start, end in _code_spans(body) for i in range(start, end + 1)}
+    code = {i for start, end in code_spans(body) for i in range(start, end + 1)}
     open_at: list[int] = []
     stray: list[int] = []
     headings: list[int] = []
     for idx, line in enumerate(lines):
         if idx in code:
             continue
-        if _ASIDE_OPEN_RE.match(line):
+        if ASIDE_OPEN_RE.match(line):
             open_at.append(idx)
-        elif _ASIDE_CLOSE_RE.match(line):
+        elif ASIDE_CLOSE_RE.match(line):
             if open_at:
                 open_at.pop()
             else:
                 stray.append(idx)
-        elif _HEADING_RE.match(line):
+        elif HEADING_RE.match(line):
             headings.append(idx)
     edits = []  # (line, lines to insert, lines to delete), applied bottom-up
     for idx in open_at:
@@ -103,7 +103,7 @@ def close_open_asides(body: str, path: str, notes: Notes) -> str:
             f"{path}: aside {lines[idx].strip()!r} (before {after[:50]!r}) is never closed; "
             f"closed before {'the next heading' if at < len(lines) else 'the end of the file'}"
         )
-        edits.append((at, [f"{_ASIDE_OPEN_RE.match(lines[idx]).group(1)}:::", ""], 0))
+        edits.append((at, [f"{ASIDE_OPEN_RE.match(lines[idx]).group(1)}:::", ""], 0))
     for idx in stray:
         before = next((ln.strip() for ln in reversed(lines[:idx]) if ln.strip()), "")
         notes.warn(f"{path}: a ':::' (after {before[:50]!r}) closes no aside; dropped")
@@ -121,7 +121,7 @@ def strip_spanning_comments(body: str, notes: Notes) -> str:
     this one must go first, because the tokenizer would otherwise see its fences as code.
     """
     for m in re.finditer(r"^[ \t]*\{/\*.*?\*/\}[ \t]*$", body, re.DOTALL | re.MULTILINE):
-        spans_code = any(_FENCE_RE.match(ln) for ln in m.group(0).split("\n"))
+        spans_code = any(FENCE_RE.match(ln) for ln in m.group(0).split("\n"))
         if not spans_code or m.group(0).count("*/}") > 1 or _inside_code(body, m.start()):
             continue
         notes.removed("comment", m.group(0).strip(), len(m.group(0)))
@@ -132,7 +132,7 @@ def strip_spanning_comments(body: str, notes: Notes) -> str:
 def _inside_code(body: str, offset: int) -> bool:
     """Whether ``offset`` lies inside a fenced code block of ``body``."""
     line = body[:offset].count("\n")
-    return any(start <= line <= end for start, end in _code_spans(body))
+    return any(start <= line <= end for start, end in code_spans(body))
 
 
 def resolve_expressions(text: str, params: dict[str, str], path: str, notes: Notes) -> str:
@@ -194,7 +194,7 @@ def expression_end(text: str, start: int) -> int | None:
         close = text.find("})()}", start)
         return close + len("})()}") if close >= 0 else None
     try:
-        end = _match_brace(text, start) + 1
+        end = match_brace(text, start) + 1
     except ValueError:
         return None
     body = text[start + 1 : end - 1]

@@ -1,6 +1,6 @@
 """Step 1 of the normaliser: MDX split into fenced code, text and component tags, and the tags' tree.
 
-Also the two block-layout helpers every component handler uses (:func:`_block`, :func:`_dedent_to`)."""
+Also the two block-layout helpers every component handler uses (:func:`indent_block`, :func:`dedent_to`)."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ DOCS_PREFIX = "src/content/docs/"
 PARTIALS_PREFIX = "src/content/partials/"
 MAX_RENDER_DEPTH = 8  # partials may nest; a deeper chain is a cycle
 
-_FENCE_RE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
-_ASIDE_OPEN_RE = re.compile(r"^([ \t]*):::(note|caution|tip|danger|warning)(?:\[(.*)\])?[ \t]*$")
-_ASIDE_CLOSE_RE = re.compile(r"^([ \t]*):::[ \t]*$")
-_TAG_NAME_RE = re.compile(r"<(/?)([A-Z][A-Za-z0-9]*)")
-_HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
-_PARAM_SUB_RE = re.compile(r"\{\s*(?:props|params)\.(\w+)\s*\}")
+FENCE_RE = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
+ASIDE_OPEN_RE = re.compile(r"^([ \t]*):::(note|caution|tip|danger|warning)(?:\[(.*)\])?[ \t]*$")
+ASIDE_CLOSE_RE = re.compile(r"^([ \t]*):::[ \t]*$")
+TAG_NAME_RE = re.compile(r"<(/?)([A-Z][A-Za-z0-9]*)")
+HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.*?)[ \t]*$")
+PARAM_SUB_RE = re.compile(r"\{\s*(?:props|params)\.(\w+)\s*\}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -26,7 +26,7 @@ _PARAM_SUB_RE = re.compile(r"\{\s*(?:props|params)\.(\w+)\s*\}")
 
 
 @dataclass
-class _Tag:
+class TagToken:
     name: str
     attrs: dict[str, str]
     kind: str  # "open", "close" or "self"
@@ -35,17 +35,17 @@ class _Tag:
 
 
 @dataclass
-class _Node:
-    tag: _Tag | None  # None for the root
-    children: list[Any] = field(default_factory=list)  # str (text), _Code, _Node
+class TokenNode:
+    tag: TagToken | None  # None for the root
+    children: list[Any] = field(default_factory=list)  # str (text), CodeToken, TokenNode
 
 
 @dataclass
-class _Code:
+class CodeToken:
     text: str  # the whole fenced block, fences included
 
 
-def _parse_attrs(raw: str) -> dict[str, str]:
+def parse_attrs(raw: str) -> dict[str, str]:
     """Attribute values of a JSX tag: ``a="x"``, ``a='x'``, ``a={"x"}``, ``a={3}``, ``a={{…}}``."""
     attrs: dict[str, str] = {}
     i, n = 0, len(raw)
@@ -60,7 +60,7 @@ def _parse_attrs(raw: str) -> dict[str, str]:
                 end = raw.index(raw[i], i + 1)
                 attrs[name], i = raw[i + 1 : end], end + 1
             elif raw[i] == "{":
-                end = _match_brace(raw, i)
+                end = match_brace(raw, i)
                 value = raw[i + 1 : end].strip()
                 attrs[name] = (
                     value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'`" else value
@@ -71,7 +71,7 @@ def _parse_attrs(raw: str) -> dict[str, str]:
     return attrs
 
 
-def _match_brace(text: str, start: int) -> int:
+def match_brace(text: str, start: int) -> int:
     """Index of the ``}`` that closes the ``{`` at ``start`` (quotes respected)."""
     depth, i, quote = 0, start, ""
     while i < len(text):
@@ -93,7 +93,7 @@ def _match_brace(text: str, start: int) -> int:
     raise ValueError("unbalanced braces")
 
 
-def _tag_end(text: str, start: int) -> int:
+def tag_end(text: str, start: int) -> int:
     """Index just past the ``>`` that ends the tag starting at ``start``."""
     i, quote = start, ""
     while i < len(text):
@@ -104,14 +104,14 @@ def _tag_end(text: str, start: int) -> int:
         elif c in "\"'":
             quote = c
         elif c == "{":
-            i = _match_brace(text, i)
+            i = match_brace(text, i)
         elif c == ">":
             return i + 1
         i += 1
     raise ValueError("unterminated tag")
 
 
-def _dedent_to(text: str, indent: str) -> str:
+def dedent_to(text: str, indent: str) -> str:
     """Remove indentation that a block has beyond ``indent`` (it sat inside a component)."""
     lines = text.split("\n")
     body = [ln for ln in lines if ln.strip()]
@@ -124,13 +124,13 @@ def _dedent_to(text: str, indent: str) -> str:
     if not common and all(ln[0] in " \t" for ln in body) and len({ln[0] for ln in body}) > 1:
         # every line is indented, some with a tab and some with spaces: a tab is four columns
         lines = [re.sub(r"^[ \t]+", lambda m: m.group(0).expandtabs(4), ln) for ln in lines]
-        return _dedent_to("\n".join(lines), indent)
+        return dedent_to("\n".join(lines), indent)
     if not common.startswith(indent) or common == indent:
         return text
     return "\n".join(indent + ln[len(common) :] if ln.strip() else "" for ln in lines)
 
 
-def _block(indent: str, text: str) -> str:
+def indent_block(indent: str, text: str) -> str:
     """A block component's output: blank lines around it, every line at ``indent``."""
     lines = [
         (indent + ln[len(indent) :] if ln.startswith(indent) else indent + ln.lstrip()) if ln.strip() else ""
