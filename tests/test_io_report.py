@@ -74,6 +74,7 @@ def test_a_jinja_template_loops_over_the_results_and_fails_on_a_missing_name() -
 
 def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp_path, monkeypatch) -> None:
     from rag_lib.workbook import expected
+    from rag_lib.workbook.notebooks import notebook_question
     from rag_lib.workbook.results import NotebookRun
 
     (tmp_path / "00_corpus").mkdir()
@@ -84,7 +85,9 @@ def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp
     checks = expected.check_counts(tmp_path)
     assert checks == {"00_corpus": "1 OK, 0 OKish, 1 FAIL"}
     assert expected.check_counts(tmp_path / "nowhere") == {}  # a scratch copy without expected.yaml
-    report.write_results_index(tmp_path, [NotebookRun("00_corpus", "00_corpus")], {}, checks)
+    run = NotebookRun("00_corpus", "00_corpus")
+    assert notebook_question(run) == "What exactly does retrieval search over?"
+    report.write_results_index(tmp_path, [run], {}, checks, {"00_corpus": notebook_question(run)})
     index = (tmp_path / "README.md").read_text()
     assert "make check: 1 OK, 0 OKish, 1 FAIL." in index
     assert "  - Question: What exactly does retrieval search over?" in index

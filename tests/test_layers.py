@@ -157,3 +157,16 @@ def test_no_private_name_is_imported_across_modules() -> None:
                 crossing += [f"{path.relative_to(PACKAGE_DIR)}:{node.lineno} imports {node.module}.{alias.name}"
                              for alias in node.names if alias.name.startswith("_") and not alias.name.startswith("__")]
     assert not crossing, "private names imported across modules:\n" + "\n".join(crossing)
+
+
+def test_no_import_cycle_inside_a_package() -> None:
+    # The layer test sees top-level units; inside each package the modules must not import in a circle either.
+    found = {}
+    for init in sorted(PACKAGE_DIR.rglob("__init__.py")):
+        package = init.parent
+        if package != PACKAGE_DIR:
+            name = "rag_lib." + ".".join(package.relative_to(PACKAGE_DIR).parts)
+            graph = import_graph(package, name)
+            if circles := cycles(graph):
+                found[name] = [{unit: graph[unit] for unit in sorted(circle)} for circle in circles]
+    assert not found, f"import cycles inside packages (module -> imported module: where): {found}"

@@ -58,7 +58,7 @@ class UnitNarrower:
 
     def scores(self, question: str, units: Sequence[EvidenceUnit]) -> np.ndarray:
         """The fused reciprocal-rank score of each unit (higher is better)."""
-        from rag_lib.generation.extractive import terms
+        from rag_lib.retrieval.tokenize import content_terms as terms
 
         if not units:
             return np.zeros(0)

@@ -9,7 +9,6 @@ not a claim that the answer does not exist.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,20 +16,8 @@ from rag_lib.documents import Chunk
 from rag_lib.generation.base import MAX_QUESTION_CHARS, GenerationResult, finish_answer, result_fields
 from rag_lib.generation.schema import Answer, Citation
 from rag_lib.generation.specs import backend_defaults
-from rag_lib.text import QUESTION_WORDS_EN, QUESTION_WORDS_ZH, language_of, sentences
-
-_WORD = re.compile(r"\w")
-
-# Only function and question words: the terms left are matched against evidence sentences.
-STOPWORDS = QUESTION_WORDS_EN | QUESTION_WORDS_ZH
-
-
-def terms(text: str) -> frozenset[str]:
-    """Content terms of ``text``: jieba tokens, lower-cased, without stopwords and punctuation."""
-    from rag_lib.retrieval.tokenize import jieba_tokenizer  # imported on use: jieba loads a dictionary
-
-    tokens = (t.strip().lower() for t in jieba_tokenizer().lcut(text))
-    return frozenset(t for t in tokens if t and _WORD.search(t) and t not in STOPWORDS)
+from rag_lib.retrieval.tokenize import content_terms
+from rag_lib.text import language_of, sentences
 
 
 @dataclass(frozen=True)
@@ -74,11 +61,11 @@ class ExtractiveGenerator:
 
     def score(self, question: str, evidence: Sequence[Chunk]) -> list[ScoredSentence]:
         """Every evidence sentence with its coverage, best first (ties: higher rank, earlier sentence)."""
-        wanted = terms(question)
+        wanted = content_terms(question)
         scored = []
         for rank, chunk in enumerate(evidence):
             for position, sentence in enumerate(sentences(chunk.text)):
-                coverage = len(wanted & terms(sentence)) / len(wanted) if wanted else 0.0
+                coverage = len(wanted & content_terms(sentence)) / len(wanted) if wanted else 0.0
                 scored.append(ScoredSentence(coverage, rank, position, chunk.id, sentence))
         return sorted(scored, key=lambda s: (-s.coverage, s.rank, s.position))
 

@@ -137,9 +137,9 @@ def checkable_statements(answer: str) -> list[Statement]:
 
 
 def _terms(text: str) -> set[str]:
-    from rag_lib.generation.extractive import terms  # jieba: loaded on use
+    from rag_lib.retrieval.tokenize import content_terms  # jieba: loaded on use
 
-    return set(terms(text))
+    return set(content_terms(text))
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from functools import cache
 import jieba
 from bm25s.stopwords import STOPWORDS_EN
 
-from rag_lib.text import CJK_RANGES
+from rag_lib.text import CJK_RANGES, QUESTION_WORDS_EN, QUESTION_WORDS_ZH
 
 # An identifier: optional leading "--", "-" or "." (``--secrets-file``, ``.dev.vars``), then
 # alphanumeric runs joined by ".", "-" or "_" (``env.MY_BUCKET``, ``ERR_4021``). A trailing
@@ -97,3 +97,15 @@ class Tokenizer:
             # "--force" / ".env": the flag or dotfile spelling is the token, "force"/"env" its part
             return [whole] if whole == parts[0] or not self.identifier_parts else [whole, parts[0]]
         return [whole, *parts] if self.identifier_parts else [whole]
+
+
+# Only function and question words: the terms left are what a sentence or an answer is matched on.
+CONTENT_STOPWORDS = QUESTION_WORDS_EN | QUESTION_WORDS_ZH
+_HAS_WORD = re.compile(r"\w")
+
+
+def content_terms(text: str) -> frozenset[str]:
+    """Content terms of ``text``: jieba tokens, lower-cased, without stopwords and punctuation (the
+    extractive answerer's sentence match, the support check's "adds a term" rule, the narrower)."""
+    tokens = (t.strip().lower() for t in jieba_tokenizer().lcut(text))
+    return frozenset(t for t in tokens if t and _HAS_WORD.search(t) and t not in CONTENT_STOPWORDS)

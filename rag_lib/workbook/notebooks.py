@@ -8,6 +8,7 @@ override the notebook does not declare before anything runs).
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import nbformat
@@ -62,3 +63,16 @@ def _literal(source: str) -> str:
         return repr(ast.literal_eval(source))
     except (ValueError, SyntaxError):  # an expression, not a literal: shown as written
         return source
+
+
+def notebook_question(run: NotebookRun) -> str:
+    """The first question (a sentence ending in "?") of the ``**Question.**`` paragraph in ``run``'s
+    notebook header, else that paragraph's first sentence."""
+    header = read_notebook(run.source).cells[0].source
+    match = re.search(r"\*\*Question\.\*\*(.+?)(?:\n\s*\n|\*\*Configuration)", header, flags=re.S)
+    if not match:
+        return "(the notebook's header states no question)"
+    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z(\"])", " ".join(match.group(1).split()))
+    i = next((i for i, x in enumerate(sentences) if x.endswith("?")), 0)
+    # A short question ("Is that true of our corpus?") needs the sentence it refers to.
+    return " ".join(sentences[i - 1:i + 1]) if i and len(sentences[i]) < 50 else sentences[i]

@@ -304,25 +304,11 @@ def glossary_lines() -> list[str]:
     return lines
 
 
-def notebook_question(run: NotebookRun) -> str:
-    """The first question (a sentence ending in "?") of the ``**Question.**`` paragraph in ``run``'s
-    notebook header, else that paragraph's first sentence."""
-    from rag_lib.workbook.notebooks import read_notebook
-
-    header = read_notebook(run.source).cells[0].source
-    match = re.search(r"\*\*Question\.\*\*(.+?)(?:\n\s*\n|\*\*Configuration)", header, flags=re.S)
-    if not match:
-        return "(the notebook's header states no question)"
-    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z(\"])", " ".join(match.group(1).split()))
-    i = next((i for i, x in enumerate(sentences) if x.endswith("?")), 0)
-    # A short question ("Is that true of our corpus?") needs the sentence it refers to.
-    return " ".join(sentences[i - 1:i + 1]) if i and len(sentences[i]) < 50 else sentences[i]
-
-
 def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[str, str],
-                        checks: Mapping[str, str] | None = None) -> Path:
-    """``results/README.md``: every run with its question, first finding, ``make check`` status
-    (``checks``: run → "5 OK, 1 OKish, 0 FAIL") and links; the headline table; every report and figure."""
+                        checks: Mapping[str, str] | None = None, questions: Mapping[str, str] | None = None) -> Path:
+    """``results/README.md``: every run with its question (``questions``: run → the notebook's
+    question), first finding, ``make check`` status (``checks``: run → "5 OK, 1 OKish, 0 FAIL") and
+    links; the headline table; every report and figure."""
     lines = [
         "# Results",
         "",
@@ -347,7 +333,7 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
         findings = json.loads(stored.read_text(encoding="utf-8")).get("findings") if stored.is_file() else None
         lines += [f"- **{run.name}**{params} ([html](notebooks/{run.name}.html), [ipynb](notebooks/{run.name}.ipynb)"
                   f"): {status}; make check: {(checks or {}).get(run.name, 'no expected figures')}.",
-                  f"  - Question: {notebook_question(run)}"]
+                  f"  - Question: {(questions or {}).get(run.name, 'not read')}"]
         if findings:
             lines.append(f"  - First finding: {findings[0]}")
     lines += ["", "## Experiments", ""]

@@ -43,7 +43,7 @@ from rag_lib.config import (
 from rag_lib.errors import WorkbookError, cli_errors
 from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 from rag_lib.io import write_text
-from rag_lib.workbook.notebooks import notebook_parameters, read_notebook
+from rag_lib.workbook.notebooks import notebook_parameters, notebook_question, read_notebook
 from rag_lib.workbook.results import RESULTS_FILE, NotebookRun, planned_runs
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -345,7 +345,8 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     from rag_lib.workbook.expected import check_counts
     from rag_lib.workbook.report import update_readme_headline, write_results_index
 
-    write_results_index(results_dir(), planned, failures, check_counts(results_dir()))  # every planned run
+    questions = {run.name: notebook_question(run) for run in planned}
+    write_results_index(results_dir(), planned, failures, check_counts(results_dir()), questions)  # every planned run
     if results_dir() == RESULTS_DIR:  # the README shows the committed results only
         update_readme_headline(REPO_ROOT / "README.md", RESULTS_DIR)
     total = time.perf_counter() - started
