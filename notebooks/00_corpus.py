@@ -163,33 +163,37 @@ rows = [
     ("over the limit", "oversized"), ("removals", "removals"), ("removed chars", "removed_chars"),
     ("warnings", "n_warnings"), ("unknown components", "unknown_components"),
 ]
+def cells(collection: str, key: str) -> str:
+    """One report placeholder per batch, ``collection["<batch>"].key`` (batch names hold hyphens)."""
+    return " | ".join(f'{{{{ {collection}["{b}"].{key} }}}}' for b in batch_table)
+
+
 side_by_side = "\n".join(
     [f"| figure | {' | '.join(f'`{b}`' for b in batch_table)} |", "| --- |" + " --- |" * len(batch_table)]
-    + [f"| {label} | " + " | ".join(f"{{batches.{b}.{key}}}" for b in batch_table) + " |" for label, key in rows]
-    + ["| unresolved locators | " + " | ".join(f"{{labels.{b}.n_unresolved}}" for b in batch_table) + " |",
-       "| absent check fails | " + " | ".join(f"{{labels.{b}.absent_failed}}" for b in batch_table) + " |",
-       "| extra gold locators | " + " | ".join(f"{{labels.{b}.extra_locators}}" for b in batch_table) + " |",
-       "| answered in this batch | " + " | ".join(f"{{labels.{b}.answered_here}}" for b in batch_table) + " |",
-       "| unreviewed | " + " | ".join(f"{{labels.{b}.unreviewed}}" for b in batch_table) + " |"]
+    + [f"| {label} | {cells('batches', key)} |" for label, key in rows]
+    + [f"| {label} | {cells('labels', key)} |" for label, key in (
+        ("unresolved locators", "n_unresolved"), ("absent check fails", "absent_failed"),
+        ("extra gold locators", "extra_locators"), ("answered in this batch", "answered_here"),
+        ("unreviewed", "unreviewed"))]
 )
 
 # %% tags=["report"]
 template = """# 00 · Corpus
 
-Snapshot `{batch}`: {pages} pages ({partials} partials inlined), {chunks} chunks, of which
-{embeddable_chunks} have embeddable body text and {heading_only_chunks} are headings only.
-Median chunk length {median_chars} characters; longest {max_chars} (limit {max_chars_limit});
-{n_oversized} chunk(s) over the limit, each a single block kept whole.
-Normalisation removed {removed_chars} characters ({n_removals} removals, logged).
+Snapshot `{{ batch }}`: {{ pages }} pages ({{ partials }} partials inlined), {{ chunks }} chunks, of which
+{{ embeddable_chunks }} have embeddable body text and {{ heading_only_chunks }} are headings only.
+Median chunk length {{ median_chars }} characters; longest {{ max_chars }} (limit {{ max_chars_limit }});
+{{ n_oversized }} chunk(s) over the limit, each a single block kept whole.
+Normalisation removed {{ removed_chars }} characters ({{ n_removals }} removals, logged).
 
 | figure | ours | casebook (published, theirs) |
 | --- | --- | --- |
-| pages | {pages} | {casebook.pages} |
-| chunks | {chunks} | {casebook.chunks} |
-| embeddable chunks | {embeddable_chunks} | {casebook.embeddable_chunks} |
-| median length | {median_chars} | {casebook.median_chars} |
-| longest chunk | {max_chars} | {casebook.max_chars} |
-| over the limit | {n_oversized} | {casebook.oversized} |
+| pages | {{ pages }} | {{ casebook.pages }} |
+| chunks | {{ chunks }} | {{ casebook.chunks }} |
+| embeddable chunks | {{ embeddable_chunks }} | {{ casebook.embeddable_chunks }} |
+| median length | {{ median_chars }} | {{ casebook.median_chars }} |
+| longest chunk | {{ max_chars }} | {{ casebook.max_chars }} |
+| over the limit | {{ n_oversized }} | {{ casebook.oversized }} |
 
 ![Chunk lengths in characters, with the size limit marked](chunk_lengths.png)
 
@@ -202,7 +206,7 @@ An unanswerable question whose absent check fails in a batch has a page there th
 
 ## Findings
 
-{findings_text}
+{{ findings_text }}
 """
 stored = report.write_experiment(
     "00_corpus", corpus_result(stats, len(removals), theirs, batch_table, labels), template, findings=findings

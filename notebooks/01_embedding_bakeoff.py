@@ -100,14 +100,14 @@ table(result.layers, label="configuration")
 # %% tags=["report"]
 template = """# 01 · Embedding bake-off
 
-Answerable benchmark questions: {n_answerable} (each asked in Chinese and English); k = {k}.
-Configurations run: {configurations_text}. Not available on this machine: {unavailable_text}.
+Answerable benchmark questions: {{ n_answerable }} (each asked in Chinese and English); k = {{ k }}.
+Configurations run: {{ configurations_text }}. Not available on this machine: {{ unavailable_text }}.
 
-{summary_table}
+{{ summary_table }}
 
 Q7 piece ranks (first rank of C1, C2, C3, C4):
 
-{q7_table}
+{{ q7_table }}
 
 ![Piece coverage@10 per configuration and language](coverage_at_10.png)
 
@@ -115,7 +115,7 @@ Q7 piece ranks (first rank of C1, C2, C3, C4):
 
 ## Findings
 
-{findings_text}
+{{ findings_text }}
 """
 stored = report.write_experiment("01_embedding_bakeoff", result, template, findings=findings)
 page.closing(stored, result.provenance)

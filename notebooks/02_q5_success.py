@@ -97,38 +97,38 @@ table(result.faults)
 # %% tags=["report"]
 template = """# 02 · Q5 end to end
 
-Question ({question.lang}): {question.text}
-Retrieval: dense, {provenance.embedder.model} ({provenance.embedder.backend}, {provenance.embedder.version}); k = {k}.
-Generator: {generator.backend} / {generator.model} ({generator.model_version}).
+Question ({{ question.lang }}): {{ question.text }}
+Retrieval: dense, {{ provenance.embedder.model }} ({{ provenance.embedder.backend }}, {{ provenance.embedder.version }}); k = {{ k }}.
+Generator: {{ generator.backend }} / {{ generator.model }} ({{ generator.model_version }}).
 
-Top-{k}:
+Top-{{ k }}:
 
-{top_table}
+{{ top_table }}
 
-Gold pieces: C1 first at rank {pieces.0.first_rank}, C2 first at rank {pieces.1.first_rank}.
+Gold pieces: C1 first at rank {{ pieces[0].first_rank }}, C2 first at rank {{ pieces[1].first_rank }}.
 
-Gate `{gate_used}` (floor {gate_params.floor_aspects.floor}, aspect coverage ≥ {gate_params.floor_aspects.min_coverage}):
-sufficient = {answer.decision.sufficient}; checklist (oracle): sufficient = {decisions.checklist.sufficient}.
+Gate `{{ gate_used }}` (floor {{ gate_params.floor_aspects.floor }}, aspect coverage ≥ {{ gate_params.floor_aspects.min_coverage }}):
+sufficient = {{ answer.decision.sufficient }}; checklist (oracle): sufficient = {{ decisions.checklist.sufficient }}.
 
-Answer status: {answer.result.status}; citations valid {citations_valid} / {citations_total}.
+Answer status: {{ answer.result.status }}; citations valid {{ citations_valid }} / {{ citations_total }}.
 
-Local LLM ({llm_answer.generator.model}) behind the same gate: status {llm_answer.result.status}
-(error: {llm_answer.result.error_kind}).
+Local LLM ({{ llm_answer.generator.model }}) behind the same gate: status {{ llm_answer.result.status }}
+(error: {{ llm_answer.result.error_kind }}).
 
-Wrangler R2-bucket chunks (casebook: rank {casebook.wrangler_config_chunk_rank}):
+Wrangler R2-bucket chunks (casebook: rank {{ casebook.wrangler_config_chunk_rank }}):
 
-{wrangler_table}
+{{ wrangler_table }}
 
-In {question.lang}, the Workers Wrangler reference R2 chunk ranks {wrangler_rank.workers} and the Pages
-Wrangler-configuration R2 chunk ranks {wrangler_rank.pages}.
+In {{ question.lang }}, the Workers Wrangler reference R2 chunk ranks {{ wrangler_rank.workers }} and the Pages
+Wrangler-configuration R2 chunk ranks {{ wrangler_rank.pages }}.
 
-Bad input and faults ({faults_crashed} of them crashed; a crash would be a row with status `crashed`):
+Bad input and faults ({{ faults_crashed }} of them crashed; a crash would be a row with status `crashed`):
 
-{faults_table}
+{{ faults_table }}
 
 ## Findings
 
-{findings_text}
+{{ findings_text }}
 """
 stored = report.write_experiment("02_q5_success", result, template, findings=findings)
 page.closing(stored, setup)

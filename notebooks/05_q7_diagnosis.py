@@ -69,41 +69,41 @@ for phrasing, by_lang in result.cases.items():
 # %% tags=["report"]
 template = """# 05 · Q7 diagnosis
 
-Configuration: {configuration}; layer judged at k = {k} by the worst piece.
+Configuration: {{ configuration }}; layer judged at k = {{ k }} by the worst piece.
 
-Original question (zh): {cases.original.zh.question}
+Original question (zh): {{ cases.original.zh.question }}
 
-Our Top-10 for it covers {cases.original.zh.coverage_top10} pieces; the pieces first appear at
-C1 {cases.original.zh.piece_ranks.C1}, C2 {cases.original.zh.piece_ranks.C2}, C3 {cases.original.zh.piece_ranks.C3},
-C4 {cases.original.zh.piece_ranks.C4}; layer: {cases.original.zh.layer}.
-In English: C1 {cases.original.en.piece_ranks.C1}, C2 {cases.original.en.piece_ranks.C2},
-C3 {cases.original.en.piece_ranks.C3}, C4 {cases.original.en.piece_ranks.C4}; layer: {cases.original.en.layer}.
-The casebook (theirs, bge-m3 on their snapshot): C1 {casebook.piece_ranks.C1}, C2 {casebook.piece_ranks.C2},
-C3 {casebook.piece_ranks.C3}; {casebook.coverage_top10} in the Top-10.
+Our Top-10 for it covers {{ cases.original.zh.coverage_top10 }} pieces; the pieces first appear at
+C1 {{ cases.original.zh.piece_ranks.C1 }}, C2 {{ cases.original.zh.piece_ranks.C2 }}, C3 {{ cases.original.zh.piece_ranks.C3 }},
+C4 {{ cases.original.zh.piece_ranks.C4 }}; layer: {{ cases.original.zh.layer }}.
+In English: C1 {{ cases.original.en.piece_ranks.C1 }}, C2 {{ cases.original.en.piece_ranks.C2 }},
+C3 {{ cases.original.en.piece_ranks.C3 }}, C4 {{ cases.original.en.piece_ranks.C4 }}; layer: {{ cases.original.en.layer }}.
+The casebook (theirs, bge-m3 on their snapshot): C1 {{ casebook.piece_ranks.C1 }}, C2 {{ casebook.piece_ranks.C2 }},
+C3 {{ casebook.piece_ranks.C3 }}; {{ casebook.coverage_top10 }} in the Top-10.
 
 ## Piece ranks, every phrasing and language
 
-{rank_table}
+{{ rank_table }}
 
 ## Top-10, original question (zh)
 
-{cases.original.zh.top10_table}
+{{ cases.original.zh.top10_table }}
 
 ## Top-10, original question (en)
 
-{cases.original.en.top10_table}
+{{ cases.original.en.top10_table }}
 
 ## Top-10, terms phrasing (zh)
 
-{cases.terms.zh.top10_table}
+{{ cases.terms.zh.top10_table }}
 
 ## Top-10, aligned phrasing (en)
 
-{cases.aligned.en.top10_table}
+{{ cases.aligned.en.top10_table }}
 
 ## Findings
 
-{findings_text}
+{{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
 page.closing(stored, {"setup": result.provenance})

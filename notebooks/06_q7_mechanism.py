@@ -98,29 +98,29 @@ for variant in result.variants:
         print(f"[{variant['name']}] note: {note}")
 
 # %% tags=["report"]
-template = """# 06 · Q7 mechanism: {mechanism}
+template = """# 06 · Q7 mechanism: {{ mechanism }}
 
-Status: **{status}**. {reason}
+Status: **{{ status }}**. {{ reason }}
 
-Variants: {variants_text}. Baseline: dense retrieval with the default embedder, top 5.
-Benchmark: {provenance.n_answerable} answerable questions; differences are mechanism − baseline with
-bootstrap {provenance.ci_percent}% intervals ({provenance.n_boot} resamples, seed {provenance.seed}).
+Variants: {{ variants_text }}. Baseline: dense retrieval with the default embedder, top 5.
+Benchmark: {{ provenance.n_answerable }} answerable questions; differences are mechanism − baseline with
+bootstrap {{ provenance.ci_percent }}% intervals ({{ provenance.n_boot }} resamples, seed {{ provenance.seed }}).
 `coverage@evidence` compares coverage at the variant's evidence size with the baseline's coverage@5.
 `adjusted (Holm)`: difference [interval at the level Holm tests it at]; Holm-adjusted p over the
-{provenance.claims.comparisons} comparisons of this run ({provenance.claims.fixed} in which no question changed are
+{{ provenance.claims.comparisons }} comparisons of this run ({{ provenance.claims.fixed }} in which no question changed are
 left out and marked fixed). The Findings judge every metric by the adjusted figures.
 
 ## Q7: first rank of C1–C4
 
-{q7_table}
+{{ q7_table }}
 
 ## Whole benchmark
 
-{benchmark_table}
+{{ benchmark_table }}
 
 ## Findings
 
-{findings_text}
+{{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
 page.closing(stored, {"setup": result.provenance})

@@ -118,80 +118,80 @@ table(summary.casebook_rows)
 # %% tags=["report"]
 template = """# 08 · Summary
 
-Inputs missing: {missing_text}.
+Inputs missing: {{ missing_text }}.
 
 ## What actually helps, and by how much
 
 Ranked: clear gains (a Holm-adjusted interval that excludes 0, positive), mixed, no clear effect, no question
 changed, clear losses, then variants whose LLM calls failed on some questions. Top-k rows follow unranked as
 "more context": the same ranking with more chunks sent, whose evidence coverage cannot fall. Cells: difference against the
-baseline [Holm-adjusted bootstrap interval over questions, over the {multiplicity.comparisons} comparisons of the
+baseline [Holm-adjusted bootstrap interval over questions, over the {{ multiplicity.comparisons }} comparisons of the
 family]; "no change (fixed)": the metric moved on no question, so it is left out of the family.
 
-{what_helps_table}
+{{ what_helps_table }}
 
 ![Each mechanism variant against the baseline, coverage@evidence with Holm-adjusted intervals](forest.png)
 
 ## Findings
 
-{findings_text}
+{{ findings_text }}
 
 ## Q7: first rank of C1–C4 (bold = inside the Top-10, or inside a top-k row's larger evidence; ≈ = a tie at the Top-10 cut), question in Chinese
 
-{side_by_side_tables.zh}
+{{ side_by_side_tables.zh }}
 
 ![Q7 (zh): first rank of each piece per configuration](q7_ranks_zh.png)
 
 ## Q7, question in English
 
-{side_by_side_tables.en}
+{{ side_by_side_tables.en }}
 
 ![Q7 (en): first rank of each piece per configuration](q7_ranks_en.png)
 
 ## Whole benchmark: baseline → mechanism (difference [95% CI]; Holm-adjusted interval and p)
 
-{multiplicity.comparisons} comparisons (mechanism variants × languages × metrics) form the Holm family;
-{multiplicity.fixed} more, in which no question changed, are left out and marked fixed. Each 95% interval on its own
-is a {multiplicity.ci_percent}% interval; read together, {multiplicity.chance} unadjusted intervals would exclude 0 by
-chance even with no real change. p_Holm controls the family-wise error over all {multiplicity.comparisons}, and each
+{{ multiplicity.comparisons }} comparisons (mechanism variants × languages × metrics) form the Holm family;
+{{ multiplicity.fixed }} more, in which no question changed, are left out and marked fixed. Each 95% interval on its own
+is a {{ multiplicity.ci_percent }}% interval; read together, {{ multiplicity.chance }} unadjusted intervals would exclude 0 by
+chance even with no real change. p_Holm controls the family-wise error over all {{ multiplicity.comparisons }}, and each
 adjusted interval is the bootstrap interval at the level Holm tests that comparison at:
-{multiplicity.significant_holm_05} comparisons survive the adjustment ({multiplicity.significant_unadjusted_05} have p < {multiplicity.alpha} unadjusted). `coverage@evidence` is the share of pieces inside the
+{{ multiplicity.significant_holm_05 }} comparisons survive the adjustment ({{ multiplicity.significant_unadjusted_05 }} have p < {{ multiplicity.alpha }} unadjusted). `coverage@evidence` is the share of pieces inside the
 evidence sent to generation (Top-5, or the Top-k of a top-k row).
 
-{benchmark_table}
+{{ benchmark_table }}
 
 ## Before and after the relabelling
 
-Labels v2 (results of commit {relabel.before_commit}, archived in `results/archive/{relabel.archive}`) against the
+Labels v2 (results of commit {{ relabel.before_commit }}, archived in `results/archive/{{ relabel.archive }}`) against the
 current labels v3 (pooled relabelling: `data/benchmark/pool_decisions.yaml`): "before → after".
 
-Baseline (dense, default embedder): hit@5 {relabel.closing.zh.baseline.hit@5} and coverage@10
-{relabel.closing.zh.baseline.coverage@10} (zh); hit@5 {relabel.closing.en.baseline.hit@5} and coverage@10
-{relabel.closing.en.baseline.coverage@10} (en). Q7 piece ranks, original question: zh C1 {relabel.closing.zh.q7.original.C1},
-C2 {relabel.closing.zh.q7.original.C2}, C3 {relabel.closing.zh.q7.original.C3}, C4 {relabel.closing.zh.q7.original.C4};
-en C1 {relabel.closing.en.q7.original.C1}, C2 {relabel.closing.en.q7.original.C2}, C3 {relabel.closing.en.q7.original.C3},
-C4 {relabel.closing.en.q7.original.C4}.
+Baseline (dense, default embedder): hit@5 {{ relabel.closing.zh.baseline["hit@5"] }} and coverage@10
+{{ relabel.closing.zh.baseline["coverage@10"] }} (zh); hit@5 {{ relabel.closing.en.baseline["hit@5"] }} and coverage@10
+{{ relabel.closing.en.baseline["coverage@10"] }} (en). Q7 piece ranks, original question: zh C1 {{ relabel.closing.zh.q7.original.C1 }},
+C2 {{ relabel.closing.zh.q7.original.C2 }}, C3 {{ relabel.closing.zh.q7.original.C3 }}, C4 {{ relabel.closing.zh.q7.original.C4 }};
+en C1 {{ relabel.closing.en.q7.original.C1 }}, C2 {{ relabel.closing.en.q7.original.C2 }}, C3 {{ relabel.closing.en.q7.original.C3 }},
+C4 {{ relabel.closing.en.q7.original.C4 }}.
 
-{relabel.metrics_table}
+{{ relabel.metrics_table }}
 
-{relabel.q7_table}
+{{ relabel.q7_table }}
 
 Every pooled configuration, scored from its Top-10 in the pool under labels v2 and v3 (hit@5 and coverage@10;
 `n`: questions it ranked; the reranker ranks a stated subset):
 
-{relabel.pooled.table}
+{{ relabel.pooled.table }}
 
 ## The local LLM (notebook 10)
 
-{local_llm_text}
+{{ local_llm_text }}
 
 ## Halo's ranked changes (theirs) beside ours
 
-{halo_table}
+{{ halo_table }}
 
 ## The casebook's published figures (theirs: bge-m3, their corpus)
 
-{casebook_table}
+{{ casebook_table }}
 """
 stored = report.write_experiment(
     "08_summary", summary, template,

@@ -212,45 +212,45 @@ page.long_table(result.injection["rows"], report.experiment_dir(NAME) / "injecti
 # %% tags=["report"]
 template = """# 10 · A real offline LLM
 
-Models per task (`generation.llm_tasks`): {tasks}.
+Models per task (`generation.llm_tasks`): {{ tasks }}.
 
-## Answers on the whole benchmark (Top-{k}, dense)
+## Answers on the whole benchmark (Top-{{ k }}, dense)
 
 Rates leave out questions whose call has no record (`missing`); fill them with `make llm-runs`.
 
-{answer_table}
+{{ answer_table }}
 
 Before → after (`answers-v1`: the support check, same recorded calls; `answers-v2`: the narrowing budget):
 
-{before_after_table}
+{{ before_after_table }}
 
 The narrowed pipeline against the targets:
 
-{target_table}
+{{ target_table }}
 
 Answer against answer, question by question (ungated; paired bootstrap, Holm-adjusted):
 
-{paired_table}
+{{ paired_table }}
 
-How much evidence the narrowed pipeline sends (rule: {narrowing_choice.rule}):
+How much evidence the narrowed pipeline sends (rule: {{ narrowing_choice.rule }}):
 
-{narrowing_choice_table}
+{{ narrowing_choice_table }}
 
 Where the key facts are lost (narrowed pipeline, ungated; each share is of the row above):
 
-{funnel_table}
+{{ funnel_table }}
 
 ## The LLM judge beside floor+aspects
 
-{judge_table}
+{{ judge_table }}
 
 ## Injection
 
-{injection_summary}
+{{ injection_summary }}
 
 ## Findings
 
-{findings_text}
+{{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
 page.closing(stored, {"models": result.models, "tasks": result.tasks})

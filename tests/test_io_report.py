@@ -24,11 +24,11 @@ def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
 def test_report_is_rendered_from_the_stored_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
     results = {"q7": {"ranks": [52, 36]}, "mrr": 0.123456}
-    stored = report.write_experiment("x", results, "C1 {q7.ranks.0}, MRR {mrr:.3f}")
+    stored = report.write_experiment("x", results, "C1 {{ q7[\"ranks\"][0] }}, MRR {{ mrr | fmt(\".3f\") }}")
     assert (tmp_path / "x" / "report.md").read_text() == f"C1 52, MRR 0.123\n\n{report.GLOSSARY_LINK}\n"
     assert json.loads((tmp_path / "x" / "results.json").read_text()) == stored
-    with pytest.raises(KeyError, match=r"'missing' is not in results\.json"):
-        report.write_experiment("y", {"a": 1}, "{missing}")
+    with pytest.raises(KeyError, match=r"'missing' is undefined; it is not in results\.json"):
+        report.write_experiment("y", {"a": 1}, "{{ missing }}")
 
 
 def test_findings_are_computed_from_the_stored_json_and_kept_there(tmp_path: Path,
@@ -40,7 +40,7 @@ def test_findings_are_computed_from_the_stored_json_and_kept_there(tmp_path: Pat
         seen.append(stored)
         return [f"hit@5 is {stored['hit']:.2f} ({type(stored['ranks']).__name__})"]
 
-    stored = report.write_experiment("x", {"hit": 0.5, "ranks": (1, 2)}, "## Findings\n\n{findings_text}",
+    stored = report.write_experiment("x", {"hit": 0.5, "ranks": (1, 2)}, "## Findings\n\n{{ findings_text }}",
                                      findings=findings)
     assert seen[0]["ranks"] == [1, 2]  # the JSON as read back (a tuple comes back as a list), not the input
     assert stored["findings"] == ["hit@5 is 0.50 (list)"]
@@ -55,13 +55,14 @@ def test_markdown_table_escapes_pipes() -> None:
 
 def test_placeholders_read_as_prose() -> None:
     data = {"ok": True, "none": None, "ids": ["u02", "u04"], "empty": [], "tasks": {"answer": "m"}, "x": 0.8586}
-    assert report.render("{ok} {none} {ids} {empty} {tasks} {x}", data) == "yes — u02, u04 none answer: m 0.8586"
+    template = "{{ ok }} {{ none }} {{ ids }} {{ empty }} {{ tasks }} {{ x }}"
+    assert report.render(template, data) == "yes — u02, u04 none answer: m 0.8586"
 
 
 def test_a_metric_name_with_at_sign_is_a_placeholder() -> None:
     # "hit@5" is a key in every results.json; a placeholder naming it must be filled, not left as text.
     data = {"closing": {"zh": {"hit@5": "0.845 → 0.914"}}}
-    assert report.render("hit@5 {closing.zh.hit@5}", data) == "hit@5 0.845 → 0.914"
+    assert report.render('hit@5 {{ closing["zh"]["hit@5"] }}', data) == "hit@5 0.845 → 0.914"
 
 
 def test_a_jinja_template_loops_over_the_results_and_fails_on_a_missing_name() -> None:

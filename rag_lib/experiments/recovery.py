@@ -237,69 +237,70 @@ def run_recovery_experiment(
 
 REPORT_TEMPLATE = """# 07 · Recovery loop (casebook section 06)
 
-Retriever: {retriever} (the same one for the original question and every suggestion); k = {k}.
-Suggestion sources: `llm` = {provenance.llm.model} via {provenance.llm.backend} (offline;
-{benchmark.zh.llm.n_echoing_prompt} of its {benchmark.zh.llm.n_suggestions} Chinese and
-{benchmark.en.llm.n_echoing_prompt} of its {benchmark.en.llm.n_suggestions} English suggestions are copied from the
-prompt's own example; calls without a record: {benchmark.zh.llm.missing} zh, {benchmark.en.llm.missing} en);
+Retriever: {{ retriever }} (the same one for the original question and every suggestion); k = {{ k }}.
+Suggestion sources: `llm` = {{ provenance.llm.model }} via {{ provenance.llm.backend }} (offline;
+{% set zh, en = benchmark.zh.llm, benchmark.en.llm %}{{ zh.n_echoing_prompt }} of its {{ zh.n_suggestions }} Chinese and
+{{ en.n_echoing_prompt }} of its {{ en.n_suggestions }} English suggestions are copied from the
+prompt's own example; calls without a record: {{ zh.missing }} zh, {{ en.missing }} en);
 `rule` = deterministic clause/aspect splitter (no model, a baseline); `casebook` = the casebook's S1–S3
 for Q7, replayed on our retriever.
 
-Choice of the suggestion to answer: {choice_rule}. The casebook's user picked S2.
+Choice of the suggestion to answer: {{ choice_rule }}. The casebook's user picked S2.
 
 ## Q7, Chinese
 
 Casebook suggestions on our retriever:
 
-{q7.zh.casebook.table}
+{{ q7.zh.casebook.table }}
 
 Rule baseline:
 
-{q7.zh.rule.table}
+{{ q7.zh.rule.table }}
 
-LLM suggestions ({provenance.llm.model}; status: {q7.zh.llm.status}):
+LLM suggestions ({{ provenance.llm.model }}; status: {{ q7.zh.llm.status }}):
 
-{q7.zh.llm.table}
+{{ q7.zh.llm.table }}
 
 ## Q7, English
 
 Casebook suggestions (the casebook's translations) on our retriever:
 
-{q7.en.casebook.table}
+{{ q7.en.casebook.table }}
 
 Rule baseline:
 
-{q7.en.rule.table}
+{{ q7.en.rule.table }}
 
-LLM suggestions ({provenance.llm.model}; status: {q7.en.llm.status}):
+LLM suggestions ({{ provenance.llm.model }}; status: {{ q7.en.llm.status }}):
 
-{q7.en.llm.table}
+{{ q7.en.llm.table }}
 
-THEIRS (casebook, bge-m3 on their snapshot): S2 takes C3 from rank {casebook_published.recovery.s2_c3_rank.before}
-to rank {casebook_published.recovery.s2_c3_rank.after}; S1 leaves C1 at {casebook_published.recovery.s1.C1} and C2
-at {casebook_published.recovery.s1.C2}.
+{% set theirs = casebook_published.recovery -%}
+THEIRS (casebook, bge-m3 on their snapshot): S2 takes C3 from rank {{ theirs.s2_c3_rank.before }}
+to rank {{ theirs.s2_c3_rank.after }}; S1 leaves C1 at {{ theirs.s1.C1 }} and C2
+at {{ theirs.s1.C2 }}.
 
 ## Every answerable compound question
 
-{benchmark.zh.rule.n_questions} questions, {benchmark.zh.rule.pieces_total} pieces.
+{{ benchmark.zh.rule.n_questions }} questions, {{ benchmark.zh.rule.pieces_total }} pieces.
 
-Counts: {count_rule}.
+Counts: {{ count_rule }}.
 
-- `after_first`: {count_meaning.after_first}.
-- `after_random`: {count_meaning.after_random}.
-- `after_best`: {count_meaning.after_best}.
-- `after_union`: {count_meaning.after_union}.
+- `after_first`: {{ count_meaning.after_first }}.
+- `after_random`: {{ count_meaning.after_random }}.
+- `after_best`: {{ count_meaning.after_best }}.
+- `after_union`: {{ count_meaning.after_union }}.
 
 Only `after_first` and `after_random` are what a system without labels would get; `after_best` and
 `after_union` bound it from above. `missing`: questions whose LLM call has no record yet (the source's
 "after" counts stay empty until it is 0); `failed`: recorded calls that gave no usable suggestions
 (those questions keep their "before" count).
 
-{benchmark_table}
+{{ benchmark_table }}
 
 ## Findings
 
-{findings_text}
+{{ findings_text }}
 """
 
 

@@ -2,9 +2,10 @@
 
 A report's figures are read from the ``results.json`` that was just written, never typed in:
 :func:`write_experiment` writes the JSON first, reads it back, and renders the report template
-against what it read. Placeholders are ``{dotted.path}`` into the JSON, with an optional format
-spec (``{coverage.q7:.2f}``); without one a value reads as prose (:func:`prose`: yes / no, a dash,
-comma-joined lists). An experiment's findings are generated from the same read-back JSON.
+against what it read. Templates are Jinja2 (one syntax): ``{{ coverage["q7"] | fmt(".2f") }}``, or a
+value as prose without a format (:func:`prose`: yes / no, a dash, comma-joined lists). An
+experiment's findings are generated from the same read-back JSON. :func:`lookup` reads a dotted
+path (``make check``'s figures).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from rag_lib.workbook.tables import Table
 if TYPE_CHECKING:
     from rag_lib.workbook.results import ExperimentResult, NotebookRun
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z0-9_.@\-]+)(?::([^{}]+))?\}")
 
 
 _PATH_PART = re.compile(r"\[[^\]]*\]|[^.\[]+")
@@ -51,7 +51,7 @@ def lookup(data: Any, dotted: str) -> Any:
         elif isinstance(node, dict) and part in node:
             node = node[part]
         else:
-            raise KeyError(f"report placeholder {{{dotted}}}: {part!r} is not in results.json")
+            raise KeyError(f"{dotted}: {part!r} is not in results.json")
     return node
 
 
@@ -68,20 +68,9 @@ def _select_row(rows: list[Any], selector: str, dotted: str) -> Any:
 
 
 def render(template: str, data: dict[str, Any]) -> str:
-    """Fill the template from ``data``: a Jinja2 template (it contains ``{{`` or ``{%``: loops and
-    branches over the results, values shown with :func:`prose`, ``{{ x | fmt(".3f") }}`` for a format
-    spec), else ``{dotted.path[:format]}`` placeholders. A name not in ``data`` is an error."""
-    if "{{" in template or "{%" in template:
-        return _render_jinja(template, data)
-
-    def fill(match: re.Match[str]) -> str:
-        value = lookup(data, match.group(1))
-        return format(value, match.group(2)) if match.group(2) else prose(value)
-
-    return _PLACEHOLDER.sub(fill, template)
-
-
-def _render_jinja(template: str, data: dict[str, Any]) -> str:
+    """Fill the Jinja2 ``template`` from ``data`` (``results.json`` as read back): loops and branches over
+    the results, each value shown with :func:`prose`, ``{{ x | fmt(".3f") }}`` for a format spec, a key
+    that is not an identifier as ``x["hit@5"]``. A name not in ``data`` is an error."""
     import jinja2
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
@@ -150,7 +139,7 @@ def write_experiment(name: str, results: ExperimentResult | dict[str, Any], repo
     ``findings`` turns the stored results into sentences; they are computed from what was read back
     (so every number in them is in ``results.json``; a typed result is rebuilt from it with
     ``from_json``), stored there as ``findings`` and rendered as a bullet list by the
-    ``{findings_text}`` placeholder.
+    ``{{ findings_text }}`` of the template.
     """
     out = experiment_dir(name)
     typed = not isinstance(results, dict)
