@@ -70,3 +70,69 @@ def test_a_rendered_page_is_titled_by_the_notebook_s_first_heading() -> None:
                                          nbformat.v4.new_markdown_cell("Intro\n# 05 · Q7 diagnosis\n## More")])
     assert notebook_title(nb, "05_q7_diagnosis") == "05 · Q7 diagnosis"
     assert notebook_title(nbformat.v4.new_notebook(), "05_q7_diagnosis") == "05_q7_diagnosis"
+
+
+def _declare(monkeypatch: pytest.MonkeyPatch, runs: list[dict]) -> None:
+    from rag_lib import config
+
+    real = config.settings()
+    monkeypatch.setattr("rag_lib.workbook.results.settings",
+                        lambda: {**real, "reproduce": {**real["reproduce"], "notebooks": runs}})
+
+
+def test_runs_execute_after_what_they_read_and_only_declared_reads_count(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rag_lib.workbook.results import planned_runs, reads_of
+
+    _declare(monkeypatch, [
+        {"name": "08_s", "notebook": "08_summary", "reads": ["01_b", "06_q7_mechanism"]},
+        {"name": "01_b", "notebook": "01_embedding_bakeoff"},
+        {"name": "06_x", "notebook": "06_q7_mechanism", "reads": ["01_b"]},
+        {"name": "06_y", "notebook": "06_q7_mechanism", "reads": ["01_b"]},
+        {"name": "02_c", "notebook": "02_q5_success"},
+    ])
+    planned = planned_runs()
+    assert [r.name for r in planned] == ["01_b", "06_x", "06_y", "08_s", "02_c"]
+    summary = planned[3]
+    assert [r.name for r in reads_of(summary, planned)] == ["01_b", "06_x", "06_y"]  # a notebook: all its runs
+    # Touching 01's results re-runs 01's dependents, not 02 (its fingerprint reads only what it declares).
+    monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
+    before = {r.name: fingerprint(r, reads_of(r, planned), []) for r in planned}
+    (tmp_path / "01_b").mkdir()
+    (tmp_path / "01_b" / "results.json").write_text("{}")
+    after = {r.name: fingerprint(r, reads_of(r, planned), []) for r in planned}
+    assert sorted(name for name in before if before[name] != after[name]) == ["06_x", "06_y", "08_s"]
+
+
+def test_a_read_that_is_not_declared_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_lib.errors import WorkbookError
+    from rag_lib.workbook.results import RUN_ENV, check_declared_read, find_result, planned_runs
+
+    _declare(monkeypatch, [{"name": "01_b", "notebook": "01_embedding_bakeoff"},
+                           {"name": "06_x", "notebook": "06_q7_mechanism", "reads": ["01_b"]},
+                           {"name": "02_c", "notebook": "02_q5_success"}])
+    monkeypatch.setenv(RUN_ENV, "06_x")
+    check_declared_read("01_b")  # declared
+    check_declared_read("06_x")  # its own
+    with pytest.raises(WorkbookError, match="06_x reads the results of 02_c, which it does not declare"):
+        find_result("02_c")
+    monkeypatch.delenv(RUN_ENV)
+    find_result("02_c")  # outside make reproduce (ask, make check, an analyst's notebook): no declaration needed
+    _declare(monkeypatch, [{"name": "01_b", "notebook": "01_embedding_bakeoff", "reads": ["02_x"]}])
+    with pytest.raises(WorkbookError, match=r"declares reads \['02_x'\], which name no run"):
+        planned_runs()
+    _declare(monkeypatch, [{"name": "01_b", "notebook": "01_embedding_bakeoff", "reads": ["02_c"]},
+                           {"name": "02_c", "notebook": "02_q5_success", "reads": ["01_b"]}])
+    with pytest.raises(WorkbookError, match="go in a circle"):
+        planned_runs()
+
+
+def test_every_declared_run_and_read_is_consistent() -> None:
+    from rag_lib.workbook.results import planned_runs, reads_of
+
+    planned = planned_runs()  # raises on an unknown read or a circle
+    position = {r.name: i for i, r in enumerate(planned)}
+    assert all(position[o.name] < position[r.name] for r in planned for o in reads_of(r, planned))
+    assert {o.name for o in reads_of(next(r for r in planned if r.name == "08_summary"), planned)} >= {
+        "01_embedding_bakeoff", "10_local_llm", "06_q7_mechanism-hybrid"}

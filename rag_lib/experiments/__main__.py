@@ -17,12 +17,13 @@ def conditions() -> list[dict[str, object]]:
     parameters (as resolved from ``workbook.yaml``)."""
     from rag_lib.experiments.mechanisms import get_mechanism
     from rag_lib.workbook.notebooks import notebook_parameters
-    from rag_lib.workbook.results import planned_runs
+    from rag_lib.workbook.results import planned_runs, reads_of
 
     rows: list[dict[str, object]] = []
     for run in planned_runs():
         row: dict[str, object] = {"run": run.name, "notebook": run.notebook, "parameters": run.parameters,
-                                  "notebook_parameters": notebook_parameters(run)}
+                                  "notebook_parameters": notebook_parameters(run),
+                                  "reads": [other.name for other in reads_of(run)]}
         if "mechanism" in run.parameters:
             spec = get_mechanism(str(run.parameters["mechanism"]))
             row["mechanism"] = {"description": spec.description, "parameters": spec.resolved_parameters()}
@@ -49,8 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     print("run configuration (workbook.yaml; a notebook parameter left at None takes its value):")
     for name, value in config.items():
         print(f"    {name} = {value}")
+    print("runs, in the order make reproduce executes them (each after the runs it reads):")
     for row in rows:
-        print(f"{row['run']}  ({row['notebook']})")
+        reads = row["reads"]
+        print(f"{row['run']}  ({row['notebook']})" + (f"  reads: {', '.join(reads)}" if isinstance(reads, list)
+                                                        and reads else ""))
         shown = row["notebook_parameters"]
         if isinstance(shown, dict) and shown:
             print("    " + ", ".join(f"{name}={value}" for name, value in shown.items()))

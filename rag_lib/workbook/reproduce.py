@@ -44,7 +44,7 @@ from rag_lib.errors import WorkbookError, cli_errors
 from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 from rag_lib.io import write_text
 from rag_lib.workbook.notebooks import notebook_parameters, notebook_question, read_notebook
-from rag_lib.workbook.results import RESULTS_FILE, NotebookRun, planned_runs
+from rag_lib.workbook.results import RESULTS_FILE, RUN_ENV, NotebookRun, planned_runs, reads_of
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this notebook in JupyterLab (make lab) "
@@ -174,8 +174,8 @@ def recorded_calls() -> list[str]:
 
 
 def fingerprint(run: NotebookRun, earlier: list[NotebookRun], files: list[Path]) -> str:
-    """sha256 over the code, data, notebook source, parameters, the results of earlier runs and
-    the set of recorded LLM calls."""
+    """sha256 over the code, data, notebook source, parameters, the results of the runs it reads
+    (``earlier``: its declared reads) and the set of recorded LLM calls."""
     digest = hashlib.sha256()
     digest.update("\n".join(recorded_calls()).encode())
     for path in [*files, run.source, *(results_dir() / e.name / RESULTS_FILE for e in earlier)]:
@@ -318,7 +318,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     for i, run in enumerate(runs, 1):
         head = f"[{i:>{len(str(len(runs)))}}/{len(runs)}] {run.name:<{width}}"
         t0 = time.perf_counter()
-        inputs = fingerprint(run, planned[: planned.index(run)], files)
+        inputs = fingerprint(run, reads_of(run, planned), files)
         stamp = _stamp(run)
         if not force and stamp.is_file() and stamp.read_text() == inputs and (out_dir / f"{run.name}.ipynb").is_file():
             skipped.append(run.name)
@@ -331,8 +331,12 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
             t0 = time.perf_counter()
         try:
             stamp.unlink(missing_ok=True)
-            with heartbeat(head, expected_s=last_seconds(run)):
-                execute(run, out_dir, cell_timeout)
+            os.environ[RUN_ENV] = run.name  # the kernel inherits it: a read it does not declare is refused
+            try:
+                with heartbeat(head, expected_s=last_seconds(run)):
+                    execute(run, out_dir, cell_timeout)
+            finally:
+                os.environ.pop(RUN_ENV, None)
             write_text(stamp, inputs)
             took = time.perf_counter() - t0
             write_text(_timing(run), f"{took:.1f}\n")
