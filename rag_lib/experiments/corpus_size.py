@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -91,104 +92,130 @@ def _band(values: Sequence[float], n_boot: int, seed: int) -> list[float]:
     return [round(mean, 4), round(lo, 4), round(hi, 4)]
 
 
-def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0) -> CorpusSizeResult:
-    """Every size × seed × language; see the module docstring."""
-    conf = scale_settings()
-    wide = Workbench(conf["batch"])
-    on_batch = wide.batch_benchmark
+@dataclass
+class SizeRuns:
+    """Everything the size × seed × language runs measured, before it is summarised."""
+
+    sizes: list[int]
+    seeds: list[int]
+    base_pages: list[str]
+    pages_of: dict[str, set[str]]  # a chunk text -> the pages that render it (shared partials)
+    per_question: dict[tuple[int, str, str], list[list[float]]] = field(default_factory=dict)  # -> per seed
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    q7_rows: list[dict[str, Any]] = field(default_factory=list)
+    slots: list[dict[str, Any]] = field(default_factory=list)
+    q7_first: list[dict[str, Any]] = field(default_factory=list)
+    by_slot: Counter[tuple[int, str, str]] = field(default_factory=Counter)
+
+    def of(self, rows: Sequence[dict[str, Any]], size: int, lang: str) -> list[dict[str, Any]]:
+        return [r for r in rows if r["pages"] == size and r["language"] == lang]
+
+
+def measure(wide: Workbench, conf: Mapping[str, Any], languages: Sequence[str]) -> SizeRuns:
+    """Rank every question on the whole wide batch once per language, then score each nested corpus
+    (size × seed) by restricting those rankings: metrics, the gate, Q7's pieces and the Top-5 slots."""
     questions = wide.benchmark.questions(answerable=True)
-    unanswerable = wide.benchmark.questions(answerable=False)  # those still unanswerable on the wide batch
-    labelled, aspects = Workbench(), AspectGate()
     base_pages = sorted({c.page for c in load_chunks(default_batch())})
     all_pages = sorted({c.page for c in wide.chunks})
     sizes = sorted({len(base_pages), *(int(s) for s in conf["sizes"] if len(base_pages) < s < len(all_pages)),
                     len(all_pages)})
-    seeds = [int(s) for s in conf["seeds"]]
-    orders = page_orders(base_pages, all_pages, seeds)
-    base_set = set(base_pages)
-    pages_of: dict[str, set[str]] = {}
+    runs = SizeRuns(sizes, [int(s) for s in conf["seeds"]], base_pages, {})
     for c in wide.embeddable:
-        pages_of.setdefault(text_key(c), set()).add(c.page)
+        runs.pages_of.setdefault(text_key(c), set()).add(c.page)
+    orders = page_orders(base_pages, all_pages, runs.seeds)
     q7 = wide.benchmark["q07"]
-
-    per_question: dict[tuple[int, str, str], list[list[float]]] = {}  # (size, lang, metric) -> per seed
-    rows, q7_rows, slots, q7_first = [], [], [], []
-    by_slot: Counter[tuple[int, str, str]] = Counter()
+    labelled = Workbench()
     for lang in languages:
         full = wide.run("dense", questions, lang)
         q7_full = wide.rank(q7.text(lang))
         for piece_id, chunks in zip(("C1", "C2", "C3", "C4"), q7.pieces, strict=True):  # whole wide batch
             first = min(chunks, key=q7_full.rank_of)
-            q7_first.append({"language": lang, "piece": piece_id, "rank": q7_full.rank_of(first), "chunk": first,
-                             "page": wide.by_id[first].page, "added page": wide.by_id[first].page not in base_set})
+            runs.q7_first.append({"language": lang, "piece": piece_id, "rank": q7_full.rank_of(first), "chunk": first,
+                                  "page": wide.by_id[first].page,
+                                  "added page": wide.by_id[first].page not in set(base_pages)})
         # The gate as 03 fitted it on the labelled batch (in-sample for these questions), and out of sample:
         # each question decided by the parameters fitted without it on the labelled batch.
-        fitted = calibrated_gate_parameters(lang)
-        held_out = held_out_parameters(scored_questions(labelled, lang), "floor_aspects")[0]
-        unanswerable_full = wide.run("dense", unanswerable, lang)
+        gate = (calibrated_gate_parameters(lang),
+                held_out_parameters(scored_questions(labelled, lang), "floor_aspects")[0])
+        unanswerable_full = wide.run("dense", wide.benchmark.questions(answerable=False), lang)
         for size in sizes:
-            for s in seeds if len(base_pages) < size < len(all_pages) else seeds[:1]:
+            for s in runs.seeds if len(base_pages) < size < len(all_pages) else runs.seeds[:1]:
                 pages = set(orders[s][:size])
-                allowed = {c.id for c in wide.embeddable if c.page in pages}
-                runs = {qid: restrict(r, allowed) for qid, r in full.items()}
-                gold = {q.id: [p & allowed for p in q.pieces] for q in questions}
-                table = evaluate(gold, runs, (HIT, PieceCoverage(10)))
-                for m in METRICS:
-                    per_question.setdefault((size, lang, m), []).append([float(v) for v in table[m]])
-                cases, held_cases, kinds, from_added = [], [], Counter(), 0
-                copies = {k: v & pages for k, v in pages_of.items()}
-                for q in questions:
-                    top = runs[q.id].ids[:TOP_K]
-                    evidence = [wide.by_id[c] for c in top]
-                    seen = score_question(q, lang, runs[q.id], evidence, aspects)
-                    cases.append(Case(q.id, True, seen.label_insufficient, seen.declined_with(fitted)))
-                    held_cases.append(Case(q.id, True, seen.label_insufficient, seen.declined_with(held_out[q.id])))
-                    gold_ids = q.gold_chunks
-                    gold_pages = {wide.by_id[c].page for c in gold_ids}
-                    for cid in top:
-                        if cid in gold_ids:
-                            continue
-                        kinds[distractor_kind(wide.by_id[cid], gold_pages, copies)] += 1
-                        from_added += wide.by_id[cid].page not in base_set
-                gate_scores, held_scores = score_cases(cases), score_cases(held_cases)
-                refused = Counter()
-                for q in unanswerable:
-                    ranking = restrict(unanswerable_full[q.id], allowed)
-                    seen = score_question(q, lang, ranking, [wide.by_id[c] for c in ranking.ids[:TOP_K]], aspects)
-                    refused["in-sample"] += seen.declined_with(fitted)
-                    refused["held out"] += seen.declined_with(held_out[q.id])
-                ranks = dict(zip(("C1", "C2", "C3", "C4"), piece_ranks([p & allowed for p in q7.pieces],
-                                                                       restrict(q7_full, allowed)), strict=True))
-                q7_rows.append({"pages": size, "language": lang, "seed": s, **ranks})
-                n_slots = sum(kinds.values())
-                slots.append({"pages": size, "language": lang, "seed": s, "non-gold slots": n_slots,
-                              "from added pages": from_added, **{k: kinds[k] for k in DISTRACTOR_KINDS}})
-                rows.append({"pages": size, "language": lang, "seed": s, "chunks": len(allowed),
-                             **{m: round(float(table[m].mean()), 4) for m in METRICS},
-                             "declined (answerable)": sum(c.declined for c in cases),
-                             "complete declined": gate_scores.complete_declined, "complete": gate_scores.complete,
-                             "complete declined (held out)": held_scores.complete_declined,
-                             "unanswerable declined": refused["in-sample"],
-                             "unanswerable declined (held out)": refused["held out"],
-                             "unanswerable": len(unanswerable)})
-                for cid in (c for q in questions for c in runs[q.id].ids[:TOP_K] if c not in q.gold_chunks):
-                    by_slot[size, lang, cid] += 1
+                _measure_corpus(runs, wide, lang, size, s, pages, full, unanswerable_full, q7_full, gate)
+    return runs
 
+
+def _measure_corpus(runs: SizeRuns, wide: Workbench, lang: str, size: int, s: int, pages: set[str],
+                    full: Mapping[str, Ranking], unanswerable_full: Mapping[str, Ranking], q7_full: Ranking,
+                    gate: tuple[dict[str, float], Mapping[str, dict[str, float]]]) -> None:
+    """One nested corpus (``size`` pages, page order ``s``) in one language, appended to ``runs``."""
+    fitted, held_out = gate
+    questions = wide.benchmark.questions(answerable=True)
+    unanswerable = wide.benchmark.questions(answerable=False)  # those still unanswerable on the wide batch
+    aspects, base_set, q7 = AspectGate(), set(runs.base_pages), wide.benchmark["q07"]
+    allowed = {c.id for c in wide.embeddable if c.page in pages}
+    ranked = {qid: restrict(r, allowed) for qid, r in full.items()}
+    gold = {q.id: [p & allowed for p in q.pieces] for q in questions}
+    table = evaluate(gold, ranked, (HIT, PieceCoverage(10)))
+    for m in METRICS:
+        runs.per_question.setdefault((size, lang, m), []).append([float(v) for v in table[m]])
+    cases, held_cases, kinds, from_added = [], [], Counter(), 0
+    copies = {k: v & pages for k, v in runs.pages_of.items()}
+    for q in questions:
+        top = ranked[q.id].ids[:TOP_K]
+        seen = score_question(q, lang, ranked[q.id], [wide.by_id[c] for c in top], aspects)
+        cases.append(Case(q.id, True, seen.label_insufficient, seen.declined_with(fitted)))
+        held_cases.append(Case(q.id, True, seen.label_insufficient, seen.declined_with(held_out[q.id])))
+        gold_pages = {wide.by_id[c].page for c in q.gold_chunks}
+        for cid in top:
+            if cid in q.gold_chunks:
+                continue
+            kinds[distractor_kind(wide.by_id[cid], gold_pages, copies)] += 1
+            from_added += wide.by_id[cid].page not in base_set
+    gate_scores, held_scores = score_cases(cases), score_cases(held_cases)
+    refused: Counter[str] = Counter()
+    for q in unanswerable:
+        ranking = restrict(unanswerable_full[q.id], allowed)
+        seen = score_question(q, lang, ranking, [wide.by_id[c] for c in ranking.ids[:TOP_K]], aspects)
+        refused["in-sample"] += seen.declined_with(fitted)
+        refused["held out"] += seen.declined_with(held_out[q.id])
+    ranks = dict(zip(("C1", "C2", "C3", "C4"), piece_ranks([p & allowed for p in q7.pieces],
+                                                           restrict(q7_full, allowed)), strict=True))
+    runs.q7_rows.append({"pages": size, "language": lang, "seed": s, **ranks})
+    runs.slots.append({"pages": size, "language": lang, "seed": s, "non-gold slots": sum(kinds.values()),
+                       "from added pages": from_added, **{k: kinds[k] for k in DISTRACTOR_KINDS}})
+    runs.rows.append({"pages": size, "language": lang, "seed": s, "chunks": len(allowed),
+                      **{m: round(float(table[m].mean()), 4) for m in METRICS},
+                      "declined (answerable)": sum(c.declined for c in cases),
+                      "complete declined": gate_scores.complete_declined, "complete": gate_scores.complete,
+                      "complete declined (held out)": held_scores.complete_declined,
+                      "unanswerable declined": refused["in-sample"],
+                      "unanswerable declined (held out)": refused["held out"],
+                      "unanswerable": len(unanswerable)})
+    for cid in (c for q in questions for c in ranked[q.id].ids[:TOP_K] if c not in q.gold_chunks):
+        runs.by_slot[size, lang, cid] += 1
+
+
+def curve_and_change(runs: SizeRuns, languages: Sequence[str], n_boot: int,
+                     seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per size and language: each metric's seed-averaged mean with its band, the gate's rates; and each
+    size's paired change from the smallest corpus."""
     curve, change = [], []
+    smallest = len(runs.base_pages)
     for lang in languages:
-        base_scores = {m: np.mean(per_question[len(base_pages), lang, m], axis=0) for m in METRICS}
-        for size in sizes:
+        base_scores = {m: np.mean(runs.per_question[smallest, lang, m], axis=0) for m in METRICS}
+        for size in runs.sizes:
             entry: dict[str, Any] = {"pages": size, "language": lang}
             for m in METRICS:
-                seed_mean = np.mean(per_question[size, lang, m], axis=0)  # per question, averaged over seeds
+                seed_mean = np.mean(runs.per_question[size, lang, m], axis=0)  # per question, averaged over seeds
                 entry[m], entry[f"{m} lo"], entry[f"{m} hi"] = _band(seed_mean.tolist(), n_boot, seed)
-                if size != len(base_pages):
+                if size != smallest:
                     c = compare(seed_mean.tolist(), base_scores[m].tolist(), n_boot, seed)
                     change.append({"pages": size, "language": lang, "metric": m, "smallest": c["baseline"],
                                    "this size": c["mechanism"], "change": c["diff"], "ci95": c["ci95"],
                                    "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]", "p": c["p"],
                                    "diffs": c["diffs"]})
-            mine = [r for r in rows if r["pages"] == size and r["language"] == lang]
+            mine = runs.of(runs.rows, size, lang)
             entry["declined (answerable)"] = round(float(np.mean([r["declined (answerable)"] for r in mine])), 2)
             for label, suffix in (("", ""), (" (held out)", " (held out)")):
                 entry[f"false refusal rate{label}"] = round(float(np.mean(
@@ -197,41 +224,53 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                     [r[f"unanswerable declined{suffix}"] / r["unanswerable"] for r in mine if r["unanswerable"]])), 4)
             entry["seeds"] = len(mine)
             curve.append(entry)
-    # One Holm family: every size × language × metric of the change table.
-    family = judge_rows(change, FAMILY_NAME, ("pages",), ("language",), DIFF, n_boot, seed)
+    return curve, change
 
-    q7_summary = []
+
+def summaries(runs: SizeRuns, wide: Workbench, languages: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    """Q7's ranks per size (a span over seeds), the Top-5 slots by kind, the chunks that take most slots in
+    the whole wide batch, and the corpus sizes."""
+    q7 = [{"pages": size, "language": lang, **{
+        p: rank_span([r[p] for r in runs.of(runs.q7_rows, size, lang)]) for p in ("C1", "C2", "C3", "C4")}}
+        for lang in languages for size in runs.sizes]
+    slots = []
     for lang in languages:
-        for size in sizes:
-            mine = [r for r in q7_rows if r["pages"] == size and r["language"] == lang]
-            q7_summary.append({"pages": size, "language": lang, **{
-                p: rank_span([r[p] for r in mine]) for p in ("C1", "C2", "C3", "C4")}})
-    slot_summary = []
-    for lang in languages:
-        for size in sizes:
-            mine = [r for r in slots if r["pages"] == size and r["language"] == lang]
+        for size in runs.sizes:
+            mine = runs.of(runs.slots, size, lang)
             total = sum(r["non-gold slots"] for r in mine)
-            slot_summary.append({"pages": size, "language": lang,
-                                 "non-gold slots per run": round(total / len(mine), 1),
-                                 **{k: _share(sum(r[k] for r in mine), total) for k in DISTRACTOR_KINDS},
-                                 "from added pages": _share(sum(r["from added pages"] for r in mine), total)})
+            slots.append({"pages": size, "language": lang, "non-gold slots per run": round(total / len(mine), 1),
+                          **{k: _share(sum(r[k] for r in mine), total) for k in DISTRACTOR_KINDS},
+                          "from added pages": _share(sum(r["from added pages"] for r in mine), total)})
     top_distractors = []
     for lang in languages:
-        counts = [(cid, n) for (size, la, cid), n in by_slot.items() if size == sizes[-1] and la == lang]
+        counts = [(cid, n) for (size, la, cid), n in runs.by_slot.items() if size == runs.sizes[-1] and la == lang]
         for cid, n in sorted(counts, key=lambda x: (-x[1], x[0]))[:8]:
             chunk = wide.by_id[cid]
             top_distractors.append({"language": lang, "chunk": cid, "page": chunk.page,
                                     "heading": " › ".join(chunk.heading_path[-2:]),
-                                    "questions": n, "added page": chunk.page not in base_set,
-                                    "copies on other pages": len(pages_of.get(text_key(chunk), ())) - 1})
+                                    "questions": n, "added page": chunk.page not in set(runs.base_pages),
+                                    "copies on other pages": len(runs.pages_of.get(text_key(chunk), ())) - 1})
+    sizes = [{"pages": size, "chunks (mean over seeds)": round(float(np.mean(
+        [r["chunks"] for r in runs.rows if r["pages"] == size and r["language"] == languages[0]])), 1)}
+        for size in runs.sizes]
+    return {"q7": q7, "slots": slots, "top_distractors": top_distractors, "sizes": sizes}
 
-    size_rows = [{"pages": size, "chunks (mean over seeds)": round(float(np.mean(
-        [r["chunks"] for r in rows if r["pages"] == size and r["language"] == languages[0]])), 1)} for size in sizes]
-    embedder = wide.embedder()
+
+def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0) -> CorpusSizeResult:
+    """Every size × seed × language (:func:`measure`), summarised (:func:`curve_and_change`,
+    :func:`summaries`) and rendered; see the module docstring."""
+    conf = scale_settings()
+    wide = Workbench(conf["batch"])
+    on_batch = wide.batch_benchmark
+    runs = measure(wide, conf, languages)
+    curve, change = curve_and_change(runs, languages, n_boot, seed)
+    # One Holm family: every size × language × metric of the change table.
+    family = judge_rows(change, FAMILY_NAME, ("pages",), ("language",), DIFF, n_boot, seed)
+    summary = summaries(runs, wide, languages)
     return CorpusSizeResult(
-        languages=list(languages), sizes=sizes, seeds=seeds, batch=conf["batch"],
-        base_batch=default_batch(), n_answerable=len(questions),
-        labels=on_batch.to_json(), size_rows=size_rows,
+        languages=list(languages), sizes=runs.sizes, seeds=runs.seeds, batch=conf["batch"],
+        base_batch=default_batch(), n_answerable=len(wide.benchmark.questions(answerable=True)),
+        labels=on_batch.to_json(), size_rows=summary["sizes"],
         label_rows=[{"question": q, "in the wide batch": "answered there: left out" if r.answered
                      else "still unanswerable: kept", "reason": r.reason}
                     for q, r in sorted(on_batch.labels.absent_review.items())],
@@ -239,11 +278,11 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
         # the curve keyed by language and size, for make check (results/expected.yaml)
         by_size={lang: {str(r["pages"]): {m: r[m] for m in (*METRICS, "declined (answerable)")}
                         for r in curve if r["language"] == lang} for lang in languages},
-        runs=rows, q7_runs=q7_rows, q7_rows=q7_summary,
-        slot_rows=slot_summary, top_distractors=top_distractors, q7_first=q7_first,
+        runs=runs.rows, q7_runs=runs.q7_rows, q7_rows=summary["q7"],
+        slot_rows=summary["slots"], top_distractors=summary["top_distractors"], q7_first=runs.q7_first,
         gate={lang: calibrated_gate_parameters(lang) for lang in languages},
         tables={
-            "sizes": markdown_table(size_rows, decimals={"chunks (mean over seeds)": 1}),
+            "sizes": markdown_table(summary["sizes"], decimals={"chunks (mean over seeds)": 1}),
             "curve": markdown_table(curve, ["pages", "language",
                                             *(f"{m}{band}" for m in METRICS for band in ("", " lo", " hi")),
                                             "declined (answerable)", "false refusal rate",
@@ -252,12 +291,12 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                                    decimals={"declined (answerable)": 1}),
             "change": markdown_table(change, ["pages", "language", "metric", "smallest", "this size", "change",
                                               "95% CI", "p", "adjusted (Holm)"]),
-            "q7": markdown_table(q7_summary),
-            "q7_first": markdown_table(q7_first),
-            "slots": markdown_table(slot_summary, decimals={"non-gold slots per run": 1}),
-            "top_distractors": markdown_table(top_distractors),
+            "q7": markdown_table(summary["q7"]),
+            "q7_first": markdown_table(runs.q7_first),
+            "slots": markdown_table(summary["slots"], decimals={"non-gold slots per run": 1}),
+            "top_distractors": markdown_table(summary["top_distractors"]),
         },
-        provenance={"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
+        provenance={"retriever": "dense", "embedder": wide.embedder().describe(), "n_boot": n_boot, "seed": seed,
                     "claims": family.summary(), "scale": conf, "top": TOP_K,
                     "gate": "floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
                     "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
