@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -12,7 +12,14 @@ from rag_lib.config import TOP_K
 from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.evaluation import HIT, MRR, Measure, PieceCoverage, compare, piece_ranks
 from rag_lib.evaluation.margins import at_the_cut
-from rag_lib.experiments.mechanisms.registry import METRICS, BaselineDense, BuildContext, RankFailed, get_mechanism
+from rag_lib.experiments.mechanisms.registry import (
+    METRICS,
+    BaselineDense,
+    BuildContext,
+    RankFailed,
+    Variant,
+    get_mechanism,
+)
 from rag_lib.experiments.mechanisms.report import judge_variants, tables
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
@@ -91,6 +98,52 @@ def _baseline_scores(baseline: BaselineMeasures, lang: str, question_ids: Sequen
     return {metric: baseline.scores(lang, qids, m.name) for metric, m in _measures(TOP_K).items()}
 
 
+def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
+                    base_scores: Mapping[str, dict[str, list[float]]], languages: Sequence[str], n_boot: int,
+                    seed: int) -> dict[str, Any]:
+    """One variant: Q7's piece ranks per phrasing and language, and its paired comparison with the
+    baseline on the questions it ranked, per language (failures counted, never scored)."""
+    q7 = wb.benchmark.by_casebook("Q7")
+    questions = wb.benchmark.questions(answerable=True)
+    langs = [lang for lang in languages if v.languages is None or lang in v.languages]
+    q7_failures: dict[str, dict[str, str]] = {}
+    q7_ties: dict[str, dict[str, list[str]]] = {}
+    entry: dict[str, Any] = {
+        "name": v.name, "description": v.description, "evidence_k": v.evidence_k,
+        "benchmark_languages": langs, "notes": list(v.notes),
+        "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages, q7_failures, q7_ties),
+        "q7_ties": q7_ties, "benchmark": {},
+    }
+    if q7_failures:
+        entry["q7_failures"] = q7_failures
+    asked = [q for q in questions if v.question_ids is None or q.id in v.question_ids]
+    for lang in langs:
+        runs, failed = _rank_all(v.rank, asked, lang)
+        if failed:
+            entry.setdefault("failures", {})[lang] = {"failed": sum(failed.values()), "of": len(asked),
+                                                      "by_kind": dict(sorted(failed.items()))}
+        if not runs:
+            continue  # every question failed: nothing to compare, and nothing shown as if it ran
+        # Paired comparison on the questions the variant ranked (all of them, unless some failed).
+        same = len(runs) == len(questions)
+        paired = base_scores[lang] if same else _baseline_scores(baseline, lang, list(runs))
+        scores = _scores(wb, runs, v.evidence_k)
+        entry["benchmark"][lang] = {m: compare(scores[m], paired[m], n_boot, seed) for m in METRICS}
+        if not same:
+            entry.setdefault("compared_on", {})[lang] = len(runs)
+    entry["status"] = _variant_status(entry, langs, asked)
+    if v.llm is not None:
+        entry["llm_calls"] = v.llm.summary()
+        entry["q7_llm_outputs"] = v.llm.outputs([q7.text(lang, ph) for ph in Q7_PHRASINGS for lang in languages])
+        if langs and not set(languages) <= set(langs):
+            entry["notes"].append(
+                f"LLM variant compared on the whole benchmark in {', '.join(langs) or 'no language'} only "
+                f"(runtime); Q7 in every language.")
+    if v.provenance:
+        entry["provenance"] = v.provenance
+    return entry
+
+
 def run_mechanism(
     mechanism: str,
     languages: Sequence[str] = ("zh", "en"),
@@ -128,7 +181,6 @@ def run_mechanism(
     """
     get_mechanism(mechanism)  # an unknown name fails here, before anything is embedded
     wb = workbench or Workbench()
-    q7 = wb.benchmark.by_casebook("Q7")
     questions = wb.benchmark.questions(answerable=True)
     base_rank = BaselineDense(wb)  # what variants build on; its measurements are 01's
     base_key = RunKey("dense", default_embedder_name())
@@ -138,7 +190,6 @@ def run_mechanism(
     baseline.check(base_provenance, wb.inputs_sha256, languages, [q.id for q in questions], phrasings)
     provenance: dict[str, Any] = {"baseline": {**base_provenance, "k": TOP_K}, "n_boot": n_boot, "seed": seed,
                                   "ci_percent": 95, "n_answerable": len(questions), "languages": list(languages)}
-    entries: list[dict[str, Any]] = []
     base_scores = {lang: _baseline_scores(baseline, lang, [q.id for q in questions]) for lang in languages}
     base_result = {
         "q7": baseline.q7_ranks(phrasings, languages),
@@ -150,44 +201,7 @@ def run_mechanism(
     variants, unavailable = spec.variants(BuildContext(wb, base_rank, use_llm, llm_languages, provenance))
     status, reason = ("ran", "") if variants else (
         "unavailable", "; ".join(unavailable.values()) or "no variant of this mechanism can run on this machine")
-    for v in variants:
-        langs = [lang for lang in languages if v.languages is None or lang in v.languages]
-        q7_failures: dict[str, dict[str, str]] = {}
-        q7_ties: dict[str, dict[str, list[str]]] = {}
-        entry: dict[str, Any] = {
-            "name": v.name, "description": v.description, "evidence_k": v.evidence_k,
-            "benchmark_languages": langs, "notes": list(v.notes),
-            "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages, q7_failures, q7_ties),
-            "q7_ties": q7_ties, "benchmark": {},
-        }
-        if q7_failures:
-            entry["q7_failures"] = q7_failures
-        asked = [q for q in questions if v.question_ids is None or q.id in v.question_ids]
-        for lang in langs:
-            runs, failed = _rank_all(v.rank, asked, lang)
-            if failed:
-                entry.setdefault("failures", {})[lang] = {"failed": sum(failed.values()), "of": len(asked),
-                                                          "by_kind": dict(sorted(failed.items()))}
-            if not runs:
-                continue  # every question failed: nothing to compare, and nothing shown as if it ran
-            # Paired comparison on the questions the variant ranked (all of them, unless some failed).
-            same = len(runs) == len(questions)
-            paired = base_scores[lang] if same else _baseline_scores(baseline, lang, list(runs))
-            scores = _scores(wb, runs, v.evidence_k)
-            entry["benchmark"][lang] = {m: compare(scores[m], paired[m], n_boot, seed) for m in METRICS}
-            if not same:
-                entry.setdefault("compared_on", {})[lang] = len(runs)
-        entry["status"] = _variant_status(entry, langs, asked)
-        if v.llm is not None:
-            entry["llm_calls"] = v.llm.summary()
-            entry["q7_llm_outputs"] = v.llm.outputs([q7.text(lang, ph) for ph in Q7_PHRASINGS for lang in languages])
-            if langs and not set(languages) <= set(langs):
-                entry["notes"].append(
-                    f"LLM variant compared on the whole benchmark in {', '.join(langs) or 'no language'} only "
-                    f"(runtime); Q7 in every language.")
-        if v.provenance:
-            entry["provenance"] = v.provenance
-        entries.append(entry)
+    entries = [measure_variant(v, wb, baseline, base_scores, languages, n_boot, seed) for v in variants]
     # One Holm family per run, over every metric of every variant and language (rag_lib.evaluation.claims).
     provenance["claims"] = judge_variants(entries, n_boot, seed).summary()
     return MechanismResult(mechanism=mechanism, status=status, reason=reason, variants=entries,
