@@ -127,3 +127,17 @@ def test_the_llama_cpp_backend_makes_openmp_wait_passively_unless_the_user_chose
 
     assert passive_openmp(env := {}) == "PASSIVE" and env == {"OMP_WAIT_POLICY": "PASSIVE"}
     assert passive_openmp(env := {"OMP_WAIT_POLICY": "ACTIVE"}) == "ACTIVE" and env["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+def test_the_configured_narrowing_is_the_budget_notebook_10_picks():
+    # generation.narrowing must be what 10's stated rule chose out of sample, not a hand-set budget.
+    from rag_lib.config import RESULTS_DIR
+    from rag_lib.evidence.narrowing import narrowing_settings
+    from rag_lib.workbook.results import read_result
+
+    choice = read_result("10_local_llm", root=RESULTS_DIR).data["narrowing_choice"]
+    picked = {"budget_tokens": choice["picked"]["budget_tokens"], "max_units": choice["picked"]["max_units"]}
+    assert narrowing_settings() == picked, (
+        f"generation.narrowing in workbook.yaml is {narrowing_settings()}, 10's rule picks {picked}: set it to the "
+        "pick and re-run 10 (and record the calls it needs with make llm-runs)")
+    assert choice["agrees"]
