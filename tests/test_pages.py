@@ -22,7 +22,8 @@ def test_setup_summary_names_the_configuration_once_per_value() -> None:
     provenance = {"retriever": "dense", "embedder": {"model": "e5", "version": "0.3", "dimension": 384},
                   "reranker": {"model": "e5"}}
     assert page.setup_summary(provenance) == "dense · e5 · 0.3"
-    assert page.setup_summary({"checksum": "abc"}) == ""
+    assert page.setup_summary({"answer": "llama_cpp:b", "judge": "llama_cpp:b", "split": "llama_cpp:a"}) == (
+        "llama_cpp:b · llama_cpp:a")  # no named setting: the distinct values
 
 
 def test_setup_line_counts_every_setting_for_the_appendix() -> None:

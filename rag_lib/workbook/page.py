@@ -25,14 +25,11 @@ GLOSSARY_PAGE = "glossary.html"  # written beside the rendered notebooks by make
 
 
 def setup_summary(*mappings: Mapping[str, Any], limit: int = 6) -> str:
-    """The values of :data:`SUMMARY_KEYS` (at any depth) in ``mappings``, each once, joined by " · "."""
-    picked: list[str] = []
-    for mapping in mappings:
-        for key, value in flatten(mapping).items():
-            text = format_value(value)
-            if key.rsplit(".", 1)[-1] in SUMMARY_KEYS and text not in picked:
-                picked.append(text)
-    return " · ".join(picked[:limit])
+    """The values of :data:`SUMMARY_KEYS` (at any depth) in ``mappings``, each once, joined by " · ";
+    when none is there (a task → model map), the distinct values themselves."""
+    leaves = [(key.rsplit(".", 1)[-1], format_value(value)) for m in mappings for key, value in flatten(m).items()]
+    named = [text for key, text in leaves if key in SUMMARY_KEYS]
+    return " · ".join(list(dict.fromkeys(named or [text for _, text in leaves]))[:limit])
 
 
 def setup_line(*mappings: Mapping[str, Any]) -> Markdown:
