@@ -90,6 +90,7 @@ table(result.answer_rows, ANSWER_COLUMNS)
 #
 # `answers-v1`: the same recorded calls, judged by the support rule. `answers-v2`: the narrowed pipeline with
 # 450 estimated tokens of units, before the budget rule below (its calls are new, so its answers differ).
+# Only answerers whose figures moved are listed; the paired comparison against `answers-v2` is further down.
 
 # %%
 table(result.before_after)

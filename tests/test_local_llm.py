@@ -211,3 +211,17 @@ def test_constrained_citations_pair_each_chunk_with_its_own_quotable_sentences()
     assert items == {"anyOf": [{"type": "object", "properties": {
         "chunk_id": {"const": "c1"}, "quote": {"type": "string", "enum": ["Alpha sentence here."]}},
         "required": ["chunk_id", "quote"], "additionalProperties": False}]}, "a chunk with nothing quotable is left out"
+
+
+def test_before_after_lists_only_answerers_whose_figures_moved(tmp_path) -> None:
+    import json
+
+    from rag_lib.experiments.llm_eval import before_after_rows
+
+    archive = tmp_path / "answers-v9.json"
+    same = {"generator": "extractive:x", "lang": "zh", "gate": "ungated", "answer_rate": 0.1}
+    moved = {"generator": "llama_cpp:m", "lang": "zh", "gate": "ungated", "answer_rate": 0.5}
+    archive.write_text(json.dumps({"rows": [same, {**moved, "answer_rate": 0.4}]}))
+    rows = before_after_rows([same, moved], archives=[archive])
+    assert [(r["archive"], r["generator"], r["answer_rate"]) for r in rows] == [("answers-v9", "llama_cpp:m",
+                                                                                 "0.400 → 0.500")]

@@ -332,16 +332,18 @@ def archived_outcomes(archive: Path) -> dict[str, dict[str, list[dict[str, Any]]
 def before_after_rows(rows: Sequence[dict[str, Any]],
                       archives: Sequence[Path] = ANSWER_ARCHIVES) -> list[dict[str, Any]]:
     """Each archived row's rates beside the current row of the same generator, language and gate
-    (an archived gated row was in-sample), one block per archive that exists."""
+    (an archived gated row was in-sample), one block per archive that exists; a row whose figures all
+    stayed the same is left out (that answerer did not change between the archive and now)."""
     out = []
     for archive in (a for a in archives if a.is_file()):
         stored = json.loads(archive.read_text("utf-8"))
         before = {(r["generator"], r["lang"], r["gate"]): r for r in stored["rows"]}
         for row in rows:
             old = before.get((row["generator"], row["lang"], row["gate"].removesuffix(IN_SAMPLE)))
-            if old is not None:
+            shown = {m: _arrow(old.get(m), row.get(m)) for m in BEFORE_AFTER} if old is not None else {}
+            if any(" → " in value for value in shown.values()):
                 out.append({"archive": archive.stem, "generator": row["generator"], "lang": row["lang"],
-                            "gate": row["gate"], **{m: _arrow(old.get(m), row.get(m)) for m in BEFORE_AFTER}})
+                            "gate": row["gate"], **shown})
     return out
 
 
