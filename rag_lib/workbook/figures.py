@@ -37,6 +37,22 @@ def save(fig: plt.Figure, path: Path) -> Path:
     return path
 
 
+def language_panels(count: int, width: float = 3.6, extra: float = 2.4, height: float = 3.2) -> tuple[plt.Figure, Any]:
+    """One panel per language side by side, sharing the y axis (``axes[0]`` holds them)."""
+    return plt.subplots(1, count, sharey=True, figsize=(width * count + extra, height), squeeze=False)
+
+
+def finish_panels(fig: plt.Figure, axes: Any, ylabel: str, title: str, path: Path, title_y: float = 1.04,
+                  legend: bool = True) -> Path:
+    """The y label on the first panel, the legend beside the last, the title above all, saved."""
+    axes[0][0].set_ylabel(ylabel)
+    if legend:
+        _legend_outside(axes[0][-1])
+    if title:
+        fig.suptitle(title, y=title_y)
+    return save(fig, path)
+
+
 def chunk_length_histogram(lengths: Sequence[int], limit: int, path: Path) -> Path:
     """Histogram of chunk lengths with the size limit marked."""
     with plt.rc_context(_STYLE):
@@ -89,7 +105,7 @@ def threshold_sweep(sweeps: Mapping[str, Sequence[Mapping[str, float]]], chosen:
     lines = {"refusal_correctness": ("unanswerable questions declined", "-"),
              "false_refusal_rate": ("answerable questions with complete evidence declined", "--")}
     with plt.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, len(sweeps), sharey=True, figsize=(3.6 * len(sweeps) + 2.4, 3.2), squeeze=False)
+        fig, axes = language_panels(len(sweeps))
         for ax, (lang, rows) in zip(axes[0], sweeps.items(), strict=True):
             xs = [row[x] for row in rows]
             for key, (label, style) in lines.items():
@@ -102,11 +118,7 @@ def threshold_sweep(sweeps: Mapping[str, Sequence[Mapping[str, float]]], chosen:
             ax.set_title(lang, loc="left")
             ax.set_xlabel(f"{x} (best retrieval score below which the gate declines)")
             ax.set_ylim(0, 1.05)
-        axes[0][0].set_ylabel("share of questions")
-        _legend_outside(axes[0][-1])
-        if title:
-            fig.suptitle(title, y=1.08)
-        return save(fig, path)
+        return finish_panels(fig, axes, "share of questions", title, path, title_y=1.08)
 
 
 def size_curves(curve: Sequence[Mapping[str, float]], metrics: Sequence[str], path: Path, title: str = "") -> Path:
@@ -114,8 +126,7 @@ def size_curves(curve: Sequence[Mapping[str, float]], metrics: Sequence[str], pa
     languages = list(dict.fromkeys(str(row["language"]) for row in curve))
     styles = ("-", "--", ":")
     with plt.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, len(languages), sharey=True, figsize=(3.6 * len(languages) + 2.4, 3.2),
-                                 squeeze=False)
+        fig, axes = language_panels(len(languages))
         for ax, lang in zip(axes[0], languages, strict=True):
             rows = sorted((r for r in curve if r["language"] == lang), key=lambda r: r["pages"])
             xs = [r["pages"] for r in rows]
@@ -130,11 +141,7 @@ def size_curves(curve: Sequence[Mapping[str, float]], metrics: Sequence[str], pa
             ax.set_xlabel("pages in the corpus")
             low = min(r[f"{m} lo"] for r in curve for m in metrics)  # same scale in every panel
             ax.set_ylim(max(0.0, low - 0.05), 1.02)
-        axes[0][0].set_ylabel("mean over answerable questions")
-        _legend_outside(axes[0][-1])
-        if title:
-            fig.suptitle(title, y=1.08)
-        return save(fig, path)
+        return finish_panels(fig, axes, "mean over answerable questions", title, path, title_y=1.08)
 
 
 def accuracy_coverage(curves: Mapping[str, Sequence[Mapping[str, Any]]], path: Path, title: str = "") -> Path:
@@ -279,7 +286,7 @@ def score_distributions(scores: Mapping[str, Mapping[str, Sequence[float]]], flo
     """One panel per language: the best retrieval score of each answerable and each unanswerable question
     as overlaid histograms, with the chosen floor marked."""
     with plt.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, len(scores), sharey=True, figsize=(3.6 * len(scores) + 2.4, 3.2), squeeze=False)
+        fig, axes = language_panels(len(scores))
         every = [x for groups in scores.values() for values in groups.values() for x in values]
         bins = [min(every) + i * (max(every) - min(every)) / 24 for i in range(25)] if every else 10
         for ax, (lang, groups) in zip(axes[0], scores.items(), strict=True):
@@ -292,10 +299,7 @@ def score_distributions(scores: Mapping[str, Mapping[str, Sequence[float]]], flo
             ax.set_title(lang, loc="left")
             ax.set_xlabel("best retrieval score of the question (cosine)")
             ax.legend(loc="upper left", frameon=False, fontsize=7)
-        axes[0][0].set_ylabel("questions")
-        if title:
-            fig.suptitle(title, y=1.04)
-        return save(fig, path)
+        return finish_panels(fig, axes, "questions", title, path, legend=False)  # each panel has its own legend
 
 
 def rank_moves_figure(moves: Sequence[Mapping[str, Any]], left: str, right: str, k: int) -> plt.Figure:
@@ -336,7 +340,7 @@ def worst_rank_cdf(worst_ranks: Mapping[str, Mapping[str, int | None]], path: Pa
     top = max((r for ranks in worst_ranks.values() for r in ranks.values() if r is not None), default=10)
     xs = sorted({x for x in range(1, top + 1)})  # every rank: the curve steps where a question completes
     with plt.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, len(by_lang), sharey=True, figsize=(3.6 * len(by_lang) + 2.4, 3.2), squeeze=False)
+        fig, axes = language_panels(len(by_lang))
         for ax, (lang, configurations) in zip(axes[0], by_lang.items(), strict=True):
             for i, (configuration, ranks) in enumerate(configurations.items()):
                 shares = [sum(r is not None and r <= x for r in ranks) / len(ranks) for x in xs]
@@ -349,11 +353,7 @@ def worst_rank_cdf(worst_ranks: Mapping[str, Mapping[str, int | None]], path: Pa
             ax.set_title(lang, loc="left")
             ax.set_xlabel("rank x (log scale); dotted: Top-5, dashed: Top-10")
             ax.set_ylim(0, 1.02)
-        axes[0][0].set_ylabel("questions with every piece in the Top-x")
-        _legend_outside(axes[0][-1])
-        if title:
-            fig.suptitle(title, y=1.04)
-        return save(fig, path)
+        return finish_panels(fig, axes, "questions with every piece in the Top-x", title, path, title_y=1.04)
 
 
 def stacked_shares(rows: Sequence[Mapping[str, Any]], parts: Sequence[str], path: Path, x: str = "pages",
@@ -362,8 +362,7 @@ def stacked_shares(rows: Sequence[Mapping[str, Any]], parts: Sequence[str], path
     ``overlay`` (a share that cuts across the parts) is drawn as a line with markers on top."""
     languages = list(dict.fromkeys(str(row["language"]) for row in rows))
     with plt.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, len(languages), sharey=True, figsize=(3.6 * len(languages) + 2.4, 3.2),
-                                 squeeze=False)
+        fig, axes = language_panels(len(languages))
         for ax, lang in zip(axes[0], languages, strict=True):
             mine = sorted((r for r in rows if r["language"] == lang), key=lambda r: r[x])
             positions = range(len(mine))
@@ -380,11 +379,7 @@ def stacked_shares(rows: Sequence[Mapping[str, Any]], parts: Sequence[str], path
             ax.set_xlabel(f"{x} in the corpus")
             ax.set_title(lang, loc="left")
             ax.set_ylim(0, 1.02)
-        axes[0][0].set_ylabel("share of the Top-5 slots gold does not fill")
-        _legend_outside(axes[0][-1])
-        if title:
-            fig.suptitle(title, y=1.04)
-        return save(fig, path)
+        return finish_panels(fig, axes, "share of the Top-5 slots gold does not fill", title, path, title_y=1.04)
 
 
 def strategy_tradeoff(rows: Sequence[Mapping[str, Any]], x: str, y: str, path: Path, title: str = "") -> Path:
@@ -412,7 +407,7 @@ def gate_roc(sweeps: Mapping[str, Sequence[Mapping[str, float]]], points: Sequen
     each other gate's single operating point (``points``: rows with ``lang``, ``gate`` and both rates)."""
     markers = ("s", "^", "D", "v", "P", "X")
     with plt.rc_context(_STYLE):
-        fig, axes = plt.subplots(1, len(sweeps), sharey=True, figsize=(3.4 * len(sweeps) + 2.6, 3.3), squeeze=False)
+        fig, axes = language_panels(len(sweeps), width=3.4, extra=2.6, height=3.3)
         for ax, (lang, rows) in zip(axes[0], sweeps.items(), strict=True):
             ordered = sorted(rows, key=lambda r: (r["false_refusal_rate"], r["refusal_correctness"]))
             ax.plot([0.0, *(r["false_refusal_rate"] for r in ordered), 1.0],
@@ -427,8 +422,4 @@ def gate_roc(sweeps: Mapping[str, Sequence[Mapping[str, float]]], points: Sequen
             ax.set_xlabel("answerable (complete evidence) declined")
             ax.set_xlim(-0.02, 1.02)
             ax.set_ylim(-0.02, 1.02)
-        axes[0][0].set_ylabel("unanswerable declined")
-        _legend_outside(axes[0][-1])
-        if title:
-            fig.suptitle(title, y=1.04)
-        return save(fig, path)
+        return finish_panels(fig, axes, "unanswerable declined", title, path, title_y=1.04)
