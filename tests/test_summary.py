@@ -83,6 +83,12 @@ def test_readme_opens_with_the_findings_08_stored(tmp_path: Path) -> None:
     assert "\nold\n" not in text
     assert "- k = 10 helps. ([04_q8_topk](results/notebooks/04_q8_topk.html))" in text
     assert "(results/08_summary/q7_ranks_zh.png)" in text
+    from rag_lib.workbook.report import write_results_index
+
+    write_results_index(root, [], {})  # results/README.md opens with the same findings, linked from there
+    index = (root / "README.md").read_text()
+    assert "## What the workbook found\n\n- k = 10 helps. ([04_q8_topk](notebooks/04_q8_topk.html))" in index
+    assert index.index("What the workbook found") < index.index("## Headline")
 
 
 def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path) -> None:

@@ -181,20 +181,20 @@ def replace_block(text: str, name: str, body: str) -> str | None:
     return f"{before}{start}\n{body}\n{end}{rest.split(end, 1)[1]}"
 
 
-def findings_block(root: Path) -> str | None:
-    """The README's opening findings (``headline_findings`` of 08's results), each linking to the rendered
-    notebook that measured it, then Q7's picture; ``None`` before 08 has run."""
+def findings_block(root: Path, prefix: str = "") -> str | None:
+    """The opening findings (``headline_findings`` of 08's results), each linking to the rendered notebook
+    that measured it, then Q7's picture; links start with ``prefix`` (``"results/"`` from the repository's
+    README, nothing from ``results/README.md``). ``None`` before 08 has run."""
     path = root / "08_summary" / "results.json"
     if not path.is_file():
         return None
     stored = json.loads(path.read_text(encoding="utf-8"))
-    rel = root.name  # the README sits beside results/
-    lines = [f"- {f['sentence']} ([{f['run']}]({rel}/notebooks/{f['run']}.html))"
+    lines = [f"- {f['sentence']} ([{f['run']}]({prefix}notebooks/{f['run']}.html))"
              for f in stored.get("headline_findings", [])]
     picture = root / "08_summary" / "q7_ranks_zh.png"
     if picture.is_file():
         lines += ["", f"![Q7: first rank of each piece per configuration, Top-5 and Top-10 cuts marked]"
-                      f"({rel}/08_summary/{picture.name})"]
+                      f"({prefix}08_summary/{picture.name})"]
     return "\n".join(lines) if lines else None
 
 
@@ -205,7 +205,7 @@ def update_readme_headline(readme: Path, root: Path) -> bool:
     if not headline.is_file() or not readme.is_file():
         return False
     text = readme.read_text(encoding="utf-8")
-    findings = findings_block(root)
+    findings = findings_block(root, f"{root.name}/")  # the README sits beside results/
     if findings is not None:
         text = replace_block(text, "findings", findings) or text
     body = (
@@ -306,6 +306,9 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
         "`notebooks/` with an HTML rendering beside each.",
         "",
     ]
+    findings = findings_block(root)
+    if findings is not None:
+        lines += ["## What the workbook found", "", findings, ""]
     headline = root / "08_summary" / "headline.md"
     if headline.is_file():
         lines += ["## Headline", "", headline.read_text(encoding="utf-8").strip(), ""]
