@@ -81,7 +81,7 @@ table(result.scores, label="language", decimals=4)
 # %%
 display(table(result.overlap, label="language", decimals=4))
 page.show_figure(figures.score_distributions(
-    result.best_scores, {lang: result.calibration[lang]["floor"]["floor"] for lang in languages},
+    result.best_scores, result.chosen_floors(languages),
     report.experiment_dir("03_q9a_no_evidence") / "best_scores.png",
     title="Best retrieval score per question: answerable vs unanswerable"))
 
@@ -91,7 +91,7 @@ page.show_figure(figures.score_distributions(
 # %%
 sweep_png = figures.threshold_sweep(
     {lang: result.floor_sweep[lang] for lang in languages},
-    {lang: result.calibration[lang]["floor"]["floor"] for lang in languages},
+    result.chosen_floors(languages),
     report.experiment_dir("03_q9a_no_evidence") / "floor_sweep.png", title="Score-floor gate, in-sample")
 page.show_figure(sweep_png)
 table({lang: c["floor_aspects"] for lang, c in result.calibration.items()}, label="language", decimals=4)
@@ -139,9 +139,7 @@ table({n: r for n, r in result.bypass.items() if n != "lang"}, label="generator"
 # %%
 display(table(result.llm_judge_rows))
 page.show_figure(figures.gate_roc(
-    {lang: result.floor_sweep[lang] for lang in languages},
-    [{"lang": lang, "gate": gate, **result.gates[lang][gate]} for lang in languages for gate in ("aspects", "floor_aspects")]
-    + [row for row in result.llm_judge_rows if row["lang"] in languages and row["gate"].startswith("llm_judge")],
+    {lang: result.floor_sweep[lang] for lang in languages}, result.operating_points(languages),
     report.experiment_dir("03_q9a_no_evidence") / "gate_roc.png",
     title="Each gate's trade-off, in-sample (the floor over every threshold)"))
 

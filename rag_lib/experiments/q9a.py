@@ -85,14 +85,18 @@ def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense"
     return out
 
 
+def _best_by_group(rows: Sequence[ScoredQuestion]) -> tuple[list[float], list[float]]:
+    """The best retrieval score of each answerable and of each unanswerable question, sorted."""
+    return (sorted(r.best_score for r in rows if r.answerable), sorted(r.best_score for r in rows if not r.answerable))
+
+
 def score_overlap(rows: Sequence[ScoredQuestion]) -> dict[str, Any]:
     """How far the best scores of answerable and unanswerable questions overlap on the whole benchmark.
 
     ``answerable_below_max_unanswerable``: answerable questions whose best score is below the highest
     unanswerable best score (each would be refused by a floor that refuses every unanswerable one).
     """
-    ans = sorted(r.best_score for r in rows if r.answerable)
-    unans = sorted(r.best_score for r in rows if not r.answerable)
+    ans, unans = _best_by_group(rows)
     top_unans, low_ans = unans[-1], ans[0]
     return {"n_answerable": len(ans), "n_unanswerable": len(unans),
             "max_unanswerable_best": round(top_unans, 4), "min_answerable_best": round(low_ans, 4),
@@ -101,10 +105,10 @@ def score_overlap(rows: Sequence[ScoredQuestion]) -> dict[str, Any]:
 
 
 def best_scores(rows: Sequence[ScoredQuestion]) -> dict[str, list[float]]:
-    """Each question's best retrieval score, sorted, for answerable and unanswerable questions (03's
-    distribution figure: where the two groups overlap, no floor separates them)."""
-    return {"answerable": sorted(round(r.best_score, 4) for r in rows if r.answerable),
-            "unanswerable": sorted(round(r.best_score, 4) for r in rows if not r.answerable)}
+    """:func:`score_overlap`'s two groups, every score (rounded), for 03's distribution figure: where the
+    groups overlap, no floor separates them."""
+    ans, unans = _best_by_group(rows)
+    return {"answerable": [round(x, 4) for x in ans], "unanswerable": [round(x, 4) for x in unans]}
 
 
 # ------------------------------------------------------------------------------ out of sample

@@ -213,6 +213,11 @@ RANK_METRIC = "coverage@evidence"
 MORE_CONTEXT = "more context"
 
 
+def is_more_context(row: dict[str, Any]) -> bool:
+    """A :func:`what_helps` row of a top-k variant: shown after the mechanisms, never ranked among them."""
+    return str(row["verdict"]).startswith(MORE_CONTEXT)
+
+
 def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]],
                more_context: Collection[str] = ()) -> list[dict[str, Any]]:
     """Every mechanism variant and language, ranked: clear gains first (some metric's Holm-adjusted
@@ -241,7 +246,7 @@ def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str],
                         -metrics[RANK_METRIC]["diff"] if RANK_METRIC in metrics else 0)
         rows.append(row)
     rows.sort(key=lambda r: r.pop("_sort"))
-    ranked = [r for r in rows if not r["verdict"].startswith(MORE_CONTEXT)]
+    ranked = [r for r in rows if not is_more_context(r)]
     return [{"rank": i, **r} for i, r in enumerate(ranked, 1)] + [{"rank": "—", **r} for r in rows[len(ranked):]]
 
 
@@ -290,7 +295,7 @@ def findings(summary: SummaryResult) -> list[str]:
             shown = "; ".join(_earned(family.verdict(r["mechanism"], r["language"]), r) for r in rows[:4])
             more = f"; and {len(rows) - 4} more" if len(rows) > 4 else ""
             out.append(f"{verb}: {shown}{more}.")
-    extra = [r for r in ranked if r["verdict"].startswith(MORE_CONTEXT)]
+    extra = [r for r in ranked if is_more_context(r)]
     if extra:
         shown = "; ".join(f"{r['mechanism']} ({r['language']}): "
                           f"{family.verdict(r['mechanism'], r['language']).text(False)}" for r in extra)
@@ -417,8 +422,9 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         casebook_table=markdown_table(casebook_rows),
         headline_table=markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
                                       ["row", *PIECES]),
-        headline_findings=headline_findings(tables, q7_inside(tables.get("zh", []), evidence_k), ranked,
-                                            {"comparisons": family.size}, compared, local, root),
+        headline_findings=headline_findings(tables, q7_inside(tables.get("zh", []), evidence_k),
+                                            [r for r in ranked if not is_more_context(r)], family.size, compared,
+                                            local, root),
     )
 
 

@@ -133,8 +133,7 @@ def run_topk(
         curve_table=markdown_table([r for r in curve_rows if r["k"] in (1, 3, 5, 6, 8, 10, 15, 20)],
                                    decimals={"chars": 0, "≈tokens": 0}),
         # integer k, so the figure orders the points 1, 2, …, 20 (not as text)
-        plot={"coverage": {lang: {int(k): p["coverage"] for k, p in curve[lang].items()} for lang in languages},
-              "tokens": {lang: {int(k): p["tokens"] for k, p in curve[lang].items()} for lang in languages}},
+        plot={"coverage": {lang: {int(k): p["coverage"] for k, p in curve[lang].items()} for lang in languages}},
     )
 
 

@@ -10,6 +10,7 @@ experiments, because experiments never import each other. Every mechanism run (0
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -164,6 +165,18 @@ class Q9aResult(ExperimentResult):
                 "leave-one-out": {"unanswerable declined": (held["refusal_correctness"]["k"],
                                                             held["refusal_correctness"]["n"]),
                                   "false refusals": (held["false_refusal_rate"]["k"], held["false_refusal_rate"]["n"])}}
+
+    def chosen_floors(self, languages: Sequence[str]) -> dict[str, float]:
+        """The floor gate's chosen threshold per language (the dotted line of 03's figures)."""
+        return {lang: self.calibration[lang]["floor"]["floor"] for lang in languages}
+
+    def operating_points(self, languages: Sequence[str]) -> list[dict[str, Any]]:
+        """Each label-free gate with one setting, in-sample, as a point per language: aspects, floor+aspects
+        and every LLM judge (``lang``, ``gate``, the rates), beside the floor's sweep in 03's trade-off figure."""
+        return ([{"lang": lang, "gate": gate, **self.gates[lang][gate]}
+                 for lang in languages for gate in ("aspects", "floor_aspects")]
+                + [row for row in self.llm_judge_rows
+                   if row["lang"] in languages and row["gate"].startswith("llm_judge")])
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,14 @@ def q7_sentence(rows: Sequence[Mapping[str, Any]], inside: Sequence[str], lang: 
         "C1–C3 into the Top-10 (caveat: one question, the offline multilingual-e5-small, not the casebook's bge-m3).")}
 
 
-def mechanisms_sentence(what_helps: Sequence[Mapping[str, Any]], multiplicity: Mapping[str, Any]) -> Finding:
-    """How the ranked mechanism rows split by verdict under the Holm-adjusted intervals."""
-    ranked = [r for r in what_helps if not str(r["verdict"]).startswith("more context")]
+def mechanisms_sentence(ranked: Sequence[Mapping[str, Any]], family_size: int) -> Finding:
+    """How the ranked mechanism rows (08's, without the top-k "more context" rows) split by verdict under
+    the Holm-adjusted intervals of a family of ``family_size`` comparisons."""
     count = {v: sum(r["verdict"] == v for r in ranked) for v in ("helps", "hurts", "mixed")}
     n = max((r["questions"] or 0) for r in ranked) if ranked else 0
     return {"run": "08_summary", "sentence": (
         f"Across the whole benchmark, of {len(ranked)} mechanism × language rows {count['helps']} show a gain "
-        f"that survives Holm adjustment over {multiplicity['comparisons']} comparisons, {count['hurts']} a clear "
+        f"that survives Holm adjustment over {family_size} comparisons, {count['hurts']} a clear "
         f"loss and {len(ranked) - sum(count.values())} no clear effect (caveat: {n} questions per language, so an "
         "interval that includes 0 is not evidence of no effect).")}
 
@@ -84,13 +84,13 @@ def answers_sentence(local: LocalLLMResult) -> Finding | None:
 
 
 def headline_findings(side_by_side: Mapping[str, Sequence[Mapping[str, Any]]], inside: Sequence[str],
-                      what_helps: Sequence[Mapping[str, Any]], multiplicity: Mapping[str, Any],
+                      ranked: Sequence[Mapping[str, Any]], family_size: int,
                       comparisons: Sequence[Mapping[str, Any]], local: LocalLLMResult | None,
                       root: Path | None = None) -> list[Finding]:
     """The five headline findings, in reading order; a sentence whose run has no results is left out."""
     out = [q7_sentence(side_by_side["zh"], inside)] if side_by_side.get("zh") else []
-    if what_helps:
-        out.append(mechanisms_sentence(what_helps, multiplicity))
+    if ranked:
+        out.append(mechanisms_sentence(ranked, family_size))
     topk = TopkResult.find("04_q8_topk", root)
     if topk is not None:
         out.append(topk_sentence(topk, comparisons))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from rag_lib import __version__
 from rag_lib.config import results_dir
-from rag_lib.io import write_json, write_text
+from rag_lib.io import read_json, write_json, write_text
 from rag_lib.workbook.tables import Table
 
 if TYPE_CHECKING:
@@ -322,12 +322,12 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
             status = "ok" if (root / "notebooks" / f"{run.name}.ipynb").is_file() else "not run yet"
         params = f" `{json.dumps(run.parameters, sort_keys=True)}`" if run.parameters else ""
         stored = root / run.name / "results.json"
-        findings = json.loads(stored.read_text(encoding="utf-8")).get("findings") if stored.is_file() else None
+        run_findings = read_json(stored).get("findings") if stored.is_file() else None
         lines += [f"- **{run.name}**{params} ([html](notebooks/{run.name}.html), [ipynb](notebooks/{run.name}.ipynb)"
                   f"): {status}; make check: {(checks or {}).get(run.name, 'no expected figures')}.",
                   f"  - Question: {(questions or {}).get(run.name, 'not read')}"]
-        if findings:
-            lines.append(f"  - First finding: {findings[0]}")
+        if run_findings:
+            lines.append(f"  - First finding: {run_findings[0]}")
     lines += ["", "## Experiments", ""]
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / "results.json").is_file()):
         figures = sorted(f.name for f in folder.iterdir() if f.suffix in {".png", ".svg"})

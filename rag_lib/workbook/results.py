@@ -14,6 +14,7 @@ with ``<Class>.read(run)``; ``make check`` reads each figure by dotted path (the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -89,9 +90,8 @@ def _in_read_order(runs: list[NotebookRun]) -> list[NotebookRun]:
     """``runs`` with every run after the runs it reads, otherwise in the given order (Kahn's algorithm)."""
     ordered: list[NotebookRun] = []
     waiting = list(runs)
-    while waiting:
-        ready = next((r for r in waiting if all(o in ordered for o in waiting + ordered if o is not r
-                                                 and r.may_read(o))), None)
+    while waiting:  # the first waiting run that reads no other waiting run goes next
+        ready = next((r for r in waiting if not any(o is not r and r.may_read(o) for o in waiting)), None)
         if ready is None:
             raise WorkbookError(f"the reads of {[r.name for r in waiting]} go in a circle; fix reads: in "
                                 "reproduce.notebooks of rag_lib/workbook.yaml")
@@ -102,15 +102,12 @@ def _in_read_order(runs: list[NotebookRun]) -> list[NotebookRun]:
 
 def reads_of(run: NotebookRun, runs: list[NotebookRun] | None = None) -> list[NotebookRun]:
     """The planned runs whose results ``run`` declares it reads."""
-    return [other for other in (runs or planned_runs()) if other is not run and other.name != run.name
-            and run.may_read(other)]
+    return [other for other in (runs or planned_runs()) if other.name != run.name and run.may_read(other)]
 
 
 def check_declared_read(name: str) -> None:
     """Inside a ``make reproduce`` run (:data:`RUN_ENV`), refuse to read a run the running one does not
     declare: the dependency graph (ordering, re-runs) is only right when every read is declared."""
-    import os
-
     current = os.environ.get(RUN_ENV)
     if not current or current == name:
         return
