@@ -23,7 +23,7 @@
 # **Configuration.** Embedders listed in the parameters; each one that is not on this machine is
 # reported with the reason and skipped (never replaced by another model). BM25: `bm25s` over title +
 # heading path + text, Chinese segmented with `jieba`. Hybrid: reciprocal rank fusion (k=60) of the
-# default embedder and BM25. The provenance table below names each model, backend and version.
+# default embedder and BM25. The appendix at the end names each model, backend and version.
 #
 # **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 01_embedding_bakeoff`.
 # Writes `results/01_embedding_bakeoff/`.
@@ -50,7 +50,7 @@ from rag_lib.workbook.tables import table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_bakeoff(embedders, k=config.k, languages=languages)
-display(page.setup_line({"configurations run": ", ".join(result.configurations), "k": config.k}))
+display(page.setup_line(result.provenance, {"k": config.k}))
 
 # %% [markdown]
 # ## Models that are not on this machine (each ran configuration's model is in the appendix)

@@ -26,9 +26,9 @@ def test_setup_summary_names_the_configuration_once_per_value() -> None:
         "llama_cpp:b · llama_cpp:a")  # no named setting: the distinct values
 
 
-def test_setup_line_counts_every_setting_for_the_appendix() -> None:
-    line = page.setup_line({"retriever": "dense", "embedder": {"model": "e5", "dimension": 384}})
-    assert line.data == "**Setup:** dense · e5 — all 3 settings are in the appendix below the Findings."
+def test_setup_line_names_the_configuration_and_points_to_the_appendix() -> None:
+    line = page.setup_line({"retriever": "dense", "embedder": {"model": "e5", "dimension": 384}}, {"k": 5})
+    assert line.data == "**Setup:** dense · e5 · k = 5 — every setting is in the appendix below the Findings."
 
 
 def test_markdown_tables_scroll_sideways() -> None:

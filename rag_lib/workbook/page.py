@@ -20,7 +20,8 @@ from rag_lib.io import write_text
 from rag_lib.workbook.tables import Table, flatten, format_value, settings
 
 # The settings that say which configuration produced a page (the rest waits in the appendix).
-SUMMARY_KEYS = ("configuration", "retriever", "strategy", "model", "version", "k", "top_k")
+CUT_KEYS = ("k", "top_k")
+SUMMARY_KEYS = ("configuration", "retriever", "strategy", "model", "version", *CUT_KEYS)
 GLOSSARY_PAGE = "glossary.html"  # written beside the rendered notebooks by make reproduce
 
 
@@ -28,15 +29,16 @@ def setup_summary(*mappings: Mapping[str, Any], limit: int = 6) -> str:
     """The values of :data:`SUMMARY_KEYS` (at any depth) in ``mappings``, each once, joined by " · ";
     when none is there (a task → model map), the distinct values themselves."""
     leaves = [(key.rsplit(".", 1)[-1], format_value(value)) for m in mappings for key, value in flatten(m).items()]
-    named = [text for key, text in leaves if key in SUMMARY_KEYS]
+    # A bare number says nothing on its own: the cut is shown as "k = 5".
+    named = [f"k = {text}" if key in CUT_KEYS else text for key, text in leaves if key in SUMMARY_KEYS]
     return " · ".join(list(dict.fromkeys(named or [text for _, text in leaves]))[:limit])
 
 
 def setup_line(*mappings: Mapping[str, Any]) -> Markdown:
-    """One line naming the configuration; the full settings are in the closing cell's appendix."""
-    count = sum(len(flatten(m)) for m in mappings)
+    """One line naming the configuration; every setting is in the closing cell's appendix (which a notebook
+    may fill with more than it names here, so the line gives no count)."""
     summary = setup_summary(*mappings) or "see the appendix"
-    return Markdown(f"**Setup:** {summary} — all {count} settings are in the appendix below the Findings.")
+    return Markdown(f"**Setup:** {summary} — every setting is in the appendix below the Findings.")
 
 
 def markdown(text: str) -> Markdown:
