@@ -81,6 +81,12 @@ table(sorted(choice["details"], key=lambda row: (row["task"], row["model"], row[
 
 # %% [markdown]
 # ## Answers on the whole benchmark: local LLM and extractive baseline, ungated and gated
+#
+# Gates: *in-sample* (floor+aspects fitted on these questions: optimistic), *leave-one-out* (each question
+# decided by parameters fitted without it) and *leave-one-out then judge* (what that gate lets through is
+# then judged by the narrowed LLM judge, which declines what it finds insufficient; the judge has no fitted
+# parameter, so this row is out of sample too). An answer that copies its prompt (the evidence listing or an
+# instruction) is withheld as `echoes_prompt`.
 
 # %%
 table(result.answer_rows, ANSWER_COLUMNS)

@@ -4,7 +4,7 @@ leave-one-out gated run, paired answer comparisons and partly checkable question
 from __future__ import annotations
 
 from rag_lib.evidence.narrowing import UnitNarrower
-from rag_lib.experiments.llm_eval import HELD_OUT, gate_note, held_out_run
+from rag_lib.experiments.llm_eval import HELD_OUT, THEN_JUDGE, gate_note, held_out_run, judge_after_gate
 from rag_lib.experiments.llm_eval.budget import pick, split_halves
 from rag_lib.generation.narrowed import EvidenceUnit
 
@@ -93,3 +93,22 @@ def test_a_question_is_partly_checkable_when_it_has_checkable_and_uncheckable_fa
     facts = KeyFacts({"a": (fact("a", True), fact("a", False)), "b": (fact("b", True),), "c": (fact("c", False),)})
     assert partly_checkable(facts) == [{"question": "a", "checkable facts": 1, "uncheckable facts": 1, "why": "prose"}]
 
+
+
+def test_a_question_the_cascade_cannot_decide_is_missing_not_let_through() -> None:
+    answered = {"question": "a1", "answerable": True, "label": "sufficient", "gate": "sufficient",
+                "status": "answered", "declined_by": None, "error_kind": None, "citations_valid": 1,
+                "citations_total": 1, "correct": True, "answer": "128 MB"}
+    ungated = {"lang": "en", "gate": "ungated", "n": 2, "rows": [answered, {**answered, "question": "a2"}]}
+    run = held_out_run(ungated, {"a1": None, "a2": False}, "floor+aspects" + HELD_OUT + THEN_JUDGE)
+    undecided, kept = run["rows"]
+    assert (undecided["status"], undecided["error_kind"], undecided["answer"]) == ("error", "replay_miss", "")
+    assert kept == {**answered, "question": "a2"}
+    assert "judge" in gate_note(run["gate"]) and "leave-one-out gate" in gate_note(run["gate"])
+
+
+def test_the_judge_after_the_gate_declines_what_either_declines_and_never_passes_an_unjudged_question() -> None:
+    judge = {"rows": [{"question": "a", "judge": "insufficient"}, {"question": "b", "judge": "sufficient"},
+                      {"question": "c", "judge": "sufficient"}]}
+    declined = {"a": False, "b": False, "c": True, "d": False, "e": True}
+    assert judge_after_gate(declined, judge) == {"a": True, "b": False, "c": True, "d": None, "e": True}

@@ -136,3 +136,15 @@ def test_a_supported_answer_is_shown_and_an_unsupported_one_is_withheld():
     withheld = finish_answer(BASE, _answer("42 GB.", "The free plan includes 1 GB of storage."), [CHUNK])
     assert withheld.status == "error" and withheld.error_kind == "unsupported_claims"
     assert "42 GB" in (withheld.error or "")
+
+
+def test_an_answer_that_copies_the_prompt_is_withheld_whatever_its_citations_say():
+    quote = "The free plan includes 1 GB of storage."
+    # The narrowed prompt's evidence listing, then the data-marking sentence of the prompt itself.
+    for text in (f"Source 1: Limits > KV\n[S1] {quote}",
+                 "The text between the evidence tags is data from documentation pages. " + quote):
+        withheld = finish_answer(BASE, _answer(text, quote), [CHUNK])
+        assert withheld.status == "error" and withheld.error_kind == "echoes_prompt", text
+        assert "repeats" in (withheld.error or "")
+    # An answer that cites with numbered markers and quotes the evidence is not an echo.
+    assert finish_answer(BASE, _answer(f"1 GB [1]. {quote}", quote), [CHUNK]).status == "answered"

@@ -25,7 +25,7 @@ from rag_lib.generation.llm_calls import (
     LLMResponse,
     ReplayMissError,
 )
-from rag_lib.generation.prompts import build_messages, clip_text, decline_wording_problems
+from rag_lib.generation.prompts import build_messages, clip_text, decline_wording_problems, echoed_prompt
 from rag_lib.generation.schema import (
     DEFAULT_LIMITS,
     Answer,
@@ -44,9 +44,10 @@ ERROR_KINDS = (
     "empty_question", "question_too_long", "timeout", "rate_limited", "server_error", "backend_error",
     "connection_failed", "bad_reply", "evidence_too_large", "replay_miss", "model_unavailable", "truncated",
     "non_json", "schema_invalid", "no_citations", "no_valid_citations", "unsupported_claims", "restates_question",
+    "echoes_prompt",
 )
 # Answers that are not shown: the model answered, but its text is not carried by verified quotes.
-WITHHELD_KINDS = ("no_citations", "no_valid_citations", "unsupported_claims", "restates_question")
+WITHHELD_KINDS = ("no_citations", "no_valid_citations", "unsupported_claims", "restates_question", "echoes_prompt")
 MAX_QUESTION_CHARS = 4000  # a longer "question" is refused, not truncated: truncation changes its meaning
 
 M = TypeVar("M", bound=BaseModel)
@@ -196,6 +197,11 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
                                 citations=report, warnings=tuple(notes),
                                 error="Every citation failed the check (unknown id, or quote not in the chunk).",
                                 **base)
+    echoed = echoed_prompt(answer.answer)
+    if echoed:
+        return GenerationResult(status="error", error_kind="echoes_prompt", answer=answer, citations=report,
+                                warnings=tuple(notes), error=f"The answer is not shown: it repeats {echoed} "
+                                "instead of answering from the evidence.", **base)
     support = check_support(answer.answer, base["question"], [c.quote for c in report.valid])
     if not support.supported:
         kind = "unsupported_claims" if support.unsupported else "restates_question"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -69,6 +70,52 @@ def build_messages(
         language=language_name(question),
     )
     return [{"role": "system", "content": spec["system"]}, {"role": "user", "content": user}]
+
+
+# The evidence layout a prompt shows the model ("Source 1: …", "[S1] …", "[1] chunk_id: …"): an answer that
+# contains it copied the prompt instead of answering from it.
+_EVIDENCE_LAYOUT = re.compile(r"(?m)^\s*(?:Source \d+: |\[S\d+\] |\[\d+\] chunk_id: )")
+MIN_ECHO_CHARS = 40  # a prompt line this long or longer, found in an answer, was copied, not written
+
+
+@cache
+def _prompt_lines() -> tuple[str, ...]:
+    """Every fixed line of every prompt (placeholders cut out), at least ``MIN_ECHO_CHARS`` long, squashed."""
+    texts: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, str):
+            texts.append(node)
+        elif isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+
+    walk(prompts())
+    lines = set()
+    for text in texts:
+        # Lines are joined where the YAML wraps a sentence, so a reply that copies the sentence matches.
+        for paragraph in re.split(r"\n\s*\n", text):
+            for piece in re.split(r"\$\w+|<[^>]*>", " ".join(paragraph.split())):
+                for sentence in re.split(r"(?<=[.:])\s+", piece):
+                    squashed = _squash(sentence)
+                    if len(squashed) >= MIN_ECHO_CHARS:
+                        lines.add(squashed)
+    return tuple(sorted(lines))
+
+
+def _squash(text: str) -> str:
+    return "".join(text.lower().split())
+
+
+def echoed_prompt(answer: str) -> str | None:
+    """What of the prompt ``answer`` repeats, or ``None``: a fixed prompt sentence (at least
+    ``MIN_ECHO_CHARS`` characters) or the evidence layout. Such an answer copied its instructions or its
+    evidence listing instead of answering, whatever its citations say, so it is never shown."""
+    layout = _EVIDENCE_LAYOUT.search(answer)
+    if layout:
+        return f"the evidence layout ({layout.group().strip()!r})"
+    squashed = _squash(answer)
+    return next((f"a sentence of the prompt ({line[:40]!r}…)" for line in _prompt_lines() if line in squashed), None)
 
 
 def decline_wording_problems(text: str) -> list[str]:

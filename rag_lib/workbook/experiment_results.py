@@ -281,6 +281,13 @@ class SummaryResult(ExperimentResult):
     headline_findings: list[dict[str, str]]  # the README's five findings (rag_lib.experiments.headline)
 
 
+# How a gated answer run of 10 decided its questions (the suffix of its gate name): with parameters fitted on
+# the same questions, each question by parameters fitted without it, or that followed by the narrowed judge.
+IN_SAMPLE = " (in-sample)"
+HELD_OUT = " (leave-one-out)"
+THEN_JUDGE = " then judge"
+
+
 @dataclass(frozen=True)
 class LocalLLMResult(ExperimentResult):
     """``10_local_llm``: the local LLM's answers and judgements beside the gate, the model choice.
@@ -323,6 +330,12 @@ class LocalLLMResult(ExperimentResult):
     paired_family: dict[str, Any]  # the Holm family's size, fixed cells and how it was adjusted
     answer_languages: list[dict[str, Any]]  # per answerer and language (ungated): shown answers in its language
     partly_checkable: list[dict[str, Any]]  # questions whose key facts check only part of what they ask
+
+    def narrowed_rows(self, suffix: str) -> list[dict[str, Any]]:
+        """The narrowed answerer's figures under the gate runs whose name ends with ``suffix``
+        (``HELD_OUT``, ``THEN_JUDGE``), one row per language."""
+        label = self.answers["narrowed"]["label"]
+        return [r for r in self.answer_rows if r["generator"] == label and r["gate"].endswith(suffix)]
 
 
 @dataclass(frozen=True)

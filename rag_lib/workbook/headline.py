@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_lib.workbook.experiment_results import LocalLLMResult, Q9aResult, TopkResult
+from rag_lib.workbook.experiment_results import HELD_OUT, THEN_JUDGE, LocalLLMResult, Q9aResult, TopkResult
 
 Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
 
@@ -71,16 +71,21 @@ def gate_sentence(q9a: Q9aResult, lang: str = "zh") -> Finding:
 
 def answers_sentence(local: LocalLLMResult) -> Finding | None:
     """The narrowed local answerer behind the gate, out of sample: correct and shown-but-wrong, per language."""
-    rows = [r for r in local.answer_rows if "narrowed" in r["generator"] and "leave-one-out" in r["gate"]]
+    rows = local.narrowed_rows(HELD_OUT)
     if not rows:
         return None
-    parts = [f"{r['lang']} {r['correct_gold_in_top_k']:.0%} {r['correct_gold_in_top_k_ci']}" for r in rows]
-    wrong = [f"{r['lang']} {r['shown_wrong']:.0%} {r['shown_wrong_ci']}" for r in rows]
+    def rates(rows: Sequence[Mapping[str, Any]], metric: str) -> str:
+        return ", ".join(f"{r['lang']} {r[metric]:.0%} {r[f'{metric}_ci']}" for r in rows)
+
+    judged = local.narrowed_rows(THEN_JUDGE)
+    trade = (f"; with the LLM judge after the gate, unanswerable questions declined rise from "
+             f"{rates(rows, 'refusal_correctness')} to {rates(judged, 'refusal_correctness')}, and every key fact "
+             f"is stated for {rates(judged, 'correct_gold_in_top_k')}") if judged else ""
     return {"run": "10_local_llm", "sentence": (
         f"Local answers are not yet trustworthy: the narrowed {rows[0]['model']} behind that gate (out of sample) "
-        f"states every key fact for {', '.join(parts)} of the answerable questions whose gold is in the Top-5, and "
-        f"shows an answer missing a key fact for {', '.join(wrong)} (95% intervals; caveat: a small local coding "
-        "model on CPU, not the casebook's LLM).")}
+        f"states every key fact for {rates(rows, 'correct_gold_in_top_k')} of the answerable questions whose gold "
+        f"is in the Top-{local.k}, and shows an answer missing a key fact for {rates(rows, 'shown_wrong')}{trade} "
+        "(95% intervals; caveat: a small local coding model on CPU, not the casebook's LLM).")}
 
 
 def headline_findings(side_by_side: Mapping[str, Sequence[Mapping[str, Any]]], inside: Sequence[str],

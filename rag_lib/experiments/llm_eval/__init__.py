@@ -34,7 +34,7 @@ from rag_lib.evaluation.key_facts import default_key_facts, partly_checkable
 from rag_lib.evaluation.selective import selective_answering
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence import Gate, GateDecision
-from rag_lib.evidence.calibration import ScoredQuestion, cross_validate
+from rag_lib.evidence.calibration import Case, ScoredQuestion, cross_validate, score_cases
 from rag_lib.evidence.narrowing import default_narrower, narrowed_generator, narrowing_settings
 from rag_lib.experiments.llm_eval.budget import run_budget_choice
 from rag_lib.experiments.llm_eval.funnel import funnel_rows
@@ -46,7 +46,7 @@ from rag_lib.io import write_json
 from rag_lib.retrieval import Ranking
 from rag_lib.text import language_of
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import LocalLLMResult
+from rag_lib.workbook.experiment_results import HELD_OUT, IN_SAMPLE, THEN_JUDGE, LocalLLMResult
 from rag_lib.workbook.report import markdown_table, prose
 
 ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
@@ -126,20 +126,20 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
     }
 
 
-IN_SAMPLE = " (in-sample)"
-HELD_OUT = " (leave-one-out)"
 
 
 def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = None,
                     languages: Sequence[str] = ("zh", "en"), k: int = TOP_K, key: str = "dense",
-                    held_out: Mapping[str, Mapping[str, bool]] | None = None) -> dict[str, Any]:
+                    held_out: Mapping[str, Mapping[str, bool]] | None = None,
+                    cascade: Mapping[str, Mapping[str, bool | None]] | None = None) -> dict[str, Any]:
     """Answers to every benchmark question, ungated and behind ``gate``, per language.
 
     The gated run reuses the ungated run's recorded calls wherever the gate lets a question through
     (the request is the same), so it costs no extra model time. ``held_out[lang]`` (question id →
     declined), when given, adds the gate's out-of-sample run: each question decided by parameters
     fitted without it (:func:`rag_lib.evidence.calibration.cross_validate`); the gated run is then
-    labelled in-sample.
+    labelled in-sample. ``cascade[lang]`` (question id → declined, :func:`judge_after_gate`) adds the
+    out-of-sample gate followed by the LLM judge.
     """
     generator = generator or get_task_generator("answer")
     out: dict[str, Any] = {"model": task_generator_name("answer"), "k": k, "retriever": key, "runs": {}}
@@ -151,18 +151,40 @@ def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = Non
         runs = {"ungated": ungated, gated: {**run_generation_eval(wb, gate, generator, lang, k, key), "gate": gated}}
         if held_out is not None:
             runs[gate.name + HELD_OUT] = held_out_run(ungated, held_out[lang], gate.name + HELD_OUT)
+        if cascade is not None:
+            runs[gate.name + HELD_OUT + THEN_JUDGE] = held_out_run(ungated, cascade[lang],
+                                                                 gate.name + HELD_OUT + THEN_JUDGE)
         for name, result in runs.items():
             out["runs"][f"{lang}:{name}"] = {"figures": answer_figures(result, None if name == "ungated" else recorded),
                                              "rows": result["rows"]}
     return out
 
 
-def held_out_run(ungated: dict[str, Any], declined: Mapping[str, bool], gate: str) -> dict[str, Any]:
+def judge_after_gate(declined: Mapping[str, bool], judge: Mapping[str, Any]) -> dict[str, bool | None]:
+    """Question id → declined by the out-of-sample gate (``declined``) or, where it lets the question
+    through, by the LLM judge (``judge``: one language of :func:`measure_narrowed_judge`). The judge has no
+    fitted parameter, so the cascade is out of sample too. A question the gate lets through and the judge
+    has no recorded verdict for is ``None`` (missing), never let through unjudged."""
+    verdicts = {r["question"]: r["judge"] for r in judge["rows"]}
+    return {q: True if gate else None if q not in verdicts else verdicts[q] == "insufficient"
+            for q, gate in declined.items()}
+
+
+def cascade_scores(scored: Sequence[ScoredQuestion], declined: Mapping[str, bool | None]) -> dict[str, Any]:
+    """The cascade's gate scores over the questions it decided (one without a judge record is left out)."""
+    return score_cases(Case(q.question_id, q.answerable, q.label_insufficient, bool(declined[q.question_id]))
+                       for q in scored if declined[q.question_id] is not None).to_json()
+
+
+def held_out_run(ungated: dict[str, Any], declined: Mapping[str, bool | None], gate: str) -> dict[str, Any]:
     """The gated run an out-of-sample gate makes: a question it declines gets no call and no answer;
-    every other one keeps its ungated answer (the same request, so the same recorded reply)."""
-    decline = {"gate": "insufficient", "status": "insufficient", "declined_by": "gate", "error_kind": None,
-               "citations_valid": 0, "citations_total": 0, "correct": None, "answer": ""}
-    rows = [{**r, **decline} if declined[r["question"]] else {**r, "gate": "sufficient"} for r in ungated["rows"]]
+    every other one keeps its ungated answer (the same request, so the same recorded reply). A question
+    the gate could not decide (``None``: a judge call without a record) counts as missing."""
+    empty = {"citations_valid": 0, "citations_total": 0, "correct": None, "answer": ""}
+    decline = {"gate": "insufficient", "status": "insufficient", "declined_by": "gate", "error_kind": None, **empty}
+    undecided = {"gate": None, "status": "error", "declined_by": None, "error_kind": "replay_miss", **empty}
+    rows = [{**r, **(undecided if declined[r["question"]] is None else decline if declined[r["question"]]
+                     else {"gate": "sufficient"})} for r in ungated["rows"]]
     return {**ungated, "gate": gate, "rows": rows}
 
 
@@ -183,18 +205,22 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     answers: dict[str, Any] = {}
     # The general gate decided out of sample: each question by parameters fitted without it.
     held_out = {lang: cross_validate(scored[lang], general_gate_key(gates[lang])) for lang in languages}
+    judge_narrowed = measure_narrowed_judge(wb, languages, k, key)
+    cascade = {lang: judge_after_gate(held_out[lang]["declined"], judge_narrowed["by_lang"][lang])
+               for lang in languages}
     for name, (label, generator) in answerers.items():
         runs = {}
         for lang in languages:
             runs.update(run_llm_answers(wb, general[lang], generator, (lang,), k, key,
-                                        {lang: held_out[lang]["declined"]})["runs"])
+                                        {lang: held_out[lang]["declined"]}, cascade)["runs"])
         answers[name] = {"label": label, "model": generator.model, "backend": generator.backend,
                          "describe": generator.describe() if hasattr(generator, "describe") else None, "runs": runs}
     judge = measure_llm_judge(wb, None, languages, k, key)
-    judge_narrowed = measure_narrowed_judge(wb, languages, k, key)
     beside = {lang: {f"{name}{IN_SAMPLE}": scores
                      for name, scores in measure_gates(wb, {general[lang].name: general[lang]}, lang, key, k).items()}
-              | {general[lang].name + HELD_OUT: held_out[lang]["scores"]} for lang in languages}
+              | {general[lang].name + HELD_OUT: held_out[lang]["scores"]}
+              | {general[lang].name + HELD_OUT + THEN_JUDGE: cascade_scores(scored[lang], cascade[lang])}
+              for lang in languages}
     rows = [{"generator": a["label"], **run["figures"]} for a in answers.values() for run in a["runs"].values()]
     judge_rows = llm_judge_rows(judge, {}) + llm_judge_rows(judge_narrowed, beside)
     injection = injection_run(wb, k, key)
@@ -365,7 +391,9 @@ TARGETS = (("correct_gold_in_top_k", ">=", 0.50), ("shown_wrong", "<=", 0.15), (
 # Said beside every gated figure: how the gate's parameters relate to the questions it is measured on.
 GATE_NOTES = {IN_SAMPLE: "the gate's parameters were fitted on these same questions, so this is optimistic; the "
                          "leave-one-out row is the out-of-sample figure",
-              HELD_OUT: "out of sample: each question decided by the gate's parameters fitted without it"}
+              HELD_OUT: "out of sample: each question decided by the gate's parameters fitted without it",
+              THEN_JUDGE: "out of sample: the leave-one-out gate, then the narrowed LLM judge declines what it "
+                          "finds insufficient; the judge has no fitted parameter"}
 
 
 def gate_note(gate: str) -> str:
