@@ -90,7 +90,13 @@ def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp
     assert notebook_question(run) == "What exactly does retrieval search over?"
     report.write_results_index(tmp_path, [run], {}, checks, {"00_corpus": notebook_question(run)})
     index = (tmp_path / "README.md").read_text()
-    assert "make check: 1 OK, 0 OKish, 1 FAIL." in index
+    assert "make check: 1 OK, 0 OKish, 1 FAIL; run time: cold not measured, warm not measured." in index
+    assert "No full run has been timed yet." in index
+    from rag_lib.workbook.run_times import record_run_times
+
+    record_run_times(tmp_path, "warm", {"00_corpus": 12.0}, 20.0, 3.0, 0.5)
+    report.write_results_index(tmp_path, [run], {}, checks, {"00_corpus": notebook_question(run)})
+    assert "run time: cold not measured, warm 12 s." in (tmp_path / "README.md").read_text()
     assert "  - Question: What exactly does retrieval search over?" in index
     assert "  - First finding: 32 pages." in index
     assert (tmp_path / "notebooks" / "glossary.html").read_text().count("<strong>RRF</strong>") == 1

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rag_lib import __version__
 from rag_lib.config import results_dir
 from rag_lib.io import read_json, write_json, write_text
+from rag_lib.workbook.run_times import load_run_times, run_time_text, totals_text
 from rag_lib.workbook.tables import Table
 
 if TYPE_CHECKING:
@@ -312,8 +313,10 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
     headline = root / "08_summary" / "headline.md"
     if headline.is_file():
         lines += ["## Headline", "", headline.read_text(encoding="utf-8").strip(), ""]
+    times = load_run_times(root)
     lines += ["## Notebooks", "", "Each run: the question its notebook asks, its first finding (from its "
-              "`results.json`), the `make check` figures it holds, and its status.", ""]
+              "`results.json`), the `make check` figures it holds, its status and how long it took. "
+              f"{totals_text(times)}", ""]
     for run in runs:
         if run.name in failures:
             cause = " ".join(line.strip() for line in failures[run.name].splitlines() if line.strip())
@@ -324,7 +327,8 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
         stored = root / run.name / "results.json"
         run_findings = read_json(stored).get("findings") if stored.is_file() else None
         lines += [f"- **{run.name}**{params} ([html](notebooks/{run.name}.html), [ipynb](notebooks/{run.name}.ipynb)"
-                  f"): {status}; make check: {(checks or {}).get(run.name, 'no expected figures')}.",
+                  f"): {status}; make check: {(checks or {}).get(run.name, 'no expected figures')}; "
+                  f"run time: {run_time_text(times, run.name)}.",
                   f"  - Question: {(questions or {}).get(run.name, 'not read')}"]
         if run_findings:
             lines.append(f"  - First finding: {run_findings[0]}")

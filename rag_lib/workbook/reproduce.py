@@ -45,6 +45,7 @@ from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 from rag_lib.io import write_text
 from rag_lib.workbook.notebooks import notebook_parameters, notebook_question, read_notebook
 from rag_lib.workbook.results import RESULTS_FILE, RUN_ENV, NotebookRun, planned_runs, reads_of
+from rag_lib.workbook.run_times import cache_state, record_run_times
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this notebook in JupyterLab (make lab) "
@@ -311,6 +312,8 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     cell_timeout = int(settings()["reproduce"]["cell_timeout_s"])
     failures: dict[str, str] = {}
     skipped: list[str] = []
+    took_s: dict[str, float] = {}
+    state, load_at_start, embed_s = cache_state(), os.getloadavg()[0], 0.0
     started = time.perf_counter()
     files = _input_files()
     width = max(len(r.name) for r in runs) if runs else 0
@@ -328,6 +331,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
         if not embedded:  # before the first notebook that runs: none needs it when all are skipped
             embed_corpus_once(progress)
             embedded = True
+            embed_s = time.perf_counter() - t0
             t0 = time.perf_counter()
         try:
             stamp.unlink(missing_ok=True)
@@ -340,6 +344,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
             write_text(stamp, inputs)
             took = time.perf_counter() - t0
             write_text(_timing(run), f"{took:.1f}\n")
+            took_s[run.name] = took
             shown = shown_path(out_dir / f"{run.name}.html")
             print(f"{head}  ok in {took:.0f} s → {shown}{remaining_note(runs[i:])}", flush=True)
         except Exception as exc:  # one failing notebook must not stop the others
@@ -349,11 +354,13 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     from rag_lib.workbook.expected import check_counts
     from rag_lib.workbook.report import update_readme_headline, write_results_index
 
+    total = time.perf_counter() - started
+    if set(took_s) == {r.name for r in planned}:  # a forced run of every notebook, none failed: a full timing
+        record_run_times(results_dir(), state, took_s, total, embed_s, load_at_start)
     questions = {run.name: notebook_question(run) for run in planned}
     write_results_index(results_dir(), planned, failures, check_counts(results_dir()), questions)  # every planned run
     if results_dir() == RESULTS_DIR:  # the README shows the committed results only
         update_readme_headline(REPO_ROOT / "README.md", RESULTS_DIR)
-    total = time.perf_counter() - started
     ran = len(runs) - len(skipped) - len(failures)
     print(f"{ran} ok, {len(skipped)} skipped (unchanged), {len(failures)} failed, of {len(runs)} notebooks, in "
           f"{total:.0f} s; index: {shown_path(results_dir() / 'README.md')}")
