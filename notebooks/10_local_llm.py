@@ -207,6 +207,20 @@ if curves:
                                            title="selective answering, cross-validated"))
 
 # %% [markdown]
+# Are its probabilities calibrated? Each language's cross-validated probabilities in five equal-width bins:
+# the share of questions where showing the output was right, against the bin's mean probability (Wilson 95%
+# bars; the dotted diagonal is perfect calibration; ECE weights each bin's gap by its share of questions).
+
+# %%
+calibrated = {lang: block["reliability"] for lang, block in result.selective.items() if "reliability" in block}
+for lang, block in result.selective.items():
+    if "ece" in block:
+        print(f"{lang}: expected calibration error {block['ece']:.3f} over {block['n']} questions")
+if calibrated:
+    page.show_figure(figures.reliability(calibrated, report.experiment_dir(NAME) / "reliability.png",
+                                         title="selective answering: reliability, cross-validated"))
+
+# %% [markdown]
 # ## Injection: planted instructions and a model that obeys them
 #
 # Each variant is planted into a copy of Q9a's top evidence chunk; a scripted model answers with the

@@ -163,6 +163,27 @@ def accuracy_coverage(curves: Mapping[str, Sequence[Mapping[str, Any]]], path: P
         return save(fig, path)
 
 
+def reliability(blocks: Mapping[str, Sequence[Mapping[str, Any]]], path: Path, title: str = "") -> Path:
+    """Observed rate against mean predicted probability per bin, one series per language: the diagonal is
+    perfect calibration; bars are Wilson 95% intervals, marker area grows with the bin's questions."""
+    with plt.rc_context(_STYLE):
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, 1], color="grey", linestyle=":", linewidth=1, label="perfectly calibrated")
+        for i, (name, bins) in enumerate(blocks.items()):
+            xs, ys = [b["mean_proba"] for b in bins], [b["observed"] for b in bins]
+            errors = [[y - b["ci95"][0] for y, b in zip(ys, bins, strict=True)],
+                      [b["ci95"][1] - y for y, b in zip(ys, bins, strict=True)]]
+            ax.errorbar(xs, ys, yerr=errors, fmt="none", ecolor=colour(name, i), alpha=0.5, capsize=2)
+            ax.scatter(xs, ys, s=[12 + 6 * b["n"] for b in bins], color=colour(name, i), label=name, zorder=3)
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("mean predicted probability of being right (bin)")
+        ax.set_ylabel("observed share right (bin)")
+        ax.set_title(title)
+        _legend_outside(ax)
+        return save(fig, path)
+
+
 # Okabe-Ito colours and distinct markers: the pieces stay apart for colour-blind readers and in grey.
 PIECE_STYLES = {"C1": ("#E69F00", "o"), "C2": ("#56B4E9", "s"), "C3": ("#009E73", "^"), "C4": ("#CC79A7", "D")}
 

@@ -31,6 +31,7 @@ from rag_lib.evaluation.claims import read_rows
 from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
 from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_hand_checks
 from rag_lib.evaluation.key_facts import default_key_facts, partly_checkable
+from rag_lib.evaluation.reliability import expected_calibration_error, reliability_bins
 from rag_lib.evaluation.selective import selective_answering
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence import Gate, GateDecision
@@ -273,6 +274,7 @@ def injection_summary(injection: dict[str, Any]) -> str:
 
 
 SELECTIVE_FEATURES = ("best_score", "aspect_coverage", "judge_sufficient", "model_answered")
+RELIABILITY_BINS = 5  # equal-width bins of the cross-validated probabilities (tens of questions per language)
 
 
 def selective_rows(scored: Sequence[ScoredQuestion], answers: dict[str, Any], judge: dict[str, Any],
@@ -309,7 +311,9 @@ def selective_run(scored: dict[str, Sequence[ScoredQuestion]], answers: dict[str
             out[lang] = {"n": usable, "not_run": f"only {usable} questions have every signal recorded "
                                                   "(the narrowed answers and judgements); `make llm-runs` fills them"}
             continue
-        out[lang] = selective_answering(features, y, list(SELECTIVE_FEATURES), ids=ids)
+        block = selective_answering(features, y, list(SELECTIVE_FEATURES), ids=ids)
+        bins = reliability_bins(block["scored"], RELIABILITY_BINS)
+        out[lang] = {**block, "reliability": bins, "ece": expected_calibration_error(bins)}
     return out
 
 
@@ -488,9 +492,11 @@ def findings(result: LocalLLMResult) -> list[str]:
         out.append(f"{lang}: selective answering (a logistic model over {', '.join(block['features'])}, probabilities "
                    f"cross-validated, {block['n']} questions): area under the accuracy-coverage curve "
                    f"{block['auc']:.3f}, against an accuracy of {everything['selective_accuracy']:.3f} "
-                   f"[{low:.2f}, {high:.2f}] when every question is answered, which is about what a signal "
-                   "that carries no information gives. No interval is computed for the area, so this states no "
-                   "effect of abstaining.")
+                   f"[{low:.2f}, {high:.2f}] when every question is answered (a signal that carries no information "
+                   "gives about that accuracy). No interval is computed for the area, so this states no effect of "
+                   f"abstaining. Calibration of its probabilities: expected calibration error {block['ece']:.3f} over "
+                   f"{len(block['reliability'])} non-empty bins of {RELIABILITY_BINS} (reliability.png; with "
+                   f"{block['n']} questions a bin's observed share has a wide interval).")
     hand = result.hand_checks
     if hand["n"]:
         out.append(f"The key-fact measure agrees with a hand reading of {hand['n']} sampled answers (both languages, "
