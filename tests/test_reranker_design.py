@@ -35,6 +35,10 @@ def test_misses_are_all_taken_and_matched_by_as_many_seeded_others() -> None:
     assert set(strata["sample"]) <= {"q2", "q3", "q4", "q5"} and ids == {"q0", "q1", *strata["sample"]}
     assert misses_plus_equal(questions, rankings.__getitem__, 2, ("zh", "en"), seed=0)[1] == strata  # seeded
     assert misses_plus_equal(questions, rankings.__getitem__, 2, ("zh",), seed=0)[1]["misses"] == ["q0"]
+    drawn = misses_plus_equal(questions, rankings.__getitem__, 2, ("zh", "en"), draw_from=frozenset({"q4", "q5", "q0"}))
+    assert drawn[1]["sample"] == ["q4", "q5"]  # the others come from draw_from when it holds enough of them
+    short = misses_plus_equal(questions, rankings.__getitem__, 2, ("zh", "en"), draw_from=frozenset({"q4"}))
+    assert short[1] == strata  # too few there: drawn from all the others, as without it
 
 
 def test_reciprocal_rank_is_of_the_first_chunk_of_any_piece() -> None:

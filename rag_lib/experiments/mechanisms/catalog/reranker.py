@@ -39,18 +39,37 @@ def _recorded_rank(rerank: Callable[[str], Ranking]) -> Callable[[str], Ranking]
     return rank
 
 
+def earlier_subset(questions: Sequence[Question], size: int = 20, seed: int = 0) -> frozenset[str]:
+    """The reranker's earlier design: a seeded subset of ``size`` questions, stratified by compound /
+    single-piece. It was drawn without looking at any ranking, so a random draw from it is a random draw."""
+    rng = np.random.default_rng(seed)
+    groups = [sorted(q.id for q in questions if q.compound == c) for c in (True, False)]
+    total = sum(len(g) for g in groups)
+    picked: list[str] = []
+    for group in groups:
+        share = round(size * len(group) / total) if total else 0
+        picked += list(rng.choice(group, size=min(share, len(group)), replace=False)) if group else []
+    return frozenset(picked)
+
+
 def misses_plus_equal(questions: Sequence[Question], base: Callable[[str], Ranking], k: int,
-                      languages: Sequence[str], seed: int = 0) -> tuple[frozenset[str], dict[str, list[str]]]:
+                      languages: Sequence[str], seed: int = 0,
+                      draw_from: frozenset[str] | None = None) -> tuple[frozenset[str], dict[str, list[str]]]:
     """Every question whose baseline Top-``k`` misses a piece in any of ``languages``, plus as many of the
     others drawn at random (seeded): a design in which a reranker can both help and hurt.
 
-    Returns the question ids and the two strata (``misses``, ``sample``), sorted.
+    ``draw_from``, when it holds enough of the others, is where they are drawn from (questions whose LLM
+    judgements are already recorded: a random draw from a random subset is still a random draw, and each
+    question costs 40 calls of minutes on 2 cores). Returns the question ids and the two strata (``misses``,
+    ``sample``), sorted.
     """
     def misses(q: Question) -> bool:
         return any(r is None or r > k for lang in languages for r in piece_ranks(q.pieces, base(q.text(lang))))
 
     missed = sorted(q.id for q in questions if misses(q))
     rest = sorted(q.id for q in questions if q.id not in set(missed))
+    if draw_from is not None and len(set(rest) & draw_from) >= len(missed):
+        rest = sorted(set(rest) & draw_from)
     rng = np.random.default_rng(seed)
     sample = sorted(str(x) for x in rng.choice(rest, size=min(len(missed), len(rest)), replace=False)) if rest else []
     return frozenset(missed + sample), {"misses": missed, "sample": sample}
@@ -136,10 +155,12 @@ def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER, 
     ids, strata = None, None
     notes = []
     if questions == "misses+equal":
-        ids, strata = misses_plus_equal(wb.benchmark.questions(answerable=True), base, TOP_K, languages)
+        answerable = wb.benchmark.questions(answerable=True)
+        ids, strata = misses_plus_equal(answerable, base, TOP_K, languages, draw_from=earlier_subset(answerable))
         notes = [f"Whole-benchmark comparison on {len(ids)} answerable questions: the {len(strata['misses'])} "
                  f"whose dense Top-{TOP_K} misses a piece in zh or en, plus {len(strata['sample'])} of the rest "
-                 "drawn at random (seed 0), so the reranker can both help and hurt; Q7 on every phrasing."]
+                 "drawn at random (seed 0; from the earlier seeded 20-question subset, whose judgements were "
+                 "recorded), so the reranker can both help and hurt; Q7 on every phrasing."]
     elif questions != "all":
         raise WorkbookError(f"retrieval.offline_reranker_questions is {questions!r}; use 'all' or 'misses+equal'.")
     provenance = {"reranker": reranker.provenance, "questions": questions, "strata": strata}
