@@ -333,13 +333,27 @@ def load_review(path: Path = REVIEW_PATH) -> dict[str, dict[str, Any]]:
     return out
 
 
+def recorded_first(path: Path = RESOLUTIONS_PATH) -> dict[str, tuple[str, str]]:
+    """Item id → the first decision as its resolution recorded it (``first_decision``, ``first_pieces``),
+    before the correction was applied to the label files."""
+    data = (yaml.safe_load(path.read_text(encoding="utf-8")) or {}) if path.is_file() else {}
+    return {r["id"]: (r["first_decision"], ",".join(r.get("first_pieces") or []))
+            for r in data.get("resolutions") or [] if "first_decision" in r}
+
+
 def agreement(sheet_items: Sequence[Mapping[str, Any]], review: Mapping[str, Mapping[str, Any]],
-              first: Mapping[str, LabelDecision]) -> tuple[list[KindAgreement], list[dict[str, Any]]]:
+              first: Mapping[str, LabelDecision],
+              resolved: Mapping[str, tuple[str, str]] | None = None,
+              ) -> tuple[list[KindAgreement], list[dict[str, Any]]]:
     """Per kind agreement over the judged sheet items, and the disagreements.
 
     ``first`` maps an item's ``ref`` to its first decision (from the files now); an item whose decision no
     longer exists (relabelled away) is reported as ``gone`` in the disagreements list, never compared.
+    ``resolved`` (item id → decision and pieces, :func:`recorded_first`) holds the first decision of items
+    whose disagreement was resolved and corrected in the files: they are compared with that recorded first
+    decision, so an applied correction does not turn a disagreement into an agreement.
     """
+    resolved = resolved or {}
     rows: list[KindAgreement] = []
     disagreements = []
     for kind in KINDS:
@@ -350,22 +364,24 @@ def agreement(sheet_items: Sequence[Mapping[str, Any]], review: Mapping[str, Map
             if judged is None:
                 continue
             d = first.get(it["ref"])
-            if d is None:
+            if d is None and it["id"] not in resolved:
                 disagreements.append({"id": it["id"], "kind": kind, "ref": it["ref"], "first": "gone",
                                       "second": judged["decision"], "second_reason": judged.get("reason", "")})
                 continue
-            a.append(d.first)
+            decision, detail = resolved.get(it["id"]) or (d.first, d.detail)  # type: ignore[union-attr]
+            a.append(decision)
             b.append(judged["decision"])
             piece_mismatch = False
-            if kind == "chunk" and d.first == judged["decision"] == "gold":
+            if kind == "chunk" and decision == judged["decision"] == "gold":
                 both_gold += 1
-                same = set(d.detail.split(",")) == set(judged.get("pieces") or [])
+                same = set(detail.split(",")) == set(judged.get("pieces") or [])
                 pieces_same += same
                 piece_mismatch = not same
-            if d.first != judged["decision"] or piece_mismatch:
+            if decision != judged["decision"] or piece_mismatch:
                 disagreements.append({
-                    "id": it["id"], "kind": kind, "key": d.key, "origin": d.origin,
-                    "first": d.first + (f" {d.detail}" if d.detail else ""),
+                    "id": it["id"], "kind": kind, "key": d.key if d else it["ref"],
+                    "origin": d.origin if d else "resolved",
+                    "first": decision + (f" {detail}" if detail else ""),
                     "second": judged["decision"] + (f" {','.join(judged.get('pieces') or [])}"
                                                     if judged.get("pieces") else ""),
                     "second_reason": judged.get("reason", "")})
@@ -413,7 +429,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         return
     items = (yaml.safe_load(args.sheet.read_text(encoding="utf-8")) or {})["items"]
     first = {d.ref: d for d in all_decisions(with_context=False)}
-    rows, disagreements = agreement(items, load_review(args.review), first)
+    rows, disagreements = agreement(items, load_review(args.review), first, recorded_first())
     print(table(rows))
     chunk = next(r for r in rows if r.kind == "chunk")
     if chunk.both_gold:

@@ -111,3 +111,21 @@ def test_agreement_lists_label_and_piece_disagreements() -> None:
     assert chunk.kappa == pytest.approx(0.0)  # p_o = 2/3, p_e = (2/3 * 1) = 2/3
     assert [d["id"] for d in disagreements] == ["c1", "c2"]
     assert next(r for r in rows if r.kind == "question").judged == 0
+
+
+def test_a_corrected_item_is_compared_with_its_recorded_first_decision(tmp_path) -> None:
+    # c1's disagreement was resolved and the label corrected to gold: the files now agree with the second pass.
+    decisions = [LabelDecision("chunk", "a01|x", "gold", "locator", detail="C1"),
+                 LabelDecision("chunk", "a01|y", "gold", "locator", detail="C1")]
+    items = [{"id": f"c{i}", "kind": "chunk", "ref": d.ref} for i, d in enumerate(decisions)]
+    review = {"c0": {"decision": "gold", "pieces": ["C1"]}, "c1": {"decision": "gold", "pieces": ["C1"]}}
+    resolutions = tmp_path / "resolutions.yaml"
+    resolutions.write_text("resolutions:\n- {id: c1, kind: chunk, first_decision: not_gold, right: second}\n"
+                           "- {id: c9, kind: chunk, right: first}\n")  # no recorded first decision: not used
+    assert lr.recorded_first(resolutions) == {"c1": ("not_gold", "")}
+    rows, disagreements = agreement(items, review, {d.ref: d for d in decisions}, lr.recorded_first(resolutions))
+    chunk = next(r for r in rows if r.kind == "chunk")
+    assert (chunk.judged, chunk.agree) == (2, 1) and [d["id"] for d in disagreements] == ["c1"]
+    assert disagreements[0]["first"] == "not_gold"
+    rows, _ = agreement(items, review, {d.ref: d for d in decisions})  # without it the correction reads as agreement
+    assert next(r for r in rows if r.kind == "chunk").agree == 2

@@ -19,7 +19,8 @@ from rag_lib.config import PACKAGE_DIR
 
 # Top to bottom.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("entry points", {"__main__", "explore", "label_pool", "label_review", "e5_fast_check", "embed_corpus"}),
+    ("entry points", {"__main__", "explore", "label_pool", "label_propose", "label_review", "e5_fast_check",
+                      "embed_corpus"}),
     ("experiments", {"experiments"}),  # one module per notebook
     ("benchmark runs", {"benchmark_runs"}),  # the pipeline over the whole benchmark, shared by experiments
     ("questions", {"answer", "explain", "label_audit"}),  # one question through the pipeline
