@@ -111,9 +111,9 @@ def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_que
 
     Bad inputs go through the whole pipeline (retrieval, ``gate``, ``generator``). Backend faults
     use a scripted LLM backend (no model) behind the same gate, on the Top-``k`` of
-    ``evidence_question``, which the gate accepts, so each fault reaches the backend.
+    ``evidence_question``, which the gate accepts, so each fault reaches the backend. ``k`` (``None``: the
+    workbench's ``config.k``) is passed on to :func:`gated_answer` and ``wb.evidence``, which resolve it.
     """
-    k = wb.config.k if k is None else k
     rows = []
     for case, text in BAD_INPUTS:
         try:
