@@ -48,8 +48,8 @@ from rag_lib.explore import build_explorer, retrieval_keys
 from rag_lib.workbench import Workbench
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
-workbench = Workbench()
-print("configurations available here:", ", ".join(retrieval_keys()))
+workbench = Workbench(config=config)
+print("configurations available here:", ", ".join(retrieval_keys(config.embedder)))
 if not live:  # in JupyterLab the explorer below shows this view itself: one ranking on the page, not two
     display(explain(question, key=key, k=config.k, lang=lang, workbench=workbench))
 

@@ -43,7 +43,7 @@ n_boot = 10000
 # %%
 from IPython.display import display
 
-from rag_lib.experiments.corpus_size import METRICS, findings, run_corpus_size
+from rag_lib.experiments.corpus_size import findings, result_metrics, run_corpus_size
 from rag_lib.workbook import figures, page, report
 from rag_lib.workbook.tables import table
 
@@ -73,7 +73,7 @@ table(result.label_rows)
 # %%
 out = report.experiment_dir(NAME)
 out.mkdir(parents=True, exist_ok=True)
-png = figures.size_curves(result.curve, METRICS, out / "size_curves.png",
+png = figures.size_curves(result.curve, result_metrics(result), out / "size_curves.png",
                           title="Dense retrieval as the corpus grows (nested corpora, seed-averaged)")
 page.show_figure(png)
 table(result.curve, decimals={"declined (answerable)": 1})

@@ -37,9 +37,8 @@ def first_embedding_note(wb: Any, key: str) -> str | None:
     The embedding store's bar follows on a terminal; this line also shows where stderr is a log.
     """
     from rag_lib.config import progress_bars, shown_path
-    from rag_lib.workbench import RunKey
 
-    embedder_name = RunKey.resolve(key).embedder
+    embedder_name = wb.resolve(key).embedder
     if embedder_name is None or not progress_bars():
         return None
     embedder = wb.embedder(embedder_name)
@@ -71,15 +70,15 @@ def _rank(args: argparse.Namespace) -> int:
 
 def _ask(args: argparse.Namespace) -> int:
     from rag_lib.answer import answer_question, build_answerer, cli_recorder
-    from rag_lib.config import run_config
     from rag_lib.explain import resolve_question
     from rag_lib.workbench import Workbench
 
     wb = Workbench()
+    config = wb.config  # the workbook's, read now (RunConfig.from_settings())
     question, _ = resolve_question(wb, printable(args.question), args.lang)
     # No --generator: the local model when it is installed (the narrowed pipeline), else extractive.
-    name = args.generator or (None if run_config().generator == "extractive" else run_config().generator)
-    backend = (name or run_config().llm_tasks.get("answer_narrowed", "")).partition(":")[0]
+    name = args.generator or (None if config.generator == "extractive" else config.generator)
+    backend = (name or config.llm_tasks.get("answer_narrowed", "")).partition(":")[0]
     kwargs: dict[str, Any] = {}
     if backend in {"openai", "llama_cpp"}:
         kwargs["recorder"] = cli_recorder(live=args.live, record_to_results=args.record_to_results)
@@ -135,10 +134,10 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--max-evidence-tokens", type=int, default=None,
                            help="cap on the evidence sent to a paid endpoint (estimated tokens; default 8000)")
     args = parser.parse_args(argv)
-    if args.k is None:
-        from rag_lib.config import run_config
+    if args.k is None:  # retrieval.top_k of workbook.yaml, read when the command runs
+        from rag_lib.config import RunConfig
 
-        args.k = run_config().k
+        args.k = RunConfig.from_settings().k
     if args.command == "ask" and args.max_evidence_tokens is None:
         from rag_lib.answer import MAX_EVIDENCE_TOKENS
 

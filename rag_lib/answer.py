@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import TOP_K, cache_dir, progress_bars
+from rag_lib.config import cache_dir, progress_bars
 from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evidence import get_gate
@@ -201,9 +201,10 @@ def decline_sentence(question: str) -> str:
 
 
 def gated_answer(
-    question: str, wb: Workbench, gated: GatedGenerator, key: str = "dense", k: int = TOP_K
+    question: str, wb: Workbench, gated: GatedGenerator, key: str = "dense", k: int | None = None
 ) -> tuple[GatedResult, Ranking | None]:
-    """Retrieve the Top-``k``, gate, and generate; an unusable question is refused before retrieval.
+    """Retrieve the Top-``k`` (default: ``wb.config.k``), gate, and generate; an unusable question is refused
+    before retrieval.
 
     Returns the outcome and the ranking it was drawn from (``None`` when nothing was retrieved).
     """
@@ -215,18 +216,20 @@ def gated_answer(
 
 
 def answer_question(
-    question: str, key: str = "dense", k: int = TOP_K, generator: str | Generator | None = None,
+    question: str, key: str = "dense", k: int | None = None, generator: str | Generator | None = None,
     workbench: Workbench | None = None, max_evidence_tokens: int = MAX_EVIDENCE_TOKENS,
 ) -> AskOutcome:
     """Rank, gate and answer one question with the workbook's defaults.
 
     ``generator`` is a name (default: ``workbook.yaml``) or a built :class:`Generator`; a paid
-    endpoint (any backend that is not local) is sent at most ``max_evidence_tokens`` of evidence.
+    endpoint (any backend that is not local) is sent at most ``max_evidence_tokens`` of evidence. ``k``
+    defaults to the workbench's ``config.k``.
     """
     if key != "dense":
         raise WorkbookError(f"ask uses the gate calibrated on dense scores of the default embedder; got {key!r}. "
                             "Use --retriever dense, or `rank` to compare retrievers.")
     wb = workbench or Workbench()
+    k = wb.config.k if k is None else k
     check_k(k, len(wb.embeddable))
     lang = language_of(question)
     calibration = Q9aResult.read("03_q9a_no_evidence", needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR

@@ -56,6 +56,8 @@ class RunConfig:
 
     ``RunConfig.from_settings(k=10)`` overrides single values (papermill parameters do the same per
     notebook); an unknown name is an error, so a misspelt override never runs with the default.
+    It is a value passed down (``Workbench(config=...)`` holds one), never a module-level global:
+    code with a workbench reads ``wb.config``; code without one calls ``from_settings()`` when it runs.
     Settings of one experiment only (``chunking``, ``scale``, ``ann``, ``reproduce``) stay with it.
     """
 
@@ -89,20 +91,9 @@ class RunConfig:
         return replace(config, **{name: value for name, value in overrides.items() if value is not None})
 
 
-@cache
-def run_config() -> RunConfig:
-    """The workbook's configuration, without overrides."""
-    return RunConfig.from_settings()
-
-
-# Defaults of the library's ``k`` (top-k) and ``rrf_k`` arguments: the workbook's, never a literal.
-TOP_K = run_config().k
-RRF_K = run_config().rrf_k
-
-
 def default_batch() -> str:
     """The corpus snapshot batch the workbook runs on."""
-    return run_config().batch
+    return RunConfig.from_settings().batch
 
 
 def snapshot_batches() -> list[str]:

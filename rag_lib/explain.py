@@ -16,7 +16,6 @@ from typing import Any
 import pandas as pd
 
 from rag_lib.benchmark import Question
-from rag_lib.config import TOP_K
 from rag_lib.errors import WorkbookError, shortened
 from rag_lib.evaluation import Diagnosis, diagnose, piece_ranks
 from rag_lib.generation.base import question_problem
@@ -148,7 +147,7 @@ def check_k(k: int, n_chunks: int) -> None:
 
 
 def explain(
-    question: str | Question, key: str = "dense", k: int = TOP_K, lang: str | None = None,
+    question: str | Question, key: str = "dense", k: int | None = None, lang: str | None = None,
     workbench: Workbench | None = None,
 ) -> Explanation:
     """Rank ``question`` and locate its gold pieces.
@@ -166,6 +165,7 @@ def explain(
         ``"zh"`` or ``"en"`` for a benchmark question (default :data:`ID_LANGUAGE`).
     """
     wb = workbench or Workbench()
+    k = wb.config.k if k is None else k
     text, gold_question = resolve_question(wb, question, lang)
     if not text.strip():
         raise ValueError("explain() needs a non-empty question; pass a benchmark id like 'q07' or a question text.")

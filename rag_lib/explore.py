@@ -4,18 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_lib.config import TOP_K
 from rag_lib.embedding import available_embedders
-from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.errors import WorkbookError
 from rag_lib.explain import Explanation, explain
 from rag_lib.workbench import Workbench
 
 
-def retrieval_keys() -> list[str]:
-    """Every configuration that can run here: dense per available embedder, BM25, hybrid."""
+def retrieval_keys(default: str) -> list[str]:
+    """Every configuration that can run here: dense per available embedder, BM25, hybrid (with ``default``,
+    the workbench's default embedder)."""
     dense = [f"dense:{name}" for name, ok in available_embedders().items() if ok is True]
-    return [*dense, "bm25", f"hybrid:{default_embedder_name()}"]
+    return [*dense, "bm25", f"hybrid:{default}"]
 
 
 def question_choices(wb: Workbench, lang: str) -> list[tuple[str, str]]:
@@ -38,9 +37,10 @@ def rank_moves(first: Explanation, second: Explanation) -> list[dict[str, Any]]:
             for i, cid in enumerate(first.ranking.ids[:first.k], 1)]
 
 
-def build_explorer(workbench: Workbench | None = None, question: str = "q07", lang: str = "zh", k: int = TOP_K) -> Any:
+def build_explorer(workbench: Workbench | None = None, question: str = "q07", lang: str = "zh",
+                   k: int | None = None) -> Any:
     """A widget box: benchmark question picker or free text, configuration, a second configuration to
-    compare with, k, language, rows.
+    compare with, k (default: the workbench's ``config.k``), language, rows.
 
     Returns the ``ipywidgets.VBox``; display it in JupyterLab. A change re-ranks with
     :func:`rag_lib.explain.explain` (text and sliders only when released or submitted) and shows the
@@ -53,14 +53,15 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
     from rag_lib.workbook.figures import rank_moves_figure
 
     wb = workbench or Workbench()
+    k = wb.config.k if k is None else k
     wide = w.Layout(width="95%")
     label = {"description_width": "initial"}  # full labels, never cut to "rows down to the d…"
     picker = w.Dropdown(options=question_choices(wb, lang), value=question, description="benchmark question",
                         layout=wide, style=label)
     text = w.Text(placeholder="…or type a question (Chinese or English) and press Enter", description="your question",
                   layout=wide, continuous_update=False, style=label)
-    keys = retrieval_keys()
-    key = w.Dropdown(options=keys, value=f"dense:{default_embedder_name()}", description="retrieval", style=label)
+    keys = retrieval_keys(wb.config.embedder)
+    key = w.Dropdown(options=keys, value=f"dense:{wb.config.embedder}", description="retrieval", style=label)
     other = w.Dropdown(options=[("(none)", ""), *((k_, k_) for k_ in keys)], value="", description="compare with",
                        style=label)
     cut = w.IntSlider(value=k, min=1, max=20, description="k", continuous_update=False, style=label)

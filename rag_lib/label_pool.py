@@ -82,7 +82,6 @@ def workbook_configurations(batch: str, bench: Benchmark, use_llm: bool = True,
     """
     import rag_lib.experiments.mechanisms.catalog  # noqa: F401 - declares the mechanisms
     from rag_lib.config import default_batch, results_dir
-    from rag_lib.embedding.registry import default_embedder_name
     from rag_lib.experiments.mechanisms.registry import BaselineDense, BuildContext, get_mechanism
     from rag_lib.workbench import RunKey, Workbench
 
@@ -97,13 +96,13 @@ def workbook_configurations(batch: str, bench: Benchmark, use_llm: bool = True,
     if not reported:
         raise BenchmarkError(f"{bakeoff} does not exist: the pool takes 01's configurations from it. Fix: run 01.")
     for label in reported:
-        key = RunKey.resolve(label)
+        key = wb.resolve(label)
         missing = _uncached(wb, key.embedder) if key.embedder else 0
         if missing:  # embedding them here would take hours on 2 shared cores; said, never silently skipped
             not_pooled[f"{label} on {batch}"] = f"{missing} chunks of {batch} have no cached vectors"
             continue
         confs.append(Configuration(label, batch, lambda t, k=key: wb.rank(t, k)))
-    default = RunKey("dense", default_embedder_name()).label
+    default = RunKey("dense", wb.config.embedder).label
     if default not in {c.name for c in confs}:  # mechanisms, recovery and 12 all build on the default dense
         not_pooled[f"06 mechanisms, 07 recovery, 12 nested corpora on {batch}"] = f"they build on {default}, " \
             "which has uncached vectors here"

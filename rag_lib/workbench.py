@@ -20,15 +20,14 @@ import pandas as pd
 
 from rag_lib.benchmark import Benchmark, Question, load_benchmark
 from rag_lib.benchmark.batch_labels import BatchBenchmark, benchmark_for
-from rag_lib.config import TOP_K, default_batch, run_config
+from rag_lib.config import RunConfig, default_batch
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
 from rag_lib.embedding import get_embedder
 from rag_lib.embedding.base import BaseEmbedder
-from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.embedding.store import EmbeddingMatrix, EmbeddingStore
 from rag_lib.errors import WorkbookError
-from rag_lib.evaluation import DEFAULT_MEASURES, Measure, evaluate
+from rag_lib.evaluation import Measure, default_measures, evaluate
 from rag_lib.retrieval import Ranking, Retriever, get_retriever
 
 
@@ -55,12 +54,13 @@ class RunKey:
         return cls(retriever, embedder or None)
 
     @classmethod
-    def resolve(cls, key: RunKey | str) -> RunKey:
-        """``key`` with the default embedder filled in where dense or hybrid names none
-        (``"dense"`` → ``dense:<default embedder>``): the configuration that actually runs."""
+    def resolve(cls, key: RunKey | str, embedder: str) -> RunKey:
+        """``key`` with ``embedder`` (the run configuration's default, e.g. ``wb.config.embedder``) filled
+        in where dense or hybrid names none (``"dense"`` → ``dense:<embedder>``): the configuration that
+        actually runs. See also :meth:`Workbench.resolve`."""
         key = cls.parse(key) if isinstance(key, str) else key
         if key.retriever in {"dense", "hybrid"} and key.embedder is None:
-            return cls(key.retriever, default_embedder_name())
+            return cls(key.retriever, embedder)
         return key
 
 
@@ -73,21 +73,27 @@ class Workbench:
         Snapshot batch (default: ``snapshot.batch`` in workbook.yaml).
     store : EmbeddingStore, optional
         Where document vectors are cached (default: ``.cache/embeddings``).
+    config : RunConfig, optional
+        The run's choices (default: ``RunConfig.from_settings()``, the workbook's). Everything built
+        here reads its default embedder, ``k``, ``rrf_k`` and ``rerank_candidates`` from ``self.config``.
     """
 
-    def __init__(self, batch: str | None = None, store: EmbeddingStore | None = None) -> None:
+    def __init__(self, batch: str | None = None, store: EmbeddingStore | None = None,
+                 config: RunConfig | None = None) -> None:
         self.batch = batch
         self.store = store or EmbeddingStore()
+        self.config = config if config is not None else RunConfig.from_settings()
         self._embedders: dict[str, BaseEmbedder] = {}
         self._matrices: dict[str, EmbeddingMatrix] = {}
         self._retrievers: dict[tuple[RunKey, int | None], Retriever] = {}  # (configuration, RRF constant)
         self._rankings: dict[tuple[str, RunKey], Ranking] = {}
 
     @classmethod
-    def over(cls, chunks: Iterable[Chunk], benchmark: Benchmark, store: EmbeddingStore | None = None) -> Workbench:
+    def over(cls, chunks: Iterable[Chunk], benchmark: Benchmark, store: EmbeddingStore | None = None,
+             config: RunConfig | None = None) -> Workbench:
         """A workbench over another chunk set (another chunking strategy), scored with ``benchmark``
         resolved to those chunks (see :mod:`rag_lib.evaluation.gold_spans`)."""
-        wb = cls(store=store)
+        wb = cls(store=store, config=config)
         wb.__dict__["chunks"] = list(chunks)  # fills the cached properties before first use
         wb.__dict__["benchmark"] = benchmark
         return wb
@@ -133,23 +139,28 @@ class Workbench:
         """The benchmark on this batch with the batch's own labels, and the questions left out and why."""
         return benchmark_for(self.batch or default_batch(), self.chunks)
 
+    def resolve(self, key: RunKey | str) -> RunKey:
+        """``key`` with this workbench's default embedder (``config.embedder``) filled in where needed."""
+        return RunKey.resolve(key, self.config.embedder)
+
     def embedder(self, name: str | None = None) -> BaseEmbedder:
-        name = name or default_embedder_name()
+        """The embedder ``name`` (default: ``config.embedder``), built once."""
+        name = name or self.config.embedder
         if name not in self._embedders:
             self._embedders[name] = get_embedder(name)
         return self._embedders[name]
 
     def matrix(self, name: str | None = None) -> EmbeddingMatrix:
         """Document vectors of one embedder (embedded once, then read from the cache)."""
-        name = name or default_embedder_name()
+        name = name or self.config.embedder
         if name not in self._matrices:
             self._matrices[name] = self.store.embed_chunks(self.embedder(name), self.embeddable)
         return self._matrices[name]
 
     def retriever(self, key: RunKey | str, rrf_k: int | None = None) -> Retriever:
-        """The retriever of ``key`` (memoised); a hybrid one fuses with ``rrf_k`` (default ``retrieval.rrf_k``)."""
-        key = RunKey.resolve(key)
-        fusion = (rrf_k if rrf_k is not None else run_config().rrf_k) if key.retriever == "hybrid" else None
+        """The retriever of ``key`` (memoised); a hybrid one fuses with ``rrf_k`` (default ``config.rrf_k``)."""
+        key = self.resolve(key)
+        fusion = (rrf_k if rrf_k is not None else self.config.rrf_k) if key.retriever == "hybrid" else None
         if (key, fusion) not in self._retrievers:
             kwargs: dict[str, Any] = {}
             if key.retriever in {"bm25", "hybrid"}:
@@ -168,17 +179,21 @@ class Workbench:
         Rankings are immutable and deterministic, and experiments rank the same question many times
         (once per gate, per measurement), so each (text, configuration) is embedded and ranked once.
         """
-        cache_key = (text, RunKey.resolve(key))  # "dense" and "dense:<default>" are one configuration
+        cache_key = (text, self.resolve(key))  # "dense" and "dense:<default>" are one configuration
         if cache_key not in self._rankings:
             self._rankings[cache_key] = self.retriever(key).rank(text)
         return self._rankings[cache_key]
 
-    def evidence(self, ranking: Ranking, k: int = TOP_K) -> list[Chunk]:
-        """The chunks of ``ranking``'s Top-``k``, best first: what a generator or a gate is given."""
+    def evidence(self, ranking: Ranking, k: int | None = None) -> list[Chunk]:
+        """The chunks of ``ranking``'s Top-``k`` (default ``config.k``), best first: what a generator or a
+        gate is given."""
+        k = self.config.k if k is None else k
         return [self.by_id[cid] for cid in ranking.ids[:k]]
 
-    def top_rows(self, text: str, key: RunKey | str = "dense", k: int = TOP_K) -> list[dict[str, Any]]:
-        """The Top-``k`` of ``text`` as table rows: rank, chunk id, page, heading path and score."""
+    def top_rows(self, text: str, key: RunKey | str = "dense", k: int | None = None) -> list[dict[str, Any]]:
+        """The Top-``k`` (default ``config.k``) of ``text`` as table rows: rank, chunk id, page, heading path
+        and score."""
+        k = self.config.k if k is None else k
         ranking = self.rank(text, key)
         return [{"rank": i + 1, "chunk": cid, "page": self.by_id[cid].page,
                  "heading": " > ".join(self.by_id[cid].heading_path), "score": round(score, 4)}
@@ -192,11 +207,17 @@ class Workbench:
         return {q.id: retriever.rank(q.text(lang, phrasing)) for q in questions}
 
     def evaluate(
-        self, runs: dict[str, Ranking], measures: tuple[Measure, ...] = DEFAULT_MEASURES
+        self, runs: dict[str, Ranking], measures: tuple[Measure, ...] | None = None
     ) -> pd.DataFrame:
-        """Per-question metrics of ``runs`` against the benchmark's gold pieces."""
+        """Per-question metrics of ``runs`` against the benchmark's gold pieces (default measures:
+        :meth:`measures`)."""
+        measures = self.measures() if measures is None else measures
         gold = {qid: self.benchmark[qid].pieces for qid in runs}
         return evaluate(gold, runs, measures)
+
+    def measures(self) -> tuple[Measure, ...]:
+        """The default measures at this workbench's ``config.k`` (hit@k, coverage@k, coverage@10, …)."""
+        return default_measures(self.config.k)
 
     def provenance(self, key: RunKey | str) -> dict[str, Any]:
         """What produced a ranking: retriever, and the embedder's model, backend and version."""

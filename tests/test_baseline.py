@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from typed_results import partial_result
 
-from rag_lib.config import RESULTS_DIR, TOP_K, run_config
+from rag_lib.config import RESULTS_DIR, RunConfig
 from rag_lib.workbook.baseline import BaselineMeasures
 from rag_lib.workbook.experiment_results import BakeoffResult
 from rag_lib.workbook.results import MissingResult
 
-BASE = f"dense:{run_config().embedder}"
-PROVENANCE = {"retriever": "dense", "embedder": {"model": run_config().embedder, "version": "1"}}
+BASE = f"dense:{RunConfig.from_settings().embedder}"
+PROVENANCE = {"retriever": "dense", "embedder": {"model": RunConfig.from_settings().embedder, "version": "1"}}
 
 
 def _bakeoff(**changes: object) -> BakeoffResult:
@@ -81,5 +81,5 @@ def test_the_stored_baseline_equals_a_fresh_measurement_bit_for_bit() -> None:
     stored.check(wb.provenance(BASE), wb.inputs_sha256, ["zh", "en"], [q.id for q in questions], ["original"])
     rank = BaselineDense(wb)
     for lang in ("zh", "en"):
-        fresh = _scores(wb, {q.id: rank(q.text(lang)) for q in questions}, TOP_K)
-        assert _baseline_scores(stored, lang, [q.id for q in questions]) == fresh
+        fresh = _scores(wb, {q.id: rank(q.text(lang)) for q in questions}, wb.config.k)
+        assert _baseline_scores(stored, lang, [q.id for q in questions], wb.config.k) == fresh

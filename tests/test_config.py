@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rag_lib.config import NOTEBOOKS_DIR, PACKAGE_DIR, RunConfig, run_config, settings
+from rag_lib.config import NOTEBOOKS_DIR, PACKAGE_DIR, RunConfig, settings
 
 
 def keys_read(source: str) -> tuple[set[str], set[str]]:
@@ -70,7 +70,7 @@ def test_every_run_config_field_is_used() -> None:
 
 
 def test_run_config_reads_the_workbook_and_takes_overrides() -> None:
-    config = run_config()
+    config = RunConfig.from_settings()
     assert config.k == settings()["retrieval"]["top_k"]
     assert config.embedder == settings()["embedding"]["default"]
     assert config.temperature == settings()["generation"]["temperature"]
@@ -81,7 +81,8 @@ def test_run_config_reads_the_workbook_and_takes_overrides() -> None:
 
 
 def test_library_has_no_literal_top_k_default() -> None:
-    """``k`` and ``rrf_k`` defaults come from ``workbook.yaml`` (``TOP_K``, ``RRF_K``), never a literal."""
+    """``k`` and ``rrf_k`` are required or default to ``None`` (the workbench's ``config``, from ``workbook.yaml``),
+    never a literal."""
     offenders = []
     for path in PACKAGE_DIR.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):

@@ -32,12 +32,13 @@ def test_coverage_and_first_full_k() -> None:
 
 
 def test_q8_testability_needs_the_last_piece_between_6_and_10() -> None:
-    assert completes_late([3, 6]) and completes_late([1, 10])
-    assert not completes_late([1, 3]) and not completes_late([1, 11])
-    assert not completes_late([1, None])
-    assert verdict({"C1": 1, "C2": 3}).startswith("not testable on this corpus: C1 at rank 1, C2 at rank 3, all")
-    assert verdict({"C1": 8, "C2": 1}) == "testable: C1 at rank 8, C2 at rank 1; the last piece enters at k = 8"
-    assert "beyond the Top-10" in verdict({"C1": 12, "C2": 1})
+    assert completes_late([3, 6], 5) and completes_late([1, 10], 5)
+    assert not completes_late([1, 3], 5) and not completes_late([1, 11], 5)
+    assert not completes_late([1, None], 5)
+    assert not completes_late([3, 6], 6)  # k is the caller's: at k = 6 the last piece is already inside
+    assert verdict({"C1": 1, "C2": 3}, 5).startswith("not testable on this corpus: C1 at rank 1, C2 at rank 3, all")
+    assert verdict({"C1": 8, "C2": 1}, 5) == "testable: C1 at rank 8, C2 at rank 1; the last piece enters at k = 8"
+    assert "beyond the Top-10" in verdict({"C1": 12, "C2": 1}, 5)
 
 
 @pytest.mark.parametrize(("rank", "layer"), [
@@ -73,8 +74,8 @@ def test_topk_results() -> None:
         assert q8["n_pieces"] == len(ranks) == 2
         assert [q8["covered"][k] for k in ks] == [coverage_at(ranks, int(k)) for k in ks]
         assert q8["first_full_k"] == first_full_k(ranks)
-        assert results["q8_testable"][lang] == q8["testable"] == completes_late(ranks)
-        assert all(completes_late([r[p] for p in r if p.startswith("C")]) for r in results["late_complete"][lang])
+        assert results["q8_testable"][lang] == q8["testable"] == completes_late(ranks, 5)
+        assert all(completes_late([r[p] for p in r if p.startswith("C")], 5) for r in results["late_complete"][lang])
         assert results["late_complete_count"][lang] == len(results["late_complete"][lang])
         curve = results["curve"][lang]
         assert sorted(curve, key=int) == ks  # results.json keeps keys sorted as text

@@ -16,6 +16,7 @@ from rag_lib.evaluation.stats import compare
 from rag_lib.experiments import q9a, recovery, summary, topk
 from rag_lib.workbook.experiment_results import Q9aResult, RecoveryExperimentResult, SummaryResult, TopkResult
 from rag_lib.workbook.mechanism_results import MechanismResult
+from rag_lib.workbook.results import mechanism_metrics
 
 
 def _metric(moved: int, n: int = 40) -> dict[str, object]:
@@ -29,13 +30,14 @@ def _mechanism(root: Path, name: str, variants: list[dict]) -> None:
     """A stored run of a declared mechanism (the summary reads the runs workbook.yaml declares)."""
     folder = root / f"06_q7_mechanism-{name}"
     folder.mkdir()
-    payload = partial_result(MechanismResult, mechanism=name, status="ran", variants=variants,
-                             provenance={"n_answerable": 58, "n_boot": 2000, "seed": 0})
+    payload = partial_result(MechanismResult, mechanism=name, status="ran",
+                             variants=[{"evidence_k": 5, **v} for v in variants],
+                             provenance={"n_answerable": 58, "n_boot": 2000, "seed": 0, "baseline": {"k": 5}})
     (folder / "results.json").write_text(json.dumps(payload.to_json()))
 
 
 def test_what_helps_ranks_gains_first_losses_last_and_never_judges_a_failed_variant(tmp_path: Path) -> None:
-    flat = {m: _metric(0) for m in summary.METRICS}
+    flat = {m: _metric(0) for m in mechanism_metrics(5)}
     _mechanism(tmp_path, "dedup_mmr", [
         {"name": "up", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(20)}}},
         {"name": "down", "benchmark": {"zh": {**flat, "hit@5": _metric(-20)}}},
@@ -48,7 +50,7 @@ def test_what_helps_ranks_gains_first_losses_last_and_never_judges_a_failed_vari
     ])
     mechanisms = summary.SummaryInputs.read(tmp_path).mechanisms
     compared = summary.comparisons(mechanisms)
-    rows = summary.what_helps(compared, summary.failures(mechanisms))
+    rows = summary.what_helps(compared, summary.failures(mechanisms), k=5)
     assert [(r["mechanism"], r["verdict"]) for r in rows] == [
         ("dedup_mmr: up", "helps"), ("dedup_mmr: noise", "no clear effect"), ("dedup_mmr: flat", "nothing moved"),
         ("dedup_mmr: down", "hurts"), ("reranker: llm", "incomplete: 19 of 20 questions failed")]
@@ -64,13 +66,13 @@ def test_what_helps_ranks_gains_first_losses_last_and_never_judges_a_failed_vari
 
 def test_summary_findings_name_the_metric_that_earned_each_verdict_with_its_adjusted_interval(
         tmp_path: Path) -> None:
-    flat = {m: _metric(0) for m in summary.METRICS}
+    flat = {m: _metric(0) for m in mechanism_metrics(5)}
     # The loss is earned on MRR alone: the sentence must quote MRR, not coverage@evidence or hit@5.
     _mechanism(tmp_path, "query_split", [{"name": "split", "benchmark": {"en": {**flat, "mrr": _metric(-20),
                                                                                  "hit@5": _metric(-1)}}}])
     mechanisms = summary.SummaryInputs.read(tmp_path).mechanisms
     compared = summary.comparisons(mechanisms)
-    ranked = summary.what_helps(compared, {})
+    ranked = summary.what_helps(compared, {}, k=5)
     family = summary.family_of(compared)
     stored = partial_result(SummaryResult, comparisons=compared, what_helps=ranked, languages=[],
                             q7_every_phrasing=summary.q7_every_phrasing(mechanisms),

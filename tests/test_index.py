@@ -138,9 +138,9 @@ def test_postgres_hybrid_fuses_vector_and_full_text_ranks(real: dict, pg) -> Non
     q = real["queries"][0]
     dense = pg.search(q)
     secret_chunks = {c.id for c in real["chunks"] if "wrangler secret put" in c.text}
-    fused = pg.hybrid(q, "wrangler secret put")
+    fused = pg.hybrid(q, "wrangler secret put", rrf_k=60)
     assert sorted(fused.ids) == sorted(dense.ids)
     # RRF: a chunk matching the text moves up against its vector rank; no text, no change
     best_text = min(secret_chunks, key=fused.rank_of)
     assert fused.rank_of(best_text) < dense.rank_of(best_text)
-    assert pg.hybrid(q, "").ids == dense.ids
+    assert pg.hybrid(q, "", rrf_k=60).ids == dense.ids

@@ -11,11 +11,11 @@ import pytest
 from fixture_corpus import q7_pages_workbench
 from typed_results import partial_result
 
-from rag_lib.config import RESULTS_DIR, run_config
+from rag_lib.config import RESULTS_DIR, RunConfig
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.stats import compare
 from rag_lib.experiments.bakeoff import run_bakeoff
-from rag_lib.experiments.mechanisms import MECHANISMS, METRICS, LLMQueries, RankFailed, q7_piece_ranks
+from rag_lib.experiments.mechanisms import MECHANISMS, LLMQueries, RankFailed, mechanism_metrics, q7_piece_ranks
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
@@ -65,13 +65,13 @@ def test_round_robin_interleaves_and_keeps_first_slot() -> None:
 
 def test_fuse_rrf_and_single_part() -> None:
     one = _ranking("abc", "p1")
-    assert fuse([one]) is one
+    assert fuse([one], k=60) is one
     fused = fuse([_ranking("abc", "p1"), _ranking("cba", "p2")], "rrf", k=60)
     # a and c tie at 1/61 + 1/63 = 0.032266 (the first ranking breaks the tie); b has 2/62 = 0.032258
     assert fused.ids == ("a", "c", "b")
-    assert fuse([_ranking("abc", "p1"), _ranking("cba", "p2")], "round_robin").ids == ("a", "c", "b")
+    assert fuse([_ranking("abc", "p1"), _ranking("cba", "p2")], "round_robin", k=60).ids == ("a", "c", "b")
     with pytest.raises(ValueError, match="unknown fusion"):
-        fuse([one, one], "max")
+        fuse([one, one], "max", k=60)
 
 
 # --------------------------------------------------------------------------- recorded LLM query operations
@@ -170,7 +170,7 @@ def test_mechanism_results(mechanism: str) -> None:
                 assert list(ranks) == ["C1", "C2", "C3", "C4"]
                 assert all(r is None or r >= 1 for r in ranks.values())
         for metrics in variant["benchmark"].values():
-            assert set(metrics) == set(METRICS)
+            assert set(metrics) == set(mechanism_metrics(results["provenance"]["baseline"]["k"]))
             for c in metrics.values():
                 assert c["diff"] == pytest.approx(c["mechanism"] - c["baseline"], abs=1e-3)
                 assert c["ci95"][0] <= c["diff"] + 1e-9 and c["diff"] <= c["ci95"][1] + 1e-9
@@ -256,7 +256,7 @@ def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrid
         notebook_parameters(NotebookRun("09_explore", "09_explore", {"lives": False}))
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
-    assert f"    k = {run_config().k}\n" in out  # the run configuration, from workbook.yaml
+    assert f"    k = {RunConfig.from_settings().k}\n" in out  # the run configuration, from workbook.yaml
     assert "09_explore  (09_explore)\n    question='q07', key='dense', k=None, lang='zh', live=False\n" in out
 
 
@@ -274,7 +274,7 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     # On a fixture corpus, with the baseline measured as 01 measures it: nothing read from the committed results.
     wb = q7_pages_workbench(tmp_path)
     assert 5 <= len(wb.benchmark.questions(answerable=True)) < 20 and len(wb.embeddable) < 150
-    bakeoff = run_bakeoff([run_config().embedder], languages=("en",), workbench=wb)
+    bakeoff = run_bakeoff([wb.config.embedder], languages=("en",), workbench=wb)
     baseline = BaselineMeasures.from_bakeoff(bakeoff)
     result = m.run_mechanism("toy", languages=("en",), use_llm=False, n_boot=200, workbench=wb, baseline=baseline)
     assert result.status == "ran" and result.provenance["parameters"] == {"k": 7}
@@ -315,7 +315,6 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
 
 
 def test_the_hybrid_mechanisms_declared_rrf_k_reaches_the_fusion() -> None:
-    from rag_lib.config import run_config
     from rag_lib.experiments.mechanisms.catalog.hybrid import hybrid_variants
     from rag_lib.workbench import Workbench
 
@@ -326,4 +325,4 @@ def test_the_hybrid_mechanisms_declared_rrf_k_reaches_the_fusion() -> None:
     assert steep[0].provenance["rrf_k"] == 1 and "k=1" in steep[0].description
     assert steep[0].rank(question).ids != default.ids  # another constant, another fusion
     assert steep[0].rank(question).ids == wb.retriever("hybrid", rrf_k=1).rank(question).ids
-    assert hybrid_variants(wb, rrf_k=run_config().rrf_k)[0].rank(question).ids == default.ids
+    assert hybrid_variants(wb, rrf_k=wb.config.rrf_k)[0].rank(question).ids == default.ids

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typed_results import partial_result
 
-from rag_lib.config import RESULTS_DIR, run_config
+from rag_lib.config import RESULTS_DIR, RunConfig
 from rag_lib.workbook.baseline import q7_baseline_disagreements
 from rag_lib.workbook.experiment_results import (
     RESULT_TYPES,
@@ -53,7 +53,15 @@ def test_mechanism_runs_are_the_declared_ones_never_a_leftover_folder(tmp_path: 
     found, missing = mechanism_results(tmp_path)
     assert [(name, r.mechanism) for name, r in found.items()] == [(declared[0], "m")] and missing == declared[1:]
     stored = found[declared[0]]
-    assert stored.n_answerable == 3 and stored.variant_results[0].evidence_k == 5  # the run's k when unstated
+    assert stored.n_answerable == 3
+    # a variant without evidence_k is an error naming the field and the file, never the run's k guessed
+    with pytest.raises(MissingResult, match=rf"'v' in {MECHANISM_NOTEBOOK}-m/results.json has no 'evidence_k'"):
+        stored.variant_results  # noqa: B018  (the property reads the stored entries)
+    with pytest.raises(MissingResult, match=r"has no 'provenance.baseline.k'"):
+        stored.k  # noqa: B018
+    again = partial_result(MechanismResult, mechanism="m", status="ran", variants=[{"name": "v", "evidence_k": 7}],
+                           provenance={"baseline": {"k": 3}})
+    assert again.variant_results[0].evidence_k == 7 and again.k == 3
 
 
 def test_a_stored_file_of_another_shape_names_what_it_lacks_and_the_run(tmp_path: Path) -> None:
@@ -73,10 +81,11 @@ def test_a_typed_result_reads_back_as_written(tmp_path: Path) -> None:
 
 
 def test_a_variant_label_names_the_llm_that_produced_it() -> None:
-    plain = VariantResult.from_json({"name": "k=10"})
-    llm = VariantResult.from_json({"name": "llm", "provenance": {"llm": {"model": "qwen2.5-coder-0.5b"}}})
-    reranker = VariantResult.from_json({"name": "r", "provenance": {"reranker": {"backend": "llm_yes_no",
-                                                                                 "revision": "q1.5b"}}})
+    plain = VariantResult.from_json({"name": "k=10", "evidence_k": 10})
+    llm = VariantResult.from_json({"name": "llm", "evidence_k": 5,
+                                   "provenance": {"llm": {"model": "qwen2.5-coder-0.5b"}}})
+    reranker = VariantResult.from_json({"name": "r", "evidence_k": 5,
+                                        "provenance": {"reranker": {"backend": "llm_yes_no", "revision": "q1.5b"}}})
     assert plain.label("topk") == "topk: k=10"
     assert llm.label("query_rewrite") == "query_rewrite: llm (qwen2.5-coder-0.5b)"
     assert reranker.label("reranker") == "reranker: r (q1.5b)"
@@ -85,7 +94,7 @@ def test_a_variant_label_names_the_llm_that_produced_it() -> None:
 def test_a_stale_baseline_is_named_with_the_runs_that_disagree(tmp_path: Path) -> None:
     mechanism_run = runs_of(MECHANISM_NOTEBOOK)[0].name
     _write(tmp_path, "01_embedding_bakeoff", partial_result(BakeoffResult, q7_rows=[
-        {"configuration": f"dense:{run_config().embedder}", "phrasing": "original", "language": "zh",
+        {"configuration": f"dense:{RunConfig.from_settings().embedder}", "phrasing": "original", "language": "zh",
          "C1": 20, "C2": 28, "C3": 10, "C4": 1},
         {"configuration": "dense:other", "phrasing": "original", "language": "zh", "C1": 1, "C2": 2, "C3": 3, "C4": 4},
     ]).to_json())

@@ -198,14 +198,14 @@ def test_rrf_matches_ranx_fuse() -> None:
 def test_rrf_ties_keep_first_ranking_order() -> None:
     one = Ranking(("a", "b"), (1.0, 0.5), source="x")
     two = Ranking(("b", "a"), (1.0, 0.5), source="y")
-    assert rrf([one, two]).ids == ("a", "b")
+    assert rrf([one, two], k=60).ids == ("a", "b")
 
 
 def test_hybrid_retriever_and_registry() -> None:
     ids = [c.id for c in CHUNKS if c.embeddable]
     vectors = np.eye(4, dtype=np.float32)
     embedder = FixedEmbedder({"wrangler": [0, 0, 0, 1]})  # dense likes r2, bm25 likes toml
-    hybrid = get_retriever("hybrid", chunks=CHUNKS, matrix=Matrix(ids, vectors), embedder=embedder)
+    hybrid = get_retriever("hybrid", chunks=CHUNKS, matrix=Matrix(ids, vectors), embedder=embedder, k=60)
     assert isinstance(hybrid, HybridRetriever)
     ranking = hybrid.rank("wrangler")
     # dense: r2, kv, zh, toml (ties in chunk order); bm25 matched: toml

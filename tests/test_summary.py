@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typed_results import partial_result
 
+from rag_lib.config import RunConfig
 from rag_lib.evaluation.stats import compare
 from rag_lib.experiments.summary import (
     SummaryInputs,
@@ -30,16 +31,17 @@ def _write(root: Path, name: str, data: dict) -> None:
 
 
 def _mechanism(root: Path, mechanism: str, status: str, variants: list[dict]) -> None:
-    stored = partial_result(MechanismResult, mechanism=mechanism, status=status, variants=variants, provenance={},
+    """A stored mechanism run at k = 5 (a run stores its k and each variant's evidence size)."""
+    stored = partial_result(MechanismResult, mechanism=mechanism, status=status,
+                            variants=[{"evidence_k": 5, **v} for v in variants], provenance={"baseline": {"k": 5}},
                             baseline={"q7": {}})
     _write(root, f"06_q7_mechanism-{mechanism}", stored.to_json())
 
 
 def test_side_by_side_and_benchmark_rows_come_from_results(tmp_path: Path) -> None:
-    from rag_lib.embedding.registry import default_embedder_name
 
     _write(tmp_path, "01_embedding_bakeoff", partial_result(BakeoffResult, q7_rows=[
-        {"configuration": f"dense:{default_embedder_name()}", "phrasing": "original", "language": "zh",
+        {"configuration": f"dense:{RunConfig.from_settings().embedder}", "phrasing": "original", "language": "zh",
          "C1": 20, "C2": 42, "C3": 39, "C4": 1}]).to_json())
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
@@ -92,8 +94,7 @@ def test_readme_opens_with_the_findings_08_stored(tmp_path: Path) -> None:
 
 
 def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path) -> None:
-    from rag_lib.embedding.registry import default_embedder_name
-    dense = f"dense:{default_embedder_name()}"
+    dense = f"dense:{RunConfig.from_settings().embedder}"
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "evidence_k": 20, "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
          "benchmark": {"zh": {
@@ -113,7 +114,7 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
     assert marked[0]["C1"] == "**20**" and marked[0]["C2"] == 42  # rank 20 is inside a Top-20 evidence
 
     _write(tmp_path, "01_embedding_bakeoff", partial_result(
-        BakeoffResult,
+        BakeoffResult, k=5,
         summary_rows=[{"configuration": dense, "language": "zh", "hit@5": 0.9, "coverage@10": 0.95}],
         q7_rows=[{"configuration": dense, "phrasing": "original", "language": "zh",
                   "C1": 13, "C2": 5, "C3": 9, "C4": 1}]).to_json())
@@ -132,14 +133,13 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
 
 
 def test_an_archived_label_version_reads_back_unchanged_until_the_figures_move(tmp_path: Path) -> None:
-    from rag_lib.embedding.registry import default_embedder_name
     from rag_lib.workbook.experiment_results import SummaryResult
     from rag_lib.workbook.label_archive import archive_label_version
 
-    dense = f"dense:{default_embedder_name()}"
+    dense = f"dense:{RunConfig.from_settings().embedder}"
     row = {"configuration": dense, "phrasing": "original", "language": "en", "C1": 3, "C2": 5, "C3": 9, "C4": 1}
     metrics = {"configuration": dense, "language": "en", "hit@5": 0.9, "coverage@10": 0.8}
-    bakeoff = partial_result(BakeoffResult, q7_rows=[row], summary_rows=[metrics])
+    bakeoff = partial_result(BakeoffResult, k=5, q7_rows=[row], summary_rows=[metrics])
     _write(tmp_path, "01_embedding_bakeoff", bakeoff.to_json())
     archive = tmp_path / "archive" / "labels.json"
     with pytest.raises(FileNotFoundError, match="08_summary"):

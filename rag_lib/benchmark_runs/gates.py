@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.benchmark import Question
-from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evidence import (
     AspectGate,
@@ -33,8 +32,9 @@ from rag_lib.workbench import Workbench
 from rag_lib.workbook.report import markdown_table
 
 
-def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int = TOP_K) -> list[ScoredQuestion]:
+def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int | None = None) -> list[ScoredQuestion]:
     """Every benchmark question's label, best score and aspect coverage of its Top-``k``."""
+    k = wb.config.k if k is None else k
     aspects = AspectGate()
     rows = []
     for q in wb.benchmark:
@@ -52,13 +52,14 @@ def score_question(q: Question, lang: str, ranking: Ranking, evidence: Sequence[
                           float(ranking.scores[0]), coverage)
 
 
-def calibrate(wb: Workbench, lang: str, key: str = "dense", k: int = TOP_K,
+def calibrate(wb: Workbench, lang: str, key: str = "dense", k: int | None = None,
               rows: Sequence[ScoredQuestion] | None = None) -> dict[str, Any]:
     """Sweep the floor, the aspect coverage and both together; choose each by Youden's J.
 
     Every candidate value is tried (see :func:`rag_lib.evidence.sweep`); the choice rule is
     :func:`rag_lib.evidence.choose`. In-sample: the same questions are then measured.
     """
+    k = wb.config.k if k is None else k
     rows = rows if rows is not None else scored_questions(wb, lang, key, k)
     floor_rows = sweep(rows, floors=None)
     coverage_rows = sweep(rows, coverages=None)
@@ -91,8 +92,9 @@ def general_gate_key(gates: dict[str, Gate]) -> str:
 
 
 def measure_gates(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
-                  k: int = TOP_K) -> dict[str, Any]:
+                  k: int | None = None) -> dict[str, Any]:
     """Run each gate on every benchmark question's Top-``k``; precision/recall of "insufficient" etc."""
+    k = wb.config.k if k is None else k
     out = {}
     for name, gate in gates.items():
         cases = []
@@ -114,12 +116,13 @@ def gate_table(measured: dict[str, dict[str, Any]]) -> str:
 
 
 def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, languages: Sequence[str] = ("zh", "en"),
-                      k: int = TOP_K, key: str = "dense") -> dict[str, Any]:
+                      k: int | None = None, key: str = "dense") -> dict[str, Any]:
     """The LLM sufficiency judge as a gate on every question's Top-``k``, against the labels.
 
     A judgement whose call failed or has no record is counted (``failed`` by reason) and left out:
     the gate itself fails closed in use, but here a missing call is not a decision of the model.
     """
+    k = wb.config.k if k is None else k
     judge = judge or LLMJudgeGate()
     out: dict[str, Any] = {"model": judge.generator.model, "gate": judge.name, "by_lang": {}}  # type: ignore[attr-defined]
     for lang in languages:
@@ -142,9 +145,10 @@ def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, language
     return out
 
 
-def measure_narrowed_judge(wb: Workbench, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
+def measure_narrowed_judge(wb: Workbench, languages: Sequence[str] = ("zh", "en"), k: int | None = None,
                            key: str = "dense") -> dict[str, Any]:
     """:func:`measure_llm_judge` with the narrowed pipeline's part-by-part judge (``judge_narrowed``)."""
+    k = wb.config.k if k is None else k
     from rag_lib.evidence.narrowing import narrowed_generator
 
     generator = narrowed_generator("judge_narrowed", wb.embedder())

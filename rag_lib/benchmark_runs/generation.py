@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.answer import gated_answer
-from rag_lib.config import TOP_K
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence import Gate, label_insufficient
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
@@ -25,9 +24,10 @@ from rag_lib.workbench import Workbench
 
 
 def run_generation_eval(
-    wb: Workbench, gate: Gate, generator: Generator, lang: str = "en", k: int = TOP_K, key: str = "dense"
+    wb: Workbench, gate: Gate, generator: Generator, lang: str = "en", k: int | None = None, key: str = "dense"
 ) -> dict[str, Any]:
     """Answer every benchmark question behind ``gate``; return JSON-ready counts and per-question rows."""
+    k = wb.config.k if k is None else k
     gated = GatedGenerator(generator, gate)
     rows = []
     for q in wb.benchmark:
@@ -106,12 +106,13 @@ BAD_INPUTS: tuple[tuple[str, str], ...] = (
 
 
 def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_question: str,
-                   key: str = "dense", k: int = TOP_K) -> list[dict[str, Any]]:
+                   key: str = "dense", k: int | None = None) -> list[dict[str, Any]]:
     """One row per bad input and per scripted backend fault: where it stopped, status and error kind.
 
     Bad inputs go through the whole pipeline (retrieval, ``gate``, ``generator``). Backend faults
     use a scripted LLM backend (no model) behind the same gate, on the Top-``k`` of
-    ``evidence_question``, which the gate accepts, so each fault reaches the backend.
+    ``evidence_question``, which the gate accepts, so each fault reaches the backend. ``k`` (``None``: the
+    workbench's ``config.k``) is passed on to :func:`gated_answer` and ``wb.evidence``, which resolve it.
     """
     rows = []
     for case, text in BAD_INPUTS:

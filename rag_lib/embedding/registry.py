@@ -6,7 +6,7 @@ import dataclasses
 import importlib
 from typing import Any
 
-from rag_lib.config import run_config
+from rag_lib.config import RunConfig
 from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, get_spec, load_specs
 from rag_lib.embedding.files import resolve
 from rag_lib.errors import ModelUnavailableError
@@ -27,13 +27,9 @@ def _backend_class(backend: str) -> type[BaseEmbedder]:
     return getattr(importlib.import_module(module), cls)
 
 
-def default_embedder_name() -> str:
-    """The workbook's default embedder (``embedding.default`` in ``rag_lib/workbook.yaml``)."""
-    return run_config().embedder
-
-
 def get_embedder(name: str | None = None, **kw: Any) -> BaseEmbedder:
-    """Build the embedder registered as ``name`` (default: ``embedding.default`` in workbook.yaml).
+    """Build the embedder registered as ``name`` (default: ``embedding.default`` in workbook.yaml, read when
+    called; code with a workbench passes ``wb.config.embedder`` through ``Workbench.embedder``).
 
     Keyword arguments that name a spec field (e.g. ``max_tokens=8``) override the spec; the rest
     go to the backend (``models_dir``, ``batch_size``, ``threads``). A model whose files are not
@@ -45,7 +41,7 @@ def get_embedder(name: str | None = None, **kw: Any) -> BaseEmbedder:
     >>> emb.embed_queries(["如何添加密钥？"]).shape
     (1, 384)
     """
-    spec = get_spec(name or default_embedder_name())
+    spec = get_spec(name or RunConfig.from_settings().embedder)
     overrides = {k: kw.pop(k) for k in list(kw) if k in _SPEC_FIELDS and k != "name"}
     if overrides:
         spec = spec.replace(**overrides)

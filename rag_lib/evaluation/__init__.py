@@ -4,8 +4,6 @@ answer correctness from key facts."""
 from rag_lib.evaluation.correctness import CorrectnessResult, answer_correct, correctness_summary
 from rag_lib.evaluation.key_facts import KeyFact, KeyFacts, load_key_facts
 from rag_lib.evaluation.metrics import (
-    DEFAULT_MEASURES,
-    HIT,
     MRR,
     Diagnosis,
     HitAt,
@@ -15,15 +13,15 @@ from rag_lib.evaluation.metrics import (
     PieceCoverage,
     Pieces,
     RecallAt,
+    default_measures,
     diagnose,
     evaluate,
+    hit_name,
     piece_ranks,
 )
 from rag_lib.evaluation.stats import compare, effect_text, holm, paired_bootstrap, paired_bootstrap_p, wilson
 
 __all__ = [
-    "DEFAULT_MEASURES",
-    "HIT",
     "MRR",
     "CorrectnessResult",
     "Diagnosis",
@@ -39,9 +37,11 @@ __all__ = [
     "answer_correct",
     "compare",
     "correctness_summary",
+    "default_measures",
     "diagnose",
     "effect_text",
     "evaluate",
+    "hit_name",
     "holm",
     "load_key_facts",
     "paired_bootstrap",

@@ -27,7 +27,6 @@ from enum import StrEnum
 
 import pandas as pd
 
-from rag_lib.config import TOP_K
 from rag_lib.retrieval.base import Ranking
 
 Pieces = Sequence[Collection[str]]  # one question's gold: a set of acceptable chunk ids per piece
@@ -157,17 +156,20 @@ class PieceCoverage(QuestionMeasure):
         return sum(r is not None and r <= self.k for r in piece_ranks(pieces, ranking)) / len(pieces)
 
 
-# hit@k at the workbook's k (retrieval.top_k): the one hit rate every experiment reports, stored under
-# HIT.name ("hit@5" at k = 5), so a different k renames the figure instead of mislabelling it.
-HIT = HitAt(TOP_K)
+def hit_name(k: int) -> str:
+    """The column of the hit rate at ``k`` (``"hit@5"`` at the workbook's k = 5): every experiment reports
+    it under this name, so a different k renames the figure instead of mislabelling it."""
+    return HitAt(k).name
 
-DEFAULT_MEASURES: tuple[Measure, ...] = (
-    HIT, PieceCoverage(TOP_K), PieceCoverage(10), RecallAt(TOP_K), MRR(), NDCGAt(10)
-)
+
+def default_measures(k: int) -> tuple[Measure, ...]:
+    """The measures a workbench scores by default at top-``k`` (``retrieval.top_k``), plus the fixed
+    coverage@10 and nDCG@10 every table reports."""
+    return (HitAt(k), PieceCoverage(k), PieceCoverage(10), RecallAt(k), MRR(), NDCGAt(10))
 
 
 def evaluate(
-    gold: Mapping[str, Pieces], runs: Mapping[str, Ranking], measures: Sequence[Measure] = DEFAULT_MEASURES
+    gold: Mapping[str, Pieces], runs: Mapping[str, Ranking], measures: Sequence[Measure]
 ) -> pd.DataFrame:
     """Score every question: one row per question id (sorted), one column per measure.
 

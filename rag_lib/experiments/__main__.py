@@ -32,7 +32,7 @@ def conditions() -> list[dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rag_lib.config import run_config
+    from rag_lib.config import RunConfig
 
     parser = argparse.ArgumentParser(prog="python -m rag_lib.experiments", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.list:
         parser.print_help()
         return 0
-    config = dataclasses.asdict(run_config())
+    config = dataclasses.asdict(RunConfig.from_settings())
     rows = conditions()
     if args.json:
         print(json.dumps({"run_config": config, "runs": rows}, indent=1, ensure_ascii=False))

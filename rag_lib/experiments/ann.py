@@ -28,7 +28,7 @@ import numpy as np
 
 from rag_lib.benchmark import Question
 from rag_lib.config import settings
-from rag_lib.evaluation import HIT, piece_ranks
+from rag_lib.evaluation import hit_name, piece_ranks
 from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
 from rag_lib.index.numpy_store import NumpyStore
@@ -38,7 +38,6 @@ from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import AnnResult
 from rag_lib.workbook.report import markdown_table, rank_span
 
-METRICS = (HIT.name, "coverage@10")
 RECALL_K = 10
 DIFF = "hnsw − exact"  # the comparison table's difference column
 SUBJECT, SCOPE = ("setting",), ("batch", "language")  # a judged row: the setting, on one batch and language
@@ -57,6 +56,12 @@ def setting_label(s: dict[str, int]) -> str:
 def setting_key(s: dict[str, int]) -> str:
     """``m16-efc64-ef40``: a setting as a key of ``results.json``."""
     return f"m{s['m']}-efc{s['ef_construction']}-ef{s['ef_search']}"
+
+
+def ann_metrics(k: int) -> tuple[str, ...]:
+    """The gold metrics HNSW is compared on at top-``k`` (``("hit@5", "coverage@10")`` at k = 5): names
+    :func:`gold_at` reads its cut from."""
+    return (hit_name(k), "coverage@10")
 
 
 def neighbour_recall(approx: Ranking, exact: Ranking, k: int = RECALL_K) -> float:
@@ -108,7 +113,7 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
                              "recall@10 of exact": round(float(np.mean(recall)), 4),
                              "lowest build": round(min(recall), 4), "highest build": round(max(recall), 4),
                              "builds": len(runs)})
-                for name in METRICS:
+                for name in ann_metrics(wb.config.k):
                     hnsw = [float(np.mean([gold_at(q.pieces, run[q.id, lang], name) for run in runs]))
                             for q in questions]  # per question, averaged over the builds
                     c = compare(hnsw, [gold_at(q.pieces, exact[q.id, lang], name) for q in questions], n_boot, seed)

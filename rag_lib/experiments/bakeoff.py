@@ -7,26 +7,25 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.benchmark import Q7_PHRASINGS
-from rag_lib.config import TOP_K
 from rag_lib.embedding import available_embedders
-from rag_lib.embedding.registry import default_embedder_name
-from rag_lib.evaluation import DEFAULT_MEASURES, PieceCoverage, diagnose, piece_ranks
+from rag_lib.evaluation import PieceCoverage, diagnose, piece_ranks
 from rag_lib.workbench import RunKey, Workbench
 from rag_lib.workbook.experiment_results import BakeoffResult
 from rag_lib.workbook.report import markdown_table
 
 
-def configurations(embedders: Sequence[str], status: dict[str, bool | str]) -> list[RunKey]:
-    """Dense runs for the embedders that are here, then BM25 and hybrid (default embedder)."""
+def configurations(embedders: Sequence[str], status: dict[str, bool | str], default: str) -> list[RunKey]:
+    """Dense runs for the embedders that are here, then BM25 and hybrid (with ``default``, the run's default
+    embedder)."""
     keys = [RunKey("dense", name) for name in embedders if status.get(name) is True]
     keys.append(RunKey("bm25"))
-    if status.get(default_embedder_name()) is True:
-        keys.append(RunKey("hybrid", default_embedder_name()))
+    if status.get(default) is True:
+        keys.append(RunKey("hybrid", default))
     return keys
 
 
 def run_bakeoff(
-    embedders: Sequence[str], k: int = TOP_K, languages: Sequence[str] = ("zh", "en"),
+    embedders: Sequence[str], k: int | None = None, languages: Sequence[str] = ("zh", "en"),
     workbench: Workbench | None = None,
 ) -> BakeoffResult:
     """Rank every answerable question with every configuration and summarise.
@@ -34,13 +33,17 @@ def run_bakeoff(
     The result holds provenance, per-configuration means, Q7 piece ranks, layer counts and each
     question's measures (the baseline's are what 06 compares against:
     :class:`~rag_lib.workbook.baseline.BaselineMeasures`). Embedders whose files are missing are
-    listed under ``unavailable`` with the reason.
+    listed under ``unavailable`` with the reason. ``k`` defaults to the workbench's ``config.k``.
     """
     wb = workbench or Workbench()
+    k = wb.config.k if k is None else k
     status = {name: available_embedders().get(name, f"unknown embedder {name!r}") for name in embedders}
-    keys = configurations(embedders, status)
+    keys = configurations(embedders, status, wb.config.embedder)
     questions = wb.benchmark.questions(answerable=True)
-    measures = (*DEFAULT_MEASURES, PieceCoverage(k)) if k not in (5, 10) else DEFAULT_MEASURES
+    # The workbench's measures at its k; a k of this run other than that (and 10) adds its own coverage.
+    measures = wb.measures()
+    if k not in (wb.config.k, 10):
+        measures = (*measures, PieceCoverage(k))
     summary_rows: list[dict[str, Any]] = []
     layers: dict[str, Counter[str]] = {}
     per_question: dict[str, dict[str, Any]] = {}

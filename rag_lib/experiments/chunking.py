@@ -25,7 +25,7 @@ from rag_lib.casebook import halo
 from rag_lib.corpus import load_pages
 from rag_lib.corpus.chunkers import SemanticChunker, TokenCounter, get_chunker, strategies
 from rag_lib.documents import Chunk
-from rag_lib.evaluation import HIT, MRR, PieceCoverage, piece_ranks
+from rag_lib.evaluation import MRR, HitAt, PieceCoverage, hit_name, piece_ranks
 from rag_lib.evaluation.claims import ALPHA, Family, judge_rows, read_rows
 from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
 from rag_lib.evaluation.stats import compare
@@ -37,11 +37,19 @@ from rag_lib.workbook.experiment_results import ChunkingResult
 from rag_lib.workbook.report import markdown_table
 
 BASELINE = "structural"
-METRICS = (HIT.name, "coverage@10", "mrr")
 # Piece coverage of the leading chunks that fit the structural Top-5's tokens for the same question: the
 # strategies compared at an equal token budget rather than at an equal k (a small chunk sends fewer tokens).
 EQUAL_TOKENS = "coverage@equal-tokens"
-COMPARED = (*METRICS, EQUAL_TOKENS)
+
+
+def strategy_metrics(k: int) -> tuple[str, ...]:
+    """The ranking metrics each strategy is measured on at top-``k``: ``("hit@5", "coverage@10", "mrr")`` at k = 5."""
+    return (hit_name(k), "coverage@10", "mrr")
+
+
+def compared_metrics(k: int) -> tuple[str, ...]:
+    """What the comparison table compares at top-``k``: :func:`strategy_metrics` and coverage at equal tokens."""
+    return (*strategy_metrics(k), EQUAL_TOKENS)
 DIFF = "structural − strategy"  # the comparison table's difference column
 FAMILY_NAME = "this notebook (strategies × languages × metrics)"
 # A verdict on structural − strategy, in words: positive differences put structural ahead.
@@ -68,8 +76,8 @@ def _scores(wb: Workbench, lang: str) -> Scores:
     """Rankings, per-question metrics, tokens of the Top-5 and Q7's piece ranks of one strategy and language."""
     questions = wb.benchmark.questions(answerable=True)
     rankings = wb.run("dense", questions, lang)
-    table = wb.evaluate(rankings, (HIT, PieceCoverage(10), MRR()))
-    scores = {m: [float(v) for v in table[m]] for m in METRICS}
+    table = wb.evaluate(rankings, (HitAt(wb.config.k), PieceCoverage(10), MRR()))
+    scores = {m: [float(v) for v in table[m]] for m in strategy_metrics(wb.config.k)}
     tokens = [float(sum(approx_tokens(wb.by_id[cid].text) for cid in rankings[q.id].ids[:5])) for q in questions]
     q7 = wb.benchmark["q07"]
     ranks = piece_ranks(q7.pieces, wb.rank(q7.text(lang)))
@@ -136,7 +144,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         if name == BASELINE:  # the span rule must reproduce the benchmark's own labels on these chunks
             gold_diff = sum(a != b for q, r in zip(base.benchmark.items, bench.items, strict=True)
                             for a, b in zip(q.resolved or (), r.resolved or (), strict=True))
-        wb = Workbench.over(chunks, bench, base.store)
+        wb = Workbench.over(chunks, bench, base.store, base.config)
         entry = {"strategy": name, "kind": declared[name]["kind"], "description": declared[name].get("description", ""),
                  **_size_stats(chunks, counter)}
         if isinstance(chunker, SemanticChunker):
@@ -151,16 +159,17 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
                 structural_rankings[lang] = rankings
         if name == BASELINE:
             structural_wb = wb
+    compared = compared_metrics(base.config.k)
     metric_rows, comparison_rows = [], []
     for name in names:
         for lang in languages:
             metric_rows.append({"strategy": name, "language": lang,
-                                **{m: round(float(np.mean(scores[name, lang][m])), 4) for m in COMPARED},
+                                **{m: round(float(np.mean(scores[name, lang][m])), 4) for m in compared},
                                 "tokens@5": round(float(np.mean(tokens[name, lang])), 1),
                                 "chunks@equal-tokens": round(float(np.mean(sent[name, lang])), 1)})
             if name == BASELINE:
                 continue
-            for m in COMPARED:  # structural − strategy: Halo's "+18 points" is structural's advantage
+            for m in compared:  # structural − strategy: Halo's "+18 points" is structural's advantage
                 c = compare(scores[BASELINE, lang][m], scores[name, lang][m], n_boot, seed)
                 comparison_rows.append({"strategy": name, "language": lang, "metric": m,
                                         "structural": c["mechanism"], "strategy_value": c["baseline"],
@@ -173,7 +182,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
     tables = {
         "sizes": markdown_table(stats, ["strategy", "n_chunks", "median_tokens", "p90_tokens", "max_tokens",
                                         "overlong_inputs", "cosine_threshold"]),
-        "metrics": markdown_table(metric_rows, ["strategy", "language", *COMPARED, "tokens@5", "chunks@equal-tokens"],
+        "metrics": markdown_table(metric_rows, ["strategy", "language", *compared, "tokens@5", "chunks@equal-tokens"],
                                   decimals={"tokens@5": 0, "chunks@equal-tokens": 1}),
         "comparison": markdown_table(comparison_rows, ["strategy", "language", "metric", "structural", "strategy_value",
                                                        "structural − strategy", "95% CI", "p", "adjusted (Holm)"]),
@@ -213,6 +222,7 @@ def findings(result: ChunkingResult) -> list[str]:
     out = []
     points = result.halo["chunking"]["structural_hit_rate_points"]
     family = stored_family(result)
+    hit, compared = hit_name(result.k), compared_metrics(result.k)  # at the k the run stored
     for lang in result.languages:
         parts = []
         for s in result.strategies:
@@ -223,8 +233,8 @@ def findings(result: ChunkingResult) -> list[str]:
                     if verdict.effects else verdict.text(scoped=False))
             parts.append(f"vs {s['strategy']}, {said}")
         base = _by(result.metric_rows, strategy=BASELINE, language=lang)
-        out.append(f"{lang}: structural {HIT.name} {base[HIT.name]:.3f}; structural − strategy over "
-                   f"{', '.join(COMPARED)} (the last at the structural Top-5's tokens per question): "
+        out.append(f"{lang}: structural {hit} {base[hit]:.3f}; structural − strategy over "
+                   f"{', '.join(compared)} (the last at the structural Top-5's tokens per question): "
                    f"{'; '.join(parts)}. Halo reports +{points} points (+{points / 100:.2f}) of hit rate for "
                    "structural chunking (theirs; baseline not stated).")
     for lang in result.languages:

@@ -28,11 +28,12 @@ import numpy as np
 
 from rag_lib.answer import calibrated_gate_parameters
 from rag_lib.benchmark_runs.gates import score_question, scored_questions
-from rag_lib.config import TOP_K, default_batch, settings
+from rag_lib.config import default_batch, settings
 from rag_lib.corpus import load_chunks
 from rag_lib.corpus.chunking import chunk_id_digest
 from rag_lib.documents import Chunk
-from rag_lib.evaluation import HIT, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
+from rag_lib.errors import WorkbookError
+from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, hit_name, paired_bootstrap, piece_ranks
 from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import AspectGate, Case, score_cases
@@ -42,10 +43,29 @@ from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import CorpusSizeResult
 from rag_lib.workbook.report import markdown_table, rank_span
 
-METRICS = (HIT.name, "coverage@10")
 DIFF = "change"  # the change table's difference column (this size − the smallest corpus)
 FAMILY_NAME = "this notebook (corpus sizes × languages × metrics, each against the smallest corpus)"
 DISTRACTOR_KINDS = ("same page as gold", "copy on another page", "same product, other page", "other product")
+
+
+def size_metrics(k: int) -> tuple[str, ...]:
+    """The metrics measured per corpus size at top-``k``: ``("hit@5", "coverage@10")`` at k = 5."""
+    return (hit_name(k), "coverage@10")
+
+
+def result_metrics(result: CorpusSizeResult) -> tuple[str, ...]:
+    """:func:`size_metrics` at the k a stored run measured at (``provenance.top``).
+
+    Raises
+    ------
+    WorkbookError
+        When the result does not store it (a file of another version: re-run 12).
+    """
+    top = (result.provenance or {}).get("top")
+    if top is None:
+        raise WorkbookError("the results of 12_corpus_size have no 'provenance.top' (the k they measured at); "
+                            "re-run 12_corpus_size.")
+    return size_metrics(int(top))
 
 
 def scale_settings() -> dict[str, Any]:
@@ -124,7 +144,7 @@ def measure(wide: Workbench, conf: Mapping[str, Any], languages: Sequence[str]) 
         runs.pages_of.setdefault(text_key(c), set()).add(c.page)
     orders = page_orders(base_pages, all_pages, runs.seeds)
     q7 = wide.benchmark["q07"]
-    labelled = Workbench()
+    labelled = Workbench(config=wide.config)  # the gate is fitted at the same k
     for lang in languages:
         full = wide.run("dense", questions, lang)
         q7_full = wide.rank(q7.text(lang))
@@ -150,19 +170,20 @@ def _measure_corpus(runs: SizeRuns, wide: Workbench, lang: str, size: int, s: in
                     gate: tuple[dict[str, float], Mapping[str, dict[str, float]]]) -> None:
     """One nested corpus (``size`` pages, page order ``s``) in one language, appended to ``runs``."""
     fitted, held_out = gate
+    k = wide.config.k
     questions = wide.benchmark.questions(answerable=True)
     unanswerable = wide.benchmark.questions(answerable=False)  # those still unanswerable on the wide batch
     aspects, base_set, q7 = AspectGate(), set(runs.base_pages), wide.benchmark["q07"]
     allowed = {c.id for c in wide.embeddable if c.page in pages}
     ranked = {qid: restrict(r, allowed) for qid, r in full.items()}
     gold = {q.id: [p & allowed for p in q.pieces] for q in questions}
-    table = evaluate(gold, ranked, (HIT, PieceCoverage(10)))
-    for m in METRICS:
+    table = evaluate(gold, ranked, (HitAt(k), PieceCoverage(10)))
+    for m in size_metrics(k):
         runs.per_question.setdefault((size, lang, m), []).append([float(v) for v in table[m]])
     cases, held_cases, kinds, from_added = [], [], Counter(), 0
     copies = {k: v & pages for k, v in runs.pages_of.items()}
     for q in questions:
-        top = ranked[q.id].ids[:TOP_K]
+        top = ranked[q.id].ids[:k]
         seen = score_question(q, lang, ranked[q.id], [wide.by_id[c] for c in top], aspects)
         cases.append(Case(q.id, True, seen.label_insufficient, seen.declined_with(fitted)))
         held_cases.append(Case(q.id, True, seen.label_insufficient, seen.declined_with(held_out[q.id])))
@@ -176,7 +197,7 @@ def _measure_corpus(runs: SizeRuns, wide: Workbench, lang: str, size: int, s: in
     refused: Counter[str] = Counter()
     for q in unanswerable:
         ranking = restrict(unanswerable_full[q.id], allowed)
-        seen = score_question(q, lang, ranking, [wide.by_id[c] for c in ranking.ids[:TOP_K]], aspects)
+        seen = score_question(q, lang, ranking, [wide.by_id[c] for c in ranking.ids[:k]], aspects)
         refused["in-sample"] += seen.declined_with(fitted)
         refused["held out"] += seen.declined_with(held_out[q.id])
     ranks = dict(zip(("C1", "C2", "C3", "C4"), piece_ranks([p & allowed for p in q7.pieces],
@@ -185,28 +206,29 @@ def _measure_corpus(runs: SizeRuns, wide: Workbench, lang: str, size: int, s: in
     runs.slots.append({"pages": size, "language": lang, "seed": s, "non-gold slots": sum(kinds.values()),
                        "from added pages": from_added, **{k: kinds[k] for k in DISTRACTOR_KINDS}})
     runs.rows.append({"pages": size, "language": lang, "seed": s, "chunks": len(allowed),
-                      **{m: round(float(table[m].mean()), 4) for m in METRICS},
+                      **{m: round(float(table[m].mean()), 4) for m in size_metrics(k)},
                       "declined (answerable)": sum(c.declined for c in cases),
                       "complete declined": gate_scores.complete_declined, "complete": gate_scores.complete,
                       "complete declined (held out)": held_scores.complete_declined,
                       "unanswerable declined": refused["in-sample"],
                       "unanswerable declined (held out)": refused["held out"],
                       "unanswerable": len(unanswerable)})
-    for cid in (c for q in questions for c in ranked[q.id].ids[:TOP_K] if c not in q.gold_chunks):
+    for cid in (c for q in questions for c in ranked[q.id].ids[:k] if c not in q.gold_chunks):
         runs.by_slot[size, lang, cid] += 1
 
 
 def curve_and_change(runs: SizeRuns, languages: Sequence[str], n_boot: int,
-                     seed: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Per size and language: each metric's seed-averaged mean with its band, the gate's rates; and each
-    size's paired change from the smallest corpus."""
+                     seed: int, k: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per size and language: each metric (at top-``k``, as :func:`measure` took them) seed-averaged with its
+    band, the gate's rates; and each size's paired change from the smallest corpus."""
+    metrics = size_metrics(k)
     curve, change = [], []
     smallest = len(runs.base_pages)
     for lang in languages:
-        base_scores = {m: np.mean(runs.per_question[smallest, lang, m], axis=0) for m in METRICS}
+        base_scores = {m: np.mean(runs.per_question[smallest, lang, m], axis=0) for m in metrics}
         for size in runs.sizes:
             entry: dict[str, Any] = {"pages": size, "language": lang}
-            for m in METRICS:
+            for m in metrics:
                 seed_mean = np.mean(runs.per_question[size, lang, m], axis=0)  # per question, averaged over seeds
                 entry[m], entry[f"{m} lo"], entry[f"{m} hi"] = _band(seed_mean.tolist(), n_boot, seed)
                 if size != smallest:
@@ -263,7 +285,9 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
     wide = Workbench(conf["batch"])
     on_batch = wide.batch_benchmark
     runs = measure(wide, conf, languages)
-    curve, change = curve_and_change(runs, languages, n_boot, seed)
+    k = wide.config.k
+    metrics = size_metrics(k)
+    curve, change = curve_and_change(runs, languages, n_boot, seed, k)
     # One Holm family: every size × language × metric of the change table.
     family = judge_rows(change, FAMILY_NAME, ("pages",), ("language",), DIFF, n_boot, seed)
     summary = summaries(runs, wide, languages)
@@ -276,7 +300,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                     for q, r in sorted(on_batch.labels.absent_review.items())],
         curve=curve, change_rows=change,
         # the curve keyed by language and size, for make check (results/expected.yaml)
-        by_size={lang: {str(r["pages"]): {m: r[m] for m in (*METRICS, "declined (answerable)")}
+        by_size={lang: {str(r["pages"]): {m: r[m] for m in (*metrics, "declined (answerable)")}
                         for r in curve if r["language"] == lang} for lang in languages},
         runs=runs.rows, q7_runs=runs.q7_rows, q7_rows=summary["q7"],
         slot_rows=summary["slots"], top_distractors=summary["top_distractors"], q7_first=runs.q7_first,
@@ -284,7 +308,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
         tables={
             "sizes": markdown_table(summary["sizes"], decimals={"chunks (mean over seeds)": 1}),
             "curve": markdown_table(curve, ["pages", "language",
-                                            *(f"{m}{band}" for m in METRICS for band in ("", " lo", " hi")),
+                                            *(f"{m}{band}" for m in metrics for band in ("", " lo", " hi")),
                                             "declined (answerable)", "false refusal rate",
                                             "false refusal rate (held out)", "unanswerable declined",
                                             "unanswerable declined (held out)", "seeds"],
@@ -297,7 +321,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
             "top_distractors": markdown_table(summary["top_distractors"]),
         },
         provenance={"retriever": "dense", "embedder": wide.embedder().describe(), "n_boot": n_boot, "seed": seed,
-                    "claims": family.summary(), "scale": conf, "top": TOP_K,
+                    "claims": family.summary(), "scale": conf, "top": k,
                     "gate": "floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
                     "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
                                    "chunks (identical to exact search over it)"},
@@ -325,7 +349,7 @@ def findings(result: CorpusSizeResult) -> list[str]:
                        result.provenance.get("claims", {}).get("alpha", ALPHA))
     for lang in result.languages:
         parts = []
-        for m in METRICS:
+        for m in result_metrics(result):
             a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)
             parts.append(f"{m} {a[m]:.3f} → {b[m]:.3f} ({family.get(str(large), lang, m).text(scoped=False)})")
         a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)

@@ -14,7 +14,6 @@ from typing import Any
 from rag_lib.benchmark_runs.gates import calibrate, chosen_gates, general_gate_key
 from rag_lib.benchmark_runs.generation import fault_outcomes
 from rag_lib.casebook import published
-from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
@@ -49,10 +48,11 @@ def wrangler_ranks(wb: Workbench, languages: Sequence[str], key: str = "dense") 
     return rows
 
 
-def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
+def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[str] = ("zh", "en"), k: int | None = None,
            generator: str | None = None, key: str = "dense") -> Q5Result:
     """Everything notebook 02 shows."""
     wb = wb or Workbench()
+    k = wb.config.k if k is None else k
     q5 = wb.benchmark.by_casebook("Q5")
     question = q5.text(lang)
     ranking = wb.rank(question, key)

@@ -13,11 +13,10 @@ from typing import Any
 
 from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.casebook import published
-from rag_lib.config import TOP_K
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.evaluation.margins import margin_to_cut, median_gap
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import Q7DiagnosisResult
 from rag_lib.workbook.report import markdown_table
 
@@ -44,10 +43,12 @@ def top_rows(question: Question, ranking: Ranking, wb: Workbench, n: int = 10) -
 
 
 def run_q7_diagnosis(
-    key: str = "dense", k: int = TOP_K, languages: Sequence[str] = ("zh", "en"), workbench: Workbench | None = None
+    key: str = "dense", k: int | None = None, languages: Sequence[str] = ("zh", "en"),
+    workbench: Workbench | None = None,
 ) -> Q7DiagnosisResult:
     """Diagnose Q7 for every phrasing and language with retrieval ``key``."""
     wb = workbench or Workbench()
+    k = wb.config.k if k is None else k
     q7 = wb.benchmark.by_casebook("Q7")
     cases: dict[str, dict[str, Any]] = {}
     rank_rows = []
@@ -82,7 +83,7 @@ def run_q7_diagnosis(
                       **theirs["piece_ranks"], "C4": "≤ 10", "in top 10": theirs["coverage_top10"],
                       "layer": str(Layer.RANKED_DEEP)})
     return Q7DiagnosisResult(
-        configuration=RunKey.resolve(key).label,
+        configuration=wb.resolve(key).label,
         provenance=wb.provenance(key),
         k=k,
         languages=list(languages),

@@ -29,7 +29,6 @@ from rag_lib.benchmark_runs.gates import (
 )
 from rag_lib.benchmark_runs.generation import run_generation_eval
 from rag_lib.casebook import published
-from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import wilson
 from rag_lib.evidence import (
@@ -69,12 +68,14 @@ def corpus_check(chunks: Sequence[Chunk], absent: Sequence[str], pattern: re.Pat
             "absent": hits, "absent_found": sum(hits.values())}
 
 
-def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense", k: int = TOP_K) -> dict[str, Any]:
+def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense",
+                     k: int | None = None) -> dict[str, Any]:
     """Q9a's Top-k scores against Q5's rank-k score, per language (casebook: 0.574–0.593 vs 0.608).
 
     ``q5_above_q9a`` says only that this one pair is ordered; ``gap`` is the margin. Whether a
     floor separates answerable from unanswerable questions in general is :func:`score_overlap`.
     """
+    k = wb.config.k if k is None else k
     q9a, q5 = wb.benchmark.by_casebook("Q9a"), wb.benchmark.by_casebook("Q5")
     out = {}
     for lang in languages:
@@ -181,8 +182,9 @@ def validation_table(validation: dict[str, Any]) -> str:
 
 
 def near_miss_rows(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
-                   k: int = TOP_K) -> list[dict[str, Any]]:
+                   k: int | None = None) -> list[dict[str, Any]]:
     """Every near-miss question: its best score, aspect coverage and each in-sample gate's decision."""
+    k = wb.config.k if k is None else k
     aspects = AspectGate()
     out = []
     for q in wb.benchmark.questions(near_miss=True):
@@ -221,8 +223,9 @@ def judge_bypass(result: GenerationResult, evidence: Sequence[Chunk]) -> dict[st
 
 
 def gated_decline(wb: Workbench, gate: Gate, question: str, generator_name: str,
-                  key: str = "dense", k: int = TOP_K) -> dict[str, Any]:
+                  key: str = "dense", k: int | None = None) -> dict[str, Any]:
     """The normal path: the gate declines and the generator (an LLM) is never asked."""
+    k = wb.config.k if k is None else k
     recorder = CountingRecorder()
     generator = get_generator(generator_name, recorder=recorder)
     gated = GatedGenerator(generator, gate)
@@ -235,8 +238,9 @@ def gated_decline(wb: Workbench, gate: Gate, question: str, generator_name: str,
 
 
 def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: str = "dense",
-           k: int = TOP_K) -> dict[str, Any]:
+           k: int | None = None) -> dict[str, Any]:
     """Skip the gate on purpose: each generator faces the Top-``k`` distractors; judged by :func:`judge_bypass`."""
+    k = wb.config.k if k is None else k
     ranking = wb.rank(question, key)
     evidence = wb.evidence(ranking, k)
     out = {}
@@ -256,12 +260,13 @@ def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: st
 
 # ------------------------------------------------------------------------------ the whole experiment
 
-def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
+def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int | None = None,
             generators: Sequence[str] = ("extractive", "llama_cpp"), bypass_lang: str = "en",
             generation_lang: str = "en",
             key: str = "dense") -> Q9aResult:
     """Everything notebook 03 shows (the whole-benchmark generation figures included)."""
     wb = wb or Workbench()
+    k = wb.config.k if k is None else k
     q9a = wb.benchmark.by_casebook("Q9a")
     rows = {lang: scored_questions(wb, lang, key, k) for lang in languages}
     calibrations = {lang: calibrate(wb, lang, key, k, rows[lang]) for lang in languages}

@@ -23,7 +23,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.casebook import published
-from rag_lib.config import TOP_K
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation import get_generator, task_generator_name
 from rag_lib.generation.llm_calls import CallMode, CallRecorder
@@ -155,7 +154,7 @@ def question_row(result: RecoveryResult) -> dict[str, Any]:
 
 def run_recovery_experiment(
     languages: Sequence[str] = ("zh", "en"),
-    k: int = TOP_K,
+    k: int | None = None,
     retriever: str = "dense",
     llm: str | None = None,
     llm_mode: CallMode | None = None,
@@ -167,6 +166,7 @@ def run_recovery_experiment(
     (theirs) and ``provenance``; see the module docstring for the sources.
     """
     wb = workbench or Workbench()
+    k = wb.config.k if k is None else k
     sources, unavailable = decomposers(llm, llm_mode)
     answerer = get_generator()
     # Unanswerable compound questions (Q9a) have no pieces to recover: they are not counted.

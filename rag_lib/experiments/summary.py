@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any, Self
 
 from rag_lib.casebook import halo, published
-from rag_lib.config import results_dir, run_config
-from rag_lib.evaluation import HIT
+from rag_lib.config import RunConfig, results_dir
+from rag_lib.errors import WorkbookError
+from rag_lib.evaluation import hit_name
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, Verdict, judge
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.workbook.baseline import bakeoff_q7, baseline_label
@@ -36,14 +37,15 @@ from rag_lib.workbook.label_archive import relabel_rows
 from rag_lib.workbook.mechanism_results import MechanismResult, mechanism_results
 from rag_lib.workbook.report import kinds_text, markdown_table, prose
 from rag_lib.workbook.results import (
-    MECHANISM_METRICS,
     PIECES,
+    mechanism_metrics,
 )
 
-# coverage@evidence: pieces inside the evidence the variant sends to generation (Top-5, or Top-k for
-# the top-k variants); the one metric a larger k changes.
-METRICS = MECHANISM_METRICS
-TOP_K = 10  # bold in the Q7 tables: inside the Top-10 (the casebook's green cells), or inside a larger evidence
+# The compared metrics are mechanism_metrics(k) of the runs' k; coverage@evidence: pieces inside the evidence
+# the variant sends to generation (Top-5, or Top-k for the top-k variants), the one metric a larger k changes.
+# Bold in the Q7 tables: inside the Top-10 (the casebook's green cells), or inside a larger evidence. A fixed
+# cut of the tables, not the retrieval k.
+BOLD_WITHIN = 10
 
 
 @dataclass(frozen=True)
@@ -124,16 +126,32 @@ def baseline_ties(diagnosis: Q7DiagnosisResult | None, lang: str) -> list[str]:
     return [p for p, m in case.get("top10_margins", {}).items() if m is not None and gap is not None and abs(m) < gap]
 
 
+def mechanisms_k(mechanisms: Sequence[MechanismResult]) -> int:
+    """The top-k the mechanism runs that ran compared at (each stores it, ``provenance.baseline.k``);
+    the workbook's ``retrieval.top_k`` when none ran (nothing is then compared).
+
+    Raises
+    ------
+    WorkbookError
+        When runs compared at different k: their metrics (hit@k) would not share one column.
+    """
+    ks = sorted({r.k for r in mechanisms if r.ran})
+    if len(ks) > 1:
+        raise WorkbookError(f"the mechanism runs compared at different k ({ks}); re-run them with one "
+                            "retrieval.top_k.")
+    return ks[0] if ks else RunConfig.from_settings().k
+
+
 def more_context_variants(mechanisms: Sequence[MechanismResult]) -> set[str]:
-    """Row labels of the variants that send more chunks than ``retrieval.top_k`` (the top-k mechanism)."""
+    """Row labels of the variants that send more chunks than their run's k (the top-k mechanism)."""
     return {f"{r.mechanism}: {v.name}" for r in mechanisms for v in r.variant_results
-            if v.evidence_k > run_config().k}
+            if v.evidence_k > r.k}
 
 
 def evidence_sizes(mechanisms: Sequence[MechanismResult]) -> dict[str, int]:
     """Row label → evidence size, for the mechanism variants that send more than the Top-10."""
     return {f"{r.mechanism}: {v.name}": v.evidence_k for r in mechanisms
-            for v in r.variant_results if v.evidence_k > TOP_K}
+            for v in r.variant_results if v.evidence_k > BOLD_WITHIN}
 
 
 FAMILY_NAME = "every mechanism run (variants × languages × metrics)"
@@ -152,7 +170,7 @@ def comparisons(mechanisms: Sequence[MechanismResult], alpha: float = ALPHA) -> 
         for variant in result.variant_results if result.ran else []:
             label = variant.label(result.mechanism)
             for lang, metrics in sorted(variant.benchmark.items()):
-                for metric in METRICS:
+                for metric in mechanism_metrics(result.k):
                     m = metrics.get(metric)
                     if m:
                         rows.append({"variant": label, "language": lang,
@@ -219,15 +237,15 @@ def is_more_context(row: dict[str, Any]) -> bool:
 
 
 def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]],
-               more_context: Collection[str] = ()) -> list[dict[str, Any]]:
+               more_context: Collection[str] = (), *, k: int) -> list[dict[str, Any]]:
     """Every mechanism variant and language, ranked: clear gains first (some metric's Holm-adjusted
     interval excludes 0 with a positive difference and none negative; :class:`~rag_lib.evaluation.claims.Verdict`),
     then mixed, no clear effect, no question changed, and clear losses; within a group by the difference in
     :data:`RANK_METRIC`. A variant whose LLM calls failed on some questions is "incomplete" and ranked last,
     whatever its figures on the rest. The variants in ``more_context`` (a larger evidence k: coverage of the
     evidence cannot fall by construction) are not ranked among mechanisms: they follow, unranked, with the
-    verdict "more context: …". Cells are "difference [adjusted interval]"; ``compared`` and ``failed`` as
-    for :func:`benchmark_rows`."""
+    verdict "more context: …". Cells are "difference [adjusted interval]", one per metric the runs at top-``k``
+    compare; ``compared`` and ``failed`` as for :func:`benchmark_rows`."""
     grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
     for c in compared:
         grouped.setdefault((c["variant"], c["language"]), {})[c["metric"]] = c
@@ -241,7 +259,8 @@ def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str],
         row: dict[str, Any] = {"mechanism": variant, "language": lang,
                                "questions": next(iter(metrics.values()))["questions"],
                                "verdict": f"{MORE_CONTEXT}: {verdict}" if extra else verdict}
-        row.update({metric: judged[metric].cell(p_holm=False) if metric in judged else None for metric in METRICS})
+        row.update({metric: judged[metric].cell(p_holm=False) if metric in judged else None
+                    for metric in mechanism_metrics(k)})
         row["_sort"] = (extra, _VERDICT_ORDER.get(verdict, len(_VERDICT_ORDER)),
                         -metrics[RANK_METRIC]["diff"] if RANK_METRIC in metrics else 0)
         rows.append(row)
@@ -251,7 +270,7 @@ def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str],
 
 
 def q7_inside(rows: list[dict[str, Any]], evidence_k: dict[str, int], pieces: tuple[str, ...] = ("C1", "C2", "C3"),
-              k: int = TOP_K) -> list[str]:
+              k: int = BOLD_WITHIN) -> list[str]:
     """The side-by-side rows that rank every one of ``pieces`` inside the Top-``k`` (or the row's larger evidence)."""
     out = []
     for row in rows:
@@ -262,7 +281,7 @@ def q7_inside(rows: list[dict[str, Any]], evidence_k: dict[str, int], pieces: tu
     return out
 
 
-def q7_every_phrasing(mechanisms: Sequence[MechanismResult], k: int = TOP_K) -> dict[str, Any]:
+def q7_every_phrasing(mechanisms: Sequence[MechanismResult], k: int = BOLD_WITHIN) -> dict[str, Any]:
     """Q7's mechanism rows over every phrasing (not only the original): how many, and which put all pieces
     inside the Top-``k`` (a piece tied at the cut does not count as inside)."""
     rows, complete = 0, []
@@ -337,7 +356,7 @@ def _earned(verdict: Verdict, row: dict[str, Any]) -> str:
     return f"{row['mechanism']} ({row['language']}): {first.text(scoped=False)}{more}"
 
 
-def highlight(rows: list[dict[str, Any]], k: int = TOP_K, evidence_k: dict[str, int] | None = None
+def highlight(rows: list[dict[str, Any]], k: int = BOLD_WITHIN, evidence_k: dict[str, int] | None = None
               ) -> list[dict[str, Any]]:
     """Mark ranks inside the Top-k in bold (the casebook's green cells), or inside a row's larger evidence; a rank
     tied at the Top-k cut (``row["ties"]``) is neither: it gets ``≈`` and no bold."""
@@ -358,14 +377,15 @@ def highlight(rows: list[dict[str, Any]], k: int = TOP_K, evidence_k: dict[str, 
 
 
 def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = None) -> SummaryResult:
-    """Everything the summary notebook shows."""
+    """Everything the summary notebook shows (metrics named at the k the mechanism runs stored)."""
     inputs = SummaryInputs.read(root)
+    k = mechanisms_k(inputs.mechanisms)
     theirs = published()
     tables = {lang: side_by_side(lang, inputs) for lang in languages}
     compared, failed = comparisons(inputs.mechanisms), failures(inputs.mechanisms)
     bench = benchmark_rows(compared, failed)
     evidence_k = evidence_sizes(inputs.mechanisms)
-    ranked = what_helps(compared, failed, more_context_variants(inputs.mechanisms))
+    ranked = what_helps(compared, failed, more_context_variants(inputs.mechanisms), k=k)
     family = family_of(compared)
     tested = [c for c in compared if c["in_family"]]
     casebook_rows = [
@@ -378,7 +398,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
          "casebook (theirs)": f"{theirs['q8']['coverage']['k5']} → {theirs['q8']['coverage']['k6']}"},
     ]
     headline_lang = languages[0]
-    halo_claims = halo_rows(ranked, inputs.chunking, family)
+    halo_claims = halo_rows(ranked, inputs.chunking, k, family)
     local = inputs.local_llm
     return SummaryResult(
         local_llm={"tasks": local.tasks, "answer_table": local.answer_table,
@@ -398,8 +418,8 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         evidence_k=evidence_k,
         benchmark_rows=bench,
         benchmark_table=(
-            markdown_table(bench, ["mechanism", "language", *METRICS, *(["failed"] if any("failed" in r for r in bench)
-                                                                      else [])])
+            markdown_table(bench, ["mechanism", "language", *mechanism_metrics(k),
+                                   *(["failed"] if any("failed" in r for r in bench) else [])])
             if bench else "_(no mechanism results)_"
         ),
         comparisons=compared,
@@ -413,7 +433,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                                 "two-sided; adjusted intervals at the level Holm tests each comparison at"},
         what_helps=ranked,
         what_helps_table=markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
-                                                 RANK_METRIC, HIT.name, "coverage@10", "mrr"]) if ranked
+                                                 RANK_METRIC, hit_name(k), "coverage@10", "mrr"]) if ranked
         else "_(no mechanism results)_",
         relabel=relabel_rows(inputs.bakeoff),
         halo_rows=halo_claims,
@@ -436,22 +456,24 @@ def _verdict_named(row: dict[str, Any], family: Family | None) -> str:
     return f"{row['verdict']} on {', '.join(j.metric for j in earned)}"
 
 
-def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None, family: Family | None = None
+def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None, k: int, family: Family | None = None
               ) -> list[dict[str, Any]]:
     """Halo's ranked claims (theirs) beside our figures for the same change, per language.
 
-    Ours: hit@5 differences with Holm-adjusted intervals from 11_chunking (structural − each strategy, 11's
-    family) and from the 06 mechanism runs (reranker, hybrid overall and on the identifier subset; the
-    summary's family), and the Top-5 / Top-20 context cost from 11_chunking (``chunking``); "not run" where
-    the notebook has no results.
+    Ours: hit@``k`` differences (hit@5 at the workbook's k) with Holm-adjusted intervals from 11_chunking
+    (structural − each strategy, 11's family) and from the 06 mechanism runs (reranker, hybrid overall and on
+    the identifier subset; the summary's family), and the Top-5 / Top-20 context cost from 11_chunking
+    (``chunking``); "not run" where the notebook has no results.
     """
     theirs = halo()
+    hit = hit_name(k)
     out = []
     for lang in ("zh", "en"):
         if chunking:  # 11's own Holm family: its adjusted intervals, as its Findings quote them
-            parts = [f"vs {r['strategy']}: " + Judgement.read(r["strategy"], lang, HIT.name, r,
+            chunking_hit = hit_name(chunking.k)  # 11's hit rate, at the k 11 ran with
+            parts = [f"vs {r['strategy']}: " + Judgement.read(r["strategy"], lang, chunking_hit, r,
                                                                 diff_key="structural − strategy").text(scoped=False)
-                     for r in chunking.comparison_rows if r["language"] == lang and r["metric"] == HIT.name]
+                     for r in chunking.comparison_rows if r["language"] == lang and r["metric"] == chunking_hit]
             ours = "structural − strategy (adjusted over 11's comparisons): " + "; ".join(parts)
         else:
             ours = "not run (11_chunking has no results)"
@@ -464,7 +486,7 @@ def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None, fam
         ):
             rows = [r for r in ranked if r["language"] == lang and (
                 r["mechanism"].startswith(prefix) if prefix.endswith(":") else r["mechanism"] == prefix)]
-            ours = "; ".join(f"{r['mechanism']} {HIT.name} {r[HIT.name]} ({r['questions']} questions, "
+            ours = "; ".join(f"{r['mechanism']} {hit} {r[hit]} ({r['questions']} questions, "
                              f"{_verdict_named(r, family)})"
                              for r in rows) or "not run"
             out.append({"change": change, "language": lang, "Halo (theirs)": claim, "ours": ours})

@@ -20,10 +20,9 @@ from typing import Any
 import numpy as np
 
 from rag_lib.casebook import published
-from rag_lib.config import TOP_K
 from rag_lib.evaluation import piece_ranks
 from rag_lib.text import approx_tokens
-from rag_lib.workbench import RunKey, Workbench
+from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import TopkResult
 from rag_lib.workbook.report import markdown_table
 
@@ -38,13 +37,13 @@ def first_full_k(ranks: Sequence[int | None]) -> int | None:
     return None if not ranks or any(r is None for r in ranks) else max(r for r in ranks if r is not None)
 
 
-def completes_late(ranks: Sequence[int | None], k: int = TOP_K, max_k: int = 10) -> bool:
+def completes_late(ranks: Sequence[int | None], k: int, max_k: int = 10) -> bool:
     """Whether a question can test "a larger k completes it": its last piece enters between k+1 and max_k."""
     full = first_full_k(ranks)
     return full is not None and k < full <= max_k
 
 
-def verdict(piece_ranks: dict[str, int | None], k: int = TOP_K, max_k: int = 10) -> str:
+def verdict(piece_ranks: dict[str, int | None], k: int, max_k: int = 10) -> str:
     """One sentence: can this question test "k = 6…10 completes it", and why not when it cannot."""
     ranks = list(piece_ranks.values())
     shown = ", ".join(f"{p} at rank {r}" for p, r in piece_ranks.items())
@@ -65,7 +64,7 @@ def run_topk(
     approximate tokens of the top-k evidence over the answerable questions.
     """
     wb = workbench or Workbench()
-    label = RunKey.resolve(key).label
+    label = wb.resolve(key).label
     ks = list(range(1, max_k + 1))
     q8 = wb.benchmark.by_casebook("Q8")
     questions = wb.benchmark.questions(answerable=True)
@@ -81,7 +80,7 @@ def run_topk(
         q8_out[lang] = {"question": q8.text(lang), "piece_ranks": {f"C{i + 1}": r for i, r in enumerate(ranks)},
                         "n_pieces": n, "covered": sweep, "first_full_k": first_full_k(ranks),
                         "covered_at_5": f"{sweep['5']}/{n}", "covered_at_6": f"{sweep['6']}/{n}",
-                        "testable": completes_late(ranks)}
+                        "testable": completes_late(ranks, wb.config.k)}
         q8_rows.append({"language": lang, **{f"k={k}": f"{sweep[str(k)]}/{n}" for k in ks}})
 
     late: dict[str, list[dict[str, Any]]] = {}
@@ -89,7 +88,7 @@ def run_topk(
         late[lang] = []
         for q in wb.benchmark.questions(answerable=True, compound=True):
             ranks = piece_ranks(q.pieces, wb.rank(q.text(lang), key))
-            if completes_late(ranks):
+            if completes_late(ranks, wb.config.k):
                 late[lang].append({"question": q.id, "text": q.text(lang), "first_full_k": first_full_k(ranks),
                                    **{f"C{i + 1}": r for i, r in enumerate(ranks)}})
 
@@ -121,7 +120,7 @@ def run_topk(
         q8={"id": q8.id, **q8_out},
         q8_table=markdown_table(q8_rows),
         q8_testable={lang: q8_out[lang]["testable"] for lang in languages},
-        q8_verdict={lang: verdict(q8_out[lang]["piece_ranks"]) for lang in languages},
+        q8_verdict={lang: verdict(q8_out[lang]["piece_ranks"], wb.config.k) for lang in languages},
         late_complete=late,
         late_complete_count={lang: len(rows) for lang, rows in late.items()},
         late_complete_tables={lang: markdown_table(rows, list(dict.fromkeys(c for r in rows for c in r)))

@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from rag_lib.config import run_config
+from rag_lib.config import RunConfig
 from rag_lib.errors import WorkbookError
 from rag_lib.generation.base import ERROR_KINDS, GenerationResult, Generator, LLMGenerator, LLMOutcome
 from rag_lib.generation.schema import Answer, Citation, RecoverySuggestions, SchemaLimits, SufficiencyVerdict
@@ -35,7 +35,7 @@ GENERATORS: dict[str, str] = {
 
 def task_generator_name(task: str) -> str:
     """The generator configured for an LLM task (``generation.llm_tasks`` in ``workbook.yaml``)."""
-    tasks = run_config().llm_tasks
+    tasks = RunConfig.from_settings().llm_tasks
     if task not in tasks:
         raise WorkbookError(f"generation.llm_tasks in workbook.yaml has no entry {task!r}; it has {sorted(tasks)}.")
     return str(tasks[task])
@@ -62,7 +62,7 @@ def get_generator(name: str | None = None, **kwargs: Any) -> Generator:
     **kwargs
         Passed to the backend's constructor (e.g. ``recorder=CallRecorder(mode="replay_only")``).
     """
-    name = name or run_config().generator
+    name = name or RunConfig.from_settings().generator
     backend, _, model = name.partition(":")
     if backend not in GENERATORS:
         raise WorkbookError(f"Unknown generator {name!r}; use one of {', '.join(available_generators())} "

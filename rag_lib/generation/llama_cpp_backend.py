@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_lib.config import run_config
+from rag_lib.config import RunConfig
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
@@ -105,7 +105,7 @@ def passive_openmp(environ: MutableMapping[str, str] | None = None) -> str:
 def default_model() -> str:
     """The model of ``--generator llama_cpp``: the ``answer`` task's, when that is a llama_cpp model
     (so ``ask`` answers with the model whose answers the notebooks report), else ``default_model``."""
-    backend, _, model = run_config().llm_tasks.get("answer", "").partition(":")
+    backend, _, model = RunConfig.from_settings().llm_tasks.get("answer", "").partition(":")
     return model if backend == "llama_cpp" and model else str(backend_defaults("llama_cpp")["default_model"])
 
 
@@ -176,7 +176,7 @@ class LlamaCppGenerator(LLMGenerator):
         self.n_ctx = int(n_ctx if n_ctx is not None else (self.spec.n_ctx if self.spec else defaults["n_ctx"]))
         self.n_threads = int(n_threads if n_threads is not None else defaults["n_threads"])
         self.seed = int(seed if seed is not None else defaults["seed"])
-        self.temperature = float(temperature if temperature is not None else run_config().temperature)
+        self.temperature = float(temperature if temperature is not None else RunConfig.from_settings().temperature)
         self.max_tokens = int(max_tokens if max_tokens is not None else defaults["max_tokens"])
         self._llm: Any = None  # loaded on the first live call
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from rag_lib.config import run_config
+from rag_lib.config import RunConfig
 from rag_lib.errors import ModelUnavailableError, SettingError
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
@@ -95,7 +95,7 @@ class OpenAIGenerator(LLMGenerator):
         self.max_attempts = max(1, int(max_attempts if max_attempts is not None else spec["max_attempts"]))
         self.backoff_s = float(backoff_s if backoff_s is not None else spec["backoff_s"])
         self.max_tokens = int(max_tokens if max_tokens is not None else spec["max_tokens"])
-        self.temperature = float(temperature if temperature is not None else run_config().temperature)
+        self.temperature = float(temperature if temperature is not None else RunConfig.from_settings().temperature)
         self.seed = seed if seed is not None else spec["seed"]
         self.extra_body = dict(extra_body if extra_body is not None else spec["extra_body"])
         self.schema_in_request = schema_in_request

@@ -31,7 +31,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag_lib.config import RRF_K
 from rag_lib.generation.base import LLMGenerator, question_problem
 from rag_lib.generation.llm_calls import LLMRequest
 from rag_lib.retrieval import Ranking
@@ -99,7 +98,7 @@ def round_robin(rankings: Sequence[Ranking]) -> Ranking:
     return Ranking(ids, tuple(1.0 / (i + 1) for i in range(len(ids))), source=source)
 
 
-def fuse(rankings: Sequence[Ranking], method: str = "rrf", k: int = RRF_K) -> Ranking:
+def fuse(rankings: Sequence[Ranking], method: str = "rrf", *, k: int) -> Ranking:
     """Merge the rankings of a question's parts into one full ranking.
 
     Parameters
@@ -108,6 +107,8 @@ def fuse(rankings: Sequence[Ranking], method: str = "rrf", k: int = RRF_K) -> Ra
         One full ranking per part, over the same chunks. A single ranking is returned unchanged.
     method : {"rrf", "round_robin"}
         Reciprocal rank fusion (constant ``k``) or :func:`round_robin`.
+    k : int
+        The RRF constant (``retrieval.rrf_k`` of the run configuration); unused by ``round_robin``.
     """
     if method not in FUSIONS:
         raise ValueError(f"unknown fusion {method!r}; use one of {FUSIONS}")

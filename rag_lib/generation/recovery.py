@@ -15,7 +15,7 @@ from its own Top-k with checked citations. A :class:`Decomposer` proposes the qu
 
 Example
 -------
->>> result = run_recovery(Workbench(), bench["q07"], "zh", RuleDecomposer())   # doctest: +SKIP
+>>> result = run_recovery(Workbench(), bench["q07"], "zh", RuleDecomposer(), k=5)  # doctest: +SKIP
 >>> result.rows()                                                              # doctest: +SKIP
 """
 
@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from rag_lib.benchmark import Question
-from rag_lib.config import TOP_K
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import piece_ranks
 from rag_lib.generation import GenerationResult, Generator, LLMGenerator, get_generator
@@ -218,7 +217,7 @@ def run_recovery(
     question: Question,
     lang: str,
     decomposer: Decomposer,
-    k: int = TOP_K,
+    k: int,
     retriever: str = "dense",
     generator: Generator | None = None,
 ) -> RecoveryResult:
@@ -235,7 +234,7 @@ def run_recovery(
     decomposer
         Proposes the narrower questions; it sees only the question text and its Top-k chunks.
     k
-        Evidence size, for the decomposer, the choice and the answer.
+        Evidence size, for the decomposer, the choice and the answer (a workbench's ``config.k``).
     retriever
         Workbench retriever key; the same one ranks the original and every suggestion.
     generator

@@ -31,7 +31,6 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
-from rag_lib.config import RRF_K
 from rag_lib.documents import Chunk
 from rag_lib.embedding.store import EmbeddingMatrix
 from rag_lib.errors import IndexMismatchError
@@ -219,7 +218,7 @@ class PgVectorStore:
         return self._full_ranking(rows, f"pgvector:{method}")
 
     @_server_errors
-    def hybrid(self, query: np.ndarray, text: str, *, rrf_k: int = RRF_K) -> Ranking:
+    def hybrid(self, query: np.ndarray, text: str, *, rrf_k: int) -> Ranking:
         """RRF of the exact vector ranking and the full-text ranking, computed in SQL.
 
         Full-text terms are the ``websearch_to_tsquery`` lexemes of ``text`` joined with OR (a

@@ -35,7 +35,7 @@ def get_retriever(name: str, **kwargs: Any) -> Retriever:
     name : {"dense", "bm25", "hybrid"}
         ``dense`` takes ``matrix=`` and ``embedder=``; ``bm25`` takes ``chunks=`` (and optional
         ``tokenizer=``, ``k1=``, ``b=``); ``hybrid`` takes all of ``chunks=``, ``matrix=``,
-        ``embedder=`` and optional ``k=`` (RRF constant, default 60).
+        ``embedder=`` and ``k=`` (the RRF constant, ``retrieval.rrf_k``).
     """
     try:
         module_name, factory = _REGISTRY[name]

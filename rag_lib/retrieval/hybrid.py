@@ -1,7 +1,8 @@
 """Hybrid retrieval: reciprocal rank fusion (RRF) of full rankings.
 
-RRF score of a chunk = sum over rankings of ``1 / (k + rank)``, with ``k = 60`` (Cormack et
-al., 2009; also ``ranx.fuse(method="rrf")``). A ranking contributes only over its *matched*
+RRF score of a chunk = sum over rankings of ``1 / (k + rank)``; ``k`` is given by the caller
+(``retrieval.rrf_k`` of the workbench's configuration, 60 in Cormack et al., 2009; also
+``ranx.fuse(method="rrf")``). A ranking contributes only over its *matched*
 prefix (``Ranking.n_matched``): BM25's zero-score tail is in chunk order only to keep the list
 full, and fusing those placeholder ranks would reward chunks for their position in the file.
 Ties keep the order of the first ranking (dense), which is itself deterministic.
@@ -15,11 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from rag_lib.config import RRF_K
 from rag_lib.retrieval.base import Ranking, Retriever
 
 
-def rrf(rankings: Sequence[Ranking], k: int = RRF_K) -> Ranking:
+def rrf(rankings: Sequence[Ranking], k: int) -> Ranking:
     """Fuse ``rankings`` (each over the same chunks) by reciprocal rank fusion.
 
     Parameters
@@ -54,19 +54,19 @@ class HybridRetriever:
     retrievers : sequence of Retriever
         Fused in this order; the first breaks ties.
     k : int
-        The RRF constant (``workbook.yaml`` ``retrieval.rrf_k``).
+        The RRF constant (``retrieval.rrf_k`` of the run configuration; ``Workbench.retriever`` passes it).
     """
 
     name = "hybrid"
 
-    def __init__(self, retrievers: Sequence[Retriever], k: int = RRF_K) -> None:
+    def __init__(self, retrievers: Sequence[Retriever], k: int) -> None:
         if len(retrievers) < 2:
             raise ValueError("HybridRetriever fuses at least two retrievers, e.g. dense and bm25")
         self.retrievers = tuple(retrievers)
         self.k = k
 
     @classmethod
-    def from_parts(cls, *, chunks: Any, matrix: Any, embedder: Any, k: int = RRF_K, **bm25_kw: Any) -> HybridRetriever:
+    def from_parts(cls, *, chunks: Any, matrix: Any, embedder: Any, k: int, **bm25_kw: Any) -> HybridRetriever:
         """Build the dense and BM25 retrievers from chunks, a vector matrix and a query embedder."""
         from rag_lib.retrieval.bm25 import BM25Retriever
         from rag_lib.retrieval.dense import DenseRetriever

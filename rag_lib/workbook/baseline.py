@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
-from rag_lib.config import run_config
+from rag_lib.config import RunConfig
 from rag_lib.workbook.experiment_results import BakeoffResult, Q7DiagnosisResult
 from rag_lib.workbook.mechanism_results import mechanism_results
 from rag_lib.workbook.results import PIECES, MissingResult, rerun_command
@@ -25,9 +25,10 @@ BAKEOFF_RUN = "01_embedding_bakeoff"
 Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
 
 
-def baseline_label() -> str:
-    """The baseline's run label: dense retrieval with the default embedder (``embedding.default``)."""
-    return f"dense:{run_config().embedder}"
+def baseline_label(embedder: str | None = None) -> str:
+    """The baseline's run label: dense retrieval with ``embedder`` (default: the workbook's
+    ``embedding.default``, read when called; a run with a workbench passes ``wb.config.embedder``)."""
+    return f"dense:{embedder or RunConfig.from_settings().embedder}"
 
 
 def bakeoff_q7(bakeoff: BakeoffResult, label: str) -> dict[str, dict[str, dict[str, int | None]]]:
@@ -77,9 +78,10 @@ class BaselineMeasures:
         return cls(label, bakeoff.provenance[label], bakeoff.inputs_sha256, per_question, bakeoff_q7(bakeoff, label))
 
     @classmethod
-    def read(cls, root: Path | None = None, needed_by: str = "this step") -> Self:
-        """The baseline as 01 stored it under ``root`` (``RAG_RESULTS_DIR``)."""
-        return cls.from_bakeoff(BakeoffResult.read(BAKEOFF_RUN, root, needed_by))
+    def read(cls, root: Path | None = None, needed_by: str = "this step", configuration: str | None = None) -> Self:
+        """The baseline (``configuration``, default :func:`baseline_label`) as 01 stored it under ``root``
+        (``RAG_RESULTS_DIR``)."""
+        return cls.from_bakeoff(BakeoffResult.read(BAKEOFF_RUN, root, needed_by), configuration)
 
     def check(self, provenance: Mapping[str, Any], inputs_sha256: str, languages: Sequence[str],
               question_ids: Sequence[str], phrasings: Sequence[str]) -> None:

@@ -359,6 +359,21 @@ class ChunkingResult(ExperimentResult):
     halo: dict[str, Any]
     provenance: dict[str, Any]
 
+    @property
+    def k(self) -> int:
+        """The top-k the run compared at, as its stored hit rate names it (``"hit@5"``: 5).
+
+        Raises
+        ------
+        MissingResult
+            When the stored metric rows hold no single ``hit@<k>`` column.
+        """
+        hits = sorted({m for row in self.metric_rows for m in row if m.startswith("hit@")})
+        if len(hits) != 1:
+            raise MissingResult(f"the results of 11_chunking hold {hits or 'no'} hit@k column(s) in metric_rows, "
+                                "not one; re-run 11_chunking.")
+        return int(hits[0].removeprefix("hit@"))
+
     def context_cut(self, lang: str) -> tuple[dict[str, Any], dict[str, Any], float]:
         """The Top-5 and Top-20 context rows of ``lang`` and the share of tokens the Top-5 saves (read by
         11's findings and by the summary)."""

@@ -19,7 +19,7 @@ from typing import Any
 from rag_lib.benchmark import Benchmark
 from rag_lib.benchmark.pool import ORIGINAL, Pool, Source
 from rag_lib.config import RESULTS_DIR, results_dir
-from rag_lib.evaluation import HIT
+from rag_lib.evaluation import hit_name
 from rag_lib.io import write_json
 from rag_lib.workbook.baseline import baseline_label
 from rag_lib.workbook.experiment_results import BakeoffResult, SummaryResult
@@ -31,7 +31,10 @@ from rag_lib.workbook.results import PIECES
 LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v2.json"
 # Labels v3: the gold per batch and the pool they were decided from.
 POOL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v3.json"
-POOLED_METRICS = (HIT.name, "coverage@10")
+# The pool keeps each configuration's Top-10; its hit rate is cut at 5, the k its archived figures were
+# measured at (labels-v2/v3 store "hit@5"), whatever the run's k.
+POOL_HIT_K = 5
+POOLED_METRICS = (hit_name(POOL_HIT_K), "coverage@10")
 
 
 def _arrow(before: Any, after: Any) -> str:
@@ -45,8 +48,9 @@ def relabel_rows(bakeoff: BakeoffResult | None, archive: Path = LABEL_ARCHIVE,
     ``metrics``: hit@5 and coverage@10 of every bake-off configuration per language; ``q7``: the
     first rank of each Q7 piece per configuration, phrasing and language; ``closing``: the default
     configuration's rows per language. Both sides are read from results.json files a run produced;
-    ``bakeoff`` is 01's (``None`` when it has not run). ``pooled``: every pooled configuration's hit@5 and
-    coverage@10 on each batch under the archived labels and the pooled ones (:func:`pooled_relabel`).
+    ``bakeoff`` is 01's (``None`` when it has not run; its hit rate is at its stored ``k``). ``pooled``: every
+    pooled configuration's hit@5 and coverage@10 on each batch under the archived labels and the pooled ones
+    (:func:`pooled_relabel`).
     """
     if bakeoff is None or not archive.is_file():
         return {"available": False, "archive": archive.name, "pooled": pooled_relabel(archive, pool_archive)}
@@ -58,7 +62,7 @@ def relabel_rows(bakeoff: BakeoffResult | None, archive: Path = LABEL_ARCHIVE,
     old_metrics = {key(r): r for r in before["summary_rows"]}
     metrics = [{"configuration": r["configuration"], "language": r["language"],
                 **{m: _arrow(f"{old_metrics[key(r)][m]:.3f}" if key(r) in old_metrics else "—", f"{r[m]:.3f}")
-                   for m in (HIT.name, "coverage@10")}} for r in bakeoff.summary_rows]
+                   for m in (hit_name(bakeoff.k), "coverage@10")}} for r in bakeoff.summary_rows]
     old_q7 = {key(r): r for r in before["q7_rows"]}
     q7 = [{"configuration": r["configuration"], "phrasing": r["phrasing"], "language": r["language"],
            **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in PIECES}} for r in bakeoff.q7_rows]
@@ -85,11 +89,11 @@ def _pooled_scores(tops: Mapping[str, Sequence[str]], gold: Mapping[str, Sequenc
         return None
     hit, cov = [], []
     for qid in qids:
-        top5, top10 = set(tops[qid][:5]), set(tops[qid][:10])
+        top5, top10 = set(tops[qid][:POOL_HIT_K]), set(tops[qid][:10])
         pieces = [set(p) for p in gold[qid]]
         hit.append(float(any(top5 & p for p in pieces)))
         cov.append(sum(bool(top10 & p) for p in pieces) / len(pieces))
-    return {HIT.name: sum(hit) / len(qids), "coverage@10": sum(cov) / len(qids), "n": len(qids)}
+    return {POOLED_METRICS[0]: sum(hit) / len(qids), "coverage@10": sum(cov) / len(qids), "n": len(qids)}
 
 
 def pooled_relabel_rows(pool: Pool, before: Mapping[str, Mapping[str, Sequence[Sequence[str]]]],

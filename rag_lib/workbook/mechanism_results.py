@@ -10,8 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import TOP_K
-from rag_lib.workbook.results import MECHANISM_NOTEBOOK, ExperimentResult, runs_of
+from rag_lib.workbook.results import MECHANISM_NOTEBOOK, RESULTS_FILE, ExperimentResult, MissingResult, runs_of
 
 
 @dataclass(frozen=True)
@@ -29,8 +28,19 @@ class VariantResult:
     provenance: dict[str, Any]
 
     @classmethod
-    def from_json(cls, row: dict[str, Any]) -> VariantResult:
-        return cls(name=row["name"], evidence_k=int(row.get("evidence_k") or TOP_K), q7=row.get("q7", {}),
+    def from_json(cls, row: dict[str, Any], source: str = "the mechanism results") -> VariantResult:
+        """One stored variant entry; ``source`` names the file it came from, for the error on a missing field.
+
+        Raises
+        ------
+        MissingResult
+            When the entry has no ``evidence_k``: a run always stores it, and guessing the run's k would
+            misreport a variant that sent a different number of chunks.
+        """
+        if row.get("evidence_k") is None:
+            raise MissingResult(f"variant {row.get('name')!r} in {source} has no 'evidence_k' (the number of chunks "
+                                "it sends to generation); re-run that mechanism.")
+        return cls(name=row["name"], evidence_k=int(row["evidence_k"]), q7=row.get("q7", {}),
                    q7_failures=row.get("q7_failures", {}), q7_ties=row.get("q7_ties", {}),
                    benchmark=row.get("benchmark", {}),
                    compared_on=row.get("compared_on", {}), failures=row.get("failures", {}),
@@ -70,7 +80,23 @@ class MechanismResult(ExperimentResult):
 
     @property
     def variant_results(self) -> list[VariantResult]:
-        return [VariantResult.from_json(v) for v in self.variants]
+        source = f"{MECHANISM_NOTEBOOK}-{self.mechanism}/{RESULTS_FILE}"
+        return [VariantResult.from_json(v, source) for v in self.variants]
+
+    @property
+    def k(self) -> int:
+        """The top-k the run compared at (its baseline's ``k``, stored in ``provenance``).
+
+        Raises
+        ------
+        MissingResult
+            When the run stored no ``provenance.baseline.k``.
+        """
+        k = self.provenance.get("baseline", {}).get("k")
+        if k is None:
+            raise MissingResult(f"{MECHANISM_NOTEBOOK}-{self.mechanism}/{RESULTS_FILE} has no 'provenance.baseline.k' "
+                                "(the top-k it compared at); re-run that mechanism.")
+        return int(k)
 
     @property
     def n_answerable(self) -> int | None:

@@ -22,16 +22,20 @@ from typing import Any, Self
 
 from rag_lib.config import NOTEBOOKS_DIR, results_dir, settings, shown_path
 from rag_lib.errors import WorkbookError
-from rag_lib.evaluation.metrics import HIT
+from rag_lib.evaluation.metrics import hit_name
 from rag_lib.io import read_json
 from rag_lib.workbook.report import REPORT_KEYS
 
 RESULTS_FILE = "results.json"
 MECHANISM_NOTEBOOK = "06_q7_mechanism"
 PIECES = ("C1", "C2", "C3", "C4")
-# What a mechanism run compares per variant and language (coverage@evidence: the share of gold pieces
-# in the evidence the variant sends, its own k).
-MECHANISM_METRICS = (HIT.name, "coverage@10", "mrr", "coverage@evidence")
+
+
+def mechanism_metrics(k: int) -> tuple[str, ...]:
+    """What a mechanism run at top-``k`` compares per variant and language (coverage@evidence: the share of
+    gold pieces in the evidence the variant sends, its own k): ``("hit@5", "coverage@10", "mrr",
+    "coverage@evidence")`` at k = 5."""
+    return (hit_name(k), "coverage@10", "mrr", "coverage@evidence")
 
 
 class MissingResult(WorkbookError):

@@ -26,7 +26,7 @@ from rag_lib.benchmark_runs.gates import (
 )
 from rag_lib.benchmark_runs.generation import run_generation_eval
 from rag_lib.benchmark_runs.injection import run_injection_set
-from rag_lib.config import REPO_ROOT, RESULTS_DIR, TOP_K, results_dir, run_config, settings
+from rag_lib.config import REPO_ROOT, RESULTS_DIR, RunConfig, results_dir, settings
 from rag_lib.evaluation.claims import read_rows
 from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
 from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_hand_checks
@@ -130,7 +130,7 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
 
 
 def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = None,
-                    languages: Sequence[str] = ("zh", "en"), k: int = TOP_K, key: str = "dense",
+                    languages: Sequence[str] = ("zh", "en"), k: int | None = None, key: str = "dense",
                     held_out: Mapping[str, Mapping[str, bool]] | None = None,
                     cascade: Mapping[str, Mapping[str, bool | None]] | None = None) -> dict[str, Any]:
     """Answers to every benchmark question, ungated and behind ``gate``, per language.
@@ -142,6 +142,7 @@ def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = Non
     labelled in-sample. ``cascade[lang]`` (question id → declined, :func:`judge_after_gate`) adds the
     out-of-sample gate followed by the LLM judge.
     """
+    k = wb.config.k if k is None else k
     generator = generator or get_task_generator("answer")
     out: dict[str, Any] = {"model": task_generator_name("answer"), "k": k, "retriever": key, "runs": {}}
     for lang in languages:
@@ -189,11 +190,12 @@ def held_out_run(ungated: dict[str, Any], declined: Mapping[str, bool | None], g
     return {**ungated, "gate": gate, "rows": rows}
 
 
-def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int = TOP_K,
+def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int | None = None,
                   key: str = "dense", with_model_choice: bool = True) -> LocalLLMResult:
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
     ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
     wb = wb or Workbench()
+    k = wb.config.k if k is None else k
     scored = {lang: scored_questions(wb, lang, key, k) for lang in languages}  # calibration and selective
     gates = {lang: chosen_gates(calibrate(wb, lang, key, k, scored[lang]), wb) for lang in languages}
     general = {lang: g[general_gate_key(g)] for lang, g in gates.items()}
@@ -240,10 +242,11 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
                          k, key)
     choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None
     budget = run_budget_choice(wb, k, key, languages)
-    configured = {**run_config().llm_tasks, "offline_reranker": str(settings()["retrieval"]["offline_reranker"])}
+    tasks = RunConfig.from_settings().llm_tasks  # what get_task_generator builds from (it has no workbench)
+    configured = {**tasks, "offline_reranker": str(settings()["retrieval"]["offline_reranker"])}
     return LocalLLMResult(
         languages=list(languages), k=k, retriever=key, provenance=wb.provenance(key),
-        tasks=dict(run_config().llm_tasks),
+        tasks=dict(tasks),
         models={name: spec.provenance() for name, spec in local_models().items()},
         model_choice=choice, pick_rule=PICK_RULE,
         model_picks=pick_rows(choice["rows"], configured) if choice else [],
@@ -330,8 +333,9 @@ def hand_check_agreement(answers: dict[str, Any]) -> dict[str, Any]:
             **agreement(checks, rows).as_dict()}
 
 
-def injection_run(wb: Workbench, k: int = TOP_K, key: str = "dense") -> dict[str, Any]:
+def injection_run(wb: Workbench, k: int | None = None, key: str = "dense") -> dict[str, Any]:
     """The injection set (:mod:`rag_lib.benchmark_runs.injection`) planted into Q9a's Top-k."""
+    k = wb.config.k if k is None else k
     q = wb.benchmark.by_casebook("Q9a")
     evidence = wb.evidence(wb.rank(q.text("en"), key), k)
     select = default_narrower(wb.embedder())

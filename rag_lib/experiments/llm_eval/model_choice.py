@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark import Question
-from rag_lib.config import TOP_K
 from rag_lib.evidence import LLMJudgeGate, label_insufficient
 from rag_lib.generation import get_generator
 from rag_lib.generation.base import WITHHELD_KINDS
@@ -80,11 +79,12 @@ def _records(recorder: CallRecorder, keys: Sequence[str]) -> list[Any]:
     return [r for k in keys if (r := recorder.load(k)) is not None]
 
 
-def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDIDATES, k: int = TOP_K,
+def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDIDATES, k: int | None = None,
                      languages: Sequence[str] = ("zh", "en"), seed: int = 0, rerank_questions: int = 1,
                      ) -> dict[str, Any]:
     """Every task of :data:`TASKS` with every model on :func:`sample_questions`; JSON-ready."""
     wb = wb or Workbench()
+    k = wb.config.k if k is None else k
     sample = sample_questions(wb)
     rows: list[dict[str, Any]] = []
     details: list[dict[str, Any]] = []

@@ -28,7 +28,6 @@ from __future__ import annotations
 from rag_lib.experiments.mechanisms import catalog  # noqa: F401  (registers every declared mechanism)
 from rag_lib.experiments.mechanisms.registry import (
     MECHANISM_REGISTRY,
-    METRICS,
     BaselineDense,
     BuildContext,
     FromSettings,
@@ -41,9 +40,10 @@ from rag_lib.experiments.mechanisms.registry import (
 )
 from rag_lib.experiments.mechanisms.report import findings
 from rag_lib.experiments.mechanisms.run import q7_piece_ranks, run_mechanism
+from rag_lib.workbook.results import mechanism_metrics
 
 MECHANISMS = tuple(MECHANISM_REGISTRY)
 
-__all__ = ["MECHANISMS", "MECHANISM_REGISTRY", "METRICS", "BaselineDense", "BuildContext", "FromSettings",
+__all__ = ["MECHANISMS", "MECHANISM_REGISTRY", "BaselineDense", "BuildContext", "FromSettings",
            "LLMQueries", "MechanismSpec", "RankFailed", "Variant", "findings", "get_mechanism", "mechanism",
-           "q7_piece_ranks", "run_mechanism"]
+           "mechanism_metrics", "q7_piece_ranks", "run_mechanism"]

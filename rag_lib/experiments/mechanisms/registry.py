@@ -9,15 +9,12 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark import Q7_PHRASINGS
-from rag_lib.config import TOP_K, settings
+from rag_lib.config import RunConfig, settings
 from rag_lib.errors import WorkbookError
 from rag_lib.generation import get_task_generator
 from rag_lib.generation.query_ops import QueryLLM, QueryOutcome
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.results import MECHANISM_METRICS
-
-METRICS = MECHANISM_METRICS
 
 
 class RankFailed(WorkbookError):
@@ -34,14 +31,15 @@ class Variant:
     """One way a mechanism changes retrieval.
 
     ``rank`` maps a question text to a full ranking; ``evidence_k`` is how many chunks of it go
-    to generation; ``languages`` limits the benchmark comparison (``None``: every language run);
+    to generation (``None``: the workbench's ``config.k``, resolved when the variant is measured);
+    ``languages`` limits the benchmark comparison (``None``: every language run);
     ``q7_phrasings`` are the Q7 phrasings it is applied to.
     """
 
     name: str
     description: str
     rank: Callable[[str], Ranking]
-    evidence_k: int = TOP_K
+    evidence_k: int | None = None
     languages: tuple[str, ...] | None = None
     q7_phrasings: tuple[str | None, ...] = Q7_PHRASINGS
     notes: list[str] = field(default_factory=list)
@@ -89,15 +87,27 @@ class LLMQueries:
 
 @dataclass(frozen=True)
 class FromSettings:
-    """A mechanism parameter read from ``workbook.yaml`` when the mechanism runs (``"retrieval.rrf_k"``)."""
+    """A mechanism parameter read from ``workbook.yaml`` when the mechanism runs (``"retrieval.rrf_k"``).
+
+    A path that is a field of :class:`~rag_lib.config.RunConfig` is read from the run's configuration
+    (the workbench's), so an override of it reaches the mechanism too.
+    """
 
     path: str
 
-    def resolve(self) -> Any:
+    def resolve(self, config: RunConfig | None = None) -> Any:
+        field_name = RUN_CONFIG_PATHS.get(self.path)
+        if field_name is not None:
+            return getattr(config if config is not None else RunConfig.from_settings(), field_name)
         node: Any = settings()
         for part in self.path.split("."):
             node = node[part]
         return node
+
+
+# workbook.yaml paths that RunConfig holds -> its field (the run's value wins over the file's)
+RUN_CONFIG_PATHS = {"retrieval.top_k": "k", "retrieval.rrf_k": "rrf_k",
+                    "retrieval.rerank_candidates": "rerank_candidates", "embedding.default": "embedder"}
 
 
 @dataclass
@@ -123,14 +133,16 @@ class MechanismSpec:
     build: Builder
     parameters: dict[str, Any]
 
-    def resolved_parameters(self) -> dict[str, Any]:
-        """The parameters with settings read and tuples as lists (as they appear in ``results.json``)."""
-        return {k: (v.resolve() if isinstance(v, FromSettings) else list(v) if isinstance(v, tuple) else v)
+    def resolved_parameters(self, config: RunConfig | None = None) -> dict[str, Any]:
+        """The parameters with settings read (from ``config`` where it holds them) and tuples as lists (as
+        they appear in ``results.json``)."""
+        return {k: (v.resolve(config) if isinstance(v, FromSettings) else list(v) if isinstance(v, tuple) else v)
                 for k, v in self.parameters.items()}
 
     def variants(self, ctx: BuildContext) -> tuple[list[Variant], dict[str, str]]:
         """The variants that can run here, and the reason for each model that cannot."""
-        params = {k: (v.resolve() if isinstance(v, FromSettings) else v) for k, v in self.parameters.items()}
+        params = {k: (v.resolve(ctx.wb.config) if isinstance(v, FromSettings) else v)
+                  for k, v in self.parameters.items()}
         return self.build(ctx, **params)
 
 
@@ -169,6 +181,7 @@ class BaselineDense:
     """
 
     def __init__(self, wb: Workbench) -> None:
+        self.config = wb.config  # the run's choices, for variants built on this baseline
         self.retriever = wb.retriever("dense")
         self.embedder = wb.embedder()
         self._vectors: dict[str, np.ndarray] = {}

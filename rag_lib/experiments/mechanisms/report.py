@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rag_lib.config import TOP_K
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, judge
 from rag_lib.evaluation.stats import no_question_changed
 from rag_lib.workbook.mechanism_results import MechanismResult
@@ -108,11 +107,11 @@ def findings(result: MechanismResult) -> list[str]:
     return out
 
 
-def tables(variants: Sequence[dict[str, Any]], baseline_q7: dict[str, Any]) -> dict[str, Any]:
+def tables(variants: Sequence[dict[str, Any]], baseline_q7: dict[str, Any], k: int) -> dict[str, Any]:
     """Markdown tables (and flat rows) for the report, built from the variants' entries and the baseline's Q7
-    ranks."""
+    ranks (its evidence: the run's top-``k``)."""
     q7_rows = []
-    sources = [("baseline", baseline_q7, TOP_K, {})]
+    sources = [("baseline", baseline_q7, k, {})]
     sources += [(v["name"], v["q7"], v["evidence_k"], v.get("q7_failures", {})) for v in variants]
     for name, q7, evidence_k, failures in sources:
         for phrasing, by_lang in q7.items():

@@ -8,12 +8,9 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark import Q7_PHRASINGS, Question
-from rag_lib.config import TOP_K
-from rag_lib.embedding.registry import default_embedder_name
-from rag_lib.evaluation import HIT, MRR, Measure, PieceCoverage, compare, piece_ranks
+from rag_lib.evaluation import MRR, HitAt, Measure, PieceCoverage, compare, piece_ranks
 from rag_lib.evaluation.margins import at_the_cut
 from rag_lib.experiments.mechanisms.registry import (
-    METRICS,
     BaselineDense,
     BuildContext,
     RankFailed,
@@ -25,6 +22,7 @@ from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
 from rag_lib.workbook.baseline import BaselineMeasures
 from rag_lib.workbook.mechanism_results import MechanismResult
+from rag_lib.workbook.results import mechanism_metrics
 
 
 def q7_piece_ranks(q7: Question, rank: Callable[[str], Ranking], phrasings: Sequence[str | None],
@@ -80,22 +78,26 @@ def _variant_status(entry: dict[str, Any], langs: Sequence[str], questions: Sequ
     return "partial"
 
 
-def _measures(evidence_k: int) -> dict[str, Measure]:
-    """What each compared metric is measured with (coverage@evidence: at the variant's own k)."""
-    return dict(zip(METRICS, (HIT, PieceCoverage(10), MRR(), PieceCoverage(evidence_k)), strict=True))
+def _measures(k: int, evidence_k: int) -> dict[str, Measure]:
+    """What each compared metric is measured with at the run's top-``k`` (coverage@evidence: at the
+    variant's own k)."""
+    return dict(zip(mechanism_metrics(k), (HitAt(k), PieceCoverage(10), MRR(), PieceCoverage(evidence_k)),
+                    strict=True))
 
 
 def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
     """Each metric's per-question values, questions in id order."""
-    measures = _measures(evidence_k)
+    measures = _measures(wb.config.k, evidence_k)
     table = wb.evaluate(rankings, tuple(measures.values()))
     return {metric: [float(v) for v in table[m.name]] for metric, m in measures.items()}
 
 
-def _baseline_scores(baseline: BaselineMeasures, lang: str, question_ids: Sequence[str]) -> dict[str, list[float]]:
-    """The baseline's per-question values as 01 measured them, in :func:`_scores`' order (ids sorted)."""
+def _baseline_scores(baseline: BaselineMeasures, lang: str, question_ids: Sequence[str],
+                     k: int) -> dict[str, list[float]]:
+    """The baseline's per-question values as 01 measured them at top-``k``, in :func:`_scores`' order (ids
+    sorted)."""
     qids = sorted(question_ids)
-    return {metric: baseline.scores(lang, qids, m.name) for metric, m in _measures(TOP_K).items()}
+    return {metric: baseline.scores(lang, qids, m.name) for metric, m in _measures(k, k).items()}
 
 
 def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
@@ -106,10 +108,11 @@ def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
     q7 = wb.benchmark.by_casebook("Q7")
     questions = wb.benchmark.questions(answerable=True)
     langs = [lang for lang in languages if v.languages is None or lang in v.languages]
+    evidence_k = wb.config.k if v.evidence_k is None else v.evidence_k
     q7_failures: dict[str, dict[str, str]] = {}
     q7_ties: dict[str, dict[str, list[str]]] = {}
     entry: dict[str, Any] = {
-        "name": v.name, "description": v.description, "evidence_k": v.evidence_k,
+        "name": v.name, "description": v.description, "evidence_k": evidence_k,
         "benchmark_languages": langs, "notes": list(v.notes),
         "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages, q7_failures, q7_ties),
         "q7_ties": q7_ties, "benchmark": {},
@@ -126,9 +129,10 @@ def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
             continue  # every question failed: nothing to compare, and nothing shown as if it ran
         # Paired comparison on the questions the variant ranked (all of them, unless some failed).
         same = len(runs) == len(questions)
-        paired = base_scores[lang] if same else _baseline_scores(baseline, lang, list(runs))
-        scores = _scores(wb, runs, v.evidence_k)
-        entry["benchmark"][lang] = {m: compare(scores[m], paired[m], n_boot, seed) for m in METRICS}
+        paired = base_scores[lang] if same else _baseline_scores(baseline, lang, list(runs), wb.config.k)
+        scores = _scores(wb, runs, evidence_k)
+        entry["benchmark"][lang] = {m: compare(scores[m], paired[m], n_boot, seed)
+                                    for m in mechanism_metrics(wb.config.k)}
         if not same:
             entry.setdefault("compared_on", {})[lang] = len(runs)
     entry["status"] = _variant_status(entry, langs, asked)
@@ -183,21 +187,23 @@ def run_mechanism(
     wb = workbench or Workbench()
     questions = wb.benchmark.questions(answerable=True)
     base_rank = BaselineDense(wb)  # what variants build on; its measurements are 01's
-    base_key = RunKey("dense", default_embedder_name())
+    base_key = RunKey("dense", wb.config.embedder)
     phrasings = [p or "original" for p in Q7_PHRASINGS]
-    baseline = baseline or BaselineMeasures.read(needed_by=f"the {mechanism} mechanism run (its baseline)")
+    baseline = baseline or BaselineMeasures.read(needed_by=f"the {mechanism} mechanism run (its baseline)",
+                                                 configuration=base_key.label)
     base_provenance = wb.provenance(base_key)
     baseline.check(base_provenance, wb.inputs_sha256, languages, [q.id for q in questions], phrasings)
-    provenance: dict[str, Any] = {"baseline": {**base_provenance, "k": TOP_K}, "n_boot": n_boot, "seed": seed,
+    provenance: dict[str, Any] = {"baseline": {**base_provenance, "k": wb.config.k}, "n_boot": n_boot, "seed": seed,
                                   "ci_percent": 95, "n_answerable": len(questions), "languages": list(languages)}
-    base_scores = {lang: _baseline_scores(baseline, lang, [q.id for q in questions]) for lang in languages}
+    base_scores = {lang: _baseline_scores(baseline, lang, [q.id for q in questions], wb.config.k)
+                   for lang in languages}
     base_result = {
         "q7": baseline.q7_ranks(phrasings, languages),
         "benchmark": {lang: {m: round(float(np.mean(v)), 4) for m, v in s.items()} for lang, s in base_scores.items()},
     }
 
     spec = get_mechanism(mechanism)
-    provenance["parameters"] = spec.resolved_parameters()
+    provenance["parameters"] = spec.resolved_parameters(wb.config)
     variants, unavailable = spec.variants(BuildContext(wb, base_rank, use_llm, llm_languages, provenance))
     status, reason = ("ran", "") if variants else (
         "unavailable", "; ".join(unavailable.values()) or "no variant of this mechanism can run on this machine")
@@ -206,4 +212,4 @@ def run_mechanism(
     provenance["claims"] = judge_variants(entries, n_boot, seed).summary()
     return MechanismResult(mechanism=mechanism, status=status, reason=reason, variants=entries,
                            baseline=base_result, unavailable=unavailable, provenance=provenance,
-                           **tables(entries, base_result["q7"]))
+                           **tables(entries, base_result["q7"], wb.config.k))

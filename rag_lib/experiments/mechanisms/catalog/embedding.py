@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from rag_lib.embedding import available_embedders
-from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.experiments.mechanisms.registry import BuildContext, Variant, mechanism
 from rag_lib.workbench import RunKey, Workbench
 
 
 def embedding_variants(wb: Workbench, status: dict[str, bool | str]) -> list[Variant]:
     """Every other available embedder, dense, in place of the default."""
-    default = default_embedder_name()
+    default = wb.config.embedder
     out = []
     for name, ok in status.items():
         if ok is True and name != default:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag_lib.benchmark import Question
-from rag_lib.embedding.registry import default_embedder_name
 from rag_lib.experiments.mechanisms.registry import BuildContext, FromSettings, Variant, mechanism
 from rag_lib.text import identifiers
 from rag_lib.workbench import RunKey, Workbench
@@ -20,7 +19,7 @@ def hybrid_variants(wb: Workbench, rrf_k: int) -> list[Variant]:
     """BM25 + dense (default embedder) fused by RRF (the workbench's hybrid retriever, whose constant is
     ``rrf_k``), on every question; then hybrid and BM25 alone on the questions with an exact
     identifier and on the rest (Halo: hybrid helps "far more" there)."""
-    key = RunKey("hybrid", default_embedder_name())
+    key = RunKey("hybrid", wb.config.embedder)
     hybrid = wb.retriever(key, rrf_k=rrf_k)  # the declared constant, not the workbench's default
     variants = [Variant("hybrid", f"BM25 + dense RRF (k={rrf_k})", hybrid.rank,
                         provenance={**wb.provenance(key), "rrf_k": rrf_k})]

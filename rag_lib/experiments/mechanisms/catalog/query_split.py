@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rag_lib.config import RRF_K
 from rag_lib.experiments.mechanisms.registry import (
     BaselineDense,
     BuildContext,
@@ -24,8 +23,10 @@ def _split_rank(base: BaselineDense, split: Callable[[str], list[str]], fusion: 
 
 
 def query_split_variants(base: BaselineDense, qllm: QueryLLM | None, llm_languages: Sequence[str] = ("zh", "en"),
-                         fusions: Sequence[str] = ("rrf", "round_robin"), rrf_k: int = RRF_K) -> list[Variant]:
-    """Rule-based splitting (sentences; sentences + clauses), fused by each of ``fusions``; LLM splitting (RRF)."""
+                         fusions: Sequence[str] = ("rrf", "round_robin"), rrf_k: int | None = None) -> list[Variant]:
+    """Rule-based splitting (sentences; sentences + clauses), fused by each of ``fusions``; LLM splitting (RRF,
+    constant ``rrf_k``; default: the configuration of ``base``'s workbench)."""
+    rrf_k = base.config.rrf_k if rrf_k is None else rrf_k
     variants = []
     for splitter in (RuleSplitter(), RuleSplitter(clauses=True)):
         for fusion in fusions:

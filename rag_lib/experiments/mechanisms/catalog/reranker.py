@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from rag_lib.benchmark import Question
-from rag_lib.config import TOP_K, run_config
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import piece_ranks
 from rag_lib.experiments.mechanisms.registry import (
@@ -142,23 +141,24 @@ class Interpolated:
 def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER, candidates: int | None = None,
                       questions: str = "all", languages: Sequence[str] = ("zh", "en"),
                       interpolate: bool = False) -> list[Variant]:
-    """Reranker ``name`` over the baseline's top candidates (``retrieval.rerank_candidates``).
+    """Reranker ``name`` over the baseline's top candidates (default: the workbench's ``config.rerank_candidates``).
 
     ``questions`` is ``"all"`` (every answerable question) or ``"misses+equal"``
-    (:func:`misses_plus_equal` at the workbook's k: an LLM reranker costs minutes per question here); Q7
+    (:func:`misses_plus_equal` at the workbench's ``config.k``: an LLM reranker costs minutes per question here); Q7
     always runs on every phrasing. ``interpolate`` adds the reranker's score interpolated with the dense
     score (:class:`Interpolated`), from the same recorded judgements.
     """
-    n = int(candidates or run_config().rerank_candidates)
+    n = int(candidates or wb.config.rerank_candidates)
     reranker = get_reranker(name)
     texts = {c.id: c.embed_input for c in wb.embeddable}
     ids, strata = None, None
     notes = []
     if questions == "misses+equal":
+        k = wb.config.k
         answerable = wb.benchmark.questions(answerable=True)
-        ids, strata = misses_plus_equal(answerable, base, TOP_K, languages, draw_from=earlier_subset(answerable))
+        ids, strata = misses_plus_equal(answerable, base, k, languages, draw_from=earlier_subset(answerable))
         notes = [f"Whole-benchmark comparison on {len(ids)} answerable questions: the {len(strata['misses'])} "
-                 f"whose dense Top-{TOP_K} misses a piece in zh or en, plus {len(strata['sample'])} of the rest "
+                 f"whose dense Top-{k} misses a piece in zh or en, plus {len(strata['sample'])} of the rest "
                  "drawn at random (seed 0; from the earlier seeded 20-question subset, whose judgements were "
                  "recorded), so the reranker can both help and hurt; Q7 on every phrasing."]
     elif questions != "all":
