@@ -36,3 +36,11 @@ def test_the_cache_is_cold_until_it_holds_a_vector_file(tmp_path: Path, monkeypa
     assert cache_state() == "cold"  # an empty folder holds no vectors
     (tmp_path / "embeddings" / "e5" / "x.npz").write_bytes(b"")
     assert cache_state() == "warm"
+
+
+def test_a_run_that_did_not_finish_is_named_and_left_out_of_the_total(tmp_path: Path) -> None:
+    record_run_times(tmp_path, "cold", {"00_corpus": 95.0}, 2000.0, 300.0, 4.0,
+                     failed={"11_chunking": "cell timeout after 1800 s"})
+    times = load_run_times(tmp_path)
+    assert run_time_text(times, "11_chunking") == "cold failed (cell timeout after 1800 s), warm not measured"
+    assert "11_chunking did not finish and is not in the total" in totals_text(times)
