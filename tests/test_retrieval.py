@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from doubles import FixedEmbedder, Matrix  # tests/doubles.py (pytest puts tests/ on the path)
 
 from rag_lib.documents import Chunk
 from rag_lib.errors import IndexMismatchError
@@ -27,20 +28,6 @@ def chunk(cid: str, text: str, *, title: str = "Doc", heading: tuple[str, ...] =
     )
 
 
-class Matrix:
-    def __init__(self, ids: list[str], vectors: np.ndarray) -> None:
-        self.ids = tuple(ids)
-        self.vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-
-
-class FixedEmbedder:
-    """Returns a fixed vector per known query (a stand-in for a real model)."""
-
-    def __init__(self, table: dict[str, list[float]]) -> None:
-        self.table = table
-
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        return np.array([self.table[t] for t in texts], dtype=np.float32)
 
 
 # ---------------------------------------------------------------- Ranking

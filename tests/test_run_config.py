@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from doubles import FixedEmbedder, Matrix  # tests/doubles.py (pytest puts tests/ on the path)
 
 import rag_lib.config as config_module
 from rag_lib.config import PACKAGE_DIR, RunConfig, settings
@@ -104,20 +105,6 @@ def chunk(cid: str, text: str) -> Chunk:
                  url="https://example.com/p", embeddable=True, oversized=False)
 
 
-class Matrix:
-    def __init__(self, ids: list[str], vectors: np.ndarray) -> None:
-        self.ids = tuple(ids)
-        self.vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
-
-
-class FixedEmbedder:
-    """A fixed vector per known query (a stand-in for a model)."""
-
-    def __init__(self, table: dict[str, list[float]]) -> None:
-        self.table = table
-
-    def embed_queries(self, texts: list[str]) -> np.ndarray:
-        return np.array([self.table[t] for t in texts], dtype=np.float32)
 
 
 CHUNKS = [chunk(cid, text) for cid, text in [

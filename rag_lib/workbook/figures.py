@@ -144,6 +144,17 @@ def size_curves(curve: Sequence[Mapping[str, float]], metrics: Sequence[str], pa
         return finish_panels(fig, axes, "mean over answerable questions", title, path, title_y=1.08)
 
 
+def _finish_rates(fig: plt.Figure, ax: plt.Axes, xlabel: str, ylabel: str, title: str, path: Path) -> Path:
+    """Both axes are rates in [0, 1]: limits, labels, title, the legend outside, saved."""
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    _legend_outside(ax)
+    return save(fig, path)
+
+
 def accuracy_coverage(curves: Mapping[str, Sequence[Mapping[str, Any]]], path: Path, title: str = "") -> Path:
     """Selective accuracy against coverage, one line per series, each point's Wilson interval as a band."""
     with plt.rc_context(_STYLE):
@@ -154,13 +165,8 @@ def accuracy_coverage(curves: Mapping[str, Sequence[Mapping[str, Any]]], path: P
                     color=colour(name, i))
             ax.fill_between(xs, [p["ci95"][0] for p in points], [p["ci95"][1] for p in points], alpha=0.15,
                             color=colour(name, i), linewidth=0)
-        ax.set_xlim(0, 1.02)
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel("coverage (share of questions answered)")
-        ax.set_ylabel("selective accuracy (right among answered)")
-        ax.set_title(title)
-        _legend_outside(ax)
-        return save(fig, path)
+        return _finish_rates(fig, ax, "coverage (share of questions answered)",
+                             "selective accuracy (right among answered)", title, path)
 
 
 def reliability(blocks: Mapping[str, Sequence[Mapping[str, Any]]], path: Path, title: str = "") -> Path:
@@ -175,13 +181,8 @@ def reliability(blocks: Mapping[str, Sequence[Mapping[str, Any]]], path: Path, t
                       [b["ci95"][1] - y for y, b in zip(ys, bins, strict=True)]]
             ax.errorbar(xs, ys, yerr=errors, fmt="none", ecolor=colour(name, i), alpha=0.5, capsize=2)
             ax.scatter(xs, ys, s=[12 + 6 * b["n"] for b in bins], color=colour(name, i), label=name, zorder=3)
-        ax.set_xlim(0, 1.02)
-        ax.set_ylim(0, 1.02)
-        ax.set_xlabel("mean predicted probability of being right (bin)")
-        ax.set_ylabel("observed share right (bin)")
-        ax.set_title(title)
-        _legend_outside(ax)
-        return save(fig, path)
+        return _finish_rates(fig, ax, "mean predicted probability of being right (bin)",
+                             "observed share right (bin)", title, path)
 
 
 # Okabe-Ito colours and distinct markers: the pieces stay apart for colour-blind readers and in grey.
