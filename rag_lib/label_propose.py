@@ -23,11 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag_lib.benchmark import Benchmark, Question
-from rag_lib.benchmark.matching import plain_text
 from rag_lib.config import BENCHMARK_DIR
 from rag_lib.documents import Chunk
-from rag_lib.evaluation.fact_matching import find_alternative
-from rag_lib.evaluation.key_facts import KeyFact, KeyFacts, default_key_facts
+from rag_lib.evaluation.key_facts import KeyFact, KeyFacts, default_key_facts, stated_in
 
 POOL_DECISIONS = BENCHMARK_DIR / "pool_decisions.yaml"
 
@@ -42,11 +40,6 @@ class Proposal:
     why_read: str = ""
 
 
-def _stated(fact: KeyFact, chunk: Chunk) -> str | None:
-    return next((found for text in (chunk.text, plain_text(chunk.text))
-                 if (found := find_alternative(fact.alternatives, text)) is not None), None)
-
-
 def _first(fact: KeyFact) -> str:
     return fact.alternatives[0]
 
@@ -59,7 +52,7 @@ def key_fact_rule(q: Question, chunk: Chunk, facts: KeyFacts) -> Proposal:
         piece_facts = [f for f in facts[q.id] if f.piece == piece.id]
         if not piece_facts or any(not f.checkable for f in piece_facts):
             return Proposal(q.id, chunk.id, None, f"{piece.id} has a key fact no string can check")
-        stated = [f for f in piece_facts if _stated(f, chunk) is not None]
+        stated = [f for f in piece_facts if stated_in(f.alternatives, chunk)]
         if len(stated) == len(piece_facts):
             return Proposal(q.id, chunk.id, None, f"states every key fact of {piece.id}")
         missing = [f for f in piece_facts if f not in stated]
@@ -108,13 +101,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         undecided = [(r["question"], r["chunk"]) for r in rows if r["status"] == "undecided"
                      and (r["question"], r["chunk"]) not in seen]
         seen.update(undecided)
-        proposals += propose(bench, chunks, undecided, default_key_facts())
-        for p in proposals[-len(undecided):] if undecided else []:
-            if p.reason is None:
-                chunk = next(c for c in chunks if c.id == p.chunk)
-                q = bench[p.question]
-                print(f"READ {p.question} {p.chunk} ({batch}): {p.why_read}\n  Q: {q.en}\n  pieces: "
-                      + "; ".join(f"{g.id}: {g.what}" for g in q.gold) + f"\n  text: {chunk.text[:1200]}\n")
+        batch_proposals = propose(bench, chunks, undecided, default_key_facts())
+        proposals += batch_proposals
+        by_id = {c.id: c for c in chunks}
+        for p in (p for p in batch_proposals if p.reason is None):
+            q = bench[p.question]
+            print(f"READ {p.question} {p.chunk} ({batch}): {p.why_read}\n  Q: {q.en}\n  pieces: "
+                  + "; ".join(f"{g.id}: {g.what}" for g in q.gold) + f"\n  text: {by_id[p.chunk].text[:1200]}\n")
     decided = [p for p in proposals if p.reason is not None]
     print(f"{len(proposals)} undecided candidates: {len(decided)} decided by the key-fact rule, "
           f"{len(proposals) - len(decided)} to read by hand")

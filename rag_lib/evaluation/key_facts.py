@@ -226,8 +226,8 @@ def source_problems(key_facts: KeyFacts, bench: Benchmark, chunks: Sequence[Chun
         if not fact.checkable or not fact.alternatives:
             continue
         first = fact.alternatives[:1]
-        if not _stated_in(first, by_id[fact.source]):
-            stating = sorted(c for c in gold if _stated_in(first, by_id[c]))
+        if not stated_in(first, by_id[fact.source]):
+            stating = sorted(c for c in gold if stated_in(first, by_id[c]))
             problems.append(
                 f"{fact.describe()}: {first[0]!r} is not in source {fact.source}; gold chunks stating it: "
                 f"{stating or 'none (reword the first alternative as the corpus has it)'}"
@@ -235,6 +235,6 @@ def source_problems(key_facts: KeyFacts, bench: Benchmark, chunks: Sequence[Chun
     return problems
 
 
-def _stated_in(alternatives: Sequence[str], chunk: Chunk) -> bool:
+def stated_in(alternatives: Sequence[str], chunk: Chunk) -> bool:
     """Whether the chunk states one of ``alternatives``, in its Markdown or its plain rendering."""
     return any(find_alternative(alternatives, text) is not None for text in (chunk.text, plain_text(chunk.text)))

@@ -45,7 +45,7 @@ from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 from rag_lib.io import write_text
 from rag_lib.workbook.notebooks import notebook_parameters, notebook_question, read_notebook
 from rag_lib.workbook.results import RESULTS_FILE, RUN_ENV, NotebookRun, planned_runs, reads_of
-from rag_lib.workbook.run_times import cache_state, record_run_times
+from rag_lib.workbook.run_times import cache_state, duration, record_run_times
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this notebook in JupyterLab (make lab) "
@@ -204,10 +204,6 @@ def last_seconds(run: NotebookRun) -> float | None:
         return None
 
 
-def _minutes(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
-
-
 def remaining_note(later: list[NotebookRun]) -> str:
     """What the runs still to come took last time here (an upper bound: unchanged ones are skipped)."""
     if not later:
@@ -216,7 +212,7 @@ def remaining_note(later: list[NotebookRun]) -> str:
     untimed = len(later) - len(known)
     note = f"; {len(later)} to go"
     if known:
-        note += f", about {_minutes(sum(known))} if all run (their last time here)"
+        note += f", about {duration(sum(known))} if all run (their last time here)"
     if untimed:
         note += f", {untimed} not timed here yet"
     return note
@@ -378,10 +374,10 @@ def progress_line(head: str, elapsed_s: float, expected_s: float | None) -> str:
     if expected_s is None:
         eta = "first run here: no estimate yet"
     elif elapsed_s < expected_s:
-        eta = f"about {_minutes(expected_s - elapsed_s)} left: it took {_minutes(expected_s)} last time"
+        eta = f"about {duration(expected_s - elapsed_s)} left: it took {duration(expected_s)} last time"
     else:
-        eta = f"over the {_minutes(expected_s)} it took last time"
-    return f"{head}  … still running ({_minutes(elapsed_s)}; {eta})"
+        eta = f"over the {duration(expected_s)} it took last time"
+    return f"{head}  … still running ({duration(elapsed_s)}; {eta})"
 
 
 @contextmanager

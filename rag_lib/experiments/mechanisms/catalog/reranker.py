@@ -124,6 +124,8 @@ class Interpolated:
                        source=f"interpolate(dense,rerank,w={w:.1f},n={len(ids)})")
 
     def weight(self, question_id: str, lang: str) -> float:
+        if question_id in self.chosen.get(lang, {}):  # fitted already (Q7's phrasings share one weight)
+            return self.chosen[lang][question_id]
         fit = [self.questions[q] for q in self.fit_ids if q != question_id]
         best, best_mean = 1.0, -1.0  # nothing to fit on: the dense order
         for w in sorted(self.GRID, reverse=True) if fit else ():
