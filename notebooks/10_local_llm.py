@@ -92,11 +92,15 @@ table(sorted(choice["details"], key=lambda row: (row["task"], row["model"], row[
 table(result.answer_rows, ANSWER_COLUMNS)
 
 # %% [markdown]
-# ### Before → after: the support check (`answers-v1`), then the narrowing budget chosen out of sample (`answers-v2`)
+# ### Before → after: the support check (`answers-v1`), the narrowing budget (`answers-v2`), table headers (`answers-v3`)
 #
 # `answers-v1`: the same recorded calls, judged by the support rule. `answers-v2`: the narrowed pipeline with
 # 450 estimated tokens of units, before the budget rule below (its calls are new, so its answers differ).
-# Only answerers whose figures moved are listed; the paired comparison against `answers-v2` is further down.
+# `answers-v3`: the narrowed pipeline (`narrowed-units-v2`) before each table row was shown under its
+# table's header row (`narrowed-units-v3`: a row such as "| After compression | 3 MB | 10 MB |" alone does
+# not say which column is which plan); the answers and the narrowed judge of questions whose units hold a
+# table row are new calls. Only answerers whose figures moved are listed; the paired comparison against
+# the last archive is further down.
 
 # %%
 table(result.before_after)
@@ -122,8 +126,8 @@ table(result.partly_checkable)
 # On the answerable questions with a checkable key fact that both answerers have a recorded answer for
 # (ungated): the share whose shown answer states every key fact (`answer_correctness`), and the share
 # shown but missing one (`shown_wrong`).
-# `narrowed` is the narrowed pipeline, `llm` the chunk pipeline, `extractive` the baseline; `(answers-v2)`
-# is the narrowed pipeline before the narrowing budget below was chosen. Intervals are paired bootstrap
+# `narrowed` is the narrowed pipeline, `llm` the chunk pipeline, `extractive` the baseline; `(answers-v3)`
+# is the narrowed pipeline before table rows were shown under their header row. Intervals are paired bootstrap
 # 95%, then adjusted by Holm over the table.
 
 # %%
@@ -241,7 +245,7 @@ Rates leave out questions whose call has no record (`missing`); fill them with `
 
 {{ answer_table }}
 
-Before → after (`answers-v1`: the support check, same recorded calls; `answers-v2`: the narrowing budget):
+Before → after (`answers-v1`: the support check, same recorded calls; `answers-v2`: the narrowing budget; `answers-v3`: table rows under their header row):
 
 {{ before_after_table }}
 

@@ -265,3 +265,11 @@ def test_near_miss_must_be_unanswerable_with_notes() -> None:
         parse_benchmark({"questions": [{**base, "near_miss": "yes", "notes": "why"}]})
     bench = parse_benchmark({"questions": [{**base, "notes": "topic on page X, fact absent"}]})
     assert bench.questions(near_miss=True)[0].id == "n1" and bench.summary()["near_miss"] == 1
+
+
+def test_q7_constants_name_the_pieces_questions_yaml_gives_q07() -> None:
+    from rag_lib.benchmark.questions import DEFAULT_PATH, Q7_ID, Q7_PIECES
+
+    entries = yaml.safe_load(DEFAULT_PATH.read_text(encoding="utf-8"))["questions"]
+    q7 = next(e for e in entries if e["id"] == Q7_ID)
+    assert tuple(p["id"] for p in q7["pieces"]) == Q7_PIECES

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("generation", {"generation"}),
     ("evaluation", {"benchmark", "evaluation"}),
     ("foundations", {"retrieval", "documents", "casebook", "hub_files", "text", "injection", "io", "errors",
-                     "redaction",
+                     "redaction", "registry",
                      "config"}),
 ]
 

@@ -225,3 +225,18 @@ def test_before_after_lists_only_answerers_whose_figures_moved(tmp_path) -> None
     rows = before_after_rows([same, moved], archives=[archive])
     assert [(r["archive"], r["generator"], r["answer_rate"]) for r in rows] == [("answers-v9", "llama_cpp:m",
                                                                                  "0.400 → 0.500")]
+
+
+def test_before_after_matches_an_answerer_across_pipeline_versions(tmp_path) -> None:
+    import json
+
+    from rag_lib.experiments.llm_eval import before_after_rows
+
+    archive = tmp_path / "answers-v9.json"
+    old = {"generator": "llama_cpp:m+narrowed-units-v2", "lang": "en", "gate": "floor+aspects", "answer_rate": 0.4}
+    other = {"generator": "llama_cpp:m+other-v2", "lang": "en", "gate": "floor+aspects", "answer_rate": 0.9}
+    archive.write_text(json.dumps({"rows": [old, other]}))
+    now = {"generator": "llama_cpp:m+narrowed-units-v3", "lang": "en", "gate": "floor+aspects (in-sample)",
+           "answer_rate": 0.5}
+    rows = before_after_rows([now], archives=[archive])
+    assert [(r["generator"], r["answer_rate"]) for r in rows] == [("llama_cpp:m+narrowed-units-v3", "0.400 → 0.500")]

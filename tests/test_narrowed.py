@@ -56,6 +56,23 @@ def test_the_prompt_marks_evidence_as_data_and_numbers_the_units(tmp_path):
     assert "Reply in English." in user
 
 
+def test_a_table_row_is_shown_under_its_header_which_is_never_a_unit(tmp_path):
+    two_tables = _chunk("kv-003", "| Limit | Free | Paid |\n| --- | --- | --- |\n| Reads | 1 | 2 |\n"
+                        "| Writes | 3 | 4 |\n\nText between.\n\n| Plan | Price |\n| :-- | --: |\n| Paid | $5 |",
+                        "Limits")
+    units = split_units([two_tables])
+    assert [u.header for u in units] == ["| Limit | Free | Paid |"] * 2 + [None, "| Plan | Price |"]
+    user = _scripted(tmp_path, {}).messages("answer_units", "Reads?", units, [two_tables])[0][-1]["content"]
+    lines = user.splitlines()
+    # Once per table: before its first row, not again before the second; a unit's id never names a header.
+    assert lines.count("Table columns: | Limit | Free | Paid |") == 1
+    assert lines.index("Table columns: | Limit | Free | Paid |") + 1 == lines.index("[S1] | Reads | 1 | 2 |")
+    assert lines.index("Table columns: | Plan | Price |") + 1 == lines.index("[S4] | Paid | $5 |")
+    bare = NarrowedGenerator(_scripted(tmp_path, {}).llm, _every_unit, table_headers=False)
+    assert "Table columns" not in bare.messages("answer_units", "Reads?", units, [two_tables])[0][-1]["content"]
+    assert (bare.pipeline, _scripted(tmp_path, {}).pipeline) == ("narrowed-units-v2", "narrowed-units-v3")
+
+
 def test_the_schema_asks_for_quotes_first_and_at_least_one():
     schema = answer_units_schema(["S1", "S2"])
     assert list(schema["properties"]) == sorted(schema["properties"]) == ["quotes", "reply", "status"]

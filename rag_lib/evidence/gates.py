@@ -11,6 +11,7 @@ from rag_lib.benchmark import Benchmark, Question, collapse_ws
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError, WorkbookError
 from rag_lib.evidence.aspects import OTHER_SCRIPTS, aspects, evidence_vocabulary, stem
+from rag_lib.registry import LazyRegistry
 from rag_lib.retrieval import Ranking
 from rag_lib.text import CJK_CHAR
 
@@ -282,17 +283,17 @@ class AllOf:
         return GateDecision(True, self.name, "; ".join(reasons), (), scores, tuple(calls))
 
 
-GATES: dict[str, type] = {
-    "checklist": ChecklistGate,
-    "floor": ScoreFloorGate,
-    "aspects": AspectGate,
-    "llm_judge": LLMJudgeGate,
-}
+GATES = LazyRegistry("gate", {
+    "checklist": f"{__name__}:ChecklistGate",
+    "floor": f"{__name__}:ScoreFloorGate",
+    "aspects": f"{__name__}:AspectGate",
+    "llm_judge": f"{__name__}:LLMJudgeGate",
+}, WorkbookError)
 
 
 def available_gates() -> list[str]:
     """Names accepted by :func:`get_gate` (combine them with ``+``)."""
-    return sorted(GATES)
+    return GATES.names()
 
 
 def get_gate(name: str, **kwargs: Any) -> Gate:
@@ -309,7 +310,7 @@ def get_gate(name: str, **kwargs: Any) -> Gate:
     used: set[str] = set()
     gates = []
     for part in parts:
-        cls = GATES[part]
+        cls = GATES.load(part)
         accepted = set(inspect.signature(cls.__init__).parameters) - {"self"}
         used |= accepted & set(kwargs)
         gates.append(cls(**{k: v for k, v in kwargs.items() if k in accepted}))

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark import Question
+from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
 from rag_lib.config import settings
 from rag_lib.evaluation import hit_name, piece_ranks
 from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
@@ -82,7 +83,7 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
         matrix = wb.matrix()
         embedder = wb.embedder()
         questions = wb.benchmark.questions(answerable=True)
-        q7 = wb.benchmark["q07"]
+        q7 = wb.benchmark[Q7_ID]
         numpy_store = NumpyStore()
         numpy_store.add(wb.embeddable, matrix)
         texts = {(q.id, lang): q.text(lang) for q in questions for lang in languages}
@@ -123,7 +124,7 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
                                        "p": c["p"], "diffs": c["diffs"]})
                 per_build = [q7_ranks(q7, matched_only(run["q07", f"{lang}:q7"])) for run in runs]
                 q7_rows.append({"batch": batch, "setting": label, "language": lang,
-                                **{p: rank_span([b[p] for b in per_build]) for p in ("C1", "C2", "C3", "C4")}})
+                                **{p: rank_span([b[p] for b in per_build]) for p in Q7_PIECES}})
         for lang in languages:
             q7_rows.append({"batch": batch, "setting": "exact", "language": lang,
                             **{p: str(r) for p, r in q7_ranks(q7, exact["q07", f"{lang}:q7"]).items()}})
@@ -187,7 +188,7 @@ def findings(result: AnnResult) -> list[str]:
     for batch in result.batches:
         for lang in result.languages:
             rows = [r for r in result.q7_rows if r["batch"] == batch and r["language"] == lang]
-            shown = "; ".join(f"{r['setting']} " + " / ".join(r[p] for p in ("C1", "C2", "C3", "C4")) for r in rows)
+            shown = "; ".join(f"{r['setting']} " + " / ".join(r[p] for p in Q7_PIECES) for r in rows)
             out.append(f"Q7 ({batch}, {lang}) first ranks C1 / C2 / C3 / C4 ('–': not returned by any build): "
                        f"{shown}.")
     out.append(f"Caveats: Postgres draws HNSW levels at random and cannot be seeded, so each setting was built "

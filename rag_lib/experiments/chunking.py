@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
 from rag_lib.casebook import halo
 from rag_lib.corpus import load_pages
 from rag_lib.corpus.chunkers import SemanticChunker, TokenCounter, get_chunker, strategies
@@ -79,7 +80,7 @@ def _scores(wb: Workbench, lang: str) -> Scores:
     table = wb.evaluate(rankings, (HitAt(wb.config.k), PieceCoverage(10), MRR()))
     scores = {m: [float(v) for v in table[m]] for m in strategy_metrics(wb.config.k)}
     tokens = [float(sum(approx_tokens(wb.by_id[cid].text) for cid in rankings[q.id].ids[:5])) for q in questions]
-    q7 = wb.benchmark["q07"]
+    q7 = wb.benchmark[Q7_ID]
     ranks = piece_ranks(q7.pieces, wb.rank(q7.text(lang)))
     return rankings, scores, tokens, {f"C{i}": r for i, r in enumerate(ranks, 1)}
 
@@ -239,7 +240,7 @@ def findings(result: ChunkingResult) -> list[str]:
                    "structural chunking (theirs; baseline not stated).")
     for lang in result.languages:
         rows = [r for r in result.q7_rows if r["language"] == lang]
-        shown = "; ".join(f"{r['strategy']} " + "/".join(str(r[p]) for p in ("C1", "C2", "C3", "C4")) for r in rows)
+        shown = "; ".join(f"{r['strategy']} " + "/".join(str(r[p]) for p in Q7_PIECES) for r in rows)
         out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {shown}.")
     for lang in result.languages:
         small, large, cut = result.context_cut(lang)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from rag_lib.answer import calibrated_gate_parameters
+from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
 from rag_lib.benchmark_runs.gates import score_question, scored_questions
 from rag_lib.config import default_batch, settings
 from rag_lib.corpus import load_chunks
@@ -143,12 +144,12 @@ def measure(wide: Workbench, conf: Mapping[str, Any], languages: Sequence[str]) 
     for c in wide.embeddable:
         runs.pages_of.setdefault(text_key(c), set()).add(c.page)
     orders = page_orders(base_pages, all_pages, runs.seeds)
-    q7 = wide.benchmark["q07"]
+    q7 = wide.benchmark[Q7_ID]
     labelled = Workbench(config=wide.config)  # the gate is fitted at the same k
     for lang in languages:
         full = wide.run("dense", questions, lang)
         q7_full = wide.rank(q7.text(lang))
-        for piece_id, chunks in zip(("C1", "C2", "C3", "C4"), q7.pieces, strict=True):  # whole wide batch
+        for piece_id, chunks in zip(Q7_PIECES, q7.pieces, strict=True):  # whole wide batch
             first = min(chunks, key=q7_full.rank_of)
             runs.q7_first.append({"language": lang, "piece": piece_id, "rank": q7_full.rank_of(first), "chunk": first,
                                   "page": wide.by_id[first].page,
@@ -173,7 +174,7 @@ def _measure_corpus(runs: SizeRuns, wide: Workbench, lang: str, size: int, s: in
     k = wide.config.k
     questions = wide.benchmark.questions(answerable=True)
     unanswerable = wide.benchmark.questions(answerable=False)  # those still unanswerable on the wide batch
-    aspects, base_set, q7 = AspectGate(), set(runs.base_pages), wide.benchmark["q07"]
+    aspects, base_set, q7 = AspectGate(), set(runs.base_pages), wide.benchmark[Q7_ID]
     allowed = {c.id for c in wide.embeddable if c.page in pages}
     ranked = {qid: restrict(r, allowed) for qid, r in full.items()}
     gold = {q.id: [p & allowed for p in q.pieces] for q in questions}
@@ -200,7 +201,7 @@ def _measure_corpus(runs: SizeRuns, wide: Workbench, lang: str, size: int, s: in
         seen = score_question(q, lang, ranking, [wide.by_id[c] for c in ranking.ids[:k]], aspects)
         refused["in-sample"] += seen.declined_with(fitted)
         refused["held out"] += seen.declined_with(held_out[q.id])
-    ranks = dict(zip(("C1", "C2", "C3", "C4"), piece_ranks([p & allowed for p in q7.pieces],
+    ranks = dict(zip(Q7_PIECES, piece_ranks([p & allowed for p in q7.pieces],
                                                            restrict(q7_full, allowed)), strict=True))
     runs.q7_rows.append({"pages": size, "language": lang, "seed": s, **ranks})
     runs.slots.append({"pages": size, "language": lang, "seed": s, "non-gold slots": sum(kinds.values()),
@@ -253,7 +254,7 @@ def summaries(runs: SizeRuns, wide: Workbench, languages: Sequence[str]) -> dict
     """Q7's ranks per size (a span over seeds), the Top-5 slots by kind, the chunks that take most slots in
     the whole wide batch, and the corpus sizes."""
     q7 = [{"pages": size, "language": lang, **{
-        p: rank_span([r[p] for r in runs.of(runs.q7_rows, size, lang)]) for p in ("C1", "C2", "C3", "C4")}}
+        p: rank_span([r[p] for r in runs.of(runs.q7_rows, size, lang)]) for p in Q7_PIECES}}
         for lang in languages for size in runs.sizes]
     slots = []
     for lang in languages:
@@ -363,8 +364,8 @@ def findings(result: CorpusSizeResult) -> list[str]:
                    f"{a['declined (answerable)']:g} → {b['declined (answerable)']:g} answerable questions.{refusal}")
     for lang in result.languages:
         a, b = _by(result.q7_rows, pages=small, language=lang), _by(result.q7_rows, pages=large, language=lang)
-        out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {'/'.join(a[p] for p in ('C1', 'C2', 'C3', 'C4'))} with "
-                   f"{small} pages, {'/'.join(b[p] for p in ('C1', 'C2', 'C3', 'C4'))} with {large}.")
+        out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {'/'.join(a[p] for p in Q7_PIECES)} with "
+                   f"{small} pages, {'/'.join(b[p] for p in Q7_PIECES)} with {large}.")
     for lang in result.languages:
         added = [r for r in result.q7_first if r["language"] == lang and r["added page"]]
         if added:

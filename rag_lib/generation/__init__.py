@@ -18,19 +18,19 @@ Example
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from rag_lib.config import RunConfig
 from rag_lib.errors import WorkbookError
 from rag_lib.generation.base import ERROR_KINDS, GenerationResult, Generator, LLMGenerator, LLMOutcome
 from rag_lib.generation.schema import Answer, Citation, RecoverySuggestions, SchemaLimits, SufficiencyVerdict
+from rag_lib.registry import LazyRegistry
 
-GENERATORS: dict[str, str] = {
+GENERATORS = LazyRegistry("generator", {
     "openai": "rag_lib.generation.openai_backend:OpenAIGenerator",
     "llama_cpp": "rag_lib.generation.llama_cpp_backend:LlamaCppGenerator",
     "extractive": "rag_lib.generation.extractive:ExtractiveGenerator",
-}
+}, WorkbookError)
 
 
 def task_generator_name(task: str) -> str:
@@ -48,7 +48,7 @@ def get_task_generator(task: str, **kwargs: Any) -> Generator:
 
 def available_generators() -> list[str]:
     """Names accepted by :func:`get_generator`."""
-    return sorted(GENERATORS)
+    return GENERATORS.names()
 
 
 def get_generator(name: str | None = None, **kwargs: Any) -> Generator:
@@ -71,8 +71,7 @@ def get_generator(name: str | None = None, **kwargs: Any) -> Generator:
         if backend == "extractive":
             raise WorkbookError(f"The extractive generator takes no model ({name!r}); use 'extractive'.")
         kwargs["model"] = model
-    module_name, class_name = GENERATORS[backend].split(":")
-    return getattr(importlib.import_module(module_name), class_name)(**kwargs)
+    return GENERATORS.load(backend)(**kwargs)
 
 
 __all__ = [

@@ -30,11 +30,13 @@ from rag_lib.documents import Chunk
 from rag_lib.generation.base import GenerationResult, LLMGenerator, LLMOutcome, finish_answer, result_fields
 from rag_lib.generation.prompts import prompts
 from rag_lib.generation.schema import Answer, Citation, SufficiencyVerdict
-from rag_lib.generation.support import check_support, states, unit_spans
+from rag_lib.generation.support import check_support, states, table_header, unit_spans
 from rag_lib.text import language_name
 
 # v2: the workbook cites a unit sent that states what the reply states and its quotes do not.
-PIPELINE = "narrowed-units-v2"
+# v3: a table row is shown under its table's header row (which column is which plan, unit, limit).
+PIPELINE = "narrowed-units-v3"
+PIPELINE_WITHOUT_HEADERS = "narrowed-units-v2"
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,7 @@ class EvidenceUnit:
     start: int  # offsets into the chunk's text
     end: int
     text: str
+    header: str | None = None  # the header row of its table, for a table row (shown, never quoted)
 
     @property
     def id(self) -> str:
@@ -67,7 +70,8 @@ def split_units(evidence: Sequence[Chunk]) -> list[EvidenceUnit]:
             text = chunk.text[a:b].strip()
             if text:
                 offset = chunk.text.index(text, a)
-                units.append(EvidenceUnit(chunk.id, rank, offset, offset + len(text), text))
+                units.append(EvidenceUnit(chunk.id, rank, offset, offset + len(text), text,
+                                          table_header(chunk.text, offset)))
     return units
 
 
@@ -96,18 +100,26 @@ def attribute(reply: str, question: str, cited: Sequence[EvidenceUnit],
     return added
 
 
-def format_units(units: Sequence[EvidenceUnit], evidence: Sequence[Chunk]) -> tuple[str, dict[str, EvidenceUnit]]:
-    """The ``<evidence>`` block and the id → unit map; units grouped by chunk in rank order."""
+def format_units(units: Sequence[EvidenceUnit], evidence: Sequence[Chunk],
+                 table_headers: bool = True) -> tuple[str, dict[str, EvidenceUnit]]:
+    """The ``<evidence>`` block and the id → unit map; units grouped by chunk in rank order.
+
+    With ``table_headers``, a table row is preceded by its table's header row (once per table and
+    source, without an id: it names columns, it states nothing a reply could cite).
+    """
     spec = prompts()["evidence_units"]
     by_rank = {rank: chunk for rank, chunk in enumerate(evidence, start=1)}
     ordered = sorted(units, key=lambda u: (u.rank, u.start))
-    lines, ids, current = [spec["open"]], {}, None
+    lines, ids, current, header = [spec["open"]], {}, None, None
     for n, unit in enumerate(ordered, start=1):
         if unit.rank != current:
             chunk = by_rank[unit.rank]
             source = " > ".join((chunk.title, *chunk.heading_path))
             lines.append(Template(spec["source"]).substitute(rank=unit.rank, source=source))
-            current = unit.rank
+            current, header = unit.rank, None
+        if table_headers and unit.header and unit.header != header:
+            lines.append(Template(spec["table_header"]).substitute(header=unit.header))
+        header = unit.header
         unit_id = f"S{n}"
         ids[unit_id] = unit
         lines.append(Template(spec["unit"]).substitute(unit_id=unit_id, text=" ".join(unit.text.split())))
@@ -179,13 +191,18 @@ class NarrowedGenerator:
         The :class:`LLMGenerator` that makes (and records) the calls.
     select
         Narrows the Top-k chunks to units (see :mod:`rag_lib.evidence.narrowing`).
+    describe_selector
+        The selector's settings, for provenance.
+    table_headers
+        Show each table row under its table's header row (``narrowed-units-v3``); ``False`` is the
+        ``v2`` layout, rows alone.
     """
 
     def __init__(self, llm: LLMGenerator, select: UnitSelector,
-                 describe_selector: dict[str, Any] | None = None) -> None:
-        self.llm, self.select = llm, select
+                 describe_selector: dict[str, Any] | None = None, table_headers: bool = True) -> None:
+        self.llm, self.select, self.table_headers = llm, select, table_headers
         self.backend, self.model = llm.backend, llm.model
-        self.pipeline = PIPELINE
+        self.pipeline = PIPELINE if table_headers else PIPELINE_WITHOUT_HEADERS
         self.selector = describe_selector or {}
 
     @property
@@ -199,7 +216,7 @@ class NarrowedGenerator:
 
     def messages(self, task: str, question: str, units: Sequence[EvidenceUnit],
                  evidence: Sequence[Chunk]) -> tuple[list[dict[str, str]], dict[str, EvidenceUnit]]:
-        block, ids = format_units(units, evidence)
+        block, ids = format_units(units, evidence, self.table_headers)
         spec = prompts()[task]
         user = Template(spec["user"]).substitute(evidence=block, question=question.strip(),
                                                  language=language_name(question))

@@ -79,6 +79,21 @@ def unit_spans(text: str) -> list[tuple[int, int]]:
     return units
 
 
+def table_header(text: str, start: int) -> str | None:
+    """The header row of the Markdown table whose row starts at ``start`` in ``text`` (whitespace
+    collapsed), or ``None`` when that row is not in a table with a header. A row alone ("| After
+    compression | 3 MB | 10 MB |") does not say which column is which plan; its header does."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if not text[line_start:].lstrip().startswith("|"):
+        return None
+    above = text[:line_start].splitlines()
+    while above and above[-1].lstrip().startswith("|"):
+        if _TABLE_SEPARATOR.match(above[-1]) and len(above) > 1 and above[-2].lstrip().startswith("|"):
+            return " ".join(above[-2].split())
+        above.pop()
+    return None
+
+
 def _trimmed(text: str, a: int, b: int) -> tuple[int, int]:
     while a < b and text[a] in _MARKUP_EDGE:
         a += 1

@@ -16,25 +16,22 @@ Backends are imported only when asked for: without ``psycopg`` the numpy store s
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 from rag_lib.index.base import VectorStore
+from rag_lib.registry import LazyRegistry
 
 # keyword -> "module:class"
-BACKENDS = {
+BACKENDS = LazyRegistry("vector store backend", {
     "numpy": "rag_lib.index.numpy_store:NumpyStore",
     "pgvector": "rag_lib.index.pgvector_store:PgVectorStore",
-}
+})
 
 
 def open_store(backend: str = "numpy", **options: Any) -> VectorStore:
     """Open a vector store by keyword (``"numpy"`` or ``"pgvector"``); options go to its class."""
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown vector store backend {backend!r}; choose one of {sorted(BACKENDS)}")
-    module, cls = BACKENDS[backend].split(":")
     try:
-        target = getattr(importlib.import_module(module), cls)
+        target = BACKENDS.load(backend)
     except ImportError as exc:
         raise ImportError(
             f"the {backend!r} vector store needs a package that is not installed ({exc.name}); "

@@ -9,28 +9,25 @@ why the others cannot.
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import Any
 
 from rag_lib.errors import ModelUnavailableError
+from rag_lib.registry import LazyRegistry
 from rag_lib.rerank.base import BaseReranker, RerankerSpec, get_spec, load_specs, resolve_files
 
 # backend keyword -> "module:class"; a backend pulls in its runtime, so import on use only.
-BACKENDS = {
+BACKENDS = LazyRegistry("reranker backend", {
     "onnx_cross_encoder": "rag_lib.rerank.onnx_cross_encoder:OnnxCrossEncoder",
     "llm_yes_no": "rag_lib.rerank.llm_yes_no:LLMYesNoReranker",
-}
+})
 # Backends whose scores are recorded calls: they run wherever their records are (replay), and
 # `make llm-runs` fills missing ones, so they need no model files to count as available.
 RECORDED_BACKENDS = frozenset({"llm_yes_no"})
 
 
 def _backend_class(backend: str) -> type[BaseReranker]:
-    if backend not in BACKENDS:
-        raise ValueError(f"Unknown reranker backend {backend!r}; known: {sorted(BACKENDS)}")
-    module, cls = BACKENDS[backend].split(":")
-    return getattr(importlib.import_module(module), cls)
+    return BACKENDS.load(backend)
 
 
 def get_reranker(name: str | RerankerSpec = "bge-reranker-v2-m3", **kwargs: Any) -> BaseReranker:

@@ -9,22 +9,22 @@ Backends are imported only when asked for, so ``import rag_lib.retrieval`` stays
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from rag_lib.registry import LazyRegistry
 from rag_lib.retrieval.base import Ranking, Retriever
 
-# keyword -> (module, factory); the factory is a class or "Class.classmethod"
-_REGISTRY: dict[str, tuple[str, str]] = {
-    "dense": ("rag_lib.retrieval.dense", "DenseRetriever"),
-    "bm25": ("rag_lib.retrieval.bm25", "BM25Retriever"),
-    "hybrid": ("rag_lib.retrieval.hybrid", "HybridRetriever.from_parts"),
-}
+# keyword -> "module:factory"; the factory is a class or "Class.classmethod"
+RETRIEVERS = LazyRegistry("retriever", {
+    "dense": "rag_lib.retrieval.dense:DenseRetriever",
+    "bm25": "rag_lib.retrieval.bm25:BM25Retriever",
+    "hybrid": "rag_lib.retrieval.hybrid:HybridRetriever.from_parts",
+})
 
 
 def available_retrievers() -> list[str]:
     """The keywords :func:`get_retriever` accepts."""
-    return sorted(_REGISTRY)
+    return RETRIEVERS.names()
 
 
 def get_retriever(name: str, **kwargs: Any) -> Retriever:
@@ -37,14 +37,7 @@ def get_retriever(name: str, **kwargs: Any) -> Retriever:
         ``tokenizer=``, ``k1=``, ``b=``); ``hybrid`` takes all of ``chunks=``, ``matrix=``,
         ``embedder=`` and ``k=`` (the RRF constant, ``retrieval.rrf_k``).
     """
-    try:
-        module_name, factory = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown retriever {name!r}; choose one of {available_retrievers()}") from None
-    target: Any = importlib.import_module(module_name)
-    for attr in factory.split("."):
-        target = getattr(target, attr)
-    return target(**kwargs)
+    return RETRIEVERS.load(name)(**kwargs)
 
 
 __all__ = ["Ranking", "Retriever", "available_retrievers", "get_retriever"]

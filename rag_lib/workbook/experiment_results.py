@@ -317,7 +317,7 @@ class LocalLLMResult(ExperimentResult):
     narrowing_choice_table: str
     injection: dict[str, Any]  # the injection set (rag_lib.benchmark_runs.injection)
     injection_summary: str
-    before_after: list[dict[str, Any]]  # answer rates per archive (answers-v1, -v2) → now
+    before_after: list[dict[str, Any]]  # answer rates per archive (answers-v1 … -v3) → now
     before_after_table: str
     targets: list[dict[str, Any]]  # the narrowed pipeline against the answers issue's targets
     target_table: str

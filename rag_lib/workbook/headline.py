@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.workbook.experiment_results import HELD_OUT, THEN_JUDGE, LocalLLMResult, Q9aResult, TopkResult
 
 Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
@@ -20,7 +21,7 @@ Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
 def q7_sentence(rows: Sequence[Mapping[str, Any]], inside: Sequence[str], lang: str = "zh") -> Finding:
     """Q7's baseline ranks and how many mechanism or recovery rows bring C1–C3 into the Top-10."""
     baseline = rows[0]
-    ranks = " / ".join(f"{baseline[p]}" if baseline.get(p) is not None else "—" for p in ("C1", "C2", "C3", "C4"))
+    ranks = " / ".join(f"{baseline[p]}" if baseline.get(p) is not None else "—" for p in Q7_PIECES)
     others = [r for r in inside if not r.startswith("baseline")]
     return {"run": "08_summary", "sentence": (
         f"Q7, asked in {'Chinese' if lang == 'zh' else 'English'}, stays incomplete: the baseline ranks its four "

@@ -9,6 +9,7 @@ or an error of the model. Each figure names the model that produced it. Notebook
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -56,8 +57,9 @@ ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "a
                   "citations_valid", "citations_total", "errors"]
 # Answers as 10 reported them before a change of what they mean (copied from its results.json by
 # :func:`archive_answer_rows`), shown beside the current figures as "before → after", oldest first:
-# v1 before the support check, v2 with the narrowing budget before it was chosen out of sample.
-ANSWER_ARCHIVES = (RESULTS_DIR / "archive" / "answers-v1.json", RESULTS_DIR / "archive" / "answers-v2.json")
+# v1 before the support check, v2 with the narrowing budget before it was chosen out of sample, v3 before
+# table rows were shown under their header row (narrowed-units-v3).
+ANSWER_ARCHIVES = tuple(RESULTS_DIR / "archive" / f"answers-v{n}.json" for n in (1, 2, 3))
 # Answer-versus-answer comparisons (paired by question; :mod:`.paired`): the narrowed pipeline against each
 # other answerer, and against itself in the last archive.
 PAIRS = (("narrowed", "extractive"), ("narrowed", "llm"))
@@ -365,20 +367,27 @@ def archived_outcomes(archive: Path) -> dict[str, dict[str, list[dict[str, Any]]
 
 def before_after_rows(rows: Sequence[dict[str, Any]],
                       archives: Sequence[Path] = ANSWER_ARCHIVES) -> list[dict[str, Any]]:
-    """Each archived row's rates beside the current row of the same generator, language and gate
-    (an archived gated row was in-sample), one block per archive that exists; a row whose figures all
-    stayed the same is left out (that answerer did not change between the archive and now)."""
+    """Each archived row's rates beside the current row of the same answerer (its pipeline at any
+    version: ``+narrowed-units-v2`` is ``+narrowed-units-v3`` before a change), language and gate (an
+    older archive names an in-sample gate without its suffix), one block per archive that exists; a row
+    whose figures all stayed the same is left out (that answerer did not change since the archive)."""
     out = []
     for archive in (a for a in archives if a.is_file()):
         stored = json.loads(archive.read_text("utf-8"))
-        before = {(r["generator"], r["lang"], r["gate"]): r for r in stored["rows"]}
+        before = {(_unversioned(r["generator"]), r["lang"], r["gate"]): r for r in stored["rows"]}
         for row in rows:
-            old = before.get((row["generator"], row["lang"], row["gate"].removesuffix(IN_SAMPLE)))
+            key = (_unversioned(row["generator"]), row["lang"])
+            old = before.get((*key, row["gate"])) or before.get((*key, row["gate"].removesuffix(IN_SAMPLE)))
             shown = {m: _arrow(old.get(m), row.get(m)) for m in BEFORE_AFTER} if old is not None else {}
             if any(" → " in value for value in shown.values()):
                 out.append({"archive": archive.stem, "generator": row["generator"], "lang": row["lang"],
                             "gate": row["gate"], **shown})
     return out
+
+
+def _unversioned(label: str) -> str:
+    """An answerer's label without its pipeline's version suffix (``-v3``)."""
+    return re.sub(r"-v\d+$", "", label)
 
 
 def _arrow(before: Any, after: Any) -> str:

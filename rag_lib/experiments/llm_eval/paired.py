@@ -5,8 +5,8 @@ pairwise: on each answerable question with a checkable key fact that both have a
 for, each outcome is 0 or 1 (the shown answer states every key fact; an answer is shown but misses
 one), and the mean of the paired differences gets a bootstrap interval over questions. All
 comparisons of the notebook form one Holm family (:mod:`rag_lib.evaluation.claims`); the narrowed
-pipeline is also compared with itself before the narrowing budget changed (``answers-v2``), on the
-per-question outcomes that archive keeps.
+pipeline is also compared with itself in the last answers archive (``answers-v3``: before table rows were
+shown under their header row), on the per-question outcomes that archive keeps.
 """
 
 from __future__ import annotations
