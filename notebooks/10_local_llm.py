@@ -26,9 +26,10 @@
 # **The narrowed pipeline** (`rag_lib/generation/narrowed.py`) sends the model the sentences, list items
 # and table rows of the Top-5 most relevant to the question (default embedder and lexical overlap,
 # fused; `generation.narrowing` in `workbook.yaml`), each with an id inside `<evidence>` tags marked as
-# data, and asks for the ids it quotes first, then the reply in the question's language, then the
-# status. Its judge lists the question's parts with the id that answers each (or "none") and is
-# sufficient only when every part is supported.
+# data (a table row under its table's header row, `narrowed-units-v3`), and asks for the ids it quotes
+# first, then the reply in the question's language, then the status. Its judge lists the question's
+# parts with the id that answers each (or "none") and is sufficient only when every part is supported;
+# the judge's recorded calls use the `v2` layout (rows without their header).
 #
 # **Question.** With a real (small) instruct model instead of the smoke-test SmolLM2, how often does
 # the grounded answerer answer the answerable questions, with citations that pass the verbatim check,
@@ -98,9 +99,9 @@ table(result.answer_rows, ANSWER_COLUMNS)
 # 450 estimated tokens of units, before the budget rule below (its calls are new, so its answers differ).
 # `answers-v3`: the narrowed pipeline (`narrowed-units-v2`) before each table row was shown under its
 # table's header row (`narrowed-units-v3`: a row such as "| After compression | 3 MB | 10 MB |" alone does
-# not say which column is which plan); the answers and the narrowed judge of questions whose units hold a
-# table row are new calls. Only answerers whose figures moved are listed; the paired comparison against
-# the last archive is further down.
+# not say which column is which plan); the answers of questions whose units hold a table row are new
+# calls (the judge keeps its `v2` calls). Only answerers whose figures moved are listed; the paired
+# comparison against the last archive is further down.
 
 # %%
 table(result.before_after)
