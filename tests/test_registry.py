@@ -25,7 +25,7 @@ def test_an_unknown_keyword_raises_the_stage_error_listing_the_known_ones() -> N
         registry.load("onxx")
 
 
-def test_every_stage_registry_names_importable_backends() -> None:
+def test_every_stage_registry_names_a_rag_lib_module_and_attribute() -> None:
     from rag_lib.embedding.registry import BACKENDS as EMBEDDERS
     from rag_lib.evidence.gates import GATES
     from rag_lib.generation import GENERATORS

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.casebook import halo, published
 from rag_lib.config import RunConfig, results_dir
 from rag_lib.errors import WorkbookError
@@ -36,10 +37,7 @@ from rag_lib.workbook.headline import headline_findings
 from rag_lib.workbook.label_archive import relabel_rows
 from rag_lib.workbook.mechanism_results import MechanismResult, mechanism_results
 from rag_lib.workbook.report import kinds_text, markdown_table, prose
-from rag_lib.workbook.results import (
-    PIECES,
-    mechanism_metrics,
-)
+from rag_lib.workbook.results import mechanism_metrics
 
 # The compared metrics are mechanism_metrics(k) of the runs' k; coverage@evidence: pieces inside the evidence
 # the variant sends to generation (Top-5, or Top-k for the top-k variants), the one metric a larger k changes.
@@ -106,7 +104,7 @@ def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
             if failed:
                 rows.append({"row": f"{label}: failed ({failed})"})
             elif ranks:
-                rows.append({"row": label, **{p: ranks.get(p) for p in PIECES},
+                rows.append({"row": label, **{p: ranks.get(p) for p in Q7_PIECES},
                              "ties": variant.q7_ties.get("original", {}).get(lang, [])})
     recovery = inputs.recovery
     if recovery and lang in recovery.q7:
@@ -115,7 +113,7 @@ def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
                 rows.append({"row": f"recovery ({source}): no usable suggestion ({block['status']})"})
             for i, entry in enumerate(block.get("ranks", []), 1):
                 label = f"recovery ({source}) S{i}: {entry['suggestion']}"
-                rows.append({"row": label, **{p: entry.get(p) for p in PIECES}})
+                rows.append({"row": label, **{p: entry.get(p) for p in Q7_PIECES}})
     return rows
 
 
@@ -364,7 +362,7 @@ def highlight(rows: list[dict[str, Any]], k: int = BOLD_WITHIN, evidence_k: dict
     for row in rows:
         marked = dict(row)
         cut = max(k, (evidence_k or {}).get(str(row.get("row")), k))
-        for p in PIECES:
+        for p in Q7_PIECES:
             value = row.get(p)
             if isinstance(value, int) and p in row.get("ties", ()) and cut == k:
                 marked[p] = f"{value}≈"
@@ -412,7 +410,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         missing_text=", ".join(inputs.missing) or "none",
         side_by_side=tables,
         side_by_side_tables={
-            lang: markdown_table(highlight(rows, evidence_k=evidence_k), ["row", *PIECES])
+            lang: markdown_table(highlight(rows, evidence_k=evidence_k), ["row", *Q7_PIECES])
             for lang, rows in tables.items()
         },
         evidence_k=evidence_k,
@@ -441,7 +439,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         casebook_rows=casebook_rows,
         casebook_table=markdown_table(casebook_rows),
         headline_table=markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
-                                      ["row", *PIECES]),
+                                      ["row", *Q7_PIECES]),
         headline_findings=headline_findings(tables, q7_inside(tables.get("zh", []), evidence_k),
                                             [r for r in ranked if not is_more_context(r)], family.size, compared,
                                             local, root),

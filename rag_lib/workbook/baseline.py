@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.config import RunConfig
 from rag_lib.workbook.experiment_results import BakeoffResult, Q7DiagnosisResult
 from rag_lib.workbook.mechanism_results import mechanism_results
-from rag_lib.workbook.results import PIECES, MissingResult, rerun_command
+from rag_lib.workbook.results import MissingResult, rerun_command
 
 BAKEOFF_RUN = "01_embedding_bakeoff"
 
@@ -36,7 +37,7 @@ def bakeoff_q7(bakeoff: BakeoffResult, label: str) -> dict[str, dict[str, dict[s
     q7: dict[str, dict[str, dict[str, int | None]]] = {}
     for row in bakeoff.q7_rows:
         if row["configuration"] == label:
-            q7.setdefault(row["phrasing"], {})[row["language"]] = {p: row.get(p) for p in PIECES}
+            q7.setdefault(row["phrasing"], {})[row["language"]] = {p: row.get(p) for p in Q7_PIECES}
     return q7
 
 
@@ -120,7 +121,7 @@ def baseline_q7_ranks(root: Path | None = None) -> dict[str, Q7Ranks]:
     01 and 05 rank Q7 each; :func:`q7_baseline_disagreements` says where any two stored runs differ.
     """
     def ranks(row: Mapping[str, Any]) -> tuple[int | None, ...]:
-        return tuple(row.get(p) for p in PIECES)
+        return tuple(row.get(p) for p in Q7_PIECES)
 
     def flat(q7: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Q7Ranks:  # {phrasing: {lang: {piece: rank}}}
         return {(phrasing, lang): ranks(by_piece) for phrasing, by_lang in q7.items()

@@ -18,13 +18,13 @@ from typing import Any
 
 from rag_lib.benchmark import Benchmark
 from rag_lib.benchmark.pool import ORIGINAL, Pool, Source
+from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.evaluation import hit_name
 from rag_lib.io import write_json
 from rag_lib.workbook.baseline import baseline_label
 from rag_lib.workbook.experiment_results import BakeoffResult, SummaryResult
 from rag_lib.workbook.report import markdown_table
-from rag_lib.workbook.results import PIECES
 
 # Figures of the previous label version (v2), copied from the results.json files a run produced with it
 # (labels-v1.json holds v1's, shown in 08 before labels v3).
@@ -65,7 +65,7 @@ def relabel_rows(bakeoff: BakeoffResult | None, archive: Path = LABEL_ARCHIVE,
                    for m in (hit_name(bakeoff.k), "coverage@10")}} for r in bakeoff.summary_rows]
     old_q7 = {key(r): r for r in before["q7_rows"]}
     q7 = [{"configuration": r["configuration"], "phrasing": r["phrasing"], "language": r["language"],
-           **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in PIECES}} for r in bakeoff.q7_rows]
+           **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in Q7_PIECES}} for r in bakeoff.q7_rows]
     default = baseline_label()
     closing = {lang: {"baseline": next(m for m in metrics if m["configuration"] == default and m["language"] == lang),
                       "q7": {r["phrasing"]: r for r in q7 if r["configuration"] == default and r["language"] == lang}}

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Self
 
-from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.config import NOTEBOOKS_DIR, results_dir, settings, shown_path
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.metrics import hit_name
@@ -29,7 +28,6 @@ from rag_lib.workbook.report import REPORT_KEYS
 
 RESULTS_FILE = "results.json"
 MECHANISM_NOTEBOOK = "06_q7_mechanism"
-PIECES = Q7_PIECES  # the pieces a Q7 rank table shows
 
 
 def mechanism_metrics(k: int) -> tuple[str, ...]:
