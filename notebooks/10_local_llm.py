@@ -138,6 +138,12 @@ table(paired_table(result.paired))
 
 # %% [markdown]
 # ### The narrowed pipeline against the answers issue's targets
+#
+# `before each change` is what was tried: the same figure in each archive, that is before the support
+# check (`answers-v1`), the narrowing budget (`answers-v2`) and table rows under their header row
+# (`answers-v3`) changed it (— where that version had no such row). Two pilots were tried and not kept,
+# so their calls are not in the record and they have no figure here: a second "focus" call that rewrites
+# an answer from only the units it cited, and English replies to Chinese questions.
 
 # %%
 table(result.targets)
@@ -168,17 +174,18 @@ print("rule:", budget["rule"], "| picked:", report.prose(budget["picked"]),
 table(budget["rows"], decimals={"mean tokens sent": 0})
 
 # %% [markdown]
-# ### How far the key-fact measure can be trusted: a hand-checked sample
+# ### How far the key-fact measure can be trusted: hand-checked samples
 #
-# 48 answers drawn by a seeded rule (`data/benchmark/answer_checks.yaml`) were read against their pages
-# and judged correct, partial, wrong or no answer, each with its reason; "correct" by hand is compared with
-# "states every key fact".
+# Answers drawn by a seeded rule (`data/benchmark/answer_checks.yaml`: Qwen 0.5B and extractive;
+# `answer_checks_narrowed.yaml`: the narrowed pipeline) were read against their pages and judged correct,
+# partial, wrong or no answer, each with its reason; "correct" by hand is compared with "states every key fact".
 
 # %%
-hand = result.hand_checks
-print(f"agreement {hand['percent']:.1f}% {hand['ci95']} (Wilson 95%), kappa {hand['kappa']:.2f}, n = {hand['n']}")
-for line in hand["disagreements"]:
-    print("-", line)
+for hand in result.hand_checks:
+    print(f"{hand['source']} ({', '.join(hand['answerers'])}): agreement {hand['percent']:.1f}% {hand['ci95']} "
+          f"(Wilson 95%), kappa {hand['kappa']:.2f}, n = {hand['n']}")
+    for line in hand["disagreements"]:
+        print("-", line)
 
 # %% [markdown]
 # ## The LLM judge as a gate, beside floor+aspects ("insufficient" is the positive class)
@@ -250,7 +257,7 @@ Before → after (`answers-v1`: the support check, same recorded calls; `answers
 
 {{ before_after_table }}
 
-The narrowed pipeline against the targets:
+The narrowed pipeline against the targets (`before each change`: the same figure in each archive, before the change it names):
 
 {{ target_table }}
 

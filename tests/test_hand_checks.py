@@ -13,6 +13,7 @@ from rag_lib.benchmark import read_yaml
 from rag_lib.config import BENCHMARK_DIR, SNAPSHOTS_DIR
 from rag_lib.errors import BenchmarkError
 from rag_lib.evaluation.hand_checks import (
+    DEFAULT_PATHS,
     JUDGEMENTS,
     HandCheck,
     agreement,
@@ -134,6 +135,24 @@ def test_malformed_entry_is_refused_naming_it(bad, words):
         assert w in str(err.value)
 
 
+def test_generators_key_sets_what_entries_may_name():
+    hc = parse_hand_checks({**doc(entry(generator="narrowed")), "generators": ["narrowed"]})
+    assert hc.generators == ("narrowed",) and hc.counts() == {("en", "narrowed"): 1}
+    assert parse_hand_checks(doc(entry())).generators == ("extractive", "llm")  # the default
+    with pytest.raises(BenchmarkError, match="generator 'llm' is not one of \\['narrowed'\\]"):
+        parse_hand_checks({**doc(entry()), "generators": ["narrowed"]})
+    with pytest.raises(BenchmarkError, match="not a list"):
+        parse_hand_checks({**doc(entry(generator="narrowed")), "generators": "narrowed"})
+    with pytest.raises(BenchmarkError, match=r"\['gpt'\] are not among"):
+        parse_hand_checks({**doc(entry()), "generators": ["gpt"]})
+
+
+def test_answer_rows_skip_an_answerer_the_results_lack():
+    run = {"runs": {f"{lang}:ungated": {"rows": [{"question": "a01", "answer": lang}]} for lang in ("zh", "en")}}
+    rows = answer_rows({"answers": {"llm": run}})
+    assert [(r["lang"], r["generator"]) for r in rows] == [("zh", "llm"), ("en", "llm")]
+
+
 def test_bad_header_is_refused():
     with pytest.raises(BenchmarkError, match="results_commit"):
         parse_hand_checks({**doc(entry()), "results_commit": "HEAD"})
@@ -177,14 +196,14 @@ def test_draw_smaller_pool_takes_all():
 # ---------------------------------------------------------------- the committed sample
 
 
-@pytest.fixture(scope="module")
-def committed():
-    checks = load_hand_checks()
+@pytest.fixture(scope="module", params=DEFAULT_PATHS, ids=lambda p: p.stem)
+def committed(request):
+    checks = load_hand_checks(request.param)
     try:
         results = results_at_commit(checks.results_commit, checks.results_path)
     except BenchmarkError as exc:  # an export or shallow clone has no history to read the results from
         pytest.skip(str(exc))
-    return checks, answer_rows(results, checks.run)
+    return checks, answer_rows(results, checks.run, checks.generators)
 
 
 def test_committed_file_size_and_languages(committed):
@@ -192,22 +211,23 @@ def test_committed_file_size_and_languages(committed):
     assert len(checks) >= 40
     langs = Counter(c.lang for c in checks)
     assert langs["zh"] >= 20 and langs["en"] >= 20
-    assert {c.generator for c in checks} == {"llm", "extractive"}
+    assert {c.generator for c in checks} == set(checks.generators)
     assert {c.judgement for c in checks} <= set(JUDGEMENTS)
 
 
 def test_committed_entries_are_the_draw(committed):
     checks, rows = committed
-    drawn = draw_sample(rows, seed=checks.seed, per_language=checks.per_language)
+    drawn = draw_sample(rows, seed=checks.seed, per_language=checks.per_language, generators=checks.generators)
     assert [c.key for c in checks] == [(r["lang"], r["generator"], r["question"]) for r in drawn]
     assert [c.answer_sha256 for c in checks] == [answer_sha256(r["answer"]) for r in drawn]
     a = agreement(checks, rows)
     assert a.n == len(checks) and not (a.stale or a.missing or a.not_checkable)
 
 
-def test_committed_reasons_name_a_snapshot_page():
+@pytest.mark.parametrize("path", DEFAULT_PATHS, ids=lambda p: p.stem)
+def test_committed_reasons_name_a_snapshot_page(path):
     snapshot = read_yaml(BENCHMARK_DIR / "questions.yaml", "benchmark file")["snapshot"]
     normalized = SNAPSHOTS_DIR / snapshot / "normalized"
-    for c in load_hand_checks():
+    for c in load_hand_checks(path):
         pages = re.findall(r"[a-z0-9-]+(?:/[a-z0-9-]+)+", c.reason)
         assert any((normalized / f"{p}.md").is_file() for p in pages), f"{c.key}: reason names no page: {c.reason}"

@@ -45,11 +45,14 @@ from rag_lib.errors import BenchmarkError
 from rag_lib.evaluation.stats import wilson
 
 DEFAULT_PATH = BENCHMARK_DIR / "answer_checks.yaml"
+# One file per sample: the first (Qwen 0.5B and extractive) and the narrowed pipeline's.
+DEFAULT_PATHS = (DEFAULT_PATH, BENCHMARK_DIR / "answer_checks_narrowed.yaml")
 JUDGEMENTS = ("correct", "partial", "wrong", "no_answer")
 LANGS = ("zh", "en")
-GENERATORS = ("extractive", "llm")
+GENERATORS = ("extractive", "llm", "narrowed")
+DEFAULT_GENERATORS = ("extractive", "llm")  # a file without `generators:` samples these
 
-_TOP_KEYS = {"results_commit", "results_path", "run", "seed", "per_language", "checks"}
+_TOP_KEYS = {"results_commit", "results_path", "run", "seed", "per_language", "generators", "checks"}
 _ENTRY_KEYS = {"question", "lang", "generator", "answer_sha256", "judgement", "reason", "key_fact_note"}
 _REQUIRED = ("question", "lang", "generator", "answer_sha256", "judgement", "reason")
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -83,7 +86,8 @@ class HandCheck:
 
 @dataclass(frozen=True)
 class HandChecks:
-    """The file: the results it was drawn from (commit, path, run), the draw's settings and the checks."""
+    """The file: the results it was drawn from (commit, path, run), the draw's settings (seed, rows per
+    language, the generators sampled) and the checks."""
 
     checks: tuple[HandCheck, ...]
     results_commit: str
@@ -92,6 +96,7 @@ class HandChecks:
     seed: int = 0
     per_language: int = 24
     path: Path | None = None
+    generators: tuple[str, ...] = DEFAULT_GENERATORS
 
     def __len__(self) -> int:
         return len(self.checks)
@@ -171,7 +176,7 @@ def _entry_error(where: str, problem: str, fix: str) -> BenchmarkError:
     return BenchmarkError(f"{where}: {problem}. Fix: {fix}.")
 
 
-def _parse_check(raw: Any, where: str) -> HandCheck:
+def _parse_check(raw: Any, where: str, generators: Sequence[str] = GENERATORS) -> HandCheck:
     if not isinstance(raw, Mapping):
         raise _entry_error(where, f"is a {type(raw).__name__}, not a mapping",
                            "write the entry as question/lang/generator/answer_sha256/judgement/reason keys")
@@ -190,9 +195,9 @@ def _parse_check(raw: Any, where: str) -> HandCheck:
                            "use correct, partial, wrong or no_answer (see the file's header)")
     if values["lang"] not in LANGS:
         raise _entry_error(where, f"lang {values['lang']!r} is not one of {list(LANGS)}", "use zh or en")
-    if values["generator"] not in GENERATORS:
-        raise _entry_error(where, f"generator {values['generator']!r} is not one of {list(GENERATORS)}",
-                           "use extractive or llm")
+    if values["generator"] not in generators:
+        raise _entry_error(where, f"generator {values['generator']!r} is not one of {list(generators)}",
+                           "use a generator the file's `generators:` lists")
     if not _SHA_RE.match(values["answer_sha256"]):
         raise _entry_error(where, "answer_sha256 is not 64 lower-case hex digits",
                            "store hand_checks.answer_sha256(answer) of the answer judged")
@@ -232,6 +237,15 @@ def parse_hand_checks(data: Any, path: Path | None = None) -> HandChecks:
     if not data.get("results_path"):
         raise BenchmarkError(f"{name}: results_path is missing. Fix: name the results file, e.g. "
                              "results/10_local_llm/results.json.")
+    raw_generators = data.get("generators") or list(DEFAULT_GENERATORS)
+    if not isinstance(raw_generators, list):
+        raise BenchmarkError(f"{name}: generators is {raw_generators!r}, not a list. "
+                             "Fix: write it as a YAML list, e.g. generators: [narrowed].")
+    generators = tuple(str(g) for g in raw_generators)
+    unknown_generators = [g for g in generators if g not in GENERATORS]
+    if unknown_generators:
+        raise BenchmarkError(f"{name}: generators {unknown_generators} are not among {list(GENERATORS)}. "
+                             "Fix: list only answerers of notebook 10 under generators:.")
     raw_checks = data.get("checks")
     if not isinstance(raw_checks, list) or not raw_checks:
         raise BenchmarkError(f"{name}: checks is missing or empty. Fix: list the judged answers under checks:.")
@@ -241,7 +255,7 @@ def parse_hand_checks(data: Any, path: Path | None = None) -> HandChecks:
         label = ""
         if isinstance(raw, Mapping):
             label = " (" + "/".join(str(raw.get(k, "?")) for k in ("lang", "generator", "question")) + ")"
-        check = _parse_check(raw, f"{name}, checks[{i}]{label}")
+        check = _parse_check(raw, f"{name}, checks[{i}]{label}", generators)
         if check.key in seen:
             raise _entry_error(f"{name}, checks[{i}]{label}", "duplicates an earlier entry",
                                "keep one judgement per question, language and generator")
@@ -252,13 +266,18 @@ def parse_hand_checks(data: Any, path: Path | None = None) -> HandChecks:
     except (TypeError, ValueError) as exc:
         raise BenchmarkError(f"{name}: seed and per_language must be integers. Fix: write them as numbers.") from exc
     return HandChecks(tuple(checks), commit, str(data["results_path"]), str(data.get("run", "ungated")),
-                      seed, per_language, path)
+                      seed, per_language, path, generators)
 
 
 def load_hand_checks(path: str | Path | None = None) -> HandChecks:
     """Load and validate ``data/benchmark/answer_checks.yaml`` (or ``path``); see :func:`parse_hand_checks`."""
     p = Path(path) if path is not None else DEFAULT_PATH
     return parse_hand_checks(read_yaml(p, "answer-checks file"), p)
+
+
+def load_all_hand_checks(paths: Sequence[Path] = DEFAULT_PATHS) -> list[HandChecks]:
+    """Every committed sample (:data:`DEFAULT_PATHS`), each validated by :func:`load_hand_checks`."""
+    return [load_hand_checks(p) for p in paths]
 
 
 def results_at_commit(commit: str, results_path: str = "results/10_local_llm/results.json",
@@ -283,7 +302,8 @@ def results_at_commit(commit: str, results_path: str = "results/10_local_llm/res
     return json.loads(out)
 
 
-def answer_rows(results: Mapping[str, Any], run: str = "ungated") -> list[dict[str, Any]]:
+def answer_rows(results: Mapping[str, Any], run: str = "ungated",
+                generators: Sequence[str] = GENERATORS) -> list[dict[str, Any]]:
     """The answer rows of notebook 10's results, one per (language, generator, question).
 
     Parameters
@@ -292,6 +312,8 @@ def answer_rows(results: Mapping[str, Any], run: str = "ungated") -> list[dict[s
         Parsed ``results/10_local_llm/results.json``.
     run
         The run suffix: rows come from ``answers[generator]["runs"]["<lang>:<run>"]``.
+    generators
+        The answerers to read; one the results do not hold (an older run) is skipped.
 
     Returns
     -------
@@ -299,7 +321,9 @@ def answer_rows(results: Mapping[str, Any], run: str = "ungated") -> list[dict[s
         Each row as stored, with ``lang`` and ``generator`` added.
     """
     rows: list[dict[str, Any]] = []
-    for generator in GENERATORS:
+    for generator in generators:
+        if generator not in results["answers"]:
+            continue
         runs = results["answers"][generator]["runs"]
         for lang in LANGS:
             for row in runs[f"{lang}:{run}"]["rows"]:
@@ -322,7 +346,8 @@ def _order_key(seed: int, row: Mapping[str, Any]) -> str:
 
 
 def draw_sample(rows: Iterable[Mapping[str, Any]], seed: int = 0, per_language: int = 24,
-                langs: Sequence[str] = LANGS, generators: Sequence[str] = GENERATORS) -> list[dict[str, Any]]:
+                langs: Sequence[str] = LANGS,
+                generators: Sequence[str] = DEFAULT_GENERATORS) -> list[dict[str, Any]]:
     """The seeded, stratified sample of answers to check by hand.
 
     Rule: the pool is the rows of answerable questions that were answered and that the key-fact

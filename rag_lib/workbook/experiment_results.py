@@ -321,7 +321,7 @@ class LocalLLMResult(ExperimentResult):
     before_after_table: str
     targets: list[dict[str, Any]]  # the narrowed pipeline against the answers issue's targets
     target_table: str
-    hand_checks: dict[str, Any]  # the key-fact measure's agreement with the hand-checked sample
+    hand_checks: list[dict[str, Any]]  # the key-fact measure's agreement with each hand-checked sample
     selective: dict[str, Any]  # per language: selective answering (cross-validated logistic), its curve
     funnel: list[dict[str, Any]]  # per language: key facts in the Top-k → in the units sent → in the shown answer
     funnel_table: str

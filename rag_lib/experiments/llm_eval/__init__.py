@@ -30,7 +30,7 @@ from rag_lib.benchmark_runs.injection import run_injection_set
 from rag_lib.config import REPO_ROOT, RESULTS_DIR, RunConfig, results_dir, settings
 from rag_lib.evaluation.claims import read_rows
 from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
-from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_hand_checks
+from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_all_hand_checks
 from rag_lib.evaluation.key_facts import default_key_facts, partly_checkable
 from rag_lib.evaluation.reliability import expected_calibration_error, reliability_bins
 from rag_lib.evaluation.selective import selective_answering
@@ -322,17 +322,22 @@ def selective_run(scored: dict[str, Sequence[ScoredQuestion]], answers: dict[str
     return out
 
 
-def hand_check_agreement(answers: dict[str, Any]) -> dict[str, Any]:
-    """The key-fact measure against the committed hand-checked sample (``data/benchmark/answer_checks.yaml``).
+def hand_check_agreement(answers: dict[str, Any]) -> list[dict[str, Any]]:
+    """The key-fact measure against each committed hand-checked sample (``data/benchmark/answer_checks*.yaml``).
 
     The measure is applied to each answer's text whether or not the answer is shown (the support
-    check withholds some of the sampled answers; their key facts can still be read).
+    check withholds some of the sampled answers; their key facts can still be read). One entry per
+    sample, naming the answerers it was drawn from.
     """
-    checks = load_hand_checks()
     rows = [{**row, "correct": answer_correct(row["question"], row["answer"]).correct if row["answerable"] else None}
             for row in answer_rows({"answers": answers})]
-    return {"source": str(checks.path.relative_to(REPO_ROOT)) if checks.path else None, "n_checks": len(checks),
-            **agreement(checks, rows).as_dict()}
+    out = []
+    for checks in load_all_hand_checks():
+        out.append({"source": str(checks.path.relative_to(REPO_ROOT)) if checks.path else None,
+                    "n_checks": len(checks), "results_commit": checks.results_commit,
+                    "answerers": [answers[g]["label"] if g in answers else g for g in checks.generators],
+                    **agreement(checks, rows).as_dict()})
+    return out
 
 
 def injection_run(wb: Workbench, k: int | None = None, key: str = "dense") -> dict[str, Any]:
@@ -418,10 +423,16 @@ def gate_note(gate: str) -> str:
     return next((f" ({note})" for suffix, note in GATE_NOTES.items() if gate.endswith(suffix)), "")
 
 
-def target_rows(answer_rows: Sequence[dict[str, Any]], label: str) -> list[dict[str, Any]]:
-    """Each target against the figure of answerer ``label`` (the narrowed pipeline): met, or missed by how much."""
+def target_rows(answer_rows: Sequence[dict[str, Any]], label: str,
+                archives: Sequence[Path] = ANSWER_ARCHIVES) -> list[dict[str, Any]]:
+    """Each target against the figure of answerer ``label`` (the narrowed pipeline): met, or missed by how
+    much, and what was tried: the same figure before each archived change (``answers-vN``; — where that
+    version had no such row)."""
+    stored = [(a.stem, {(_unversioned(r["generator"]), r["lang"], r["gate"]): r
+                        for r in json.loads(a.read_text("utf-8"))["rows"]}) for a in archives if a.is_file()]
     rows = []
     for row in (r for r in answer_rows if r["generator"] == label):
+        keys = [(_unversioned(label), row["lang"], gate) for gate in (row["gate"], row["gate"].removesuffix(IN_SAMPLE))]
         for metric, op, goal in TARGETS:
             value = row.get(metric)
             if value is None:
@@ -429,10 +440,17 @@ def target_rows(answer_rows: Sequence[dict[str, Any]], label: str) -> list[dict[
             else:
                 gap = value - goal if op == ">=" else goal - value
                 verdict = "met" if gap >= 0 else f"missed by {abs(gap):.3f}"
+            # An older archive names the in-sample gate without its suffix.
+            before = " · ".join(f"{stem} {_number(next((old[k] for k in keys if k in old), {}).get(metric))}"
+                                for stem, old in stored)
             rows.append({"lang": row["lang"], "gate": row["gate"], "metric": metric, "target": f"{op} {goal:.2f}",
                          "measured": value, "ci": row.get(f"{metric}_ci", "—"), "recorded": row["n"] - row["missing"],
-                         "verdict": verdict})
+                         "verdict": verdict, "before each change": before or "—"})
     return rows
+
+
+def _number(value: Any) -> str:
+    return "—" if value is None else f"{value:.3f}"
 
 
 def findings(result: LocalLLMResult) -> list[str]:
@@ -510,13 +528,16 @@ def findings(result: LocalLLMResult) -> list[str]:
                    f"abstaining. Calibration of its probabilities: expected calibration error {block['ece']:.3f} over "
                    f"{len(block['reliability'])} non-empty bins of {RELIABILITY_BINS} (reliability.png; with "
                    f"{block['n']} questions a bin's observed share has a wide interval).")
-    hand = result.hand_checks
-    if hand["n"]:
-        out.append(f"The key-fact measure agrees with a hand reading of {hand['n']} sampled answers (both languages, "
-                   f"Qwen 0.5B and extractive; {hand['source']}) in {hand['percent']:.1f}% "
+    for hand in result.hand_checks:
+        if not hand["n"]:
+            continue
+        left_out = len(hand["stale"]) + len(hand["missing"]) + len(hand["not_checkable"])
+        out.append(f"The key-fact measure agrees with a hand reading of {hand['n']} sampled answers of "
+                   f"{' and '.join(hand['answerers'])} (both languages; {hand['source']}) in {hand['percent']:.1f}% "
                    f"[{hand['ci95'][0]:.1f}, {hand['ci95'][1]:.1f}] (Wilson 95%), Cohen's kappa {hand['kappa']:.2f}; "
-                   f"{len(hand['disagreements'])} disagreements, each listed with its reason. One reader judged "
-                   "them, once each.")
+                   f"{len(hand['disagreements'])} disagreements, each listed with its reason"
+                   + (f"; {left_out} checks not compared (their answer changed or is not scored)" if left_out else "")
+                   + ". One reader judged them, once each.")
     inj = result.injection
     out.append(f"Injection set: {inj['claims_shown']} of {inj['n_asked']} planted claims reached the reader as an "
                f"answer ({inj['n_plants']} planted variants, each asked through both pipelines with a scripted model "
