@@ -22,7 +22,7 @@
 #
 # **Configuration.** Snapshot batch and chunk limit from `rag_lib/workbook.yaml` (printed below).
 # No model is used here. Normaliser: `rag_lib.corpus.normalize` with the section rules in
-# `data/snapshots/<batch>/sections.yaml`; chunker: `rag_lib.corpus.chunking` (structure-aware, zero overlap).
+# `data/snapshots/<batch>/sections.yaml`; chunker: `rag_lib.corpus.structural_chunking` (structure-aware, zero overlap).
 #
 # **Re-run.** `make reproduce` (all notebooks) or `.venv/bin/python -m rag_lib.workbook.reproduce 00_corpus`.
 # Outputs: `data/snapshots/<batch>/normalized/`, `chunks.jsonl`, and `results/00_corpus/`.

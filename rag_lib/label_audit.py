@@ -42,7 +42,7 @@ import yaml
 
 from rag_lib.benchmark import LANGS, Benchmark, Piece, Question, plain_text
 from rag_lib.config import BENCHMARK_DIR
-from rag_lib.corpus.chunking import chunk_id_slug
+from rag_lib.corpus.structural_chunking import chunk_id_slug
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError
 

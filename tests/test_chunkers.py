@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from rag_lib.config import RESULTS_DIR
 from rag_lib.corpus import load_chunks, load_pages
 from rag_lib.corpus.chunkers import FixedTokenChunker, SemanticChunker, TokenCounter, get_chunker
-from rag_lib.corpus.chunking import chunk_pages
+from rag_lib.corpus.structural_chunking import chunk_pages
 from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.gold_spans import Span, covering, phrase_offsets, piece_spans, resolve_by_span

@@ -383,7 +383,7 @@ def test_every_backend_satisfies_the_protocol() -> None:
 def test_a_fault_case_that_raises_is_counted_as_crashed_not_assumed_away(monkeypatch: pytest.MonkeyPatch) -> None:
     from types import SimpleNamespace
 
-    import rag_lib.benchmark_runs.generation as generation_eval
+    import rag_lib.question_sweeps.generation as generation_eval
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("the pipeline fell over")

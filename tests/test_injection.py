@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rag_lib.benchmark_runs.injection import PLANTS, plant_into, run_injection_set
 from rag_lib.documents import Chunk
 from rag_lib.generation.narrowed import split_units
 from rag_lib.injection import instruction_spans
+from rag_lib.question_sweeps.injection import PLANTS, plant_into, run_injection_set
 
 TEXT = ("Workers KV is a global, low-latency key-value data store.\n\n"
         "| Feature | Free plan |\n| --- | --- |\n| Reads | 100,000 per day |\n| Storage | 1 GB |\n\n"

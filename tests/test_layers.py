@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("entry points", {"__main__", "explore", "label_pool", "label_propose", "label_review", "e5_fast_check",
                       "embed_corpus"}),
     ("experiments", {"experiments"}),  # one module per notebook
-    ("benchmark runs", {"benchmark_runs"}),  # the pipeline over the whole benchmark, shared by experiments
+    ("question sweeps", {"question_sweeps"}),  # a stage swept over every benchmark question, shared by experiments
     ("questions", {"answer", "explain", "label_audit"}),  # one question through the pipeline
     ("pipeline", {"workbench"}),  # the stages assembled for a snapshot
     ("stages", {"corpus", "embedding", "index", "rerank", "evidence"}),
@@ -143,7 +143,7 @@ def test_no_import_cycle() -> None:
 
 
 def test_experiments_do_not_import_each_other() -> None:
-    """What several experiments share lives below them (benchmark_runs, results, stages); only the
+    """What several experiments share lives below them (question_sweeps, results, stages); only the
     command line (``python -m rag_lib.experiments``) reads the others."""
     graph = import_graph(PACKAGE_DIR / "experiments", "rag_lib.experiments")
     assert {unit: targets for unit, targets in graph.items() if unit != "__main__"} == {}

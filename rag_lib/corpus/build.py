@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.config import batch_dir
-from rag_lib.corpus.chunking import chunk_id, chunk_pages, max_chars_setting
 from rag_lib.corpus.snapshot import Snapshot, load_snapshot
+from rag_lib.corpus.structural_chunking import chunk_id, chunk_pages, max_chars_setting
 from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import SnapshotError, cli_errors
 from rag_lib.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
@@ -120,7 +120,7 @@ def verify_chunk_spans(root: Path, chunks: list[Chunk]) -> None:
 
     A checksum record only shows that nothing changed *by accident*: recomputed after an edit, it
     vouches for the edit. So each chunk is derived again from its page: ``text`` must equal
-    ``page.markdown[start:end]``, its id must be :func:`~rag_lib.corpus.chunking.chunk_id` of that
+    ``page.markdown[start:end]``, its id must be :func:`~rag_lib.corpus.structural_chunking.chunk_id` of that
     text at that place, and a page's chunks must follow each other without overlapping.
 
     Raises

@@ -2,14 +2,14 @@
 
 Each strategy is a :class:`Chunker` built by name from ``chunking.strategies`` in workbook.yaml
 (:func:`get_chunker`). Every one returns the same :class:`~rag_lib.documents.Chunk` records as the
-structural chunker of :mod:`rag_lib.corpus.chunking` — ids, offsets into the normalized page
+structural chunker of :mod:`rag_lib.corpus.structural_chunking` — ids, offsets into the normalized page
 (``text == page.markdown[start:end]``), the heading path and deep link of the section where the
 chunk starts, the same embedding input (title + heading path + text) — so every retriever, metric
 and notebook runs on any of them unchanged. Only the structural chunks respect headings; the
 others may cross them, and overlapping ones repeat text.
 
 ``structural``
-    :func:`rag_lib.corpus.chunking.chunk_pages` (headings, blocks, ``max_chars``).
+    :func:`rag_lib.corpus.structural_chunking.chunk_pages` (headings, blocks, ``max_chars``).
 ``fixed``
     Windows cut between words whose whole embedding input holds at most ``max_tokens`` tokens of the
     default embedder's tokenizer (so none is split into windows by the embedder); with ``overlap`` > 0
@@ -38,7 +38,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rag_lib.config import settings
-from rag_lib.corpus.chunking import chunk_id, chunk_pages, max_chars_setting
+from rag_lib.corpus.structural_chunking import chunk_id, chunk_pages, max_chars_setting
 from rag_lib.documents import Chunk, NormalizedPage, embed_header
 from rag_lib.embedding.base import BaseEmbedder
 from rag_lib.errors import WorkbookError

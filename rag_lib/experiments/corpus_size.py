@@ -28,10 +28,9 @@ import numpy as np
 
 from rag_lib.answer import calibrated_gate_parameters
 from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
-from rag_lib.benchmark_runs.gates import score_question, scored_questions
 from rag_lib.config import default_batch, settings
 from rag_lib.corpus import load_chunks
-from rag_lib.corpus.chunking import chunk_id_digest
+from rag_lib.corpus.structural_chunking import chunk_id_digest
 from rag_lib.documents import Chunk
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, hit_name, paired_bootstrap, piece_ranks
@@ -39,6 +38,7 @@ from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import AspectGate, Case, score_cases
 from rag_lib.evidence.calibration import held_out_parameters
+from rag_lib.question_sweeps.gates import score_question, scored_questions
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import CorpusSizeResult

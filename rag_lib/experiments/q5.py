@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rag_lib.benchmark_runs.gates import calibrate, chosen_gates, general_gate_key
-from rag_lib.benchmark_runs.generation import fault_outcomes
 from rag_lib.casebook import published
 from rag_lib.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import get_generator, get_task_generator
+from rag_lib.question_sweeps.gates import calibrate, chosen_gates, general_gate_key
+from rag_lib.question_sweeps.generation import fault_outcomes
 from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import Q5Result
 from rag_lib.workbook.report import markdown_table

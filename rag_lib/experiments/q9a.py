@@ -16,18 +16,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.benchmark import Benchmark, collapse_ws, plain_text
-from rag_lib.benchmark_runs.gates import (
-    calibrate,
-    chosen_gates,
-    gate_table,
-    general_gate_key,
-    llm_judge_rows,
-    measure_gates,
-    measure_llm_judge,
-    measure_narrowed_judge,
-    scored_questions,
-)
-from rag_lib.benchmark_runs.generation import run_generation_eval
 from rag_lib.casebook import published
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import wilson
@@ -41,6 +29,18 @@ from rag_lib.evidence import (
 from rag_lib.evidence.gated import GatedGenerator
 from rag_lib.generation import GenerationResult, SchemaLimits, get_generator
 from rag_lib.generation.scripted import CountingRecorder
+from rag_lib.question_sweeps.gates import (
+    calibrate,
+    chosen_gates,
+    gate_table,
+    general_gate_key,
+    llm_judge_rows,
+    measure_gates,
+    measure_llm_judge,
+    measure_narrowed_judge,
+    scored_questions,
+)
+from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.workbench import Workbench
 from rag_lib.workbook.experiment_results import Q9aResult
 from rag_lib.workbook.report import markdown_table

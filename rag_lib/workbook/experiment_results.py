@@ -315,7 +315,7 @@ class LocalLLMResult(ExperimentResult):
     narrowing: dict[str, Any]  # generation.narrowing: what the narrowed pipeline sends
     narrowing_choice: dict[str, Any]  # how that budget was chosen: one half of the questions, reported on the other
     narrowing_choice_table: str
-    injection: dict[str, Any]  # the injection set (rag_lib.benchmark_runs.injection)
+    injection: dict[str, Any]  # the injection set (rag_lib.question_sweeps.injection)
     injection_summary: str
     before_after: list[dict[str, Any]]  # answer rates per archive (answers-v1 … -v3) → now
     before_after_table: str

@@ -15,18 +15,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_lib.benchmark_runs.gates import (
-    calibrate,
-    chosen_gates,
-    general_gate_key,
-    llm_judge_rows,
-    measure_gates,
-    measure_llm_judge,
-    measure_narrowed_judge,
-    scored_questions,
-)
-from rag_lib.benchmark_runs.generation import run_generation_eval
-from rag_lib.benchmark_runs.injection import run_injection_set
 from rag_lib.config import REPO_ROOT, RESULTS_DIR, RunConfig, results_dir, settings
 from rag_lib.evaluation.claims import read_rows
 from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
@@ -45,6 +33,18 @@ from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
 from rag_lib.generation import Generator, get_generator, get_task_generator, task_generator_name
 from rag_lib.generation.local_models import local_models
 from rag_lib.io import write_json
+from rag_lib.question_sweeps.gates import (
+    calibrate,
+    chosen_gates,
+    general_gate_key,
+    llm_judge_rows,
+    measure_gates,
+    measure_llm_judge,
+    measure_narrowed_judge,
+    scored_questions,
+)
+from rag_lib.question_sweeps.generation import run_generation_eval
+from rag_lib.question_sweeps.injection import run_injection_set
 from rag_lib.retrieval import Ranking
 from rag_lib.text import language_of
 from rag_lib.workbench import Workbench
@@ -341,7 +341,7 @@ def hand_check_agreement(answers: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def injection_run(wb: Workbench, k: int | None = None, key: str = "dense") -> dict[str, Any]:
-    """The injection set (:mod:`rag_lib.benchmark_runs.injection`) planted into Q9a's Top-k."""
+    """The injection set (:mod:`rag_lib.question_sweeps.injection`) planted into Q9a's Top-k."""
     k = wb.config.k if k is None else k
     q = wb.benchmark.by_casebook("Q9a")
     evidence = wb.evidence(wb.rank(q.text("en"), key), k)
@@ -535,6 +535,8 @@ def findings(result: LocalLLMResult) -> list[str]:
         out.append(f"The key-fact measure agrees with a hand reading of {hand['n']} sampled answers of "
                    f"{' and '.join(hand['answerers'])} (both languages; {hand['source']}) in {hand['percent']:.1f}% "
                    f"[{hand['ci95'][0]:.1f}, {hand['ci95'][1]:.1f}] (Wilson 95%), Cohen's kappa {hand['kappa']:.2f}; "
+                   f"correct by hand {hand['both_correct'] + hand['hand_only']} of {hand['n']}, by the key-fact "
+                   f"measure {hand['both_correct'] + hand['key_facts_only']}; "
                    f"{len(hand['disagreements'])} disagreements, each listed with its reason"
                    + (f"; {left_out} checks not compared (their answer changed or is not scored)" if left_out else "")
                    + ". One reader judged them, once each.")

@@ -1,4 +1,4 @@
-"""The pipeline over the whole benchmark, shared by several experiments.
+"""A stage swept over every question of the benchmark (the gates, generation, the injection set), shared by experiments.
 
 :mod:`.gates` calibrates and measures the evidence gates; :mod:`.generation` answers every
 question behind a gate and tabulates bad-input and backend-fault outcomes. Experiments import

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rag_lib.corpus.chunking import anchor_slug, chunk_page, parse_blocks, plain_heading
+from rag_lib.corpus.structural_chunking import anchor_slug, chunk_page, parse_blocks, plain_heading
 from rag_lib.documents import NormalizedPage
 from rag_lib.errors import ChunkingError
 
@@ -176,7 +176,7 @@ def test_anchor_slug_matches_the_docs_site() -> None:
 
 def test_the_chunk_limit_has_one_home(monkeypatch) -> None:
     # workbook.yaml's chunking.max_chars reaches the corpus build and the structural chunker; no literal.
-    from rag_lib.corpus import chunking
+    from rag_lib.corpus import structural_chunking as chunking
     from rag_lib.corpus.chunkers import StructuralChunker
 
     monkeypatch.setattr("rag_lib.config.settings", lambda: {"chunking": {"max_chars": 1234}})
