@@ -93,15 +93,17 @@ table(sorted(choice["details"], key=lambda row: (row["task"], row["model"], row[
 table(result.answer_rows, ANSWER_COLUMNS)
 
 # %% [markdown]
-# ### Before → after: the support check (`answers-v1`), the narrowing budget (`answers-v2`), table headers (`answers-v3`)
+# ### Before → after: the support check (`answers-v1`), the narrowing budget (`answers-v2`), table headers (`answers-v3`, `answers-v4`)
 #
 # `answers-v1`: the same recorded calls, judged by the support rule. `answers-v2`: the narrowed pipeline with
 # 450 estimated tokens of units, before the budget rule below (its calls are new, so its answers differ).
 # `answers-v3`: the narrowed pipeline (`narrowed-units-v2`) before each table row was shown under its
 # table's header row (`narrowed-units-v3`: a row such as "| After compression | 3 MB | 10 MB |" alone does
 # not say which column is which plan); the answers of questions whose units hold a table row are new
-# calls (the judge keeps its `v2` calls). Only answerers whose figures moved are listed; the paired
-# comparison against the last archive is further down.
+# calls. `answers-v4`: the same answers before the narrowed judge also showed table rows under their header
+# row (its calls re-recorded), so only the rows gated by the judge move. Only answerers whose figures moved
+# are listed; the paired comparison against `answers-v3` (the last archive whose answers differ) is further
+# down.
 
 # %%
 table(result.before_after)
@@ -140,8 +142,8 @@ table(paired_table(result.paired))
 # ### The narrowed pipeline against the answers issue's targets
 #
 # `before each change` is what was tried: the same figure in each archive, that is before the support
-# check (`answers-v1`), the narrowing budget (`answers-v2`) and table rows under their header row
-# (`answers-v3`) changed it (— where that version had no such row). Two pilots were tried and not kept,
+# check (`answers-v1`), the narrowing budget (`answers-v2`), table rows under their header row
+# (`answers-v3`) and the judge seeing them so (`answers-v4`) changed it (— where that version had no such row). Two pilots were tried and not kept,
 # so their calls are not in the record and they have no figure here: a second "focus" call that rewrites
 # an answer from only the units it cited, and English replies to Chinese questions.
 
@@ -253,7 +255,7 @@ Rates leave out questions whose call has no record (`missing`); fill them with `
 
 {{ answer_table }}
 
-Before → after (`answers-v1`: the support check, same recorded calls; `answers-v2`: the narrowing budget; `answers-v3`: table rows under their header row):
+Before → after (`answers-v1`: the support check, same recorded calls; `answers-v2`: the narrowing budget; `answers-v3`: table rows under their header row; `answers-v4`: the judge sees them so too):
 
 {{ before_after_table }}
 

@@ -151,8 +151,7 @@ def measure_narrowed_judge(wb: Workbench, languages: Sequence[str] = ("zh", "en"
     k = wb.config.k if k is None else k
     from rag_lib.evidence.narrowing import narrowed_generator
 
-    # The judge keeps the v2 layout (table rows without their header row): its calls are recorded with it.
-    generator = narrowed_generator("judge_narrowed", wb.embedder(), table_headers=False)
+    generator = narrowed_generator("judge_narrowed", wb.embedder())
     judged = measure_llm_judge(wb, LLMJudgeGate(generator), languages, k, key)  # type: ignore[arg-type]
     return {**judged, "model": generator.label}
 
