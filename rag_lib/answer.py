@@ -229,7 +229,7 @@ def answer_question(
         raise WorkbookError(f"ask uses the gate calibrated on dense scores of the default embedder; got {key!r}. "
                             "Use --retriever dense, or `rank` to compare retrievers.")
     wb = workbench or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     check_k(k, len(wb.embeddable))
     lang = language_of(question)
     calibration = Q9aResult.read("03_q9a_no_evidence", needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR

@@ -90,6 +90,10 @@ class RunConfig:
         )
         return replace(config, **{name: value for name, value in overrides.items() if value is not None})
 
+    def top_k(self, k: int | None = None) -> int:
+        """``k`` when a caller passed one, else the configured ``k`` (how every entry point resolves its k)."""
+        return self.k if k is None else k
+
 
 def default_batch() -> str:
     """The corpus snapshot batch the workbook runs on."""

@@ -165,7 +165,7 @@ def explain(
         ``"zh"`` or ``"en"`` for a benchmark question (default :data:`ID_LANGUAGE`).
     """
     wb = workbench or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     text, gold_question = resolve_question(wb, question, lang)
     if not text.strip():
         raise ValueError("explain() needs a non-empty question; pass a benchmark id like 'q07' or a question text.")

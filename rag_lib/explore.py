@@ -53,7 +53,7 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
     from rag_lib.workbook.figures import rank_moves_figure
 
     wb = workbench or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     wide = w.Layout(width="95%")
     label = {"description_width": "initial"}  # full labels, never cut to "rows down to the d…"
     picker = w.Dropdown(options=question_choices(wb, lang), value=question, description="benchmark question",

@@ -187,13 +187,13 @@ class Workbench:
     def evidence(self, ranking: Ranking, k: int | None = None) -> list[Chunk]:
         """The chunks of ``ranking``'s Top-``k`` (default ``config.k``), best first: what a generator or a
         gate is given."""
-        k = self.config.k if k is None else k
+        k = self.config.top_k(k)
         return [self.by_id[cid] for cid in ranking.ids[:k]]
 
     def top_rows(self, text: str, key: RunKey | str = "dense", k: int | None = None) -> list[dict[str, Any]]:
         """The Top-``k`` (default ``config.k``) of ``text`` as table rows: rank, chunk id, page, heading path
         and score."""
-        k = self.config.k if k is None else k
+        k = self.config.top_k(k)
         ranking = self.rank(text, key)
         return [{"rank": i + 1, "chunk": cid, "page": self.by_id[cid].page,
                  "heading": " > ".join(self.by_id[cid].heading_path), "score": round(score, 4)}

@@ -207,3 +207,8 @@ def test_the_clis_k_default_follows_retrieval_top_k(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(config_module, "settings", lambda: changed)
     assert parsed_k(monkeypatch, []) == 8  # read when the command runs, not when the module was imported
 
+
+
+def test_top_k_is_the_callers_k_else_the_configured_one() -> None:
+    config = RunConfig.from_settings(k=7)
+    assert (config.top_k(), config.top_k(None), config.top_k(3)) == (7, 7, 3)

@@ -36,7 +36,7 @@ def run_bakeoff(
     listed under ``unavailable`` with the reason. ``k`` defaults to the workbench's ``config.k``.
     """
     wb = workbench or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     status = {name: available_embedders().get(name, f"unknown embedder {name!r}") for name in embedders}
     keys = configurations(embedders, status, wb.config.embedder)
     questions = wb.benchmark.questions(answerable=True)

@@ -52,7 +52,7 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
            generator: str | None = None, key: str = "dense") -> Q5Result:
     """Everything notebook 02 shows."""
     wb = wb or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     q5 = wb.benchmark.by_casebook("Q5")
     question = q5.text(lang)
     ranking = wb.rank(question, key)

@@ -48,7 +48,7 @@ def run_q7_diagnosis(
 ) -> Q7DiagnosisResult:
     """Diagnose Q7 for every phrasing and language with retrieval ``key``."""
     wb = workbench or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     q7 = wb.benchmark.by_casebook("Q7")
     cases: dict[str, dict[str, Any]] = {}
     rank_rows = []

@@ -75,7 +75,7 @@ def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense"
     ``q5_above_q9a`` says only that this one pair is ordered; ``gap`` is the margin. Whether a
     floor separates answerable from unanswerable questions in general is :func:`score_overlap`.
     """
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     q9a, q5 = wb.benchmark.by_casebook("Q9a"), wb.benchmark.by_casebook("Q5")
     out = {}
     for lang in languages:
@@ -184,7 +184,7 @@ def validation_table(validation: dict[str, Any]) -> str:
 def near_miss_rows(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
                    k: int | None = None) -> list[dict[str, Any]]:
     """Every near-miss question: its best score, aspect coverage and each in-sample gate's decision."""
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     aspects = AspectGate()
     out = []
     for q in wb.benchmark.questions(near_miss=True):
@@ -225,7 +225,7 @@ def judge_bypass(result: GenerationResult, evidence: Sequence[Chunk]) -> dict[st
 def gated_decline(wb: Workbench, gate: Gate, question: str, generator_name: str,
                   key: str = "dense", k: int | None = None) -> dict[str, Any]:
     """The normal path: the gate declines and the generator (an LLM) is never asked."""
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     recorder = CountingRecorder()
     generator = get_generator(generator_name, recorder=recorder)
     gated = GatedGenerator(generator, gate)
@@ -240,7 +240,7 @@ def gated_decline(wb: Workbench, gate: Gate, question: str, generator_name: str,
 def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: str = "dense",
            k: int | None = None) -> dict[str, Any]:
     """Skip the gate on purpose: each generator faces the Top-``k`` distractors; judged by :func:`judge_bypass`."""
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     ranking = wb.rank(question, key)
     evidence = wb.evidence(ranking, k)
     out = {}
@@ -266,7 +266,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
             key: str = "dense") -> Q9aResult:
     """Everything notebook 03 shows (the whole-benchmark generation figures included)."""
     wb = wb or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     q9a = wb.benchmark.by_casebook("Q9a")
     rows = {lang: scored_questions(wb, lang, key, k) for lang in languages}
     calibrations = {lang: calibrate(wb, lang, key, k, rows[lang]) for lang in languages}

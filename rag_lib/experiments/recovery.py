@@ -166,7 +166,7 @@ def run_recovery_experiment(
     (theirs) and ``provenance``; see the module docstring for the sources.
     """
     wb = workbench or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     sources, unavailable = decomposers(llm, llm_mode)
     answerer = get_generator()
     # Unanswerable compound questions (Q9a) have no pieces to recover: they are not counted.

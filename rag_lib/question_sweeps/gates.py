@@ -34,7 +34,7 @@ from rag_lib.workbook.report import markdown_table
 
 def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int | None = None) -> list[ScoredQuestion]:
     """Every benchmark question's label, best score and aspect coverage of its Top-``k``."""
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     aspects = AspectGate()
     rows = []
     for q in wb.benchmark:
@@ -59,7 +59,7 @@ def calibrate(wb: Workbench, lang: str, key: str = "dense", k: int | None = None
     Every candidate value is tried (see :func:`rag_lib.evidence.sweep`); the choice rule is
     :func:`rag_lib.evidence.choose`. In-sample: the same questions are then measured.
     """
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     rows = rows if rows is not None else scored_questions(wb, lang, key, k)
     floor_rows = sweep(rows, floors=None)
     coverage_rows = sweep(rows, coverages=None)
@@ -94,7 +94,7 @@ def general_gate_key(gates: dict[str, Gate]) -> str:
 def measure_gates(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
                   k: int | None = None) -> dict[str, Any]:
     """Run each gate on every benchmark question's Top-``k``; precision/recall of "insufficient" etc."""
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     out = {}
     for name, gate in gates.items():
         cases = []
@@ -122,7 +122,7 @@ def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, language
     A judgement whose call failed or has no record is counted (``failed`` by reason) and left out:
     the gate itself fails closed in use, but here a missing call is not a decision of the model.
     """
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     judge = judge or LLMJudgeGate()
     out: dict[str, Any] = {"model": judge.generator.model, "gate": judge.name, "by_lang": {}}  # type: ignore[attr-defined]
     for lang in languages:
@@ -148,7 +148,7 @@ def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, language
 def measure_narrowed_judge(wb: Workbench, languages: Sequence[str] = ("zh", "en"), k: int | None = None,
                            key: str = "dense") -> dict[str, Any]:
     """:func:`measure_llm_judge` with the narrowed pipeline's part-by-part judge (``judge_narrowed``)."""
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     from rag_lib.evidence.narrowing import narrowed_generator
 
     generator = narrowed_generator("judge_narrowed", wb.embedder())

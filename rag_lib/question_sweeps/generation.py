@@ -27,7 +27,7 @@ def run_generation_eval(
     wb: Workbench, gate: Gate, generator: Generator, lang: str = "en", k: int | None = None, key: str = "dense"
 ) -> dict[str, Any]:
     """Answer every benchmark question behind ``gate``; return JSON-ready counts and per-question rows."""
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     gated = GatedGenerator(generator, gate)
     rows = []
     for q in wb.benchmark:

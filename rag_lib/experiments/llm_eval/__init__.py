@@ -148,7 +148,7 @@ def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = Non
     labelled in-sample. ``cascade[lang]`` (question id → declined, :func:`judge_after_gate`) adds the
     out-of-sample gate followed by the LLM judge.
     """
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     generator = generator or get_task_generator("answer")
     out: dict[str, Any] = {"model": task_generator_name("answer"), "k": k, "retriever": key, "runs": {}}
     for lang in languages:
@@ -201,7 +201,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
     ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
     wb = wb or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     scored = {lang: scored_questions(wb, lang, key, k) for lang in languages}  # calibration and selective
     gates = {lang: chosen_gates(calibrate(wb, lang, key, k, scored[lang]), wb) for lang in languages}
     general = {lang: g[general_gate_key(g)] for lang, g in gates.items()}
@@ -346,7 +346,7 @@ def hand_check_agreement(answers: dict[str, Any]) -> list[dict[str, Any]]:
 
 def injection_run(wb: Workbench, k: int | None = None, key: str = "dense") -> dict[str, Any]:
     """The injection set (:mod:`rag_lib.question_sweeps.injection`) planted into Q9a's Top-k."""
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     q = wb.benchmark.by_casebook("Q9a")
     evidence = wb.evidence(wb.rank(q.text("en"), key), k)
     select = default_narrower(wb.embedder())

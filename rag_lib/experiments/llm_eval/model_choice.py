@@ -84,7 +84,7 @@ def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDID
                      ) -> dict[str, Any]:
     """Every task of :data:`TASKS` with every model on :func:`sample_questions`; JSON-ready."""
     wb = wb or Workbench()
-    k = wb.config.k if k is None else k
+    k = wb.config.top_k(k)
     sample = sample_questions(wb)
     rows: list[dict[str, Any]] = []
     details: list[dict[str, Any]] = []
