@@ -331,15 +331,15 @@ def findings(summary: SummaryResult) -> list[str]:
     for lang in summary.languages:
         rows = summary.side_by_side[lang]
         inside = [r for r in q7_inside(rows, summary.evidence_k) if not r.startswith("baseline")]
-        out.append(f"Q7 ({lang}): {len(inside)} of {len(rows) - 1} mechanism and recovery rows put all of C1–C3 "
-                   f"inside the Top-10 (or a top-k row's evidence; a rank tied at the cut counts as neither)"
-                   + (f": {'; '.join(inside[:5])}" if inside else "")
-                   + ".")
+        named = f": {'; '.join(inside[:5])}" if inside else ""
+        out.append(_end_sentence(f"Q7 ({lang}): {len(inside)} of {len(rows) - 1} mechanism and recovery rows put all "
+                                 "of C1–C3 inside the Top-10 (or a top-k row's evidence; a rank tied at the cut counts "
+                                 f"as neither){named}"))
     every = summary.q7_every_phrasing
     if every["rows"]:
-        out.append(f"Q7 over every phrasing the mechanism runs tried: {len(every['complete'])} of {every['rows']} "
-                   f"rows put all pieces inside the Top-{every['k']}"
-                   + (f": {'; '.join(every['complete'])}" if every["complete"] else "") + ".")
+        named = f": {'; '.join(every['complete'])}" if every["complete"] else ""
+        out.append(_end_sentence(f"Q7 over every phrasing the mechanism runs tried: {len(every['complete'])} of "
+                                 f"{every['rows']} rows put all pieces inside the Top-{every['k']}{named}"))
     out.append(family.describe())
     out.append("Caveats: a larger k buys coverage with more evidence tokens (04 measures the cost); the embedder "
                "is the offline default (not the casebook's bge-m3), the LLM rows come from a small local Qwen, some "
@@ -498,3 +498,8 @@ def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None, k: 
         out.append({"change": "Top-5 instead of Top-20", "language": lang,
                     "Halo (theirs)": f"cost cut by {theirs['context']['cost_cut']}", "ours": ours})
     return out
+
+
+def _end_sentence(text: str) -> str:
+    """``text`` closed with a full stop, unless it already ends a sentence (a row label may end with "?")."""
+    return text if text.endswith(("?", ".", "!")) else text + "."

@@ -65,7 +65,7 @@ ANSWER_ARCHIVES = tuple(RESULTS_DIR / "archive" / f"answers-v{n}.json" for n in 
 # same answers, so a comparison with it could not move and would only widen the Holm family).
 PAIRED_ARCHIVE = ANSWER_ARCHIVES[2]
 # Answer-versus-answer comparisons (paired by question; :mod:`.paired`): the narrowed pipeline against each
-# other answerer, and against itself in the last archive.
+# other answerer, and against itself in PAIRED_ARCHIVE.
 PAIRS = (("narrowed", "extractive"), ("narrowed", "llm"))
 BEFORE_AFTER = ("answer_rate", "answer_correctness", "correct_gold_in_top_k", "shown_wrong", "refusal_correctness",
                 "citation_validity")
