@@ -29,7 +29,7 @@
 # data (a table row under its table's header row, `narrowed-units-v3`), and asks for the ids it quotes
 # first, then the reply in the question's language, then the status. Its judge lists the question's
 # parts with the id that answers each (or "none") and is sufficient only when every part is supported;
-# the judge's recorded calls use the `v2` layout (rows without their header).
+# it is sent the same units in the same layout.
 #
 # **Question.** With a real (small) instruct model instead of the smoke-test SmolLM2, how often does
 # the grounded answerer answer the answerable questions, with citations that pass the verbatim check,
