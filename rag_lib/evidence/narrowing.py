@@ -105,12 +105,11 @@ def narrowing_settings() -> dict[str, int]:
     return {name: int(value) for name, value in settings()["generation"]["narrowing"].items()}
 
 
-def narrowed_generator(task: str, embedder: BaseEmbedder, table_headers: bool = True,
-                       **kwargs: Any) -> NarrowedGenerator:
+def narrowed_generator(task: str, embedder: BaseEmbedder, **kwargs: Any) -> NarrowedGenerator:
     """The model of ``generation.llm_tasks.<task>`` behind the narrowed-units pipeline."""
     from rag_lib.generation import get_task_generator
 
-    return narrowed(get_task_generator(task, **kwargs), embedder, table_headers)  # type: ignore[arg-type]
+    return narrowed(get_task_generator(task, **kwargs), embedder)  # type: ignore[arg-type]
 
 
 def default_narrower(embedder: BaseEmbedder) -> UnitNarrower:
@@ -118,7 +117,7 @@ def default_narrower(embedder: BaseEmbedder) -> UnitNarrower:
     return UnitNarrower(embedder, **narrowing_settings())
 
 
-def narrowed(llm: LLMGenerator, embedder: BaseEmbedder, table_headers: bool = True) -> NarrowedGenerator:
+def narrowed(llm: LLMGenerator, embedder: BaseEmbedder) -> NarrowedGenerator:
     """``llm`` behind the narrowed-units pipeline with the workbook's selector."""
     narrower = default_narrower(embedder)
-    return NarrowedGenerator(llm, narrower, narrower.describe(), table_headers)
+    return NarrowedGenerator(llm, narrower, narrower.describe())

@@ -376,22 +376,32 @@ def archived_outcomes(archive: Path) -> dict[str, dict[str, list[dict[str, Any]]
 
 def before_after_rows(rows: Sequence[dict[str, Any]],
                       archives: Sequence[Path] = ANSWER_ARCHIVES) -> list[dict[str, Any]]:
-    """Each archived row's rates beside the current row of the same answerer (its pipeline at any
-    version: ``+narrowed-units-v2`` is ``+narrowed-units-v3`` before a change), language and gate (an
-    older archive names an in-sample gate without its suffix), one block per archive that exists; a row
-    whose figures all stayed the same is left out (that answerer did not change since the archive)."""
+    """Each archived row's rates beside the current row of the same answerer (:func:`_archived_row`), one
+    block per archive that exists; a row whose figures all stayed the same is left out (that answerer did
+    not change since the archive)."""
     out = []
-    for archive in (a for a in archives if a.is_file()):
-        stored = json.loads(archive.read_text("utf-8"))
-        before = {(_unversioned(r["generator"]), r["lang"], r["gate"]): r for r in stored["rows"]}
+    for stem, before in archived_rows(archives):
         for row in rows:
-            key = (_unversioned(row["generator"]), row["lang"])
-            old = before.get((*key, row["gate"])) or before.get((*key, row["gate"].removesuffix(IN_SAMPLE)))
+            old = _archived_row(before, row)
             shown = {m: _arrow(old.get(m), row.get(m)) for m in BEFORE_AFTER} if old is not None else {}
             if any(" → " in value for value in shown.values()):
-                out.append({"archive": archive.stem, "generator": row["generator"], "lang": row["lang"],
+                out.append({"archive": stem, "generator": row["generator"], "lang": row["lang"],
                             "gate": row["gate"], **shown})
     return out
+
+
+def archived_rows(archives: Sequence[Path] = ANSWER_ARCHIVES) -> list[tuple[str, dict[tuple[str, str, str], Any]]]:
+    """Each existing archive's name and its answer rows by (answerer without version, language, gate)."""
+    return [(a.stem, {(_unversioned(r["generator"]), r["lang"], r["gate"]): r
+                      for r in json.loads(a.read_text("utf-8"))["rows"]}) for a in archives if a.is_file()]
+
+
+def _archived_row(before: dict[tuple[str, str, str], Any], row: dict[str, Any]) -> dict[str, Any] | None:
+    """The archived row of ``row``'s answerer at any pipeline version (``+narrowed-units-v2`` is
+    ``+narrowed-units-v3`` before a change), language and gate; an older archive names an in-sample gate
+    without its suffix."""
+    key = (_unversioned(row["generator"]), row["lang"])
+    return before.get((*key, row["gate"])) or before.get((*key, row["gate"].removesuffix(IN_SAMPLE)))
 
 
 def _unversioned(label: str) -> str:
@@ -400,8 +410,12 @@ def _unversioned(label: str) -> str:
 
 
 def _arrow(before: Any, after: Any) -> str:
-    shown = [("—" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)) for v in (before, after)]
+    shown = [_shown(before), _shown(after)]
     return shown[1] if shown[0] == shown[1] else f"{shown[0]} → {shown[1]}"
+
+
+def _shown(value: Any) -> str:
+    return "—" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
 def _pct(value: float | None) -> str:
@@ -432,11 +446,10 @@ def target_rows(answer_rows: Sequence[dict[str, Any]], label: str,
     """Each target against the figure of answerer ``label`` (the narrowed pipeline): met, or missed by how
     much, and what was tried: the same figure before each archived change (``answers-vN``; — where that
     version had no such row)."""
-    stored = [(a.stem, {(_unversioned(r["generator"]), r["lang"], r["gate"]): r
-                        for r in json.loads(a.read_text("utf-8"))["rows"]}) for a in archives if a.is_file()]
+    stored = archived_rows(archives)
     rows = []
     for row in (r for r in answer_rows if r["generator"] == label):
-        keys = [(_unversioned(label), row["lang"], gate) for gate in (row["gate"], row["gate"].removesuffix(IN_SAMPLE))]
+        olds = [(stem, _archived_row(before, row) or {}) for stem, before in stored]
         for metric, op, goal in TARGETS:
             value = row.get(metric)
             if value is None:
@@ -444,17 +457,11 @@ def target_rows(answer_rows: Sequence[dict[str, Any]], label: str,
             else:
                 gap = value - goal if op == ">=" else goal - value
                 verdict = "met" if gap >= 0 else f"missed by {abs(gap):.3f}"
-            # An older archive names the in-sample gate without its suffix.
-            before = " · ".join(f"{stem} {_number(next((old[k] for k in keys if k in old), {}).get(metric))}"
-                                for stem, old in stored)
+            before = " · ".join(f"{stem} {_shown(old.get(metric))}" for stem, old in olds)
             rows.append({"lang": row["lang"], "gate": row["gate"], "metric": metric, "target": f"{op} {goal:.2f}",
                          "measured": value, "ci": row.get(f"{metric}_ci", "—"), "recorded": row["n"] - row["missing"],
                          "verdict": verdict, "before each change": before or "—"})
     return rows
-
-
-def _number(value: Any) -> str:
-    return "—" if value is None else f"{value:.3f}"
 
 
 def findings(result: LocalLLMResult) -> list[str]:
