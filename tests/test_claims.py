@@ -15,7 +15,7 @@ def _metric(moved: int, n: int = 40) -> dict[str, object]:
     """A stored comparison (as compare() writes it) in which ``moved`` of ``n`` questions go 0 → 1 (or 1 → 0)."""
     baseline = [1.0 if moved < 0 and i < -moved else 0.0 for i in range(n)]
     mechanism = [1.0 - b if i < abs(moved) else b for i, b in enumerate(baseline)]
-    return compare(mechanism, baseline, n_boot=2000, seed=0)
+    return compare(mechanism, baseline, n_boot=2000, seed=0).stored()
 
 
 def _comparison(subject: str, metric: str, moved: int, scope: str = "zh") -> claims.Comparison:

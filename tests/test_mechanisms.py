@@ -13,7 +13,7 @@ from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, RunConfig
 from rag_lib.errors import WorkbookError
-from rag_lib.evaluation.stats import compare
+from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.experiments.bakeoff import run_bakeoff
 from rag_lib.experiments.mechanisms import MECHANISMS, LLMQueries, RankFailed, mechanism_metrics, q7_piece_ranks
 from rag_lib.generation.base import LLMGenerator
@@ -128,9 +128,21 @@ def test_query_llm_failures_are_named_and_fail_the_question(tmp_path: Path) -> N
 
 def test_compare_paired_difference() -> None:
     c = compare([1.0, 1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], n_boot=2000, seed=0)
-    assert (c["baseline"], c["mechanism"], c["diff"]) == (0.5, 0.75, 0.25)
-    assert c["ci95"][0] == 0.0 and c["ci95"][1] <= 0.75
-    assert compare([0.5, 0.5], [0.5, 0.5], n_boot=100, seed=0)["ci95"] == [0.0, 0.0]
+    assert (c.baseline, c.mechanism, c.diff, c.diffs) == (0.5, 0.75, 0.25, (1.0, 0.0, 0.0, 0.0))
+    assert c.ci95[0] == 0.0 and c.ci95[1] <= 0.75
+    assert not c.no_question_changed and c.interval_text == f"[+0.000, {c.ci95[1]:+.3f}]"
+    same = compare([0.5, 0.5], [0.5, 0.5], n_boot=100, seed=0)
+    assert same.ci95 == (0.0, 0.0) and same.no_question_changed
+
+
+def test_a_stored_paired_difference_reads_back_and_a_missing_field_is_named() -> None:
+    c = compare([1.0, 0.0, 1.0], [0.0, 0.0, 1.0], n_boot=500, seed=3)
+    stored = json.loads(json.dumps(c.stored()))
+    assert list(stored) == ["baseline", "mechanism", "diff", "ci95", "p", "diffs"]  # the order results.json keeps
+    assert PairedDifference.read(stored) == c
+    del stored["diffs"]
+    with pytest.raises(KeyError, match=r"lacks \['diffs'\].*re-run"):
+        PairedDifference.read(stored)
 
 
 # --------------------------------------------------------------------------- results of 06_q7_mechanism-*
@@ -204,7 +216,7 @@ def test_findings_judge_every_metric_after_holm_and_never_turn_a_failure_into_no
     from rag_lib.experiments.mechanisms.report import judge_variants
 
     def c(moved: int, n: int = 30) -> dict[str, object]:  # ``moved`` questions go 0 -> 1
-        return compare([1.0] * moved + [0.0] * (n - moved), [0.0] * n, n_boot=1000, seed=0)
+        return compare([1.0] * moved + [0.0] * (n - moved), [0.0] * n, n_boot=1000, seed=0).stored()
 
     variants = [
         # zh: only coverage@evidence moves enough to survive the run's Holm adjustment; en: nothing moves

@@ -45,7 +45,7 @@ def test_side_by_side_and_benchmark_rows_come_from_results(tmp_path: Path) -> No
          "C1": 20, "C2": 42, "C3": 39, "C4": 1}]).to_json())
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
-         "benchmark": {"zh": {"mrr": compare([0.6, 0.7, 0.5, 0.6], [0.5] * 4, n_boot=1000, seed=0)}}}])
+         "benchmark": {"zh": {"mrr": compare([0.6, 0.7, 0.5, 0.6], [0.5] * 4, n_boot=1000, seed=0).stored()}}}])
     _mechanism(tmp_path, "reranker", "unavailable", [])
     inputs = SummaryInputs.read(tmp_path)
     rows = side_by_side("zh", inputs)
@@ -98,9 +98,9 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "evidence_k": 20, "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
          "benchmark": {"zh": {
-             "mrr": compare([0.5] * 5, [0.5] * 5, n_boot=1000, seed=0),
-             "hit@5": compare([1, 0, 1, 1, 1], [1, 1, 0, 1, 1], n_boot=1000, seed=0),
-             "coverage@evidence": compare([0.9] * 5, [0.7] * 5, n_boot=1000, seed=0)}}}])
+             "mrr": compare([0.5] * 5, [0.5] * 5, n_boot=1000, seed=0).stored(),
+             "hit@5": compare([1, 0, 1, 1, 1], [1, 1, 0, 1, 1], n_boot=1000, seed=0).stored(),
+             "coverage@evidence": compare([0.9] * 5, [0.7] * 5, n_boot=1000, seed=0).stored()}}}])
     inputs = SummaryInputs.read(tmp_path)
     compared = comparisons(inputs.mechanisms)
     got = {c["metric"]: c["p_holm"] for c in compared}

@@ -156,6 +156,12 @@ class BaseEmbedder(ABC):
     def provenance(self) -> dict[str, str]:
         """``model``, ``hf_id``, ``backend``, ``version``, ``revision`` and ``checksum`` (sha256)."""
 
+    @property
+    def vectors_made_as(self) -> str | None:
+        """The build that decides this backend's vectors beyond its spec and model file (its ``engine``), part of
+        the embedding cache's key; ``None`` when nothing beyond them does."""
+        return self.provenance.get("engine")
+
     @abstractmethod
     def _encode(self, texts: list[str], kind: Kind) -> np.ndarray:
         """Vectors for raw ``texts``; the backend applies ``spec.prefix(kind)``."""

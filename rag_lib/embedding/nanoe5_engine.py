@@ -129,10 +129,11 @@ def build_engine(path: Path, *, patched: bool = True) -> Path:
     return path
 
 
-def describe() -> str:
-    """What built the engine, for provenance: source and kernel checksums, compiler and flags."""
-    return (f"e5.c sha256 {source_sha256()[:16]} with {ATTENTION_KERNEL.name} sha256 {kernel_sha256()[:16]}, "
-            f"{compiler_version()}, {' '.join(ENGINE_FLAGS)}")
+def describe(*, patched: bool = True) -> str:
+    """What built the engine, for provenance: source and kernel checksums, compiler and flags (``patched=False``:
+    e5.c as shipped, built with the same flags)."""
+    kernel = f" with {ATTENTION_KERNEL.name} sha256 {kernel_sha256()[:16]}" if patched else ""
+    return f"e5.c sha256 {source_sha256()[:16]}{kernel}, {compiler_version()}, {' '.join(ENGINE_FLAGS)}"
 
 
 if __name__ == "__main__":

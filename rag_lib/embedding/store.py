@@ -265,8 +265,8 @@ def _config_key(embedder: BaseEmbedder) -> str:
     spec = embedder.spec
     parts = [embedder.provenance["checksum"], spec.pooling, str(spec.max_tokens), spec.long_inputs,
              str(spec.normalize), str(spec.dimension)]
-    if "engine" in embedder.provenance:  # kept out of the key otherwise, so other models' caches stay valid
-        parts.append(embedder.provenance["engine"])
+    if embedder.vectors_made_as is not None:  # kept out of the key otherwise, so other models' caches stay valid
+        parts.append(embedder.vectors_made_as)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 

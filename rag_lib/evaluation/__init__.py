@@ -19,7 +19,15 @@ from rag_lib.evaluation.metrics import (
     hit_name,
     piece_ranks,
 )
-from rag_lib.evaluation.stats import compare, effect_text, holm, paired_bootstrap, paired_bootstrap_p, wilson
+from rag_lib.evaluation.stats import (
+    PairedDifference,
+    compare,
+    effect_text,
+    holm,
+    paired_bootstrap,
+    paired_bootstrap_p,
+    wilson,
+)
 
 __all__ = [
     "MRR",
@@ -31,6 +39,7 @@ __all__ = [
     "Layer",
     "Measure",
     "NDCGAt",
+    "PairedDifference",
     "PieceCoverage",
     "Pieces",
     "RecallAt",

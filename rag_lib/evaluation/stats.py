@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -104,23 +105,80 @@ def wilson_text(successes: int, n: int) -> str:
     return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "—"
 
 
-def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class PairedDifference:
+    """A mechanism's per-question scores against the baseline's on the same questions (:func:`compare`).
+
+    Attributes
+    ----------
+    baseline, mechanism : float
+        Means over the questions, to 4 decimals.
+    diff : float
+        Mean paired difference (mechanism − baseline), to 4 decimals.
+    ci95 : (float, float)
+        Its paired bootstrap 95% interval, to 4 decimals.
+    p : float
+        Two-sided bootstrap p, unadjusted, to 4 decimals.
+    diffs : tuple of float
+        The per-question differences, kept so that a family of comparisons can be adjusted later with the
+        same resamples (:func:`rag_lib.evaluation.claims.judge`).
+    """
+
+    baseline: float
+    mechanism: float
+    diff: float
+    ci95: tuple[float, float]
+    p: float
+    diffs: tuple[float, ...]
+
+    @property
+    def no_question_changed(self) -> bool:
+        """The metric moved on no question (e.g. hit@5 under a larger k): diff and interval are all 0."""
+        return no_question_changed(self.stored())
+
+    @property
+    def interval_text(self) -> str:
+        """The 95% interval as tables show it: ``[-0.036, +0.071]``."""
+        return interval_text(self.ci95)
+
+    def stored(self) -> dict[str, Any]:
+        """As a results.json keeps it (read back by :meth:`read`)."""
+        return {"baseline": self.baseline, "mechanism": self.mechanism, "diff": self.diff, "ci95": list(self.ci95),
+                "p": self.p, "diffs": list(self.diffs)}
+
+    @classmethod
+    def read(cls, stored: Mapping[str, Any]) -> PairedDifference:
+        """A comparison stored by :meth:`stored`; a missing field raises ``KeyError`` naming it."""
+        missing = [k for k in ("baseline", "mechanism", "diff", "ci95", "p", "diffs") if k not in stored]
+        if missing:
+            raise KeyError(f"a stored paired comparison lacks {missing} (it has {sorted(stored)}); re-run the "
+                           "notebook that made it")
+        lo, hi = stored["ci95"]
+        return cls(float(stored["baseline"]), float(stored["mechanism"]), float(stored["diff"]), (float(lo), float(hi)),
+                   float(stored["p"]), tuple(float(d) for d in stored["diffs"]))
+
+
+def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> PairedDifference:
     """Means, paired mean difference, its bootstrap 95% interval, two-sided bootstrap p (unadjusted), and the
-    per-question differences (``diffs``), kept so that a family of comparisons can be adjusted later with the
-    same resamples (:func:`rag_lib.evaluation.claims.judge`)."""
+    per-question differences, as a :class:`PairedDifference`."""
     diff, lo, hi = paired_bootstrap(mechanism, baseline, n=n_boot, seed=seed)
     p = paired_bootstrap_p(mechanism, baseline, n=n_boot, seed=seed)
     diffs = (np.asarray(mechanism, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)).tolist()
-    return {"baseline": round(float(np.mean(baseline)), 4), "mechanism": round(float(np.mean(mechanism)), 4),
-            "diff": round(diff, 4), "ci95": [round(lo, 4), round(hi, 4)], "p": round(p, 4), "diffs": diffs}
+    return PairedDifference(baseline=round(float(np.mean(baseline)), 4), mechanism=round(float(np.mean(mechanism)), 4),
+                            diff=round(diff, 4), ci95=(round(lo, 4), round(hi, 4)), p=round(p, 4), diffs=tuple(diffs))
 
 
-def no_question_changed(c: dict[str, Any]) -> bool:
-    """The metric moved on no question (e.g. hit@5 under a larger k): diff and interval are all 0."""
+def interval_text(interval: Sequence[float]) -> str:
+    """An interval of differences as tables show it: ``[-0.036, +0.071]``."""
+    return f"[{interval[0]:+.3f}, {interval[1]:+.3f}]"
+
+
+def no_question_changed(c: Mapping[str, Any]) -> bool:
+    """A stored comparison (:meth:`PairedDifference.stored`, or a row with its ``diff`` and ``ci95``) whose
+    metric moved on no question (e.g. hit@5 under a larger k): diff and interval are all 0."""
     return c["diff"] == 0 and c["ci95"][0] == 0 and c["ci95"][1] == 0
 
 
-def effect_text(c: dict[str, Any], unchanged: str = "no change on any question") -> str:
-    """"difference [95% interval]", or ``unchanged`` when the metric moved on no question."""
-    lo, hi = c["ci95"]
-    return unchanged if no_question_changed(c) else f"{c['diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+def effect_text(c: Mapping[str, Any], unchanged: str = "no change on any question") -> str:
+    """"difference [95% interval]" of a stored comparison, or ``unchanged`` when it moved on no question."""
+    return unchanged if no_question_changed(c) else f"{c['diff']:+.3f} {interval_text(c['ci95'])}"

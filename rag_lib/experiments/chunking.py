@@ -173,10 +173,9 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
             for m in compared:  # structural − strategy: Halo's "+18 points" is structural's advantage
                 c = compare(scores[BASELINE, lang][m], scores[name, lang][m], n_boot, seed)
                 comparison_rows.append({"strategy": name, "language": lang, "metric": m,
-                                        "structural": c["mechanism"], "strategy_value": c["baseline"],
-                                        "structural − strategy": c["diff"], "ci95": c["ci95"],
-                                        "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]", "p": c["p"],
-                                        "diffs": c["diffs"]})
+                                        "structural": c.mechanism, "strategy_value": c.baseline,
+                                        "structural − strategy": c.diff, "ci95": list(c.ci95),
+                                        "95% CI": c.interval_text, "p": c.p, "diffs": list(c.diffs)})
     # One Holm family: every strategy × language × metric the comparison table reports.
     family = judge_rows(comparison_rows, FAMILY_NAME, ("strategy",), ("language",), DIFF, n_boot, seed)
     embedder = base.embedder()

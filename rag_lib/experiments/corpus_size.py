@@ -234,10 +234,9 @@ def curve_and_change(runs: SizeRuns, languages: Sequence[str], n_boot: int,
                 entry[m], entry[f"{m} lo"], entry[f"{m} hi"] = _band(seed_mean.tolist(), n_boot, seed)
                 if size != smallest:
                     c = compare(seed_mean.tolist(), base_scores[m].tolist(), n_boot, seed)
-                    change.append({"pages": size, "language": lang, "metric": m, "smallest": c["baseline"],
-                                   "this size": c["mechanism"], "change": c["diff"], "ci95": c["ci95"],
-                                   "95% CI": f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]", "p": c["p"],
-                                   "diffs": c["diffs"]})
+                    change.append({"pages": size, "language": lang, "metric": m, "smallest": c.baseline,
+                                   "this size": c.mechanism, "change": c.diff, "ci95": list(c.ci95),
+                                   "95% CI": c.interval_text, "p": c.p, "diffs": list(c.diffs)})
             mine = runs.of(runs.rows, size, lang)
             entry["declined (answerable)"] = round(float(np.mean([r["declined (answerable)"] for r in mine])), 2)
             for label, suffix in (("", ""), (" (held out)", " (held out)")):

@@ -16,7 +16,7 @@ from typing import Any
 
 from rag_lib.evaluation.claims import Family, judge_rows
 from rag_lib.evaluation.correctness import has_checkable_fact
-from rag_lib.evaluation.stats import compare
+from rag_lib.evaluation.stats import compare, interval_text
 
 N_BOOT = 10000
 SEED = 0
@@ -61,7 +61,7 @@ def paired_answer_rows(runs: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
             for metric, outcome in OUTCOMES.items():
                 stats = compare([outcome(a[q]) for q in shared], [outcome(b[q]) for q in shared], N_BOOT, SEED)
                 rows.append({"comparison": f"{mine} − {base}", "lang": lang, "metric": metric,
-                             "questions": len(shared), **stats})
+                             "questions": len(shared), **stats.stored()})
     family = judge_rows(rows, "10's answer-versus-answer comparisons (pairs × languages × outcomes)",
                         subject=["comparison"], scope=["lang"], diff_key="diff", n_boot=N_BOOT, seed=SEED)
     return rows, family
@@ -71,5 +71,5 @@ def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The rows as 10's table shows them (no per-question differences)."""
     return [{"comparison": r["comparison"], "lang": r["lang"], "metric": r["metric"], "questions": r["questions"],
              "answerer": r["mechanism"], "baseline": r["baseline"], "difference": f"{r['diff']:+.3f}",
-             "95% interval": f"[{r['ci95'][0]:+.3f}, {r['ci95'][1]:+.3f}]", "adjusted (Holm)": r["adjusted (Holm)"]}
+             "95% interval": interval_text(r["ci95"]), "adjusted (Holm)": r["adjusted (Holm)"]}
             for r in rows]

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, judge
-from rag_lib.evaluation.stats import no_question_changed
+from rag_lib.evaluation.stats import interval_text, no_question_changed
 from rag_lib.workbook.mechanism_results import MechanismResult
 from rag_lib.workbook.report import kinds_text, markdown_table
 
@@ -141,7 +141,7 @@ def tables(variants: Sequence[dict[str, Any]], baseline_q7: dict[str, Any], k: i
                                    "language": lang, "metric": metric,
                                    "baseline": c["baseline"], "mechanism": c["mechanism"], "diff": c["diff"],
                                    "95% CI": "no question changed" if fixed or no_question_changed(c) else
-                                   f"[{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]",
+                                   interval_text(c["ci95"]),
                                    "adjusted (Holm)": judged.cell() if judged else None})
     return {
         "q7_rows": q7_rows,

@@ -131,7 +131,7 @@ def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
         same = len(runs) == len(questions)
         paired = base_scores[lang] if same else _baseline_scores(baseline, lang, list(runs), wb.config.k)
         scores = _scores(wb, runs, evidence_k)
-        entry["benchmark"][lang] = {m: compare(scores[m], paired[m], n_boot, seed)
+        entry["benchmark"][lang] = {m: compare(scores[m], paired[m], n_boot, seed).stored()
                                     for m in mechanism_metrics(wb.config.k)}
         if not same:
             entry.setdefault("compared_on", {})[lang] = len(runs)
