@@ -61,10 +61,10 @@ table(result.rank_rows, ["source", "phrasing", "language", "C1", "C2", "C3", "C4
 # %%
 for phrasing, by_lang in result.cases.items():
     for lang, case in by_lang.items():
-        display(Markdown(f"### {phrasing} · {lang}\n\n{case['question']}\n\n"
-                         f"covered in top {config.k}: {case['coverage_at_k']}, in top 10: {case['coverage_top10']}, "
-                         f"layer: **{case['layer']}**"))
-        display(table(case["top10"], ["rank", "score", "heading", "page", "covers"], decimals=4))
+        display(Markdown(f"### {phrasing} · {lang}\n\n{case.question}\n\n"
+                         f"covered in top {config.k}: {case.coverage_at_k}, in top 10: {case.coverage_top10}, "
+                         f"layer: **{case.layer}**"))
+        display(table(case.top10, ["rank", "score", "heading", "page", "covers"], decimals=4))
 
 # %% tags=["report"]
 template = """# 05 · Q7 diagnosis

@@ -9,7 +9,6 @@ ranked deep), next to the casebook's published ranks, which are THEIRS (bge-m3, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.casebook import published
@@ -17,7 +16,7 @@ from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.evaluation.margins import margin_to_cut, median_gap
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import Q7DiagnosisResult
+from rag_lib.workbook.experiment_results import CasebookQ7, Q7Case, Q7DiagnosisResult, TopChunk
 from rag_lib.workbook.report import markdown_table
 
 
@@ -30,15 +29,15 @@ def piece_layer(rank: int | None, k: int) -> str:
     return str(Layer.JUST_OUTSIDE) if rank <= 2 * k else str(Layer.RANKED_DEEP)
 
 
-def top_rows(question: Question, ranking: Ranking, wb: Workbench, n: int = 10) -> list[dict[str, Any]]:
+def top_rows(question: Question, ranking: Ranking, wb: Workbench, n: int = 10) -> list[TopChunk]:
     """The first ``n`` of ``ranking``: rank, score, page, heading path and the pieces the chunk covers."""
     rows = []
     for rank, (cid, score) in enumerate(ranking.top(n), start=1):
         chunk = wb.by_id[cid]
         covers = [f"C{i + 1}" for i, piece in enumerate(question.pieces) if cid in piece]
-        rows.append({"rank": rank, "score": round(score, 4), "page": chunk.page,
-                     "heading": " > ".join(chunk.heading_path) or chunk.title, "covers": ",".join(covers) or "-",
-                     "chunk_id": cid})
+        rows.append(TopChunk(rank=rank, score=round(score, 4), page=chunk.page,
+                             heading=" > ".join(chunk.heading_path) or chunk.title, covers=",".join(covers) or "-",
+                             chunk_id=cid))
     return rows
 
 
@@ -50,7 +49,7 @@ def run_q7_diagnosis(
     wb = workbench or Workbench()
     k = wb.config.top_k(k)
     q7 = wb.benchmark.by_casebook("Q7")
-    cases: dict[str, dict[str, Any]] = {}
+    cases: dict[str, dict[str, Q7Case]] = {}
     rank_rows = []
     for phrasing in Q7_PHRASINGS:
         name = phrasing or "original"
@@ -62,19 +61,19 @@ def run_q7_diagnosis(
             in5 = sum(r is not None and r <= k for r in ranks)
             in10 = sum(r is not None and r <= 10 for r in ranks)
             rows = top_rows(q7, ranking, wb, 10)
-            cases.setdefault(name, {})[lang] = {
-                "question": q7.text(lang, phrasing),
-                "top10": rows,
-                "top10_table": markdown_table(rows, ["rank", "score", "heading", "page", "covers"]),
-                "piece_ranks": {f"C{i + 1}": r for i, r in enumerate(ranks)},
-                "piece_layers": {f"C{i + 1}": piece_layer(r, k) for i, r in enumerate(ranks)},
-                "top10_margins": {f"C{i + 1}": margin_to_cut(ranking, r) for i, r in enumerate(ranks)},
-                "top10_median_gap": median_gap(ranking),
-                "coverage_at_k": f"{in5}/{n}",
-                "coverage_top10": f"{in10}/{n}",
-                "layer": str(d.layer),
-                "worst_rank": d.worst_rank,
-            }
+            cases.setdefault(name, {})[lang] = Q7Case(
+                question=q7.text(lang, phrasing),
+                top10=rows,
+                top10_table=markdown_table(rows, ["rank", "score", "heading", "page", "covers"]),
+                piece_ranks={f"C{i + 1}": r for i, r in enumerate(ranks)},
+                piece_layers={f"C{i + 1}": piece_layer(r, k) for i, r in enumerate(ranks)},
+                top10_margins={f"C{i + 1}": margin_to_cut(ranking, r) for i, r in enumerate(ranks)},
+                top10_median_gap=median_gap(ranking),
+                coverage_at_k=f"{in5}/{n}",
+                coverage_top10=f"{in10}/{n}",
+                layer=str(d.layer),
+                worst_rank=d.worst_rank,
+            )
             rank_rows.append({"phrasing": name, "language": lang, "source": "ours",
                               **{f"C{i + 1}": r for i, r in enumerate(ranks)},
                               f"in top {k}": f"{in5}/{n}", "in top 10": f"{in10}/{n}", "layer": str(d.layer)})
@@ -91,8 +90,9 @@ def run_q7_diagnosis(
         cases=cases,
         rank_rows=rank_rows,
         rank_table=markdown_table(rank_rows),
-        casebook={"piece_ranks": dict(theirs["piece_ranks"]), "coverage_top10": theirs["coverage_top10"],
-                  "note": "THEIRS: bge-m3 on their 26-page snapshot; the casebook gives C4 only as 'in the Top-10'"},
+        casebook=CasebookQ7(piece_ranks=dict(theirs["piece_ranks"]), coverage_top10=theirs["coverage_top10"],
+                            note="THEIRS: bge-m3 on their 26-page snapshot; the casebook gives C4 only as 'in the "
+                                 "Top-10'"),
     )
 
 
@@ -102,19 +102,19 @@ def findings(result: Q7DiagnosisResult) -> list[str]:
     theirs = result.casebook
     for lang in result.languages:
         original = result.cases["original"][lang]
-        ranks = ", ".join(f"{p} {r}" for p, r in original["piece_ranks"].items())
-        out.append(f"Q7 ({lang}), original phrasing: first ranks {ranks}; {original['coverage_top10']} pieces in the "
-                   f"Top-10, layer **{original['layer']}** (casebook, theirs: C1–C3 at "
-                   f"{', '.join(str(v) for v in theirs['piece_ranks'].values())}, {theirs['coverage_top10']} in the "
+        ranks = ", ".join(f"{p} {r}" for p, r in original.piece_ranks.items())
+        out.append(f"Q7 ({lang}), original phrasing: first ranks {ranks}; {original.coverage_top10} pieces in the "
+                   f"Top-10, layer **{original.layer}** (casebook, theirs: C1–C3 at "
+                   f"{', '.join(str(v) for v in theirs.piece_ranks.values())}, {theirs.coverage_top10} in the "
                    "Top-10).")
     for lang in result.languages:
         original = result.cases["original"][lang]
-        margins = {p: m for p, m in original.get("top10_margins", {}).items() if m is not None}
+        margins = {p: m for p, m in original.top10_margins.items() if m is not None}
         if margins:
             nearest = min(margins, key=lambda p: abs(margins[p]))
-            rank, margin = original["piece_ranks"][nearest], margins[nearest]
+            rank, margin = original.piece_ranks[nearest], margins[nearest]
             side = "above the 11th chunk" if margin >= 0 else "below the 10th chunk"
-            gap = original["top10_median_gap"]
+            gap = original.top10_median_gap
             if gap is None:
                 fragile = ""
             elif abs(margin) < gap:
@@ -129,10 +129,10 @@ def findings(result: Q7DiagnosisResult) -> list[str]:
         moved = []
         for lang in result.languages:
             before, after = result.cases["original"][lang], result.cases[phrasing][lang]
-            moved.append(f"{lang} {before['coverage_top10']} → {after['coverage_top10']} in the Top-10 "
-                         f"(layer {after['layer']})")
+            moved.append(f"{lang} {before.coverage_top10} → {after.coverage_top10} in the Top-10 "
+                         f"(layer {after.layer})")
         out.append(f"The {phrasing} phrasing: {'; '.join(moved)}.")
-    if all(result.cases["original"][lang]["layer"] == "ranked_deep" for lang in result.languages):
+    if all(result.cases["original"][lang].layer == "ranked_deep" for lang in result.languages):
         out.append("The pieces are in the corpus and retrieved, but ranked deep, which is what one expects when "
                    "each piece answers a different sub-question of a compound question: one query embedding sits "
                    "close to none of them.")

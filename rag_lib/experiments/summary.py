@@ -119,9 +119,10 @@ def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
 
 def baseline_ties(diagnosis: Q7DiagnosisResult | None, lang: str) -> list[str]:
     """The baseline's pieces tied at the Top-10 cut (05's margins against its median neighbour gap)."""
-    case = (diagnosis.cases.get("original", {}).get(lang) if diagnosis else None) or {}
-    gap = case.get("top10_median_gap")
-    return [p for p, m in case.get("top10_margins", {}).items() if m is not None and gap is not None and abs(m) < gap]
+    case = diagnosis.cases.get("original", {}).get(lang) if diagnosis else None
+    if case is None or case.top10_median_gap is None:
+        return []
+    return [p for p, m in case.top10_margins.items() if m is not None and abs(m) < case.top10_median_gap]
 
 
 def mechanisms_k(mechanisms: Sequence[MechanismResult]) -> int:

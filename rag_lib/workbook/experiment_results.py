@@ -134,10 +134,10 @@ class Q9aResult(ExperimentResult):
     calibration: dict[str, Any]
     floor_sweep: dict[str, Any]
     gates: dict[str, Any]
-    gate_tables: dict[str, Any]
+    gate_tables: dict[str, str]  # language → Markdown
     validation: dict[str, Any]
     validation_interval: str
-    validation_tables: dict[str, Any]
+    validation_tables: dict[str, str]  # language → Markdown
     near_miss: dict[str, Any]
     gated_decline: dict[str, Any]
     bypass: dict[str, Any]
@@ -194,17 +194,55 @@ class TopkResult(ExperimentResult):
     token_estimate: str
     q8: dict[str, Any]
     q8_table: str
-    q8_testable: dict[str, Any]
-    q8_verdict: dict[str, Any]
+    q8_testable: dict[str, bool]  # language → both pieces ranked
+    q8_verdict: dict[str, str]  # language → the verdict sentence
     late_complete: dict[str, Any]
-    late_complete_count: dict[str, Any]
-    late_complete_tables: dict[str, Any]
+    late_complete_count: dict[str, int]  # language → questions
+    late_complete_tables: dict[str, str]  # language → Markdown
     n_compound: int
     casebook_q8: dict[str, Any]
     curve: dict[str, Any]
     curve_rows: list[dict[str, Any]]
     curve_table: str
     plot: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TopChunk:
+    """One chunk of a ranking's top (05): its rank, cosine, page, heading path and the pieces it covers."""
+
+    rank: int
+    score: float
+    page: str
+    heading: str
+    covers: str  # "C1,C3", or "-" when it covers none
+    chunk_id: str
+
+
+@dataclass(frozen=True)
+class Q7Case:
+    """Q7 in one phrasing and language (05): its Top-10 and where each piece first ranks."""
+
+    question: str
+    top10: list[TopChunk]
+    top10_table: str
+    piece_ranks: dict[str, int | None]  # piece → first rank (None: no chunk of it was ranked)
+    piece_layers: dict[str, str]  # piece → rag_lib.evaluation.metrics.Layer
+    top10_margins: dict[str, float | None]  # piece → cosine margin to the Top-10 cut (positive: inside)
+    top10_median_gap: float | None  # median gap between neighbouring Top-10 scores
+    coverage_at_k: str  # "1/4"
+    coverage_top10: str
+    layer: str
+    worst_rank: int | None
+
+
+@dataclass(frozen=True)
+class CasebookQ7:
+    """The casebook's published Q7 figures (theirs: bge-m3 on their snapshot)."""
+
+    piece_ranks: dict[str, int]
+    coverage_top10: str
+    note: str
 
 
 @dataclass(frozen=True)
@@ -218,11 +256,11 @@ class Q7DiagnosisResult(ExperimentResult):
     provenance: dict[str, Any]
     k: int
     languages: list[str]
-    pieces: dict[str, Any]
-    cases: dict[str, Any]
-    rank_rows: list[dict[str, Any]]
+    pieces: dict[str, str]  # piece id → what the piece is
+    cases: dict[str, dict[str, Q7Case]]  # phrasing → language → case
+    rank_rows: list[dict[str, str | int | None]]  # one row per phrasing and language: C1… first ranks, shares
     rank_table: str
-    casebook: dict[str, Any]
+    casebook: CasebookQ7
 
 
 @dataclass(frozen=True)
@@ -263,7 +301,7 @@ class SummaryResult(ExperimentResult):
     missing_inputs: list[str]  # declared runs without results
     missing_text: str
     side_by_side: dict[str, Any]
-    side_by_side_tables: dict[str, Any]
+    side_by_side_tables: dict[str, str]  # language → Markdown
     evidence_k: dict[str, Any]
     benchmark_rows: list[dict[str, Any]]
     benchmark_table: str

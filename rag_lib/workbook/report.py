@@ -97,9 +97,10 @@ def prose(value: Any) -> str:
     return str(value)
 
 
-def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None,
+def markdown_table(rows: Sequence[Mapping[str, Any] | Any], columns: Sequence[str] | None = None,
                    decimals: int | dict[str, int] = 3) -> str:
-    """A GitHub-flavoured Markdown table of ``rows``, formatted by :class:`rag_lib.workbook.tables.Table`."""
+    """A GitHub-flavoured Markdown table of ``rows`` (dicts or typed rows), formatted by
+    :class:`rag_lib.workbook.tables.Table`."""
     return Table(rows, columns, decimals=decimals).to_markdown()
 
 

@@ -25,6 +25,7 @@ from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.metrics import hit_name
 from rag_lib.io import read_json
 from rag_lib.workbook.report import REPORT_KEYS
+from rag_lib.workbook.typed_json import ShapeError, decode, encode, field_types
 
 RESULTS_FILE = "results.json"
 MECHANISM_NOTEBOOK = "06_q7_mechanism"
@@ -166,11 +167,13 @@ class ExperimentResult:
     Each experiment declares a frozen dataclass over this. :meth:`to_json` is what
     ``report.write_experiment`` stores (with its ``REPORT_KEYS``); :meth:`from_json` reads a stored
     file back and fails, naming the run, on a key it lacks or one it does not declare (a file written
-    by another version of the experiment). Nested values stay JSON (rows, tables, per-language maps).
+    by another version of the experiment), or on a value whose shape its declared type does not have.
+    Nested values are typed by :mod:`rag_lib.workbook.typed_json` (dataclasses, lists, dicts); a field
+    still typed ``dict[str, Any]`` stays plain JSON.
     """
 
     def to_json(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: encode(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], name: str = "") -> Self:
@@ -182,7 +185,12 @@ class ExperimentResult:
                 [f"have fields {cls.__name__} does not declare: {', '.join(unknown)}"] if unknown else [])
             raise MissingResult(f"{where} {' and '.join(problems)}; re-run it "
                                 f"(`{rerun_command(name or 'NAME')}`).")
-        return cls(**{key: data[key] for key in declared})
+        types = field_types(cls)
+        try:
+            return cls(**{key: decode(types[key], data[key], key) for key in declared})
+        except ShapeError as exc:
+            raise MissingResult(f"the results of {name or 'this run'} do not have the declared shape ({exc}); "
+                                f"re-run it (`{rerun_command(name or 'NAME')}`).") from exc
 
     @classmethod
     def read(cls, name: str, root: Path | None = None, needed_by: str = "this step") -> Self:

@@ -15,7 +15,10 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import is_dataclass
 from typing import Any
+
+from rag_lib.workbook.typed_json import encode
 
 MISSING = "—"
 
@@ -60,10 +63,11 @@ class Table:
         The line's label.
     """
 
-    def __init__(self, rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | None = None,
+    def __init__(self, rows: Iterable[Mapping[str, Any] | Any], columns: Sequence[str] | None = None,
                  decimals: int | Mapping[str, int] = 3, signed: Sequence[str] = (),
                  rule_after: int | None = None, rule_label: str = "") -> None:
-        self.rows = [dict(row) for row in rows]
+        # Typed rows (dataclasses) are shown under their JSON keys, as results.json stores them.
+        self.rows = [encode(row) if is_dataclass(row) else dict(row) for row in rows]
         if columns is None:
             seen: dict[str, None] = {}
             for row in self.rows:

@@ -1,0 +1,113 @@
+"""Typed results: the JSON codec on hand-made types, every committed results.json read back as its declared
+type, and the fields still typed with ``Any`` (issue 30: none should remain; this list only shrinks)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rag_lib.workbook.experiment_results import RESULT_TYPES, Q7DiagnosisResult, result_type
+from rag_lib.workbook.results import MissingResult, planned_runs
+from rag_lib.workbook.typed_json import ShapeError, decode, encode, json_key, untyped_fields
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+
+@dataclass(frozen=True)
+class _Cell:
+    name: str
+    rank: int | None
+    score: float
+
+
+@dataclass(frozen=True)
+class _Row:
+    label: str
+    cells: list[_Cell]
+    interval: tuple[float, float]
+    by_lang: dict[str, int]
+    top: int = field(metadata=json_key("in top 10"))
+
+
+def test_a_typed_row_round_trips_through_json_under_its_declared_keys() -> None:
+    row = _Row("a", [_Cell("C1", None, 0.5), _Cell("C2", 3, 1)], (0.25, 0.75), {"zh": 2}, top=4)
+    stored = json.loads(json.dumps(encode(row)))
+    assert stored == {"label": "a", "cells": [{"name": "C1", "rank": None, "score": 0.5},
+                                              {"name": "C2", "rank": 3, "score": 1}],
+                      "interval": [0.25, 0.75], "by_lang": {"zh": 2}, "in top 10": 4}
+    assert decode(_Row, stored) == row
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda d: d.pop("in top 10"), r"^_Row: lacks in top 10$"),
+    (lambda d: d.update(extra=1), r"has extra, which _Row does not declare"),
+    (lambda d: d["cells"][1].update(rank="3"), r"cells\[1\]\.rank: .*'3'.*int"),
+    (lambda d: d["by_lang"].update(en=True), r"by_lang\.en: True where an int is declared"),
+    (lambda d: d.update(interval=[0.1]), r"interval: 1 values where 2 are declared"),
+])
+def test_a_stored_value_of_another_shape_is_named_by_its_path(change: Any, message: str) -> None:
+    stored = encode(_Row("a", [_Cell("C1", None, 0.5), _Cell("C2", 3, 1.0)], (0.25, 0.75), {"zh": 2}, top=4))
+    change(stored)
+    with pytest.raises(ShapeError, match=message):
+        decode(_Row, stored)
+
+
+def test_every_committed_result_reads_back_typed_and_stores_the_same_json() -> None:
+    for run in planned_runs():
+        if run.notebook not in RESULT_TYPES:
+            continue
+        stored = json.loads((RESULTS / run.name / "results.json").read_text(encoding="utf-8"))
+        typed = result_type(run.name).from_json(stored, run.name)
+        again = json.loads(json.dumps(typed.to_json()))
+        assert again == {k: v for k, v in stored.items() if k in again}, run.name
+
+
+def test_a_result_of_another_shape_fails_naming_the_run_and_the_path() -> None:
+    stored = json.loads((RESULTS / "05_q7_diagnosis" / "results.json").read_text(encoding="utf-8"))
+    stored["cases"]["original"]["zh"]["piece_ranks"]["C1"] = "twenty"
+    with pytest.raises(MissingResult, match=r"05_q7_diagnosis .*cases\.original\.zh\.piece_ranks\.C1.*re-run"):
+        Q7DiagnosisResult.from_json(stored, "05_q7_diagnosis")
+
+
+# Fields whose declared type still involves Any (dict[str, Any] and the like), per result type and the
+# dataclasses it holds. Typing one removes it here; a new untyped field fails the test below.
+STILL_UNTYPED: dict[str, tuple[str, ...]] = {
+    "CorpusResult": ("oversized", "chunks_per_page", "removals_by_kind", "warnings", "casebook", "batches",
+        "labels",),
+    "BakeoffResult": ("unavailable", "provenance", "summary_rows", "plot", "q7_rows", "layers", "per_question",
+        "worst_ranks",),
+    "Q5Result": ("casebook", "question", "provenance", "generator", "top", "pieces", "gate_params", "decisions",
+        "answer", "citations", "llm_answer", "wrangler_r2", "wrangler_rank", "faults", "key_facts",),
+    "Q9aResult": ("casebook", "question", "provenance", "corpus_check", "top", "scores", "overlap",
+        "best_scores", "calibration", "floor_sweep", "gates", "validation",
+        "near_miss", "gated_decline", "bypass", "llm_judge", "llm_judge_narrowed", "llm_judge_rows",
+        "generation",),
+    "TopkResult": ("provenance", "q8", "late_complete", "casebook_q8", "curve", "curve_rows", "plot",),
+    "Q7DiagnosisResult": ("provenance",),
+    "MechanismResult": ("variants", "baseline", "unavailable", "provenance", "q7_rows", "benchmark_rows",),
+    "RecoveryExperimentResult": ("sources", "unavailable", "count_meaning", "q7", "benchmark", "per_question",
+        "casebook_published", "provenance",),
+    "SummaryResult": ("local_llm", "side_by_side", "evidence_k", "benchmark_rows",
+        "comparisons", "q7_every_phrasing", "multiplicity", "what_helps", "relabel", "halo_rows",
+        "casebook_rows",),
+    "LocalLLMResult": ("provenance", "tasks", "models", "model_choice", "model_picks", "answers", "answer_rows",
+        "judge", "gate_beside_judge", "judge_rows", "judge_narrowed", "narrowing", "narrowing_choice",
+        "injection", "before_after", "targets", "hand_checks", "selective", "funnel", "paired", "paired_family",
+        "answer_languages", "partly_checkable",),
+    "ChunkingResult": ("tables", "strategies", "metric_rows", "comparison_rows", "q7_rows", "context_rows",
+        "price", "halo", "provenance",),
+    "CorpusSizeResult": ("labels", "size_rows", "label_rows", "curve", "change_rows", "by_size", "runs",
+        "q7_runs", "q7_rows", "slot_rows", "top_distractors", "q7_first", "gate", "tables", "provenance",),
+    "AnnResult": ("settings", "rows", "comparison_rows", "q7_rows", "by_setting", "tables", "provenance",),
+}
+
+
+def test_no_new_untyped_result_field_and_the_list_of_untyped_ones_is_current() -> None:
+    seen: set[type] = set()
+    found = [name for cls in RESULT_TYPES.values() for name in untyped_fields(cls, seen)]
+    listed = [f"{cls}.{name}" for cls, names in STILL_UNTYPED.items() for name in names]
+    assert sorted(found) == sorted(listed)
