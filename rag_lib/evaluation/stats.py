@@ -134,12 +134,17 @@ class PairedDifference:
     @property
     def no_question_changed(self) -> bool:
         """The metric moved on no question (e.g. hit@5 under a larger k): diff and interval are all 0."""
-        return no_question_changed(self.stored())
+        return no_question_changed({"diff": self.diff, "ci95": self.ci95})
 
     @property
     def interval_text(self) -> str:
         """The 95% interval as tables show it: ``[-0.036, +0.071]``."""
         return interval_text(self.ci95)
+
+    def interval_fields(self) -> dict[str, Any]:
+        """What a table row of comparisons keeps beside its own figures: the interval (``ci95``, and as text under
+        ``95% CI``), ``p`` and the per-question ``diffs`` that :func:`~rag_lib.evaluation.claims.judge_rows` adjusts."""
+        return {"ci95": list(self.ci95), "95% CI": self.interval_text, "p": self.p, "diffs": list(self.diffs)}
 
     def stored(self) -> dict[str, Any]:
         """As a results.json keeps it (read back by :meth:`read`)."""

@@ -120,8 +120,7 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
                     c = compare(hnsw, [gold_at(q.pieces, exact[q.id, lang], name) for q in questions], n_boot, seed)
                     comparison.append({"batch": batch, "setting": label, "language": lang, "metric": name,
                                        "exact": c.baseline, "hnsw": c.mechanism, "hnsw − exact": c.diff,
-                                       "ci95": list(c.ci95), "95% CI": c.interval_text, "p": c.p,
-                                       "diffs": list(c.diffs)})
+                                       **c.interval_fields()})
                 per_build = [q7_ranks(q7, matched_only(run["q07", f"{lang}:q7"])) for run in runs]
                 q7_rows.append({"batch": batch, "setting": label, "language": lang,
                                 **{p: rank_span([b[p] for b in per_build]) for p in Q7_PIECES}})

@@ -174,8 +174,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
                 c = compare(scores[BASELINE, lang][m], scores[name, lang][m], n_boot, seed)
                 comparison_rows.append({"strategy": name, "language": lang, "metric": m,
                                         "structural": c.mechanism, "strategy_value": c.baseline,
-                                        "structural − strategy": c.diff, "ci95": list(c.ci95),
-                                        "95% CI": c.interval_text, "p": c.p, "diffs": list(c.diffs)})
+                                        "structural − strategy": c.diff, **c.interval_fields()})
     # One Holm family: every strategy × language × metric the comparison table reports.
     family = judge_rows(comparison_rows, FAMILY_NAME, ("strategy",), ("language",), DIFF, n_boot, seed)
     embedder = base.embedder()

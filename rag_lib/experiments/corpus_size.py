@@ -235,8 +235,7 @@ def curve_and_change(runs: SizeRuns, languages: Sequence[str], n_boot: int,
                 if size != smallest:
                     c = compare(seed_mean.tolist(), base_scores[m].tolist(), n_boot, seed)
                     change.append({"pages": size, "language": lang, "metric": m, "smallest": c.baseline,
-                                   "this size": c.mechanism, "change": c.diff, "ci95": list(c.ci95),
-                                   "95% CI": c.interval_text, "p": c.p, "diffs": list(c.diffs)})
+                                   "this size": c.mechanism, "change": c.diff, **c.interval_fields()})
             mine = runs.of(runs.rows, size, lang)
             entry["declined (answerable)"] = round(float(np.mean([r["declined (answerable)"] for r in mine])), 2)
             for label, suffix in (("", ""), (" (held out)", " (held out)")):

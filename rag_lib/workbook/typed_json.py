@@ -125,9 +125,7 @@ def untyped_fields(cls: type, seen: set[type] | None = None) -> list[str]:
         return []
     seen.add(cls)
     out = []
-    for name, tp in _hints(cls).items():
-        if name not in {f.name for f in dataclasses.fields(cls)}:
-            continue
+    for name, tp in field_types(cls).items():
         if _involves_any(tp):
             out.append(f"{cls.__name__}.{name}")
         for inner in _dataclasses_in(tp):
