@@ -46,8 +46,8 @@ from rag_lib.benchmark.batch_labels import label_status
 from rag_lib.casebook import published
 from rag_lib.config import snapshot_batches
 from rag_lib.experiments.corpus import corpus_result, findings
-from rag_lib.workbook import figures, page, report
-from rag_lib.workbook.tables import Table, table
+from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.tables import Table, table
 
 corpus = corpus_mod.build_corpus(batch, max_chars)
 chunks_path = corpus_mod.write_corpus(corpus)

@@ -45,8 +45,8 @@ from IPython.display import display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.bakeoff import findings, run_bakeoff
-from rag_lib.workbook import figures, page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.tables import table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_bakeoff(embedders, k=config.k, languages=languages)

@@ -41,8 +41,8 @@ from IPython.display import display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.q5 import findings, run_q5
-from rag_lib.workbook import page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import page, report
+from rag_lib.presentation.tables import table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_q5(lang=lang, languages=languages, k=config.k, generator=generator)

@@ -50,8 +50,8 @@ from IPython.display import Markdown, display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.q9a import findings, run_q9a
-from rag_lib.workbook import figures, page, report
-from rag_lib.workbook.tables import settings, table
+from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.tables import settings, table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_q9a(languages=languages, k=config.k, generators=generators, bypass_lang=bypass_lang,

@@ -41,8 +41,8 @@ languages = ["zh", "en"]
 from IPython.display import Markdown, display
 
 from rag_lib.experiments.topk import findings, run_topk
-from rag_lib.workbook import figures, page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.tables import table
 
 NAME = "04_q8_topk"
 result = run_topk(retriever, max_k=max_k, languages=languages)

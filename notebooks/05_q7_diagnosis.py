@@ -39,8 +39,8 @@ from IPython.display import Markdown, display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.q7_diagnosis import findings, run_q7_diagnosis
-from rag_lib.workbook import page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import page, report
+from rag_lib.presentation.tables import table
 
 NAME = "05_q7_diagnosis"
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters

@@ -48,8 +48,8 @@ n_boot = 10000
 from IPython.display import Markdown, display
 
 from rag_lib.experiments.mechanisms import findings, run_mechanism
-from rag_lib.workbook import page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import page, report
+from rag_lib.presentation.tables import table
 
 NAME = f"06_q7_mechanism-{mechanism}"
 result = run_mechanism(mechanism, languages=languages, llm_languages=llm_languages, n_boot=n_boot)

@@ -47,8 +47,8 @@ from IPython.display import Markdown, display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.recovery import REPORT_TEMPLATE, casebook_rows, findings, run_recovery_experiment
-from rag_lib.workbook import page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import page, report
+from rag_lib.presentation.tables import table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_recovery_experiment(languages, k=config.k, retriever=retriever, llm=llm, llm_mode=llm_mode)

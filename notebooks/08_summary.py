@@ -33,8 +33,8 @@ languages = ["zh", "en"]
 from IPython.display import display
 
 from rag_lib.experiments.summary import findings, run_summary
-from rag_lib.workbook import figures, page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.tables import table
 
 NAME = "08_summary"
 summary = run_summary(tuple(languages))

@@ -57,8 +57,8 @@ k = None  # None: retrieval.top_k in workbook.yaml
 from rag_lib.config import RunConfig
 from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, findings, run_local_llm
 from rag_lib.experiments.llm_eval.paired import table_rows as paired_table
-from rag_lib.workbook import figures, page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.tables import table
 
 NAME = "10_local_llm"
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters

@@ -43,8 +43,8 @@ n_boot = 10000
 from IPython.display import display
 
 from rag_lib.experiments.chunking import findings, run_chunking
-from rag_lib.workbook import figures, page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.tables import table
 
 NAME = "11_chunking"
 result = run_chunking(languages=languages, n_boot=n_boot)

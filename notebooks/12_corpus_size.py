@@ -44,8 +44,8 @@ n_boot = 10000
 from IPython.display import display
 
 from rag_lib.experiments.corpus_size import findings, result_metrics, run_corpus_size
-from rag_lib.workbook import figures, page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.tables import table
 
 NAME = "12_corpus_size"
 result = run_corpus_size(languages=languages, n_boot=n_boot)

@@ -39,8 +39,8 @@ n_boot = 10000
 from IPython.display import display
 
 from rag_lib.experiments.ann import findings, run_ann
-from rag_lib.workbook import figures, page, report
-from rag_lib.workbook.tables import table
+from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.tables import table
 
 NAME = "13_ann"
 result = run_ann(languages=languages, n_boot=n_boot)

@@ -41,10 +41,10 @@ from rag_lib.generation.llm_calls import (
     LLMResponse,
     default_mode,
 )
+from rag_lib.results.q9a import Q9aResult
 from rag_lib.retrieval import Ranking
 from rag_lib.text import absolute_links, approx_tokens, language_of
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import Q9aResult
 
 SUPPORT_POLICY = "verified-citations-only"
 ASK_STATUSES = ("answered", "declined", "withheld", "error")

@@ -36,7 +36,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     is not that order."""
     from pathlib import Path
 
-    from rag_lib.workbook.results import planned_runs
+    from rag_lib.results.runs import planned_runs
 
     order = {run.name: i for i, run in enumerate(planned_runs())}
 

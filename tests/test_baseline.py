@@ -6,9 +6,9 @@ import pytest
 from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, RunConfig
-from rag_lib.workbook.baseline import BaselineMeasures
-from rag_lib.workbook.experiment_results import BakeoffResult
-from rag_lib.workbook.results import MissingResult
+from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.baseline import BaselineMeasures
+from rag_lib.results.store import MissingResult
 
 BASE = f"dense:{RunConfig.from_settings().embedder}"
 PROVENANCE = {"retriever": "dense", "embedder": {"model": RunConfig.from_settings().embedder, "version": "1"}}

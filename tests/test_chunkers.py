@@ -20,8 +20,8 @@ from rag_lib.documents import Chunk, NormalizedPage
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.gold_spans import Span, covering, phrase_offsets, piece_spans, resolve_by_span
 from rag_lib.experiments.chunking import findings
+from rag_lib.results.chunking import ChunkingResult
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import ChunkingResult
 
 
 class FakeEmbedder:

@@ -8,7 +8,7 @@ import pytest
 from typed_results import partial_result
 
 from rag_lib.__main__ import main
-from rag_lib.workbook.experiment_results import Q9aResult
+from rag_lib.results.q9a import Q9aResult
 
 
 def test_rank_marks_gold_pieces_and_diagnoses(capsys: pytest.CaptureFixture[str]) -> None:

@@ -100,8 +100,8 @@ def test_library_has_no_literal_top_k_default() -> None:
 def test_no_notebook_fixes_top_k_in_its_parameters() -> None:
     """A notebook's ``k`` parameter defaults to ``None`` (``retrieval.top_k`` of workbook.yaml): a literal
     there would override the workbook silently, so one edit of top_k would not reach every notebook."""
+    from rag_lib.results.runs import NotebookRun
     from rag_lib.workbook.notebooks import notebook_parameters
-    from rag_lib.workbook.results import NotebookRun
 
     offenders = []
     for path in sorted(NOTEBOOKS_DIR.glob("*.py")):

@@ -9,8 +9,8 @@ import pytest
 from typed_results import partial_result
 
 from rag_lib.errors import WorkbookError
+from rag_lib.results.corpus import CorpusResult
 from rag_lib.workbook.expected import check_expected, freeze, verdicts
-from rag_lib.workbook.experiment_results import CorpusResult
 
 
 def test_ok_okish_fail_and_missing(tmp_path: Path) -> None:
@@ -52,7 +52,7 @@ def test_figures_are_read_through_the_runs_declared_type(tmp_path: Path) -> None
 
 
 def test_a_selector_names_the_row_by_its_condition() -> None:
-    from rag_lib.workbook.report import lookup
+    from rag_lib.presentation.report import lookup
 
     rows = {"rows": [{"model": "a", "lang": "zh", "hit": 0.5}, {"model": "a", "lang": "en", "hit": 0.9},
                      {"model": "b.v1.5", "lang": "zh", "hit": 0.1}]}
@@ -71,7 +71,7 @@ def test_committed_expected_figures_name_conditions_not_list_positions() -> None
     import yaml
 
     from rag_lib.config import RESULTS_DIR
-    from rag_lib.workbook.report import lookup, path_parts
+    from rag_lib.presentation.report import lookup, path_parts
 
     figures = yaml.safe_load((RESULTS_DIR / "expected.yaml").read_text(encoding="utf-8"))["figures"]
     positional = []

@@ -14,9 +14,11 @@ from typed_results import partial_result
 from rag_lib.config import RESULTS_DIR
 from rag_lib.evaluation.stats import compare
 from rag_lib.experiments import q9a, recovery, summary, topk
-from rag_lib.workbook.experiment_results import Q9aResult, RecoveryExperimentResult, SummaryResult, TopkResult
-from rag_lib.workbook.mechanism_results import MechanismResult
-from rag_lib.workbook.results import mechanism_metrics
+from rag_lib.results.mechanism import MechanismResult, mechanism_metrics
+from rag_lib.results.q9a import Q9aResult
+from rag_lib.results.recovery import RecoveryExperimentResult
+from rag_lib.results.summary import SummaryResult
+from rag_lib.results.topk import TopkResult
 
 
 def _metric(moved: int, n: int = 40) -> dict[str, object]:

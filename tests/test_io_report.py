@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rag_lib.io import atomic_open, read_jsonl, write_jsonl
-from rag_lib.workbook import report
+from rag_lib.presentation import report
 
 
 def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
@@ -74,9 +74,9 @@ def test_a_jinja_template_loops_over_the_results_and_fails_on_a_missing_name() -
 
 
 def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp_path, monkeypatch) -> None:
+    from rag_lib.results.runs import NotebookRun
     from rag_lib.workbook import expected
     from rag_lib.workbook.notebooks import notebook_question
-    from rag_lib.workbook.results import NotebookRun
 
     (tmp_path / "00_corpus").mkdir()
     (tmp_path / "00_corpus" / "results.json").write_text('{"findings": ["32 pages."]}')
@@ -92,7 +92,7 @@ def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp
     index = (tmp_path / "README.md").read_text()
     assert "make check: 1 OK, 0 OKish, 1 FAIL; run time: cold not measured, warm not measured." in index
     assert "No full run has been timed yet." in index
-    from rag_lib.workbook.run_times import record_run_times
+    from rag_lib.results.run_times import record_run_times
 
     record_run_times(tmp_path, "warm", {"00_corpus": 12.0}, 20.0, 3.0, 0.5)
     report.write_results_index(tmp_path, [run], {}, checks, {"00_corpus": notebook_question(run)})

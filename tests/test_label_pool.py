@@ -133,7 +133,7 @@ def test_a_not_gold_for_every_piece_decision_is_checked(tmp_path: Path) -> None:
 
 
 def test_every_pooled_configuration_is_scored_under_both_label_versions(tmp_path: Path) -> None:
-    from rag_lib.workbook.label_archive import archive_pool, pooled_relabel, pooled_relabel_rows
+    from rag_lib.presentation.label_archive import archive_pool, pooled_relabel, pooled_relabel_rows
 
     pool = _pool()
     before = {"b1": {"q1": [["g1"], ["g2"]], "q2": [["g2"]]}}

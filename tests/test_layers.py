@@ -21,12 +21,14 @@ from rag_lib.config import PACKAGE_DIR
 LAYERS: list[tuple[str, set[str]]] = [
     ("entry points", {"__main__", "explore", "label_pool", "label_propose", "label_review", "e5_fast_check",
                       "embed_corpus"}),
+    ("workbook", {"workbook"}),  # orchestration: make reproduce, notebook sources, make check, LLM runs
     ("experiments", {"experiments"}),  # one module per notebook
     ("question sweeps", {"question_sweeps"}),  # a stage swept over every benchmark question, shared by experiments
     ("questions", {"answer", "explain", "label_audit"}),  # one question through the pipeline
     ("pipeline", {"workbench"}),  # the stages assembled for a snapshot
     ("stages", {"corpus", "embedding", "index", "rerank", "evidence"}),
-    ("workbook", {"workbook"}),  # notebook runs, stored results, reports, tables, figures
+    ("presentation", {"presentation"}),  # reports, tables, figures, pages, the headline
+    ("results", {"results"}),  # each experiment's stored result (typed), the declared runs, the baseline
     ("generation", {"generation"}),
     ("evaluation", {"benchmark", "evaluation"}),
     ("foundations", {"retrieval", "documents", "casebook", "hub_files", "text", "injection", "io", "errors",

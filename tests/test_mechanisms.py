@@ -19,9 +19,9 @@ from rag_lib.experiments.mechanisms import MECHANISMS, LLMQueries, RankFailed, m
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
+from rag_lib.results.baseline import BaselineMeasures
+from rag_lib.results.mechanism import MechanismResult
 from rag_lib.retrieval import Ranking
-from rag_lib.workbook.baseline import BaselineMeasures
-from rag_lib.workbook.mechanism_results import MechanismResult
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
 Q7_EN = ("How should environment variables, secrets and plain configuration each be set? "
@@ -257,8 +257,8 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
 
 def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrides(capsys) -> None:
     from rag_lib.experiments.__main__ import main
+    from rag_lib.results.runs import NotebookRun
     from rag_lib.workbook.notebooks import notebook_parameters
-    from rag_lib.workbook.results import NotebookRun
 
     explore = notebook_parameters(NotebookRun("09_explore", "09_explore", {"live": False}))
     assert explore["live"] == "False" and explore["k"] == "None" and explore["question"] == "'q07'"
@@ -306,8 +306,8 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
 
     # And the summary (08) over these two runs alone, with the toy declared as a mechanism run.
     from rag_lib.experiments.summary import run_summary
-    from rag_lib.workbook import mechanism_results
-    from rag_lib.workbook.results import MECHANISM_NOTEBOOK, NotebookRun
+    from rag_lib.results import mechanism as mechanism_results
+    from rag_lib.results.runs import MECHANISM_NOTEBOOK, NotebookRun
 
     write_json(tmp_path / "01_embedding_bakeoff" / "results.json", bakeoff.to_json())
     monkeypatch.setattr(mechanism_results, "runs_of", lambda notebook: [

@@ -150,7 +150,7 @@ def test_the_configured_narrowing_is_the_budget_notebook_10_picks():
     # generation.narrowing must be what 10's stated rule chose out of sample, not a hand-set budget.
     from rag_lib.config import RESULTS_DIR
     from rag_lib.evidence.narrowing import narrowing_settings
-    from rag_lib.workbook.results import read_result
+    from rag_lib.results.store import read_result
 
     choice = read_result("10_local_llm", root=RESULTS_DIR).data["narrowing_choice"]
     picked = {"budget_tokens": choice["picked"]["budget_tokens"], "max_units": choice["picked"]["max_units"]}

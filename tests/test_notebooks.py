@@ -9,7 +9,7 @@ import nbformat
 import pytest
 
 from rag_lib.config import NOTEBOOKS_DIR
-from rag_lib.workbook.results import planned_runs
+from rag_lib.results.runs import planned_runs
 
 SCRIPTS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.py"))
 

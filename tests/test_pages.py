@@ -12,8 +12,8 @@ import nbformat
 import pytest
 
 from rag_lib.config import RESULTS_DIR
-from rag_lib.workbook import page
-from rag_lib.workbook.results import planned_runs
+from rag_lib.presentation import page
+from rag_lib.results.runs import planned_runs
 
 # --- the helpers -------------------------------------------------------------------------------------
 

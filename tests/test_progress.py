@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from rag_lib.generation.local_models import pip_install
+from rag_lib.results.runs import NotebookRun
 from rag_lib.workbook import reproduce
 from rag_lib.workbook.reproduce import progress_line, remaining_note
-from rag_lib.workbook.results import NotebookRun
 
 # What `pip install --progress-bar raw` prints for two packages, the second from pip's cache.
 PIP_OUTPUT = """Collecting fake-part1==1.0
@@ -85,7 +85,7 @@ def test_each_notebook_line_says_what_the_runs_to_come_took_last_time(
         (out_dir / f"{run.name}.ipynb").write_text("{}")
 
     monkeypatch.setattr(reproduce, "execute", execute)
-    monkeypatch.setattr("rag_lib.workbook.report.write_results_index", lambda *a, **k: None)
+    monkeypatch.setattr("rag_lib.presentation.report.write_results_index", lambda *a, **k: None)
     embedded: list[bool] = []
     monkeypatch.setattr(reproduce, "embed_corpus_once", embedded.append)
     monkeypatch.setenv("RAG_PROGRESS", "1")

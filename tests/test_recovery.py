@@ -24,8 +24,8 @@ from rag_lib.generation.recovery import (
     run_recovery,
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
+from rag_lib.presentation.report import report_text
 from rag_lib.retrieval import Ranking
-from rag_lib.workbook.report import report_text
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
 Q7_EN = ("How should environment variables, secrets and plain configuration each be set? "
@@ -232,7 +232,7 @@ def test_the_recovery_experiment_runs_end_to_end_on_a_fixture_corpus(monkeypatch
 
     from rag_lib.experiments import recovery
     from rag_lib.generation import llm_calls
-    from rag_lib.workbook.experiment_results import RecoveryExperimentResult
+    from rag_lib.results.recovery import RecoveryExperimentResult
 
     monkeypatch.setattr(llm_calls, "DEFAULT_CALLS_DIR", tmp_path / "no_records")
     wb = q7_pages_workbench(tmp_path)

@@ -7,8 +7,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from rag_lib.results.runs import NotebookRun
 from rag_lib.workbook.reproduce import fingerprint, strip_volatile
-from rag_lib.workbook.results import NotebookRun
 
 
 def test_fingerprint_follows_inputs_parameters_and_earlier_results(
@@ -76,14 +76,14 @@ def _declare(monkeypatch: pytest.MonkeyPatch, runs: list[dict]) -> None:
     from rag_lib import config
 
     real = config.settings()
-    monkeypatch.setattr("rag_lib.workbook.results.settings",
+    monkeypatch.setattr("rag_lib.results.runs.settings",
                         lambda: {**real, "reproduce": {**real["reproduce"], "notebooks": runs}})
 
 
 def test_runs_execute_after_what_they_read_and_only_declared_reads_count(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag_lib.workbook.results import planned_runs, reads_of
+    from rag_lib.results.runs import planned_runs, reads_of
 
     _declare(monkeypatch, [
         {"name": "08_s", "notebook": "08_summary", "reads": ["01_b", "06_q7_mechanism"]},
@@ -107,7 +107,8 @@ def test_runs_execute_after_what_they_read_and_only_declared_reads_count(
 
 def test_a_read_that_is_not_declared_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     from rag_lib.errors import WorkbookError
-    from rag_lib.workbook.results import RUN_ENV, check_declared_read, find_result, planned_runs
+    from rag_lib.results.runs import RUN_ENV, check_declared_read, planned_runs
+    from rag_lib.results.store import find_result
 
     _declare(monkeypatch, [{"name": "01_b", "notebook": "01_embedding_bakeoff"},
                            {"name": "06_x", "notebook": "06_q7_mechanism", "reads": ["01_b"]},
@@ -129,7 +130,7 @@ def test_a_read_that_is_not_declared_is_refused(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_every_declared_run_and_read_is_consistent() -> None:
-    from rag_lib.workbook.results import planned_runs, reads_of
+    from rag_lib.results.runs import planned_runs, reads_of
 
     planned = planned_runs()  # raises on an unknown read or a circle
     position = {r.name: i for i, r in enumerate(planned)}

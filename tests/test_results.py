@@ -9,21 +9,13 @@ import pytest
 from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, RunConfig
-from rag_lib.workbook.baseline import q7_baseline_disagreements
-from rag_lib.workbook.experiment_results import (
-    RESULT_TYPES,
-    BakeoffResult,
-    Q7DiagnosisResult,
-)
-from rag_lib.workbook.mechanism_results import MechanismResult, VariantResult, mechanism_results
-from rag_lib.workbook.results import (
-    MECHANISM_NOTEBOOK,
-    MissingResult,
-    find_result,
-    planned_runs,
-    read_result,
-    runs_of,
-)
+from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.baseline import q7_baseline_disagreements
+from rag_lib.results.catalog import RESULT_TYPES
+from rag_lib.results.mechanism import MechanismResult, VariantResult, mechanism_results
+from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
+from rag_lib.results.runs import MECHANISM_NOTEBOOK, planned_runs, runs_of
+from rag_lib.results.store import MissingResult, find_result, read_result
 
 
 def _write(root: Path, name: str, payload: object) -> None:

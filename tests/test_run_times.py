@@ -6,13 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lib.workbook.run_times import (
-    cache_state,
-    load_run_times,
-    record_run_times,
-    run_time_text,
-    totals_text,
-)
+from rag_lib.results.run_times import cache_state, load_run_times, record_run_times, run_time_text, totals_text
 
 
 def test_each_state_keeps_its_own_block_and_the_text_reads_both(tmp_path: Path) -> None:

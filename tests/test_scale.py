@@ -12,8 +12,9 @@ from rag_lib.documents import Chunk
 from rag_lib.experiments import ann, corpus_size
 from rag_lib.experiments.ann import gold_at, neighbour_recall
 from rag_lib.experiments.corpus_size import distractor_kind, page_orders, restrict, text_key
+from rag_lib.results.ann import AnnResult
+from rag_lib.results.corpus_size import CorpusSizeResult
 from rag_lib.retrieval import Ranking
-from rag_lib.workbook.experiment_results import AnnResult, CorpusSizeResult
 
 
 def test_page_orders_are_nested_seeded_and_start_with_the_base_pages() -> None:

@@ -19,10 +19,10 @@ from rag_lib.experiments.summary import (
     highlight,
     side_by_side,
 )
-from rag_lib.workbook.experiment_results import BakeoffResult
-from rag_lib.workbook.label_archive import relabel_rows
-from rag_lib.workbook.mechanism_results import MechanismResult
-from rag_lib.workbook.report import update_readme_headline
+from rag_lib.presentation.label_archive import relabel_rows
+from rag_lib.presentation.report import update_readme_headline
+from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.mechanism import MechanismResult
 
 
 def _write(root: Path, name: str, data: dict) -> None:
@@ -85,7 +85,7 @@ def test_readme_opens_with_the_findings_08_stored(tmp_path: Path) -> None:
     assert "\nold\n" not in text
     assert "- k = 10 helps. ([04_q8_topk](results/notebooks/04_q8_topk.html))" in text
     assert "(results/08_summary/q7_ranks_zh.png)" in text
-    from rag_lib.workbook.report import write_results_index
+    from rag_lib.presentation.report import write_results_index
 
     write_results_index(root, [], {})  # results/README.md opens with the same findings, linked from there
     index = (root / "README.md").read_text()
@@ -133,8 +133,8 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
 
 
 def test_an_archived_label_version_reads_back_unchanged_until_the_figures_move(tmp_path: Path) -> None:
-    from rag_lib.workbook.experiment_results import SummaryResult
-    from rag_lib.workbook.label_archive import archive_label_version
+    from rag_lib.presentation.label_archive import archive_label_version
+    from rag_lib.results.summary import SummaryResult
 
     dense = f"dense:{RunConfig.from_settings().embedder}"
     row = {"configuration": dense, "phrasing": "original", "language": "en", "C1": 3, "C2": 5, "C3": 9, "C4": 1}

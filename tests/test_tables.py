@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from rag_lib.workbook.tables import MISSING, Table, flatten, format_value, settings, table
+from rag_lib.presentation.tables import MISSING, Table, flatten, format_value, settings, table
 
 
 def test_values_keep_their_kind() -> None:

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
-from rag_lib.workbook.experiment_results import RESULT_TYPES, Q7DiagnosisResult, result_type
-from rag_lib.workbook.results import MissingResult, planned_runs
-from rag_lib.workbook.typed_json import ShapeError, decode, encode, json_key, untyped_fields
+from rag_lib.results.catalog import RESULT_TYPES, result_type
+from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
+from rag_lib.results.runs import planned_runs
+from rag_lib.results.store import MissingResult
+from rag_lib.results.typed_json import ShapeError, decode, encode, json_key, untyped_fields
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 

@@ -7,8 +7,8 @@ import types
 import typing
 from typing import Any, Union
 
-from rag_lib.workbook.results import ExperimentResult
-from rag_lib.workbook.typed_json import field_types
+from rag_lib.results.store import ExperimentResult
+from rag_lib.results.typed_json import field_types
 
 
 def blank(tp: Any) -> Any:

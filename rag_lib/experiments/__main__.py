@@ -16,8 +16,8 @@ def conditions() -> list[dict[str, object]]:
     parameters with those applied, and for a mechanism run the declared mechanism's description and
     parameters (as resolved from ``workbook.yaml``)."""
     from rag_lib.experiments.mechanisms import get_mechanism
+    from rag_lib.results.runs import planned_runs, reads_of
     from rag_lib.workbook.notebooks import notebook_parameters
-    from rag_lib.workbook.results import planned_runs, reads_of
 
     rows: list[dict[str, object]] = []
     for run in planned_runs():

@@ -34,10 +34,10 @@ from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
+from rag_lib.presentation.report import markdown_table, rank_span
+from rag_lib.results.ann import AnnResult
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import AnnResult
-from rag_lib.workbook.report import markdown_table, rank_span
 
 RECALL_K = 10
 DIFF = "hnsw − exact"  # the comparison table's difference column

@@ -9,9 +9,9 @@ from typing import Any
 from rag_lib.benchmark import Q7_PHRASINGS
 from rag_lib.embedding import available_embedders
 from rag_lib.evaluation import PieceCoverage, diagnose, piece_ranks
+from rag_lib.presentation.report import markdown_table
+from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.workbench import RunKey, Workbench
-from rag_lib.workbook.experiment_results import BakeoffResult
-from rag_lib.workbook.report import markdown_table
 
 
 def configurations(embedders: Sequence[str], status: dict[str, bool | str], default: str) -> list[RunKey]:
@@ -32,7 +32,7 @@ def run_bakeoff(
 
     The result holds provenance, per-configuration means, Q7 piece ranks, layer counts and each
     question's measures (the baseline's are what 06 compares against:
-    :class:`~rag_lib.workbook.baseline.BaselineMeasures`). Embedders whose files are missing are
+    :class:`~rag_lib.results.baseline.BaselineMeasures`). Embedders whose files are missing are
     listed under ``unavailable`` with the reason. ``k`` defaults to the workbench's ``config.k``.
     """
     wb = workbench or Workbench()

@@ -31,11 +31,11 @@ from rag_lib.evaluation.claims import ALPHA, Family, judge_rows, read_rows
 from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
 from rag_lib.evaluation.stats import compare
 from rag_lib.generation.llm_calls import price_table
+from rag_lib.presentation.report import markdown_table
+from rag_lib.results.chunking import ChunkingResult
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import ChunkingResult
-from rag_lib.workbook.report import markdown_table
 
 BASELINE = "structural"
 # Piece coverage of the leading chunks that fit the structural Top-5's tokens for the same question: the

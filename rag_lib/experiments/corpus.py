@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_lib.workbook.experiment_results import CorpusResult
+from rag_lib.results.corpus import CorpusResult
 
 
 def corpus_result(stats: dict[str, Any], n_removals: int, casebook: dict[str, Any], batches: dict[str, Any],

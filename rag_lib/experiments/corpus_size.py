@@ -38,11 +38,11 @@ from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import AspectGate, Case, score_cases
 from rag_lib.evidence.calibration import held_out_parameters
+from rag_lib.presentation.report import markdown_table, rank_span
 from rag_lib.question_sweeps.gates import score_question, scored_questions
+from rag_lib.results.corpus_size import CorpusSizeResult
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import CorpusSizeResult
-from rag_lib.workbook.report import markdown_table, rank_span
 
 DIFF = "change"  # the change table's difference column (this size − the smallest corpus)
 FAMILY_NAME = "this notebook (corpus sizes × languages × metrics, each against the smallest corpus)"

@@ -16,11 +16,11 @@ from rag_lib.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import get_generator, get_task_generator
+from rag_lib.presentation.report import markdown_table
 from rag_lib.question_sweeps.gates import calibrate, chosen_gates, general_gate_key
 from rag_lib.question_sweeps.generation import fault_outcomes
+from rag_lib.results.q5 import Q5Result
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import Q5Result
-from rag_lib.workbook.report import markdown_table
 
 # The two places the "Wrangler configuration syntax" for an R2 binding can be: the Workers
 # Wrangler reference (the casebook's benchmark note) and the Pages page on Wrangler configuration.

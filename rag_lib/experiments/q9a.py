@@ -29,6 +29,7 @@ from rag_lib.evidence import (
 from rag_lib.evidence.gated import GatedGenerator
 from rag_lib.generation import GenerationResult, SchemaLimits, get_generator
 from rag_lib.generation.scripted import CountingRecorder
+from rag_lib.presentation.report import markdown_table
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
@@ -41,9 +42,8 @@ from rag_lib.question_sweeps.gates import (
     scored_questions,
 )
 from rag_lib.question_sweeps.generation import run_generation_eval
+from rag_lib.results.q9a import Q9aResult
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import Q9aResult
-from rag_lib.workbook.report import markdown_table
 
 _KV = re.compile(r"\bKV\b")
 # llama.cpp cannot compile the grammar of the default answer schema (maxLength 2000 expands past

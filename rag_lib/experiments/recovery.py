@@ -34,9 +34,9 @@ from rag_lib.generation.recovery import (
     run_recovery,
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
+from rag_lib.presentation.report import markdown_table
+from rag_lib.results.recovery import RecoveryExperimentResult
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import RecoveryExperimentResult
-from rag_lib.workbook.report import markdown_table
 
 # Casebook section 06, verbatim (Chinese), with the casebook's own English translations.
 CASEBOOK_Q7_SUGGESTIONS: dict[str, tuple[str, ...]] = {

@@ -7,7 +7,7 @@ comparisons in the table (their number is stated; those in which no question cha
 marked), its adjusted p and adjusted interval (:mod:`rag_lib.evaluation.claims`), so the ~100
 intervals are not read as ~100 independent findings; verdicts and Findings use the adjusted figures.
 The label-dependent figures of the previous label version are shown beside the current ones
-(:mod:`rag_lib.workbook.label_archive`).
+(:mod:`rag_lib.presentation.label_archive`).
 """
 
 from __future__ import annotations
@@ -24,20 +24,17 @@ from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import hit_name
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, Verdict, judge
 from rag_lib.evaluation.stats import effect_text
-from rag_lib.workbook.baseline import bakeoff_q7, baseline_label
-from rag_lib.workbook.experiment_results import (
-    BakeoffResult,
-    ChunkingResult,
-    LocalLLMResult,
-    Q7DiagnosisResult,
-    RecoveryExperimentResult,
-    SummaryResult,
-)
-from rag_lib.workbook.headline import headline_findings
-from rag_lib.workbook.label_archive import relabel_rows
-from rag_lib.workbook.mechanism_results import MechanismResult, mechanism_results
-from rag_lib.workbook.report import kinds_text, markdown_table, prose
-from rag_lib.workbook.results import mechanism_metrics
+from rag_lib.presentation.headline import headline_findings
+from rag_lib.presentation.label_archive import relabel_rows
+from rag_lib.presentation.report import kinds_text, markdown_table, prose
+from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.baseline import bakeoff_q7, baseline_label
+from rag_lib.results.chunking import ChunkingResult
+from rag_lib.results.local_llm import LocalLLMResult
+from rag_lib.results.mechanism import MechanismResult, mechanism_metrics, mechanism_results
+from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
+from rag_lib.results.recovery import RecoveryExperimentResult
+from rag_lib.results.summary import SummaryResult
 
 # The compared metrics are mechanism_metrics(k) of the runs' k; coverage@evidence: pieces inside the evidence
 # the variant sends to generation (Top-5, or Top-k for the top-k variants), the one metric a larger k changes.

@@ -21,10 +21,10 @@ import numpy as np
 
 from rag_lib.casebook import published
 from rag_lib.evaluation import piece_ranks
+from rag_lib.presentation.report import markdown_table
+from rag_lib.results.topk import TopkResult
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import TopkResult
-from rag_lib.workbook.report import markdown_table
 
 
 def coverage_at(ranks: Sequence[int | None], k: int) -> int:

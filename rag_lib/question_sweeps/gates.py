@@ -27,9 +27,9 @@ from rag_lib.evidence import (
     score_cases,
     sweep,
 )
+from rag_lib.presentation.report import markdown_table
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.report import markdown_table
 
 
 def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int | None = None) -> list[ScoredQuestion]:

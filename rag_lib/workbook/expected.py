@@ -2,7 +2,7 @@
 
 ``results/expected.yaml`` lists figures as ``{experiment, path, value, tolerance}``: ``path`` is a
 dotted path into ``results/<experiment>/results.json``, read through the run's declared result type
-(:func:`~rag_lib.workbook.experiment_results.result_type`). A figure is **OK** when it equals the
+(:func:`~rag_lib.results.catalog.result_type`). A figure is **OK** when it equals the
 expected value, **OKish** when it differs by at most ``tolerance`` (absolute), and **FAIL**
 otherwise, or when it is missing or its results do not read as their type. Values are recorded
 from a reference run with ``python -m rag_lib.workbook.expected --freeze`` (never typed by hand);
@@ -22,9 +22,9 @@ import yaml
 from rag_lib.config import results_dir
 from rag_lib.errors import cli_errors
 from rag_lib.io import write_text
-from rag_lib.workbook.experiment_results import result_type
-from rag_lib.workbook.report import lookup
-from rag_lib.workbook.results import MissingResult
+from rag_lib.presentation.report import lookup
+from rag_lib.results.catalog import result_type
+from rag_lib.results.store import MissingResult
 
 
 @dataclass(frozen=True)

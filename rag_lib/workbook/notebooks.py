@@ -15,7 +15,7 @@ import nbformat
 
 from rag_lib.config import KERNEL_NAME, shown_path
 from rag_lib.errors import WorkbookError
-from rag_lib.workbook.results import NotebookRun
+from rag_lib.results.runs import NotebookRun
 
 
 def read_notebook(source: Path) -> nbformat.NotebookNode:

@@ -43,9 +43,10 @@ from rag_lib.config import (
 from rag_lib.errors import WorkbookError, cli_errors
 from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
 from rag_lib.io import write_text
+from rag_lib.results.run_times import cache_state, duration, record_run_times
+from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
+from rag_lib.results.store import RESULTS_FILE
 from rag_lib.workbook.notebooks import notebook_parameters, notebook_question, read_notebook
-from rag_lib.workbook.results import RESULTS_FILE, RUN_ENV, NotebookRun, planned_runs, reads_of
-from rag_lib.workbook.run_times import cache_state, duration, record_run_times
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this notebook in JupyterLab (make lab) "
@@ -347,8 +348,8 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
             failures[run.name] = failure_cause(exc)
             elapsed = time.perf_counter() - t0
             print(f"{head}  FAILED in {elapsed:.0f} s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
+    from rag_lib.presentation.report import update_readme_headline, write_results_index
     from rag_lib.workbook.expected import check_counts
-    from rag_lib.workbook.report import update_readme_headline, write_results_index
 
     total = time.perf_counter() - started
     if set(took_s) == {r.name for r in planned}:  # a forced run of every notebook, none failed: a full timing

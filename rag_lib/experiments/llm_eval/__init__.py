@@ -33,6 +33,7 @@ from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
 from rag_lib.generation import Generator, get_generator, get_task_generator, task_generator_name
 from rag_lib.generation.local_models import local_models
 from rag_lib.io import write_json
+from rag_lib.presentation.report import markdown_table, prose
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
@@ -45,11 +46,10 @@ from rag_lib.question_sweeps.gates import (
 )
 from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.question_sweeps.injection import run_injection_set
+from rag_lib.results.local_llm import HELD_OUT, IN_SAMPLE, THEN_JUDGE, LocalLLMResult
 from rag_lib.retrieval import Ranking
 from rag_lib.text import language_of
 from rag_lib.workbench import Workbench
-from rag_lib.workbook.experiment_results import HELD_OUT, IN_SAMPLE, THEN_JUDGE, LocalLLMResult
-from rag_lib.workbook.report import markdown_table, prose
 
 ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
                   "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong",

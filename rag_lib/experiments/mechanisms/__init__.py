@@ -10,7 +10,7 @@ Every mechanism is a set of **variants**; a variant turns a question text into a
 
 The baseline is dense retrieval with the default embedder and k = ``retrieval.top_k`` (``workbook.yaml``), measured
 once, by 01: a mechanism run pairs its variants with 01's stored per-question values
-(:class:`~rag_lib.workbook.baseline.BaselineMeasures`), after checking they come from the same model
+(:class:`~rag_lib.results.baseline.BaselineMeasures`), after checking they come from the same model
 and inputs. The result has one uniform shape for every mechanism (see :func:`run_mechanism`), which the summary
 notebook reads.
 
@@ -40,7 +40,7 @@ from rag_lib.experiments.mechanisms.registry import (
 )
 from rag_lib.experiments.mechanisms.report import findings
 from rag_lib.experiments.mechanisms.run import q7_piece_ranks, run_mechanism
-from rag_lib.workbook.results import mechanism_metrics
+from rag_lib.results.mechanism import mechanism_metrics
 
 MECHANISMS = tuple(MECHANISM_REGISTRY)
 

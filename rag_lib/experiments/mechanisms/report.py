@@ -7,8 +7,8 @@ from typing import Any
 
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, judge
 from rag_lib.evaluation.stats import interval_text, no_question_changed
-from rag_lib.workbook.mechanism_results import MechanismResult
-from rag_lib.workbook.report import kinds_text, markdown_table
+from rag_lib.presentation.report import kinds_text, markdown_table
+from rag_lib.results.mechanism import MechanismResult
 
 # Every metric the benchmark table reports is judged (coverage@evidence included): a verdict reads them all.
 FAMILY_NAME = "this run (variants × languages × metrics)"

@@ -18,11 +18,10 @@ from rag_lib.experiments.mechanisms.registry import (
     get_mechanism,
 )
 from rag_lib.experiments.mechanisms.report import judge_variants, tables
+from rag_lib.results.baseline import BaselineMeasures
+from rag_lib.results.mechanism import MechanismResult, mechanism_metrics
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
-from rag_lib.workbook.baseline import BaselineMeasures
-from rag_lib.workbook.mechanism_results import MechanismResult
-from rag_lib.workbook.results import mechanism_metrics
 
 
 def q7_piece_ranks(q7: Question, rank: Callable[[str], Ranking], phrasings: Sequence[str | None],

@@ -10,7 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.workbook.results import MECHANISM_NOTEBOOK, RESULTS_FILE, ExperimentResult, MissingResult, runs_of
+from rag_lib.evaluation.metrics import hit_name
+from rag_lib.results.runs import MECHANISM_NOTEBOOK, runs_of
+from rag_lib.results.store import RESULTS_FILE, ExperimentResult, MissingResult
+
+
+def mechanism_metrics(k: int) -> tuple[str, ...]:
+    """What a mechanism run at top-``k`` compares per variant and language (coverage@evidence: the share of
+    gold pieces in the evidence the variant sends, its own k): ``("hit@5", "coverage@10", "mrr",
+    "coverage@evidence")`` at k = 5."""
+    return (hit_name(k), "coverage@10", "mrr", "coverage@evidence")
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,10 @@ from typing import Any, Self
 
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.config import RunConfig
-from rag_lib.workbook.experiment_results import BakeoffResult, Q7DiagnosisResult
-from rag_lib.workbook.mechanism_results import mechanism_results
-from rag_lib.workbook.results import MissingResult, rerun_command
+from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
+from rag_lib.results.mechanism import mechanism_results
+from rag_lib.results.store import MissingResult, rerun_command
 
 BAKEOFF_RUN = "01_embedding_bakeoff"
 

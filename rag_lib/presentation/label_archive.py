@@ -22,9 +22,10 @@ from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.evaluation import hit_name
 from rag_lib.io import write_json
-from rag_lib.workbook.baseline import baseline_label
-from rag_lib.workbook.experiment_results import BakeoffResult, SummaryResult
-from rag_lib.workbook.report import markdown_table
+from rag_lib.presentation.report import markdown_table
+from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.baseline import baseline_label
+from rag_lib.results.summary import SummaryResult
 
 # Figures of the previous label version (v2), copied from the results.json files a run produced with it
 # (labels-v1.json holds v1's, shown in 08 before labels v3).

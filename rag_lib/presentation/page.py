@@ -17,7 +17,7 @@ from typing import Any
 from IPython.display import HTML, Image, Markdown, display
 
 from rag_lib.io import write_text
-from rag_lib.workbook.tables import Table, flatten, format_value, settings
+from rag_lib.presentation.tables import Table, flatten, format_value, settings
 
 # The settings that say which configuration produced a page (the rest waits in the appendix).
 CUT_KEYS = ("k", "top_k")

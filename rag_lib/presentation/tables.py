@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import is_dataclass
 from typing import Any
 
-from rag_lib.workbook.typed_json import encode
+from rag_lib.results.typed_json import encode
 
 MISSING = "—"
 

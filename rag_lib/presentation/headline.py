@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark.questions import Q7_PIECES
-from rag_lib.workbook.experiment_results import HELD_OUT, THEN_JUDGE, LocalLLMResult, Q9aResult, TopkResult
+from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, LocalLLMResult
+from rag_lib.results.q9a import Q9aResult
+from rag_lib.results.topk import TopkResult
 
 Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
 

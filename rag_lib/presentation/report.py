@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any
 from rag_lib import __version__
 from rag_lib.config import results_dir
 from rag_lib.io import read_json, write_json, write_text
-from rag_lib.workbook.run_times import load_run_times, run_time_text, totals_text
-from rag_lib.workbook.tables import Table
+from rag_lib.presentation.tables import Table
+from rag_lib.results.run_times import load_run_times, run_time_text, totals_text
 
 if TYPE_CHECKING:
-    from rag_lib.workbook.results import ExperimentResult, NotebookRun
+    from rag_lib.results.runs import NotebookRun
+    from rag_lib.results.store import ExperimentResult
 
 
 
@@ -100,7 +101,7 @@ def prose(value: Any) -> str:
 def markdown_table(rows: Sequence[Mapping[str, Any] | Any], columns: Sequence[str] | None = None,
                    decimals: int | dict[str, int] = 3) -> str:
     """A GitHub-flavoured Markdown table of ``rows`` (dicts or typed rows), formatted by
-    :class:`rag_lib.workbook.tables.Table`."""
+    :class:`rag_lib.presentation.tables.Table`."""
     return Table(rows, columns, decimals=decimals).to_markdown()
 
 
@@ -129,9 +130,6 @@ def experiment_dir(name: str) -> Path:
 # Every report ends with a link to the terms it uses (C1–C4, hit@k, coverage, layers).
 GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../README.md#glossary)."
 
-
-# The keys write_experiment adds to an experiment's own figures in results.json.
-REPORT_KEYS = ("experiment", "rag_lib_version", "findings", "findings_text")
 
 
 def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str,

@@ -1,0 +1,18 @@
+"""What the runs store, typed: one frozen dataclass per experiment, written as ``results.json`` and read back.
+
+``store``
+    The one reader of a run's ``results.json``, and :class:`~rag_lib.results.store.ExperimentResult`
+    (typed by :mod:`~rag_lib.results.typed_json`).
+``runs``
+    The runs ``workbook.yaml`` declares, with the runs each reads, in an order that respects those reads.
+``catalog``
+    Which result type each notebook stores (:func:`~rag_lib.results.catalog.result_type`).
+``corpus``, ``bakeoff``, ``q5``, ``q9a``, ``topk``, ``q7_diagnosis``, ``mechanism``, ``recovery``,
+``summary``, ``local_llm``, ``chunking``, ``corpus_size``, ``ann``
+    One module per experiment: its result type (the module names follow :mod:`rag_lib.experiments`).
+``baseline``
+    The baseline as 01 measured it (what the mechanism runs compare against), and its Q7 ranks as
+    01, 05 and the mechanism runs stored them, and where they disagree.
+``run_times``
+    Each notebook's measured run time, cold and warm (``results/run_times.json``).
+"""
