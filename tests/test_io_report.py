@@ -100,3 +100,9 @@ def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp
     assert "  - Question: What exactly does retrieval search over?" in index
     assert "  - First finding: 32 pages." in index
     assert (tmp_path / "notebooks" / "glossary.html").read_text().count("<strong>RRF</strong>") == 1
+
+
+def test_stored_rows_render_as_a_markdown_table_in_a_template() -> None:
+    data = {"rows": [{"model": "a", "hit@5": 0.91234, "note": None}, {"model": "b", "hit@5": 0.5, "note": "x"}]}
+    assert report.render('{{ rows | table(["model", "hit@5"], decimals=2) }}', data) == (
+        "| model | hit@5 |\n| --- | ---: |\n| a | 0.91 |\n| b | 0.50 |")

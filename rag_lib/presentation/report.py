@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from rag_lib.results.store import ExperimentResult
 
 
-
 _PATH_PART = re.compile(r"\[[^\]]*\]|[^.\[]+")
 
 
@@ -72,12 +71,15 @@ def _select_row(rows: list[Any], selector: str, dotted: str) -> Any:
 def render(template: str, data: dict[str, Any]) -> str:
     """Fill the Jinja2 ``template`` from ``data`` (``results.json`` as read back): loops and branches over
     the results, each value shown with :func:`prose`, ``{{ x | fmt(".3f") }}`` for a format spec, a key
-    that is not an identifier as ``x["hit@5"]``. A name not in ``data`` is an error."""
+    that is not an identifier as ``x["hit@5"]``, stored rows as a Markdown table with
+    ``{{ rows | table(["col", …], decimals=2) }}`` (:func:`markdown_table`; results store rows, never
+    Markdown). A name not in ``data`` is an error."""
     import jinja2
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
                              finalize=prose)
     env.filters["fmt"] = lambda value, spec: format(value, spec)
+    env.filters["table"] = markdown_table
     try:
         return env.from_string(template).render(data)
     except jinja2.UndefinedError as exc:
@@ -129,7 +131,6 @@ def experiment_dir(name: str) -> Path:
 
 # Every report ends with a link to the terms it uses (C1–C4, hit@k, coverage, layers).
 GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../README.md#glossary)."
-
 
 
 def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str,

@@ -19,6 +19,10 @@ from typing import Any, Union
 
 JSON_KEY = "json"
 
+# One cell of a table row whose columns are named by data (a metric carrying its k, such as "hit@5", or a
+# configuration per column): a row of such a table is ``dict[str, Scalar]``; every other row is a dataclass.
+Scalar = str | int | float | bool | None
+
 
 class ShapeError(ValueError):
     """A stored value does not have the shape its declared type says (the message names where)."""
