@@ -46,7 +46,7 @@ from rag_lib.presentation.tables import table
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_q5(lang=lang, languages=languages, k=config.k, generator=generator)
-setup = {"retrieval": result.provenance["embedder"], "generator": result.generator}
+setup = {"retrieval": result.provenance.embedder, "generator": result.generator}
 page.setup_line(setup)
 
 # %% [markdown]
@@ -66,7 +66,7 @@ table(result.decisions, ["sufficient", "reason", "missing"], label="gate")
 # ## The answer and its citations, each checked against the chunk it names
 
 # %%
-print(result.answer["result"]["answer"]["answer"] if result.answer["result"]["answer"] else result.answer)
+print(result.answer.result.answer.answer if result.answer.result.answer else result.answer)
 table(result.citations, ["chunk_id", "valid", "reason", "deep_link"])
 
 # %% [markdown]
@@ -75,10 +75,10 @@ table(result.citations, ["chunk_id", "valid", "reason", "deep_link"])
 
 # %%
 llm = result.llm_answer
-print(f"{llm['generator']['backend']}:{llm['generator']['model']} — status {llm['result']['status']}"
-      + (f" ({llm['result']['error_kind']})" if llm["result"]["error_kind"] else ""))
-print(llm["result"]["answer"]["answer"] if llm["result"]["answer"] else llm["result"]["error"])
-table((llm["result"]["citations"] or {}).get("citations", []), ["chunk_id", "valid", "reason", "deep_link"])
+print(f"{llm.generator.backend}:{llm.generator.model} — status {llm.result.status}"
+      + (f" ({llm.result.error_kind})" if llm.result.error_kind else ""))
+print(llm.result.answer.answer if llm.result.answer else llm.result.error)
+table(llm.result.citations.citations if llm.result.citations else [], ["chunk_id", "valid", "reason", "deep_link"])
 
 # %% [markdown]
 # ## The Wrangler-configuration R2 chunk (casebook: rank 8)

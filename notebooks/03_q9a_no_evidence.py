@@ -52,13 +52,14 @@ from rag_lib.config import RunConfig
 from rag_lib.experiments.q9a import findings, run_q9a
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import settings, table
+from rag_lib.results.typed_json import encode
 
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
 result = run_q9a(languages=languages, k=config.k, generators=generators, bypass_lang=bypass_lang,
                  generation_lang=generation_lang)
-models = {"retrieval": result.provenance["embedder"], "generation (whole benchmark)": result.generation["generator"],
-          **{f"bypass: {name}": {"model": row["model"], "model_version": row["model_version"]}
-             for name, row in result.bypass.items() if name != "lang"}}
+models = {"retrieval": result.provenance.embedder, "generation (whole benchmark)": result.generation.generator,
+          **{f"bypass: {name}": {"model": row.model, "model_version": row.model_version}
+             for name, row in result.bypass.generators.items()}}
 page.setup_line(models)
 
 # %% [markdown]
@@ -94,13 +95,13 @@ sweep_png = figures.threshold_sweep(
     result.chosen_floors(languages),
     report.experiment_dir("03_q9a_no_evidence") / "floor_sweep.png", title="Score-floor gate, in-sample")
 page.show_figure(sweep_png)
-table({lang: c["floor_aspects"] for lang, c in result.calibration.items()}, label="language", decimals=4)
+table({lang: c.floor_aspects for lang, c in result.calibration.items()}, label="language", decimals=4)
 
 # %% [markdown]
 # ## Every gate on the whole benchmark ("insufficient" is the positive class)
 
 # %%
-table([{"language": lang, "gate": gate, **figures_} for lang, by_gate in result.gates.items()
+table([{"language": lang, "gate": gate, **encode(figures_)} for lang, by_gate in result.gates.items()
        for gate, figures_ in by_gate.items()])
 
 # %% [markdown]
@@ -117,7 +118,7 @@ for lang in languages:
 
 # %%
 for lang in languages:
-    display(Markdown(f"**{lang}**"), table(result.near_miss["rows"][lang]))
+    display(Markdown(f"**{lang}**"), table(result.near_miss.rows[lang]))
 
 # %% [markdown]
 # ## Normal path: does the gate decline Q9a before the LLM is asked? (a decline records zero calls)
@@ -129,7 +130,7 @@ table(result.gated_decline, label="language")
 # ## Bypass: the generators face the five distractors (judged automatically)
 
 # %%
-table({n: r for n, r in result.bypass.items() if n != "lang"}, label="generator")
+table(result.bypass.generators, label="generator")
 
 # %% [markdown]
 # ## The LLM sufficiency judge as a gate, beside floor+aspects, every benchmark question
@@ -147,7 +148,7 @@ page.show_figure(figures.gate_roc(
 # ## Default generator behind the gate, every benchmark question
 
 # %%
-page.long_table(result.generation["rows"], report.experiment_dir("03_q9a_no_evidence") / "generation_rows.csv")
+page.long_table(result.generation.rows, report.experiment_dir("03_q9a_no_evidence") / "generation_rows.csv")
 
 # %% tags=["report"]
 template = """# 03 · Q9a: no evidence, and the gate on the whole benchmark
@@ -216,7 +217,7 @@ leave-one-out floors range over {{ fitted.leave_one_out.floor_range }}):
 {%- endfor %}
 
 Bypass ({{ bypass.lang }}), judged automatically:
-{% for name, row in bypass.items() if name != "lang" %}
+{% for name, row in bypass.generators.items() %}
 - {{ name }} ({{ row.model }}): passed {{ row.passed }} (status {{ row.status }}, citations {{ row.citations }}, calls {{ row.calls }})
 {%- endfor %}
 
@@ -233,4 +234,4 @@ declined by the generator {{ g.declined_by_generator }}, errors {{ g.errors }}; 
 {{ findings_text }}
 """
 stored = report.write_experiment("03_q9a_no_evidence", result, template, findings=findings)
-page.closing(stored, {**models, "generation": {k: v for k, v in result.generation.items() if k != "rows"}})
+page.closing(stored, {**models, "generation": {k: v for k, v in encode(result.generation).items() if k != "rows"}})

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
-from typed_results import partial_result
+from typed_results import blank, partial_result
 
 from rag_lib.__main__ import main
-from rag_lib.results.q9a import Q9aResult
+from rag_lib.results.gate_rows import ChosenGate
+from rag_lib.results.q9a import Calibration, Q9aResult
 
 
 def test_rank_marks_gold_pieces_and_diagnoses(capsys: pytest.CaptureFixture[str]) -> None:
@@ -54,7 +56,8 @@ def test_ask_reads_its_gate_parameters_from_rag_results_dir(tmp_path, monkeypatc
     stored.write_text('{"calibration": {"en": {"floor_aspects": {"floor": 0.5, "min_coverage": 0.25}}}}')
     with pytest.raises(WorkbookError, match=r"lack .*bypass.*re-run it"):  # a file of another shape is not read
         calibrated_gate_parameters("en")
-    calibration = {"en": {"floor_aspects": {"floor": 0.5, "min_coverage": 0.25}}}
+    chosen = dataclasses.replace(blank(ChosenGate), floor=0.5, min_coverage=0.25)
+    calibration = {"en": dataclasses.replace(blank(Calibration), floor_aspects=chosen)}
     stored.write_text(json.dumps(partial_result(Q9aResult, calibration=calibration).to_json()))
     assert calibrated_gate_parameters("en") == {"floor": 0.5, "min_coverage": 0.25}
     with pytest.raises(WorkbookError, match="no floor\\+aspects calibration for 'zh'"):

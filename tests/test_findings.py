@@ -9,13 +9,15 @@ import re
 from pathlib import Path
 
 import pytest
-from typed_results import partial_result
+from typed_results import blank, partial_result
 
 from rag_lib.config import RESULTS_DIR
 from rag_lib.evaluation.stats import compare
 from rag_lib.experiments import q9a, recovery, summary, topk
+from rag_lib.results.answer_rows import GenerationEval, GeneratorInfo
+from rag_lib.results.gate_rows import JudgeTableRow
 from rag_lib.results.mechanism import MechanismResult, mechanism_metrics
-from rag_lib.results.q9a import Q9aResult
+from rag_lib.results.q9a import CorpusCheck, Q9aResult
 from rag_lib.results.recovery import RecoveryExperimentResult
 from rag_lib.results.summary import SummaryResult
 from rag_lib.results.topk import TopkResult
@@ -89,16 +91,16 @@ def test_summary_findings_name_the_metric_that_earned_each_verdict_with_its_adju
 
 
 def test_the_llm_judge_is_not_reported_as_a_result_while_its_calls_are_missing() -> None:
-    judge = {"gate": "llm_judge (m)", "lang": "zh", "judged": 3, "failed": 88, "n": 3}
-    result = partial_result(Q9aResult, corpus_check={"absent_found": 0, "chunks": 2, "pages": 1}, languages=[], k=5,
-                      llm_judge_rows=[judge],
-                      generation={"gate": "g", "lang": "en", "generator": {"model": "x"}, "answered": 1, "n": 2,
-                                  "citations_valid": 1, "citations_total": 1, "unanswerable_declined": 1,
-                                  "unanswerable": 1})
+    judge = dataclasses.replace(blank(JudgeTableRow), gate="llm_judge (m)", lang="zh", judged=3, failed=88, n=3)
+    generation = dataclasses.replace(blank(GenerationEval), gate="g", lang="en", answered=1, n=2,
+                                     generator=GeneratorInfo("b", "x", None), citations_valid=1, citations_total=1,
+                                     unanswerable_declined=1, unanswerable=1)
+    result = partial_result(Q9aResult, corpus_check=CorpusCheck("KV", chunks=2, pages=1, absent={}, absent_found=0),
+                            languages=[], k=5, llm_judge_rows=[judge], generation=generation)
     lines = q9a.findings(result)
     assert "decided 3 questions and 88 calls failed or have no record, so its rates are not a result yet" in lines[1]
-    done = {**judge, "judged": 90, "failed": 1, "unanswerable_declined": 20, "unanswerable": 33,
-            "refusal_correctness": 20 / 33, "complete_declined": 5, "complete": 45, "false_refusal_rate": 5 / 45}
+    done = dataclasses.replace(judge, judged=90, failed=1, unanswerable_declined=20, unanswerable=33,
+                               refusal_correctness=20 / 33, complete_declined=5, complete=45, false_refusal_rate=5 / 45)
     line = q9a.findings(dataclasses.replace(result, llm_judge_rows=[done]))[1]
     assert line.startswith("zh: the LLM judge (llm_judge (m)) declines 20/33 unanswerable questions (refusal "
                            "correctness 0.61) and 5/45 answerable ones") and "1 failed calls are left out" in line

@@ -392,5 +392,5 @@ def test_a_fault_case_that_raises_is_counted_as_crashed_not_assumed_away(monkeyp
     monkeypatch.setattr(generation_eval, "FAULTS", [])
     wb = SimpleNamespace(rank=lambda text, key: SimpleNamespace(ids=[]), evidence=lambda ranking, k: [])
     rows = generation_eval.fault_outcomes(wb, gate=None, generator=None, evidence_question="Q?")  # type: ignore[arg-type]
-    assert rows and all(r["status"] == "crashed" and r["error_kind"] == "RuntimeError" for r in rows)
-    assert rows[0]["message"] == "the pipeline fell over"
+    assert rows and all(r.status == "crashed" and r.error_kind == "RuntimeError" for r in rows)
+    assert rows[0].message == "the pipeline fell over"

@@ -21,6 +21,8 @@ def blank(tp: Any) -> Any:
         return blank(args[0])
     if dataclasses.is_dataclass(tp):
         return tp(**{name: blank(t) for name, t in field_types(tp).items()})
+    if origin is tuple and args and args[-1] is not Ellipsis:  # a fixed-length tuple: one blank per place
+        return tuple(blank(a) for a in args)
     if origin in (list, dict, tuple):
         return origin()
     return {str: "", int: 0, float: 0.0, bool: False}.get(tp)

@@ -9,7 +9,6 @@ finds both candidates for that chunk in our corpus and :func:`run_q5` reports th
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rag_lib.casebook import published
 from rag_lib.documents import Chunk
@@ -19,7 +18,21 @@ from rag_lib.generation import get_generator, get_task_generator
 from rag_lib.presentation.report import markdown_table
 from rag_lib.question_sweeps.gates import calibrate, chosen_gates, general_gate_key
 from rag_lib.question_sweeps.generation import fault_outcomes
-from rag_lib.results.q5 import Q5Result
+from rag_lib.results.answer_rows import DecisionRecord, GatedAnswerRecord, GeneratorInfo
+from rag_lib.results.gate_rows import GateParameters
+from rag_lib.results.q5 import (
+    CasebookQ5,
+    KeyFacts,
+    KeyFactsByAnswerer,
+    LLMGatedAnswer,
+    PieceRank,
+    Q5Question,
+    Q5Result,
+    WranglerRank,
+    WranglerRow,
+)
+from rag_lib.results.retrieval_rows import RetrievalProvenance, TopRow
+from rag_lib.results.typed_json import decode
 from rag_lib.workbench import Workbench
 
 # The two places the "Wrangler configuration syntax" for an R2 binding can be: the Workers
@@ -34,8 +47,9 @@ def wrangler_r2_chunks(chunks: Sequence[Chunk]) -> dict[str, list[Chunk]]:
             for page in WRANGLER_R2_PAGES}
 
 
-def wrangler_ranks(wb: Workbench, languages: Sequence[str], key: str = "dense") -> list[dict[str, Any]]:
-    """The rank of every Wrangler R2-bucket chunk for Q5 in each language (casebook: 8)."""
+def wrangler_ranks(wb: Workbench, languages: Sequence[str], k: int, key: str = "dense") -> list[WranglerRow]:
+    """The rank of every Wrangler R2-bucket chunk for Q5 in each language (casebook: 8), and whether it is
+    in the Top-``k``."""
     q5 = wb.benchmark.by_casebook("Q5")
     rows = []
     for lang in languages:
@@ -43,8 +57,8 @@ def wrangler_ranks(wb: Workbench, languages: Sequence[str], key: str = "dense") 
         for page, found in wrangler_r2_chunks(wb.chunks).items():
             for chunk in found:
                 rank = ranking.rank_of(chunk.id) if chunk.id in ranking else None
-                rows.append({"lang": lang, "page": page, "chunk": chunk.id, "heading": " > ".join(chunk.heading_path),
-                             "rank": rank, "in_top_k": None})
+                rows.append(WranglerRow(lang=lang, page=page, chunk=chunk.id, heading=" > ".join(chunk.heading_path),
+                                        rank=rank, in_top_k=rank is not None and rank <= k))
     return rows
 
 
@@ -59,91 +73,96 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
     evidence = wb.evidence(ranking, k)
     calibration = calibrate(wb, lang, key, k)
     gates = chosen_gates(calibration, wb)
-    decisions = {name: gate.decide(question, evidence, ranking).to_json() for name, gate in gates.items()}
+    decisions = {name: decode(DecisionRecord, gate.decide(question, evidence, ranking).to_json())
+                 for name, gate in gates.items()}
     gen = get_generator(generator)
     general = gates[general_gate_key(gates)]
     answered = GatedGenerator(gen, general).generate(question, evidence, ranking)
-    citations = answered.result.citations.to_json()["citations"] if answered.result.citations else []
+    answer = decode(GatedAnswerRecord, answered.to_json())
+    citations = answer.result.citations.citations if answer.result.citations else []
     # The local LLM of the `answer` task behind the same gate (replayed from results/llm_calls).
     llm = get_task_generator("answer")
     llm_answered = GatedGenerator(llm, general).generate(question, evidence, ranking)
-    pieces = [{"piece": p.id, "what": p.what, "first_rank": min((ranking.rank_of(c) for c in ids if c in ranking),
-                                                                 default=None)}
+    pieces = [PieceRank(piece=p.id, what=p.what,
+                        first_rank=min((ranking.rank_of(c) for c in ids if c in ranking), default=None))
               for p, ids in zip(q5.gold, q5.pieces, strict=True)]
-    wrangler = wrangler_ranks(wb, languages, key)
-    for row in wrangler:
-        row["in_top_k"] = row["rank"] is not None and row["rank"] <= k
-    workers_rank = next((r["rank"] for r in wrangler if r["lang"] == lang and r["page"] == WRANGLER_R2_PAGES[0]), None)
-    pages_rank = next((r["rank"] for r in wrangler if r["lang"] == lang and r["page"] == WRANGLER_R2_PAGES[1]), None)
+    wrangler = wrangler_ranks(wb, languages, k, key)
     faults = fault_outcomes(wb, general, gen, question, key, k)
-    key_facts = {name: _facts_stated(q5.id, out) for name, out in (("extractive", answered), ("llm", llm_answered))}
-    top = wb.top_rows(question, key, k)
+    top = [TopRow(**row) for row in wb.top_rows(question, key, k)]
     return Q5Result(
-        casebook=published()["q5"],  # THEIRS (bge-m3, qwen3.8-flash), printed beside ours
-        question={"id": q5.id, "lang": lang, "text": question},
-        k=k, retriever=key, provenance=wb.provenance(key),
-        generator={"backend": gen.backend, "model": gen.model, "model_version": gen.model_version},
+        casebook=decode(CasebookQ5, published()["q5"]),  # THEIRS (bge-m3, qwen3.8-flash), printed beside ours
+        question=Q5Question(id=q5.id, lang=lang, text=question),
+        k=k, retriever=key, provenance=RetrievalProvenance.of(wb.provenance(key)),
+        generator=GeneratorInfo(backend=gen.backend, model=gen.model, model_version=gen.model_version),
         top=top,
         top_table=markdown_table(top),
         pieces=pieces,
-        gate_params={n: {"floor": calibration[n]["floor"], "min_coverage": calibration[n]["min_coverage"]}
+        gate_params={n: GateParameters(floor=calibration[n]["floor"], min_coverage=calibration[n]["min_coverage"])
                      for n in ("floor", "aspects", "floor_aspects")},
         gate_used=general.name,
         decisions=decisions,
-        answer=answered.to_json(),
+        answer=answer,
         citations=citations,
-        citations_valid=sum(c["valid"] for c in citations),
+        citations_valid=sum(c.valid for c in citations),
         citations_total=len(citations),
-        llm_answer={"generator": {"backend": llm.backend, "model": llm.model, "model_version": llm.model_version},
-                    **llm_answered.to_json()},
+        llm_answer=decode(LLMGatedAnswer, {"generator": {"backend": llm.backend, "model": llm.model,
+                                                         "model_version": llm.model_version},
+                                           **llm_answered.to_json()}),
         wrangler_r2=wrangler,
         wrangler_table=markdown_table(wrangler),
-        wrangler_rank={"workers": workers_rank, "pages": pages_rank},
+        wrangler_rank=WranglerRank(workers=_first_rank(wrangler, lang, WRANGLER_R2_PAGES[0]),
+                                   pages=_first_rank(wrangler, lang, WRANGLER_R2_PAGES[1])),
         faults=faults,
         faults_table=markdown_table(faults, ["case", "input", "stopped_at", "status", "error_kind",
                                              "generator_called"]),
-        faults_crashed=sum(row["status"] == "crashed" for row in faults),
-        key_facts=key_facts,
+        faults_crashed=sum(row.status == "crashed" for row in faults),
+        key_facts=KeyFactsByAnswerer(extractive=_facts_stated(q5.id, answered), llm=_facts_stated(q5.id, llm_answered)),
     )
 
 
-def _facts_stated(question_id: str, out: GatedResult) -> dict[str, Any]:
+def _first_rank(rows: Sequence[WranglerRow], lang: str, page: str) -> int | None:
+    """The rank of ``page``'s first R2-bucket chunk in ``lang`` (``None``: unranked, or the page has none)."""
+    return next((r.rank for r in rows if r.lang == lang and r.page == page), None)
+
+
+def _facts_stated(question_id: str, out: GatedResult) -> KeyFacts:
     """How many of the question's checkable key facts an answer states (none when it did not answer)."""
     if out.result.status != "answered" or out.result.answer is None:
-        return {"answered": False, "stated": 0, "of": None, "correct": None}
+        return KeyFacts(answered=False, stated=0, of=None, correct=None)
     check = answer_correct(question_id, out.result.answer.answer)
-    return {"answered": True, "stated": len(check.found), "of": len(check.checks), "correct": check.correct}
+    return KeyFacts(answered=True, stated=len(check.found), of=len(check.checks), correct=check.correct)
 
 
 def findings(result: Q5Result) -> list[str]:
     """Sentences generated from :func:`run_q5`'s stored numbers, with their caveats."""
     q, k = result.question, result.k
-    ranks = ", ".join(f"{p['piece']} at rank {p['first_rank']}" for p in result.pieces)
-    inside = all(p["first_rank"] is not None and p["first_rank"] <= k for p in result.pieces)
-    out = [f"Q5 ({q['lang']}) is the case that works: every gold piece is in the Top-{k} ({ranks})"
-           if inside else f"Q5 ({q['lang']}): not every gold piece is in the Top-{k} ({ranks})"]
+    ranks = ", ".join(f"{p.piece} at rank {p.first_rank}" for p in result.pieces)
+    inside = all(p.first_rank is not None and p.first_rank <= k for p in result.pieces)
+    out = [f"Q5 ({q.lang}) is the case that works: every gold piece is in the Top-{k} ({ranks})"
+           if inside else f"Q5 ({q.lang}): not every gold piece is in the Top-{k} ({ranks})"]
+    decision = result.answer.decision
     out[0] += (f", and the {result.gate_used} gate finds the evidence sufficient "
-               f"({result.answer['decision']['reason']}).")
-    for name, entry in (("extractive", result.answer), ("llm", result.llm_answer)):
-        facts = result.key_facts[name]
-        model = entry["generator"]["model"] if "generator" in entry else result.generator["model"]
-        cit = entry["result"]["citations"] or {}
-        if not facts["answered"]:
-            support = entry["result"].get("support") or {}
+               f"({decision.reason if decision else 'no decision: refused before the gate'}).")
+    answers = ((result.generator.model, result.answer, result.key_facts.extractive),
+               (result.llm_answer.generator.model, result.llm_answer, result.key_facts.llm))
+    for model, entry, facts in answers:
+        cit = entry.result.citations
+        if not facts.answered:
+            support = entry.result.support
             why = (" its answer is not shown: it restates the question, adding nothing from its quotes"
-                   if support.get("restates_question") else
-                   f" its answer is not shown: it states {', '.join(support['unsupported'])}, which no verified "
-                   "quote contains" if support.get("unsupported") else "")
-            out.append(f"{model} did not answer (status {entry['result']['status']}"
-                       f"{', ' + entry['result']['error_kind'] if entry['result']['error_kind'] else ''});{why}."
-                       .replace(");.", ")."))
+                   if support and support.restates_question else
+                   f" its answer is not shown: it states {', '.join(support.unsupported)}, which no verified "
+                   "quote contains" if support and support.unsupported else "")
+            error_kind = entry.result.error_kind
+            out.append(f"{model} did not answer (status {entry.result.status}"
+                       f"{', ' + error_kind if error_kind else ''});{why}.".replace(");.", ")."))
             continue
-        out.append(f"{model} answered with {cit.get('n_valid', 0)}/{cit.get('n_total', 0)} valid citations and states "
-                   f"{facts['stated']} of {facts['of']} key facts: a valid citation shows the quote exists in the "
-                   "cited chunk, not that the answer is complete.")
+        out.append(f"{model} answered with {cit.n_valid if cit else 0}/{cit.n_total if cit else 0} valid citations "
+                   f"and states {facts.stated} of {facts.of} key facts: a valid citation shows the quote exists in "
+                   "the cited chunk, not that the answer is complete.")
     w = result.wrangler_rank
-    out.append(f"The Workers Wrangler reference R2 chunk ranks {w['workers']} (casebook: "
-               f"{result.casebook['wrangler_config_chunk_rank']}) and the Pages one {w['pages']}.")
+    out.append(f"The Workers Wrangler reference R2 chunk ranks {w.workers} (casebook: "
+               f"{result.casebook.wrangler_config_chunk_rank}) and the Pages one {w.pages}.")
     out.append(f"All {len(result.faults)} bad-input and backend-fault cases end as a recorded outcome; "
                f"{result.faults_crashed} crashed.")
     out.append("Caveats: one question; the gate's parameters are fitted on this benchmark (03); the embedder is "

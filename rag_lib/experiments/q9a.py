@@ -35,14 +35,40 @@ from rag_lib.question_sweeps.gates import (
     chosen_gates,
     gate_table,
     general_gate_key,
-    llm_judge_rows,
+    judge_table_rows,
     measure_gates,
     measure_llm_judge,
     measure_narrowed_judge,
     scored_questions,
 )
 from rag_lib.question_sweeps.generation import run_generation_eval
-from rag_lib.results.q9a import Q9aResult
+from rag_lib.results.answer_rows import GenerationEval
+from rag_lib.results.gate_rows import ChosenGate, GateFigures, GateParameters, JudgeMeasure, SweepRow
+from rag_lib.results.q9a import (
+    BestScores,
+    Bypass,
+    BypassOutcome,
+    Calibration,
+    CasebookQ9a,
+    CorpusCheck,
+    Folds,
+    GatedDecline,
+    GateValidation,
+    KVMentions,
+    NearMiss,
+    NearMissFigure,
+    NearMissRow,
+    ParameterRanges,
+    Q9aQuestion,
+    Q9aResult,
+    Rate,
+    RefusalFigures,
+    ScoreComparison,
+    ScoreOverlap,
+    ValidationParameters,
+)
+from rag_lib.results.retrieval_rows import RetrievalProvenance, TopRow
+from rag_lib.results.typed_json import decode
 from rag_lib.workbench import Workbench
 
 _KV = re.compile(r"\bKV\b")
@@ -57,19 +83,19 @@ _RANK_MARKER = re.compile(r"\[\d+\]")  # the extractive answer's "[1]" points at
 
 # ------------------------------------------------------------------------------ corpus + scores
 
-def corpus_check(chunks: Sequence[Chunk], absent: Sequence[str], pattern: re.Pattern[str] = _KV) -> dict[str, Any]:
+def corpus_check(chunks: Sequence[Chunk], absent: Sequence[str], pattern: re.Pattern[str] = _KV) -> CorpusCheck:
     """Chunks and pages that mention ``pattern`` (title, headings or text) and hits of each ``absent`` string."""
     mentioning = [c for c in chunks if pattern.search(c.embed_input)]
     hits = {}
     for term in absent:
         key = collapse_ws(term).casefold()
         hits[term] = sum(key in collapse_ws(c.text).casefold() or key in plain_text(c.text).casefold() for c in chunks)
-    return {"pattern": pattern.pattern, "chunks": len(mentioning), "pages": len({c.page for c in mentioning}),
-            "absent": hits, "absent_found": sum(hits.values())}
+    return CorpusCheck(pattern=pattern.pattern, chunks=len(mentioning), pages=len({c.page for c in mentioning}),
+                       absent=hits, absent_found=sum(hits.values()))
 
 
 def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense",
-                     k: int | None = None) -> dict[str, Any]:
+                     k: int | None = None) -> dict[str, ScoreComparison]:
     """Q9a's Top-k scores against Q5's rank-k score, per language (casebook: 0.574–0.593 vs 0.608).
 
     ``q5_above_q9a`` says only that this one pair is ordered; ``gap`` is the margin. Whether a
@@ -81,8 +107,8 @@ def score_comparison(wb: Workbench, languages: Sequence[str], key: str = "dense"
     for lang in languages:
         top = [r["score"] for r in wb.top_rows(q9a.text(lang), key, k)]
         q5_k = wb.top_rows(q5.text(lang), key, k)[-1]["score"]
-        out[lang] = {"q9a_min": min(top), "q9a_max": max(top), "q5_rank_k": q5_k,
-                     "gap": round(q5_k - max(top), 4), "q5_above_q9a": q5_k > max(top)}
+        out[lang] = ScoreComparison(q9a_min=min(top), q9a_max=max(top), q5_rank_k=q5_k,
+                                    gap=round(q5_k - max(top), 4), q5_above_q9a=q5_k > max(top))
     return out
 
 
@@ -91,7 +117,7 @@ def _best_by_group(rows: Sequence[ScoredQuestion]) -> tuple[list[float], list[fl
     return (sorted(r.best_score for r in rows if r.answerable), sorted(r.best_score for r in rows if not r.answerable))
 
 
-def score_overlap(rows: Sequence[ScoredQuestion]) -> dict[str, Any]:
+def score_overlap(rows: Sequence[ScoredQuestion]) -> ScoreOverlap:
     """How far the best scores of answerable and unanswerable questions overlap on the whole benchmark.
 
     ``answerable_below_max_unanswerable``: answerable questions whose best score is below the highest
@@ -99,17 +125,17 @@ def score_overlap(rows: Sequence[ScoredQuestion]) -> dict[str, Any]:
     """
     ans, unans = _best_by_group(rows)
     top_unans, low_ans = unans[-1], ans[0]
-    return {"n_answerable": len(ans), "n_unanswerable": len(unans),
-            "max_unanswerable_best": round(top_unans, 4), "min_answerable_best": round(low_ans, 4),
-            "answerable_below_max_unanswerable": sum(s < top_unans for s in ans),
-            "unanswerable_above_min_answerable": sum(s >= low_ans for s in unans)}
+    return ScoreOverlap(n_answerable=len(ans), n_unanswerable=len(unans),
+                        max_unanswerable_best=round(top_unans, 4), min_answerable_best=round(low_ans, 4),
+                        answerable_below_max_unanswerable=sum(s < top_unans for s in ans),
+                        unanswerable_above_min_answerable=sum(s >= low_ans for s in unans))
 
 
-def best_scores(rows: Sequence[ScoredQuestion]) -> dict[str, list[float]]:
+def best_scores(rows: Sequence[ScoredQuestion]) -> BestScores:
     """:func:`score_overlap`'s two groups, every score (rounded), for 03's distribution figure: where the
     groups overlap, no floor separates them."""
     ans, unans = _best_by_group(rows)
-    return {"answerable": [round(x, 4) for x in ans], "unanswerable": [round(x, 4) for x in unans]}
+    return BestScores(answerable=[round(x, 4) for x in ans], unanswerable=[round(x, 4) for x in unans])
 
 
 # ------------------------------------------------------------------------------ out of sample
@@ -119,25 +145,30 @@ VALIDATIONS = ("in_sample", "leave_one_out", "grouped_by_page", "near_miss_held_
 FIGURES = ("refusal_correctness", "refusal_near_miss", "refusal_absent_topic", "false_refusal_rate")
 
 
-def rate(k: int, n: int) -> dict[str, Any]:
+def rate(k: int, n: int) -> Rate:
     """``k / n`` with its Wilson 95% interval (``None`` rate and interval when ``n`` is 0)."""
     interval = wilson(k, n)
-    return {"k": k, "n": n, "rate": round(k / n, 4) if n else None,
-            "wilson95": [round(interval[0], 3), round(interval[1], 3)] if interval else None}
+    return Rate(k=k, n=n, rate=round(k / n, 4) if n else None,
+                wilson95=(round(interval[0], 3), round(interval[1], 3)) if interval else None)
 
 
-def decision_figures(rows: Sequence[ScoredQuestion], declined: dict[str, bool], near_miss: set[str],
-                     only: Sequence[str] = FIGURES) -> dict[str, Any]:
-    """Refusal on all / near-miss / absent-topic unanswerable questions and false refusals, as :func:`rate`."""
+def _figure_groups(rows: Sequence[ScoredQuestion], near_miss: set[str]) -> dict[str, list[str]]:
+    """The questions each of :data:`FIGURES` counts: all, near-miss and absent-topic unanswerable ones,
+    and answerable ones with complete evidence (whose decline is a false refusal)."""
     unans = [r.question_id for r in rows if not r.answerable]
-    groups = {"refusal_correctness": unans,
-              "refusal_near_miss": [q for q in unans if q in near_miss],
-              "refusal_absent_topic": [q for q in unans if q not in near_miss],
-              "false_refusal_rate": [r.question_id for r in rows if r.answerable and not r.label_insufficient]}
-    return {name: rate(sum(declined[q] for q in groups[name]), len(groups[name])) for name in only}
+    return {"refusal_correctness": unans,
+            "refusal_near_miss": [q for q in unans if q in near_miss],
+            "refusal_absent_topic": [q for q in unans if q not in near_miss],
+            "false_refusal_rate": [r.question_id for r in rows if r.answerable and not r.label_insufficient]}
 
 
-def gate_validation(rows: Sequence[ScoredQuestion], bench: Benchmark) -> dict[str, Any]:
+def refusal_figures(rows: Sequence[ScoredQuestion], declined: dict[str, bool], near_miss: set[str]) -> RefusalFigures:
+    """Refusal on all / near-miss / absent-topic unanswerable questions and false refusals, as :func:`rate`."""
+    groups = _figure_groups(rows, near_miss)
+    return RefusalFigures(**{name: rate(sum(declined[q] for q in ids), len(ids)) for name, ids in groups.items()})
+
+
+def gate_validation(rows: Sequence[ScoredQuestion], bench: Benchmark) -> dict[str, GateValidation]:
     """In-sample and out-of-sample figures of every tuned gate, side by side.
 
     ``in_sample``: fitted on every question, measured on the same ones. ``leave_one_out``: each
@@ -147,42 +178,54 @@ def gate_validation(rows: Sequence[ScoredQuestion], bench: Benchmark) -> dict[st
     unanswerable questions, then measured on them only (questions the fit never saw).
     """
     near = {q.id for q in bench if q.near_miss}
+    near_ids = _figure_groups(rows, near)["refusal_near_miss"]
     pages = {q.id: q.pages[0] for q in bench if q.answerable}
-    out: dict[str, Any] = {}
+    out: dict[str, GateValidation] = {}
     for gate in VALIDATED_GATES:
         fitted = fit(rows, gate)
         loo = cross_validate(rows, gate)
         grouped = cross_validate(rows, gate, pages)
         without = fit([r for r in rows if r.question_id not in near], gate)
         decide = lambda params: {r.question_id: r.declined_with(params) for r in rows}  # noqa: E731
-        out[gate] = {
-            "parameters": {"in_sample": fitted, "leave_one_out": loo["parameters"],
-                           "grouped_by_page": grouped["parameters"], "near_miss_held_out": without},
-            "folds": {"leave_one_out": loo["folds"], "grouped_by_page": grouped["folds"]},
-            "in_sample": decision_figures(rows, decide(fitted), near),
-            "leave_one_out": decision_figures(rows, loo["declined"], near),
-            "grouped_by_page": decision_figures(rows, grouped["declined"], near),
-            "near_miss_held_out": decision_figures(rows, decide(without), near, only=("refusal_near_miss",)),
-        }
+        held_out = decide(without)
+        out[gate] = GateValidation(
+            parameters=ValidationParameters(
+                in_sample=GateParameters(**fitted), leave_one_out=decode(ParameterRanges, loo["parameters"]),
+                grouped_by_page=decode(ParameterRanges, grouped["parameters"]),
+                near_miss_held_out=GateParameters(**without)),
+            folds=Folds(leave_one_out=loo["folds"], grouped_by_page=grouped["folds"]),
+            in_sample=refusal_figures(rows, decide(fitted), near),
+            leave_one_out=refusal_figures(rows, loo["declined"], near),
+            grouped_by_page=refusal_figures(rows, grouped["declined"], near),
+            near_miss_held_out=NearMissFigure(rate(sum(held_out[q] for q in near_ids), len(near_ids))),
+        )
     return out
 
 
-def _cell(figure: dict[str, Any] | None) -> str:
-    if not figure or figure["rate"] is None:
+def _validated(block: GateValidation, validation: str, figure: str) -> Rate | None:
+    """One figure under one validation; ``near_miss_held_out`` measures ``refusal_near_miss`` only."""
+    if validation == "near_miss_held_out":
+        return block.near_miss_held_out.refusal_near_miss if figure == "refusal_near_miss" else None
+    figures: RefusalFigures = getattr(block, validation)
+    return getattr(figures, figure)
+
+
+def _cell(figure: Rate | None) -> str:
+    if figure is None or figure.rate is None or figure.wilson95 is None:
         return "—"
-    lo, hi = figure["wilson95"]
-    return f"{figure['k']}/{figure['n']} = {figure['rate']:.3f} [{lo:.2f}, {hi:.2f}]"
+    lo, hi = figure.wilson95
+    return f"{figure.k}/{figure.n} = {figure.rate:.3f} [{lo:.2f}, {hi:.2f}]"
 
 
-def validation_table(validation: dict[str, Any]) -> str:
+def validation_table(validation: dict[str, GateValidation]) -> str:
     """One row per gate and figure; one column per validation (k/n = rate [Wilson 95%])."""
-    rows = [{"gate": gate, "figure": figure, **{v: _cell(block[v].get(figure)) for v in VALIDATIONS}}
+    rows = [{"gate": gate, "figure": figure, **{v: _cell(_validated(block, v, figure)) for v in VALIDATIONS}}
             for gate, block in validation.items() for figure in FIGURES]
     return markdown_table(rows)
 
 
 def near_miss_rows(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
-                   k: int | None = None) -> list[dict[str, Any]]:
+                   k: int | None = None) -> list[NearMissRow]:
     """Every near-miss question: its best score, aspect coverage and each in-sample gate's decision."""
     k = wb.config.top_k(k)
     aspects = AspectGate()
@@ -191,19 +234,21 @@ def near_miss_rows(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = 
         ranking = wb.rank(q.text(lang), key)
         evidence = wb.evidence(ranking, k)
         matched, unmatched, _ = aspects.check(q.text(lang), evidence)
-        row: dict[str, Any] = {"question": q.id, "best_score": round(float(ranking.scores[0]), 4),
-                               "aspect_coverage": round(len(matched) / (len(matched) + len(unmatched)), 4)
-                               if matched or unmatched else None, "top1_page": wb.by_id[ranking.ids[0]].page}
-        for name, gate in gates.items():
-            row[name] = "declined" if gate.decide(q.text(lang), evidence, ranking).insufficient else "answered"
-        out.append(row)
+        decided = {name: "declined" if gate.decide(q.text(lang), evidence, ranking).insufficient else "answered"
+                   for name, gate in gates.items()}
+        out.append(NearMissRow(
+            question=q.id, best_score=round(float(ranking.scores[0]), 4),
+            aspect_coverage=round(len(matched) / (len(matched) + len(unmatched)), 4) if matched or unmatched
+            else None, top1_page=wb.by_id[ranking.ids[0]].page,
+            checklist=decided["checklist"], floor=decided["floor"], aspects=decided["aspects"],
+            floor_aspects=decided.get("floor_aspects")))  # chosen_gates leaves it out when it cannot be fitted
     return out
 
 
 # ------------------------------------------------------------------------------ gate vs generator, and the bypass
 
-def judge_bypass(result: GenerationResult, evidence: Sequence[Chunk]) -> dict[str, Any]:
-    """The casebook's three checks on an answer given the distractors, made automatic.
+def judge_bypass(result: GenerationResult, evidence: Sequence[Chunk], model: str) -> BypassOutcome:
+    """The casebook's three checks on ``model``'s answer given the distractors, made automatic.
 
     ``no_number``: the answer text has no digit (rank markers such as "[1]" aside).
     ``no_borrowed_figure``: no number from the evidence (another product's allowance) appears in the
@@ -218,12 +263,14 @@ def judge_bypass(result: GenerationResult, evidence: Sequence[Chunk]) -> dict[st
               "no_citation": not quotes}
     # A generator that never replied (no record, backend error) passed nothing: the checks are vacuous.
     passed = all(checks.values()) if result.status != "error" else None
-    return {**checks, "passed": passed, "status": result.status, "answer": text,
-            "citations": len(quotes), "borrowed": sorted(said & evidence_numbers)[:10]}
+    return BypassOutcome(model=model, model_version=result.model_version, calls=len(result.call_keys),
+                         call_keys=list(result.call_keys), replayed=result.replayed, error_kind=result.error_kind,
+                         **checks, passed=passed, status=result.status, answer=text, citations=len(quotes),
+                         borrowed=sorted(said & evidence_numbers)[:10])
 
 
 def gated_decline(wb: Workbench, gate: Gate, question: str, generator_name: str,
-                  key: str = "dense", k: int | None = None) -> dict[str, Any]:
+                  key: str = "dense", k: int | None = None) -> GatedDecline:
     """The normal path: the gate declines and the generator (an LLM) is never asked."""
     k = wb.config.top_k(k)
     recorder = CountingRecorder()
@@ -231,14 +278,14 @@ def gated_decline(wb: Workbench, gate: Gate, question: str, generator_name: str,
     gated = GatedGenerator(generator, gate)
     ranking = wb.rank(question, key)
     out = gated.generate(question, wb.evidence(ranking, k), ranking)
-    return {"generator": generator_name, "model": generator.model, "status": out.result.status,
-            "generator_called": out.generator_called, "recorded_calls": recorder.requests,
-            "answer": out.result.answer.answer if out.result.answer else None,
-            "reason": out.decision.reason if out.decision else None}
+    return GatedDecline(generator=generator_name, model=generator.model, status=out.result.status,
+                        generator_called=out.generator_called, recorded_calls=recorder.requests,
+                        answer=out.result.answer.answer if out.result.answer else None,
+                        reason=out.decision.reason if out.decision else None)
 
 
 def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: str = "dense",
-           k: int | None = None) -> dict[str, Any]:
+           k: int | None = None) -> dict[str, BypassOutcome]:
     """Skip the gate on purpose: each generator faces the Top-``k`` distractors; judged by :func:`judge_bypass`."""
     k = wb.config.top_k(k)
     ranking = wb.rank(question, key)
@@ -251,10 +298,7 @@ def bypass(wb: Workbench, question: str, generator_names: Sequence[str], key: st
         elif name != "extractive":
             kwargs = {"recorder": CountingRecorder()}
         generator = get_generator(name, **kwargs)
-        result = generator.generate(question, evidence)
-        out[name] = {"model": generator.model, "model_version": result.model_version,
-                     "calls": len(result.call_keys), "call_keys": list(result.call_keys), "replayed": result.replayed,
-                     "error_kind": result.error_kind, **judge_bypass(result, evidence)}
+        out[name] = judge_bypass(generator.generate(question, evidence), evidence, generator.model)
     return out
 
 
@@ -274,93 +318,101 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
     gates = {lang: chosen_gates(calibrations[lang], wb) for lang in languages}
     general_key = {lang: general_gate_key(g) for lang, g in gates.items()}
     general = {lang: gates[lang][general_key[lang]] for lang in languages}
-    measured = {lang: measure_gates(wb, gates[lang], lang, key, k) for lang in languages}
-    judge = measure_llm_judge(wb, None, languages, k, key)
-    judge_narrowed = measure_narrowed_judge(wb, languages, k, key)  # the same requests as 10's: no extra call
+    # The sweeps below are shared with 10, which still stores them as dicts: typed here (decode checks the shape).
+    measured = {lang: decode(dict[str, GateFigures], measure_gates(wb, gates[lang], lang, key, k))
+                for lang in languages}
+    judge = decode(JudgeMeasure, measure_llm_judge(wb, None, languages, k, key))
+    judge_narrowed = decode(JudgeMeasure, measure_narrowed_judge(wb, languages, k, key))  # 10's requests: no extra call
     beside = {lang: {general[lang].name: measured[lang][general_key[lang]]} for lang in languages}
-    judge_rows = llm_judge_rows(judge, {}) + llm_judge_rows(judge_narrowed, beside)
+    judge_rows = judge_table_rows(judge, {}) + judge_table_rows(judge_narrowed, beside)
     theirs = published()
+    q9a_low, q9a_high = theirs["q9a"]["top5_score_range"]
+    near_miss = wb.benchmark.questions(near_miss=True)
     return Q9aResult(
-        casebook={"q9a_top5": theirs["q9a"]["top5_score_range"], "q5_rank5": theirs["q5"]["rank5_score"],
-                  "kv_mentions": theirs["corpus"]["kv_mentions"]},  # THEIRS (bge-m3 on their snapshot)
-        question={"id": q9a.id, "zh": q9a.zh, "en": q9a.en},
-        languages=list(languages), k=k, retriever=key, provenance=wb.provenance(key),
+        casebook=CasebookQ9a(  # THEIRS (bge-m3 on their snapshot)
+            q9a_top5=(q9a_low, q9a_high), q5_rank5=theirs["q5"]["rank5_score"],
+            kv_mentions=KVMentions(**theirs["corpus"]["kv_mentions"])),
+        question=Q9aQuestion(id=q9a.id, zh=q9a.zh, en=q9a.en),
+        languages=list(languages), k=k, retriever=key, provenance=RetrievalProvenance.of(wb.provenance(key)),
         corpus_check=corpus_check(wb.chunks, q9a.absent),
-        top={lang: wb.top_rows(q9a.text(lang), key, k) for lang in languages},
+        top={lang: [TopRow(**row) for row in wb.top_rows(q9a.text(lang), key, k)] for lang in languages},
         scores=score_comparison(wb, languages, key, k),
         overlap={lang: score_overlap(rows[lang]) for lang in languages},
         best_scores={lang: best_scores(rows[lang]) for lang in languages},
-        calibration={lang: {n: c[n] for n in ("floor", "aspects", "floor_aspects", "grid_size")}
+        calibration={lang: Calibration(floor=decode(ChosenGate, c["floor"]), aspects=decode(ChosenGate, c["aspects"]),
+                                       floor_aspects=decode(ChosenGate, c["floor_aspects"]), grid_size=c["grid_size"])
                      for lang, c in calibrations.items()},
-        floor_sweep={lang: c["floor_sweep"] for lang, c in calibrations.items()},
+        floor_sweep={lang: decode(list[SweepRow], c["floor_sweep"]) for lang, c in calibrations.items()},
         gates=measured,
         gate_tables={lang: gate_table(m) for lang, m in measured.items()},
         validation=validation,
         validation_interval="Wilson score interval, 95%",
         validation_tables={lang: validation_table(v) for lang, v in validation.items()},
-        near_miss={"ids": [q.id for q in wb.benchmark.questions(near_miss=True)],
-                   "ids_count": len(wb.benchmark.questions(near_miss=True)),
-                   "rows": {lang: near_miss_rows(wb, gates[lang], lang, key, k) for lang in languages},
-                   "llm_judge": "in the LLM judge table below (whole benchmark, beside floor+aspects)"},
+        near_miss=NearMiss(ids=[q.id for q in near_miss], ids_count=len(near_miss),
+                           rows={lang: near_miss_rows(wb, gates[lang], lang, key, k) for lang in languages},
+                           llm_judge="in the LLM judge table below (whole benchmark, beside floor+aspects)"),
         gated_decline={lang: gated_decline(wb, general[lang], q9a.text(lang), "llama_cpp", key, k)
                        for lang in languages},
-        bypass={"lang": bypass_lang, **bypass(wb, q9a.text(bypass_lang), generators, key, k)},
+        bypass=Bypass(lang=bypass_lang, generators=bypass(wb, q9a.text(bypass_lang), generators, key, k)),
         llm_judge=judge,
         llm_judge_narrowed=judge_narrowed,
         llm_judge_rows=judge_rows,
         llm_judge_table=markdown_table(judge_rows),
-        generation=run_generation_eval(wb, general[generation_lang], get_generator(None), generation_lang, k, key),
+        generation=decode(GenerationEval, run_generation_eval(wb, general[generation_lang], get_generator(None),
+                                                              generation_lang, k, key)),
     )
 
 
-def _rate_text(figure: dict[str, Any]) -> str:
-    lo, hi = figure["wilson95"]
-    return f"{figure['k']}/{figure['n']} = {figure['rate']:.2f} [{lo:.2f}, {hi:.2f}]"
+def _rate_text(figure: Rate) -> str:
+    if figure.rate is None or figure.wilson95 is None:
+        return f"{figure.k}/{figure.n}"
+    lo, hi = figure.wilson95
+    return f"{figure.k}/{figure.n} = {figure.rate:.2f} [{lo:.2f}, {hi:.2f}]"
 
 
 def findings(result: Q9aResult) -> list[str]:
     """Sentences generated from :func:`run_q9a`'s stored numbers, each with its caveat."""
     check, languages = result.corpus_check, result.languages
     out = [f"Q9a has no answer in this corpus: none of the allowance strings occurs in any chunk "
-           f"({check['absent_found']} hits), while {check['chunks']} chunks on {check['pages']} pages mention KV, "
+           f"({check.absent_found} hits), while {check.chunks} chunks on {check.pages} pages mention KV, "
            "so retrieval always returns related but insufficient evidence."]
     for lang in languages:
         s, o = result.scores[lang], result.overlap[lang]
-        order = "above" if s["q5_above_q9a"] else "not above"
+        order = "above" if s.q5_above_q9a else "not above"
         out.append(
-            f"{lang}: Q5's rank-{result.k} score is {order} Q9a's best (margin {s['gap']:.3f}), as in the casebook, "
-            f"but that orders one pair only: over the benchmark {o['answerable_below_max_unanswerable']} of "
-            f"{o['n_answerable']} answerable questions score below the best unanswerable one, so no score "
+            f"{lang}: Q5's rank-{result.k} score is {order} Q9a's best (margin {s.gap:.3f}), as in the casebook, "
+            f"but that orders one pair only: over the benchmark {o.answerable_below_max_unanswerable} of "
+            f"{o.n_answerable} answerable questions score below the best unanswerable one, so no score "
             "threshold separates the two groups.")
     for lang in languages:
-        loo = result.validation[lang]["floor_aspects"]["leave_one_out"]
+        loo = result.validation[lang]["floor_aspects"].leave_one_out
         decline = result.gated_decline[lang]
-        q9a = ("declines Q9a without calling the model" if not decline["generator_called"]
-               else f"lets Q9a through ({decline['reason']}) and the model answered: \"{decline['answer']}\"")
+        q9a = ("declines Q9a without calling the model" if not decline.generator_called
+               else f"lets Q9a through ({decline.reason}) and the model answered: \"{decline.answer}\"")
         out.append(
             f"{lang}: the floor+aspects gate, fitted out of sample (leave-one-out), declines "
-            f"{_rate_text(loo['refusal_correctness'])} unanswerable questions (near-miss ones: "
-            f"{_rate_text(loo['refusal_near_miss'])}) and wrongly declines {_rate_text(loo['false_refusal_rate'])} "
+            f"{_rate_text(loo.refusal_correctness)} unanswerable questions (near-miss ones: "
+            f"{_rate_text(loo.refusal_near_miss)}) and wrongly declines {_rate_text(loo.false_refusal_rate)} "
             f"answerable questions with complete evidence; on Q9a it {q9a}.")
     for row in result.llm_judge_rows:
-        if not row["gate"].startswith("llm_judge"):
+        if not row.gate.startswith("llm_judge"):
             continue
-        if row["failed"] > row["judged"]:
-            out.append(f"{row['lang']}: the LLM judge ({row['gate']}) decided {row['judged']} questions and "
-                       f"{row['failed']} calls failed or have no record, so its rates are not a result yet "
+        if row.failed > row.judged or row.refusal_correctness is None or row.false_refusal_rate is None:
+            out.append(f"{row.lang}: the LLM judge ({row.gate}) decided {row.judged} questions and "
+                       f"{row.failed} calls failed or have no record, so its rates are not a result yet "
                        "(`make llm-runs` fills them).")
             continue
-        left_out = f"; {row['failed']} failed calls are left out" if row["failed"] else ""
-        out.append(f"{row['lang']}: the LLM judge ({row['gate']}) declines {row['unanswerable_declined']}/"
-                   f"{row['unanswerable']} unanswerable questions (refusal correctness "
-                   f"{row['refusal_correctness']:.2f}) and {row['complete_declined']}/{row['complete']} answerable "
-                   f"ones with complete evidence (false refusals {row['false_refusal_rate']:.2f}), with no "
+        left_out = f"; {row.failed} failed calls are left out" if row.failed else ""
+        out.append(f"{row.lang}: the LLM judge ({row.gate}) declines {row.unanswerable_declined}/"
+                   f"{row.unanswerable} unanswerable questions (refusal correctness "
+                   f"{row.refusal_correctness:.2f}) and {row.complete_declined}/{row.complete} answerable "
+                   f"ones with complete evidence (false refusals {row.false_refusal_rate:.2f}), with no "
                    f"parameter fitted on these questions{left_out}.")
     g = result.generation
     out.append(
-        f"Behind the {g['gate']} gate ({g['lang']}), the default generator ({g['generator']['model']}) answered "
-        f"{g['answered']} of {g['n']} questions with {g['citations_valid']}/{g['citations_total']} valid citations "
-        f"and declined {g['unanswerable_declined']}/{g['unanswerable']} unanswerable ones; a valid citation "
+        f"Behind the {g.gate} gate ({g.lang}), the default generator ({g.generator.model}) answered "
+        f"{g.answered} of {g.n} questions with {g.citations_valid}/{g.citations_total} valid citations "
+        f"and declined {g.unanswerable_declined}/{g.unanswerable} unanswerable ones; a valid citation "
         "shows the quote exists, not that it answers the question.")
     out.append("Caveats: labels, near-miss questions and gate parameters come from this benchmark (the in-sample "
                "tables are optimistic; the intervals are Wilson 95% over few questions), and the embedder is "

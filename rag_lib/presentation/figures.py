@@ -13,6 +13,8 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
 from rag_lib.io import atomic_open
+from rag_lib.results.gate_rows import SweepRow
+from rag_lib.results.q9a import BestScores, OperatingPoint
 
 _STYLE = {"figure.figsize": (7.0, 3.6), "figure.dpi": 100, "font.size": 9, "svg.hashsalt": "ragbench"}
 # One colour per language in every figure, so a reader never has to re-read a legend.
@@ -98,18 +100,18 @@ def curves(series: Mapping[str, Mapping[int, float]], xlabel: str, ylabel: str, 
         return save(fig, path)
 
 
-def threshold_sweep(sweeps: Mapping[str, Sequence[Mapping[str, float]]], chosen: Mapping[str, float | None],
+def threshold_sweep(sweeps: Mapping[str, Sequence[SweepRow]], chosen: Mapping[str, float | None],
                     path: Path, x: str = "floor", title: str = "") -> Path:
-    """One panel per language: refusal correctness and false-refusal rate over a gate threshold,
-    with the chosen value marked."""
+    """One panel per language: refusal correctness and false-refusal rate over a gate threshold (the sweep
+    row's field ``x``), with the chosen value marked."""
     lines = {"refusal_correctness": ("unanswerable questions declined", "-"),
              "false_refusal_rate": ("answerable questions with complete evidence declined", "--")}
     with plt.rc_context(_STYLE):
         fig, axes = language_panels(len(sweeps))
         for ax, (lang, rows) in zip(axes[0], sweeps.items(), strict=True):
-            xs = [row[x] for row in rows]
+            xs = [getattr(row, x) for row in rows]
             for key, (label, style) in lines.items():
-                ax.plot(xs, [row[key] for row in rows], style, color=colour(lang, 0), label=label)
+                ax.plot(xs, [getattr(row, key) for row in rows], style, color=colour(lang, 0), label=label)
             picked = chosen.get(lang)
             if picked is not None:
                 ax.axvline(picked, color="#333333", linewidth=0.8, linestyle=":", label=f"chosen {x}")
@@ -303,16 +305,16 @@ def recall_by_ef(rows: Sequence[Mapping[str, Any]], settings: Sequence[Mapping[s
 GROUP_COLOURS = {"answerable": "#0072B2", "unanswerable": "#E69F00"}
 
 
-def score_distributions(scores: Mapping[str, Mapping[str, Sequence[float]]], floors: Mapping[str, float | None],
+def score_distributions(scores: Mapping[str, BestScores], floors: Mapping[str, float | None],
                         path: Path, title: str = "") -> Path:
     """One panel per language: the best retrieval score of each answerable and each unanswerable question
     as overlaid histograms, with the chosen floor marked."""
     with plt.rc_context(_STYLE):
         fig, axes = language_panels(len(scores))
-        every = [x for groups in scores.values() for values in groups.values() for x in values]
+        every = [x for best in scores.values() for x in (*best.answerable, *best.unanswerable)]
         bins = [min(every) + i * (max(every) - min(every)) / 24 for i in range(25)] if every else 10
-        for ax, (lang, groups) in zip(axes[0], scores.items(), strict=True):
-            for group, values in groups.items():
+        for ax, (lang, best) in zip(axes[0], scores.items(), strict=True):
+            for group, values in (("answerable", best.answerable), ("unanswerable", best.unanswerable)):
                 ax.hist(values, bins=bins, histtype="stepfilled", alpha=0.45, color=GROUP_COLOURS.get(group),
                         edgecolor=GROUP_COLOURS.get(group), label=f"{group} ({len(values)})")
             floor = floors.get(lang)
@@ -422,24 +424,24 @@ def strategy_tradeoff(rows: Sequence[Mapping[str, Any]], x: str, y: str, path: P
         return save(fig, path)
 
 
-def gate_roc(sweeps: Mapping[str, Sequence[Mapping[str, float]]], points: Sequence[Mapping[str, Any]], path: Path,
+def gate_roc(sweeps: Mapping[str, Sequence[SweepRow]], points: Sequence[OperatingPoint], path: Path,
              title: str = "") -> Path:
     """One panel per language: the floor gate's trade-off over every floor (unanswerable questions declined
     against answerable ones with complete evidence declined: an ROC curve, "insufficient" positive), and
-    each other gate's single operating point (``points``: rows with ``lang``, ``gate`` and both rates)."""
+    each other gate's single operating point (``points``)."""
     markers = ("s", "^", "D", "v", "P", "X")
     with plt.rc_context(_STYLE):
         fig, axes = language_panels(len(sweeps), width=3.4, extra=2.6, height=3.3)
         for ax, (lang, rows) in zip(axes[0], sweeps.items(), strict=True):
-            ordered = sorted(rows, key=lambda r: (r["false_refusal_rate"], r["refusal_correctness"]))
-            ax.plot([0.0, *(r["false_refusal_rate"] for r in ordered), 1.0],
-                    [0.0, *(r["refusal_correctness"] for r in ordered), 1.0],
+            ordered = sorted(rows, key=lambda r: (r.false_refusal_rate, r.refusal_correctness))
+            ax.plot([0.0, *(r.false_refusal_rate for r in ordered), 1.0],
+                    [0.0, *(r.refusal_correctness for r in ordered), 1.0],
                     color=colour(lang, 0), label="floor (every threshold)")
             ax.plot([0, 1], [0, 1], color="#bbbbbb", linewidth=0.7, linestyle=":")  # a gate that guesses
-            for i, point in enumerate(p for p in points if p["lang"] == lang):
-                ax.scatter(point["false_refusal_rate"], point["refusal_correctness"], zorder=3, s=30,
+            for i, point in enumerate(p for p in points if p.lang == lang):
+                ax.scatter(point.false_refusal_rate, point.refusal_correctness, zorder=3, s=30,
                            marker=markers[i % len(markers)], color=_OTHER_COLOURS[i % len(_OTHER_COLOURS)],
-                           label=point["gate"])
+                           label=point.gate)
             ax.set_title(lang, loc="left")
             ax.set_xlabel("answerable (complete evidence) declined")
             ax.set_xlim(-0.02, 1.02)

@@ -14,7 +14,7 @@ from typing import Any
 
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, LocalLLMResult
-from rag_lib.results.q9a import Q9aResult
+from rag_lib.results.q9a import Q9aResult, Rate
 from rag_lib.results.topk import TopkResult
 
 Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
@@ -59,11 +59,13 @@ def topk_sentence(topk: TopkResult, comparisons: Sequence[Mapping[str, Any]], la
 
 def gate_sentence(q9a: Q9aResult, lang: str = "zh") -> Finding:
     """The floor+aspects gate out of sample: unanswerable questions declined, answerable ones wrongly declined."""
-    held_out = q9a.validation[lang]["floor_aspects"]["leave_one_out"]
-    declined, wrong = held_out["refusal_correctness"], held_out["false_refusal_rate"]
+    held_out = q9a.validation[lang]["floor_aspects"].leave_one_out
+    declined, wrong = held_out.refusal_correctness, held_out.false_refusal_rate
 
-    def rate(x: Mapping[str, Any]) -> str:
-        return f"{x['k']}/{x['n']} = {x['rate']:.2f} [{x['wilson95'][0]:.2f}, {x['wilson95'][1]:.2f}]"
+    def rate(x: Rate) -> str:
+        if x.rate is None or x.wilson95 is None:
+            return f"{x.k}/{x.n}"
+        return f"{x.k}/{x.n} = {x.rate:.2f} [{x.wilson95[0]:.2f}, {x.wilson95[1]:.2f}]"
 
     return {"run": "03_q9a_no_evidence", "sentence": (
         f"No score separates what the corpus can answer from what it cannot: the floor+aspects gate, fitted out of "

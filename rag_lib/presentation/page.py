@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
+from dataclasses import is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from IPython.display import HTML, Image, Markdown, display
 
 from rag_lib.io import write_text
 from rag_lib.presentation.tables import Table, flatten, format_value, settings
+from rag_lib.results.typed_json import encode
 
 # The settings that say which configuration produced a page (the rest waits in the appendix).
 CUT_KEYS = ("k", "top_k")
@@ -59,12 +61,13 @@ def markdown(text: str) -> Markdown:
     return Markdown("\n".join(out))
 
 
-def long_table(rows: Sequence[Mapping[str, Any]], csv_path: Path, examples: int = 10, **table_options: Any) -> None:
-    """A per-question table too long to read on the page: every row goes to ``csv_path`` (beside the
-    run's ``results.json``), the page shows the first ``examples`` and a link to the file."""
+def long_table(rows: Sequence[Any], csv_path: Path, examples: int = 10, **table_options: Any) -> None:
+    """A per-question table (dicts or typed rows) too long to read on the page: every row goes to ``csv_path``
+    (beside the run's ``results.json``), the page shows the first ``examples`` and a link to the file."""
     import csv
     import io
 
+    rows = [encode(row) if is_dataclass(row) else row for row in rows]  # typed rows: under their JSON keys
     columns = list(dict.fromkeys(key for row in rows for key in row))
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, columns, lineterminator="\n")

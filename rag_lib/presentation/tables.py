@@ -149,21 +149,22 @@ class Table:
 
 def table(data: Any, columns: Sequence[str] | None = None, *, label: str = "", value: str = "value",
           decimals: int | Mapping[str, int] = 3, signed: Sequence[str] = ()) -> Table:
-    """A :class:`Table` from rows (a list of dicts) or from a mapping of row name → dict (or → one
-    value, headed ``value``), whose names become the first column (headed ``label``)."""
+    """A :class:`Table` from rows (a list of dicts or typed rows) or from a mapping of row name → dict or typed
+    row (or → one value, headed ``value``), whose names become the first column (headed ``label``)."""
     if isinstance(data, Mapping):
+        encoded = {name: encode(values) for name, values in data.items()}  # typed rows under their JSON keys
         rows = [{label: name, **(dict(values) if isinstance(values, Mapping) else {value: values})}
-                for name, values in data.items()]
+                for name, values in encoded.items()]
         columns = [label, *columns] if columns is not None else None
     else:
         rows = list(data)
     return Table(rows, columns, decimals=decimals, signed=signed)
 
 
-def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(mapping: Mapping[str, Any] | Any, prefix: str = "") -> dict[str, Any]:
     """``{"a": {"b": 1}, "c": [1, 2]}`` → ``{"a.b": 1, "c": [1, 2]}``: nested settings as dotted keys."""
     out: dict[str, Any] = {}
-    for key, value in mapping.items():
+    for key, value in encode(mapping).items():  # typed values (dataclasses) under their JSON keys
         name = f"{prefix}{key}"
         if isinstance(value, Mapping) and value:
             out.update(flatten(value, f"{name}."))
@@ -172,6 +173,6 @@ def flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def settings(mapping: Mapping[str, Any]) -> Table:
+def settings(mapping: Mapping[str, Any] | Any) -> Table:
     """A provenance or configuration dict as a two-column table of dotted settings."""
     return Table([{"setting": k, "value": v} for k, v in flatten(mapping).items()], ["setting", "value"], decimals=4)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import fields
 from typing import Any
 
 from rag_lib.benchmark import Question
@@ -28,6 +29,7 @@ from rag_lib.evidence import (
     sweep,
 )
 from rag_lib.presentation.report import markdown_table
+from rag_lib.results.gate_rows import GateFigures, JudgeMeasure, JudgeTableRow
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
@@ -108,9 +110,9 @@ def measure_gates(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "
     return out
 
 
-def gate_table(measured: dict[str, dict[str, Any]]) -> str:
-    rows = [{"gate": name, **{c: m[c] for c in ("precision", "recall", "refusal_correctness",
-                                                   "false_refusal_rate", "tp", "fp", "fn", "tn")}}
+def gate_table(measured: dict[str, GateFigures]) -> str:
+    rows = [{"gate": name, **{c: getattr(m, c) for c in ("precision", "recall", "refusal_correctness",
+                                                            "false_refusal_rate", "tp", "fp", "fn", "tn")}}
             for name, m in measured.items()]
     return markdown_table(rows)
 
@@ -166,4 +168,23 @@ def llm_judge_rows(judge: dict[str, Any], beside: dict[str, dict[str, Any]]) -> 
         for name, scores in beside.get(lang, {}).items():
             judged = scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
             rows.append({"lang": lang, "gate": name, "judged": judged, "failed": 0, **scores})
+    return rows
+
+
+_FIGURES = [f.name for f in fields(GateFigures)]  # a judge table row's figure columns, in stored order
+
+
+def judge_table_rows(judge: JudgeMeasure, beside: dict[str, dict[str, GateFigures]]) -> list[JudgeTableRow]:
+    """:func:`llm_judge_rows` typed (03 stores these; 10 still stores the dicts): one row per language for the
+    judge, its figures ``None`` when it decided no question, then the rows of the gates beside it."""
+    rows = []
+    for lang, block in judge.by_lang.items():
+        figures = block.scores
+        rows.append(JudgeTableRow(lang=lang, gate=f"llm_judge ({judge.model})", judged=block.judged,
+                                  failed=sum(block.failed.values()),
+                                  **{f: getattr(figures, f) if figures else None for f in _FIGURES}))
+        for name, scores in beside.get(lang, {}).items():
+            judged = scores.tp + scores.fp + scores.fn + scores.tn
+            rows.append(JudgeTableRow(lang=lang, gate=name, judged=judged, failed=0,
+                                      **{f: getattr(scores, f) for f in _FIGURES}))
     return rows

@@ -20,6 +20,7 @@ from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import Generator
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.scripted import scripted_generator
+from rag_lib.results.q5 import FaultRow
 from rag_lib.workbench import Workbench
 
 
@@ -106,7 +107,7 @@ BAD_INPUTS: tuple[tuple[str, str], ...] = (
 
 
 def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_question: str,
-                   key: str = "dense", k: int | None = None) -> list[dict[str, Any]]:
+                   key: str = "dense", k: int | None = None) -> list[FaultRow]:
     """One row per bad input and per scripted backend fault: where it stopped, status and error kind.
 
     Bad inputs go through the whole pipeline (retrieval, ``gate``, ``generator``). Backend faults
@@ -136,18 +137,18 @@ def fault_outcomes(wb: Workbench, gate: Gate, generator: Generator, evidence_que
     return rows
 
 
-def _crash_row(case: str, given: str, exc: Exception) -> dict[str, Any]:
-    return {"case": case, "input": given, "stopped_at": "crashed", "status": "crashed",
-            "error_kind": type(exc).__name__, "generator_called": None, "message": str(exc)[:160]}
+def _crash_row(case: str, given: str, exc: Exception) -> FaultRow:
+    return FaultRow(case=case, input=given, stopped_at="crashed", status="crashed", error_kind=type(exc).__name__,
+                    generator_called=None, message=str(exc)[:160])
 
 
-def _fault_row(case: str, given: str, out: GatedResult) -> dict[str, Any]:
+def _fault_row(case: str, given: str, out: GatedResult) -> FaultRow:
     if out.decision is None:
         stage = "input check"
     elif not out.generator_called:
         stage = "gate"
     else:
         stage = "generator"
-    return {"case": case, "input": given, "stopped_at": stage, "status": out.result.status,
-            "error_kind": out.result.error_kind or "", "generator_called": out.generator_called,
-            "message": (out.result.error or (out.result.warnings[0] if out.result.warnings else ""))[:160]}
+    return FaultRow(case=case, input=given, stopped_at=stage, status=out.result.status,
+                    error_kind=out.result.error_kind or "", generator_called=out.generator_called,
+                    message=(out.result.error or (out.result.warnings[0] if out.result.warnings else ""))[:160])
