@@ -103,7 +103,7 @@ Generator: {{ generator.backend }} / {{ generator.model }} ({{ generator.model_v
 
 Top-{{ k }}:
 
-{{ top_table }}
+{{ top | table(["rank", "chunk", "page", "heading", "score"]) }}
 
 Gold pieces: C1 first at rank {{ pieces[0].first_rank }}, C2 first at rank {{ pieces[1].first_rank }}.
 
@@ -117,14 +117,14 @@ Local LLM ({{ llm_answer.generator.model }}) behind the same gate: status {{ llm
 
 Wrangler R2-bucket chunks (casebook: rank {{ casebook.wrangler_config_chunk_rank }}):
 
-{{ wrangler_table }}
+{{ wrangler_r2 | table(["lang", "page", "chunk", "heading", "rank", "in_top_k"]) }}
 
 In {{ question.lang }}, the Workers Wrangler reference R2 chunk ranks {{ wrangler_rank.workers }} and the Pages
 Wrangler-configuration R2 chunk ranks {{ wrangler_rank.pages }}.
 
 Bad input and faults ({{ faults_crashed }} of them crashed; a crash would be a row with status `crashed`):
 
-{{ faults_table }}
+{{ faults | table(["case", "input", "stopped_at", "status", "error_kind", "generator_called"]) }}
 
 ## Findings
 

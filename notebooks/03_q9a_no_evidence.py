@@ -207,7 +207,9 @@ leave-one-out floors range over {{ fitted.leave_one_out.floor_range }}):
 {% endfor %}
 ## The LLM sufficiency judge beside floor+aspects (whole benchmark, in-sample parameters for the gate)
 
-{{ llm_judge_table }}
+{{ llm_judge_rows | table(["lang", "gate", "judged", "failed", "tp", "fp", "fn", "tn", "n", "precision", "recall",
+    "refusal_correctness", "false_refusal_rate", "unanswerable", "unanswerable_declined", "complete",
+    "complete_declined"]) }}
 
 ## Q9a on the normal path, and with the gate bypassed
 

@@ -15,7 +15,6 @@ from rag_lib.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import get_generator, get_task_generator
-from rag_lib.presentation.report import markdown_table
 from rag_lib.question_sweeps.gates import calibrate, chosen_gates, general_gate_key
 from rag_lib.question_sweeps.generation import fault_outcomes
 from rag_lib.results.answer_rows import DecisionRecord, GatedAnswerRecord, GeneratorInfo
@@ -88,14 +87,12 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
               for p, ids in zip(q5.gold, q5.pieces, strict=True)]
     wrangler = wrangler_ranks(wb, languages, k, key)
     faults = fault_outcomes(wb, general, gen, question, key, k)
-    top = [TopRow(**row) for row in wb.top_rows(question, key, k)]
     return Q5Result(
         casebook=decode(CasebookQ5, published()["q5"]),  # THEIRS (bge-m3, qwen3.8-flash), printed beside ours
         question=Q5Question(id=q5.id, lang=lang, text=question),
         k=k, retriever=key, provenance=RetrievalProvenance.of(wb.provenance(key)),
         generator=GeneratorInfo(backend=gen.backend, model=gen.model, model_version=gen.model_version),
-        top=top,
-        top_table=markdown_table(top),
+        top=[TopRow(**row) for row in wb.top_rows(question, key, k)],
         pieces=pieces,
         gate_params={n: GateParameters(floor=calibration[n]["floor"], min_coverage=calibration[n]["min_coverage"])
                      for n in ("floor", "aspects", "floor_aspects")},
@@ -109,12 +106,9 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
                                                          "model_version": llm.model_version},
                                            **llm_answered.to_json()}),
         wrangler_r2=wrangler,
-        wrangler_table=markdown_table(wrangler),
         wrangler_rank=WranglerRank(workers=_first_rank(wrangler, lang, WRANGLER_R2_PAGES[0]),
                                    pages=_first_rank(wrangler, lang, WRANGLER_R2_PAGES[1])),
         faults=faults,
-        faults_table=markdown_table(faults, ["case", "input", "stopped_at", "status", "error_kind",
-                                             "generator_called"]),
         faults_crashed=sum(row.status == "crashed" for row in faults),
         key_facts=KeyFactsByAnswerer(extractive=_facts_stated(q5.id, answered), llm=_facts_stated(q5.id, llm_answered)),
     )

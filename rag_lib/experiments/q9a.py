@@ -357,7 +357,6 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
         llm_judge=judge,
         llm_judge_narrowed=judge_narrowed,
         llm_judge_rows=judge_rows,
-        llm_judge_table=markdown_table(judge_rows),
         generation=decode(GenerationEval, run_generation_eval(wb, general[generation_lang], get_generator(None),
                                                               generation_lang, k, key)),
     )

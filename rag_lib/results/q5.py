@@ -116,7 +116,6 @@ class Q5Result(ExperimentResult):
     provenance: RetrievalProvenance
     generator: GeneratorInfo
     top: list[TopRow]
-    top_table: str
     pieces: list[PieceRank]
     gate_params: dict[str, GateParameters]  # gate name → its calibrated setting
     gate_used: str
@@ -127,9 +126,7 @@ class Q5Result(ExperimentResult):
     citations_total: int
     llm_answer: LLMGatedAnswer
     wrangler_r2: list[WranglerRow]
-    wrangler_table: str
     wrangler_rank: WranglerRank
     faults: list[FaultRow]
-    faults_table: str
     faults_crashed: int
     key_facts: KeyFactsByAnswerer

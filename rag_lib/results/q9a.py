@@ -269,7 +269,6 @@ class Q9aResult(ExperimentResult):
     llm_judge: JudgeMeasure
     llm_judge_narrowed: JudgeMeasure  # the narrowed pipeline's part-by-part judge
     llm_judge_rows: list[JudgeTableRow]
-    llm_judge_table: str
     generation: GenerationEval
 
     def calibrated_gate(self, lang: str) -> dict[str, float]:
