@@ -10,6 +10,9 @@
 ``corpus``, ``bakeoff``, ``q5``, ``q9a``, ``topk``, ``q7_diagnosis``, ``mechanism``, ``recovery``,
 ``summary``, ``local_llm``, ``chunking``, ``corpus_size``, ``ann``
     One module per experiment: its result type (the module names follow :mod:`rag_lib.experiments`).
+``retrieval_rows``, ``gate_rows``, ``answer_rows``
+    Stored shapes several experiments share: a Top-k and its provenance; the gates' figures on the
+    benchmark and the LLM judge's; gate decisions and generation outcomes.
 ``baseline``
     The baseline as 01 measured it (what the mechanism runs compare against), and its Q7 ranks as
     01, 05 and the mechanism runs stored them, and where they disagree.
