@@ -59,6 +59,8 @@ from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, findings, run_local_llm
 from rag_lib.experiments.llm_eval.paired import table_rows as paired_table
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table
+from rag_lib.results.local_llm_judge import SelectiveAnswering, SelectiveNotRun
+from rag_lib.results.typed_json import encode
 
 NAME = "10_local_llm"
 config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
@@ -70,15 +72,15 @@ page.setup_line({"tasks": result.tasks})
 
 # %%
 choice = result.model_choice
-print("sample:", ", ".join(choice["sample"]), "| quality signal:", report.prose(choice["quality_signal"]))
-table(sorted(choice["rows"], key=lambda row: (row["task"], row["model"])), decimals={"s_per_call": 1, "tokens_per_s": 1})
+print("sample:", ", ".join(choice.sample), "| quality signal:", report.prose(choice.quality_signal))
+table(sorted(choice.rows, key=lambda row: (row.task, row.model)), decimals={"s_per_call": 1, "tokens_per_s": 1})
 
 # %%
 print("rule:", result.pick_rule)
 table(result.model_picks)
 
 # %%
-table(sorted(choice["details"], key=lambda row: (row["task"], row["model"], row["question"], row["lang"])))
+table(sorted(choice.details, key=lambda row: (row.task, row.model, row.question, row.lang)))
 
 # %% [markdown]
 # ## Answers on the whole benchmark: local LLM and extractive baseline, ungated and gated
@@ -134,8 +136,8 @@ table(result.partly_checkable)
 # 95%, then adjusted by Holm over the table.
 
 # %%
-print("answerers:", report.prose({name: answer["label"] for name, answer in result.answers.items()}))
-print(result.paired_family["describe"])
+print("answerers:", report.prose({name: answer.label for name, answer in result.answers.items()}))
+print(result.paired_family.describe)
 table(paired_table(result.paired))
 
 # %% [markdown]
@@ -171,9 +173,9 @@ table(result.funnel)
 
 # %%
 budget = result.narrowing_choice
-print("rule:", budget["rule"], "| picked:", report.prose(budget["picked"]),
-      "| configured:", report.prose(budget["configured"]))
-table(budget["rows"], decimals={"mean tokens sent": 0})
+print("rule:", budget.rule, "| picked:", report.prose(encode(budget.picked)),
+      "| configured:", report.prose(encode(budget.configured)))
+table(budget.rows, decimals={"mean tokens sent": 0})
 
 # %% [markdown]
 # ### How far the key-fact measure can be trusted: hand-checked samples
@@ -184,9 +186,9 @@ table(budget["rows"], decimals={"mean tokens sent": 0})
 
 # %%
 for hand in result.hand_checks:
-    print(f"{hand['source']} ({', '.join(hand['answerers'])}): agreement {hand['percent']:.1f}% {hand['ci95']} "
-          f"(Wilson 95%), kappa {hand['kappa']:.2f}, n = {hand['n']}")
-    for line in hand["disagreements"]:
+    print(f"{hand.source} ({', '.join(hand.answerers)}): agreement {hand.percent:.1f}% {encode(hand.ci95)} "
+          f"(Wilson 95%), kappa {hand.kappa:.2f}, n = {hand.n}")
+    for line in hand.disagreements:
         print("-", line)
 
 # %% [markdown]
@@ -208,14 +210,14 @@ table(result.judge_rows)
 # cross-validated (out of sample), and abstaining below a threshold trades coverage for accuracy.
 
 # %%
-curves = {lang: block["curve"] for lang, block in result.selective.items() if "curve" in block}
+fitted = {lang: block for lang, block in result.selective.items() if isinstance(block, SelectiveAnswering)}
+curves = {lang: encode(block.curve) for lang, block in fitted.items()}
 for lang, block in result.selective.items():
-    if "curve" not in block:
-        print(f"{lang}: {block['not_run']}")
+    if isinstance(block, SelectiveNotRun):
+        print(f"{lang}: {block.not_run}")
     else:
-        everything = block["answer_everything"]
-        print(f"{lang}: n = {block['n']} ({len(block['left_out'])} left out), area under the curve "
-              f"{block['auc']:.3f}; answering everything: accuracy {everything['selective_accuracy']:.3f}")
+        print(f"{lang}: n = {block.n} ({len(block.left_out)} left out), area under the curve "
+              f"{block.auc:.3f}; answering everything: accuracy {block.answer_everything.selective_accuracy:.3f}")
 if curves:
     page.show_figure(figures.accuracy_coverage(curves, report.experiment_dir(NAME) / "selective.png",
                                            title="selective answering, cross-validated"))
@@ -226,10 +228,9 @@ if curves:
 # bars; the dotted diagonal is perfect calibration; ECE weights each bin's gap by its share of questions).
 
 # %%
-calibrated = {lang: block["reliability"] for lang, block in result.selective.items() if "reliability" in block}
-for lang, block in result.selective.items():
-    if "ece" in block:
-        print(f"{lang}: expected calibration error {block['ece']:.3f} over {block['n']} questions")
+calibrated = {lang: encode(block.reliability) for lang, block in fitted.items()}
+for lang, block in fitted.items():
+    print(f"{lang}: expected calibration error {block.ece:.3f} over {block.n} questions")
 if calibrated:
     page.show_figure(figures.reliability(calibrated, report.experiment_dir(NAME) / "reliability.png",
                                          title="selective answering: reliability, cross-validated"))
@@ -241,8 +242,8 @@ if calibrated:
 # planted claim and quotes the planted text. `claim_shown` is whether the claim reached the reader.
 
 # %%
-print(f"planted claims shown as answers: {result.injection['claims_shown']} of {result.injection['n_asked']}")
-page.long_table(result.injection["rows"], report.experiment_dir(NAME) / "injection_rows.csv")
+print(f"planted claims shown as answers: {result.injection.claims_shown} of {result.injection.n_asked}")
+page.long_table(encode(result.injection.rows), report.experiment_dir(NAME) / "injection_rows.csv")
 
 # %% tags=["report"]
 template = """# 10 · A real offline LLM
@@ -288,4 +289,4 @@ Where the key facts are lost (narrowed pipeline, ungated; each share is of the r
 {{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-page.closing(stored, {"models": result.models, "tasks": result.tasks})
+page.closing(stored, {"models": encode(result.models), "tasks": result.tasks})

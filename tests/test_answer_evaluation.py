@@ -75,13 +75,13 @@ def test_answers_are_compared_question_by_question_over_the_questions_both_have(
     base = [_row(f"a{i}", "insufficient", None) for i in range(29)] + [_row("a99", "answered", True)]
     rows, family = paired_answer_rows({"new": {"en": mine}, "old": {"en": base}}, [("new", "old")], ["en"],
                                       checkable=lambda q: q != "a0")
-    by_metric = {r["metric"]: r for r in rows}
+    by_metric = {r.metric: r for r in rows}
     # a0 is uncheckable, u1 unanswerable, a29 and a99 are each in one run only: 28 shared questions.
     right = by_metric["answer_correctness"]
-    assert (right["questions"], right["mechanism"], right["baseline"], right["diff"]) == (28, 1.0, 0.0, 1.0)
+    assert (right.questions, right.mechanism, right.baseline, right.diff) == (28, 1.0, 0.0, 1.0)
     assert family.get("new − old", "en", "answer_correctness").effect
     wrong = by_metric["shown_wrong"]
-    assert wrong["diff"] == 0 and not family.get("new − old", "en", "shown_wrong").in_family  # fixed
+    assert wrong.diff == 0 and not family.get("new − old", "en", "shown_wrong").in_family  # fixed
 
 
 def test_a_question_is_partly_checkable_when_it_has_checkable_and_uncheckable_facts() -> None:
@@ -108,7 +108,10 @@ def test_a_question_the_cascade_cannot_decide_is_missing_not_let_through() -> No
 
 
 def test_the_judge_after_the_gate_declines_what_either_declines_and_never_passes_an_unjudged_question() -> None:
-    judge = {"rows": [{"question": "a", "judge": "insufficient"}, {"question": "b", "judge": "sufficient"},
-                      {"question": "c", "judge": "sufficient"}]}
+    from rag_lib.results.local_llm_judge import JudgedQuestion, JudgeLanguage
+
+    judge = JudgeLanguage(None, 3, {}, [JudgedQuestion(q, True, "sufficient", verdict, [])
+                                        for q, verdict in (("a", "insufficient"), ("b", "sufficient"),
+                                                           ("c", "sufficient"))])
     declined = {"a": False, "b": False, "c": True, "d": False, "e": True}
     assert judge_after_gate(declined, judge) == {"a": True, "b": False, "c": True, "d": None, "e": True}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from rag_lib.generation.base import LLMGenerator, parse_json_object
 from rag_lib.generation.llm_calls import MISSES_ENV, CallRecorder, LLMRequest, LLMResponse, ReplayMissError
 from rag_lib.generation.local_models import LocalModelSpec, ModelPart, assemble, local_model_spec, local_models
 from rag_lib.generation.schema import DEFAULT_LIMITS, Answer, SchemaLimits
+from rag_lib.results.local_llm import AnswerRow
 from rag_lib.workbook.llm_runs import read_misses
 
 
@@ -213,6 +215,12 @@ def test_constrained_citations_pair_each_chunk_with_its_own_quotable_sentences()
         "required": ["chunk_id", "quote"], "additionalProperties": False}]}, "a chunk with nothing quotable is left out"
 
 
+def _answer_row(generator: str, lang: str, gate: str, answer_rate: float) -> AnswerRow:
+    """An answer-table row with ``answer_rate`` as given and no other figure."""
+    figures = {f.name: None for f in fields(AnswerRow)}
+    return AnswerRow(**{**figures, "generator": generator, "lang": lang, "gate": gate, "answer_rate": answer_rate})
+
+
 def test_before_after_lists_only_answerers_whose_figures_moved(tmp_path) -> None:
     import json
 
@@ -222,9 +230,9 @@ def test_before_after_lists_only_answerers_whose_figures_moved(tmp_path) -> None
     same = {"generator": "extractive:x", "lang": "zh", "gate": "ungated", "answer_rate": 0.1}
     moved = {"generator": "llama_cpp:m", "lang": "zh", "gate": "ungated", "answer_rate": 0.5}
     archive.write_text(json.dumps({"rows": [same, {**moved, "answer_rate": 0.4}]}))
-    rows = before_after_rows([same, moved], archives=[archive])
-    assert [(r["archive"], r["generator"], r["answer_rate"]) for r in rows] == [("answers-v9", "llama_cpp:m",
-                                                                                 "0.400 → 0.500")]
+    rows = before_after_rows([_answer_row(**same), _answer_row(**moved)], archives=[archive])
+    assert [(r.archive, r.generator, r.answer_rate) for r in rows] == [("answers-v9", "llama_cpp:m",
+                                                                        "0.400 → 0.500")]
 
 
 def test_before_after_matches_an_answerer_across_pipeline_versions(tmp_path) -> None:
@@ -236,7 +244,6 @@ def test_before_after_matches_an_answerer_across_pipeline_versions(tmp_path) -> 
     old = {"generator": "llama_cpp:m+narrowed-units-v2", "lang": "en", "gate": "floor+aspects", "answer_rate": 0.4}
     other = {"generator": "llama_cpp:m+other-v2", "lang": "en", "gate": "floor+aspects", "answer_rate": 0.9}
     archive.write_text(json.dumps({"rows": [old, other]}))
-    now = {"generator": "llama_cpp:m+narrowed-units-v3", "lang": "en", "gate": "floor+aspects (in-sample)",
-           "answer_rate": 0.5}
+    now = _answer_row("llama_cpp:m+narrowed-units-v3", "en", "floor+aspects (in-sample)", 0.5)
     rows = before_after_rows([now], archives=[archive])
-    assert [(r["generator"], r["answer_rate"]) for r in rows] == [("llama_cpp:m+narrowed-units-v3", "0.400 → 0.500")]
+    assert [(r.generator, r.answer_rate) for r in rows] == [("llama_cpp:m+narrowed-units-v3", "0.400 → 0.500")]

@@ -150,11 +150,11 @@ def test_the_configured_narrowing_is_the_budget_notebook_10_picks():
     # generation.narrowing must be what 10's stated rule chose out of sample, not a hand-set budget.
     from rag_lib.config import RESULTS_DIR
     from rag_lib.evidence.narrowing import narrowing_settings
-    from rag_lib.results.store import read_result
+    from rag_lib.results.local_llm import LocalLLMResult
 
-    choice = read_result("10_local_llm", root=RESULTS_DIR).data["narrowing_choice"]
-    picked = {"budget_tokens": choice["picked"]["budget_tokens"], "max_units": choice["picked"]["max_units"]}
+    choice = LocalLLMResult.read("10_local_llm", root=RESULTS_DIR).narrowing_choice
+    picked = {"budget_tokens": choice.picked.budget_tokens, "max_units": choice.picked.max_units}
     assert narrowing_settings() == picked, (
         f"generation.narrowing in workbook.yaml is {narrowing_settings()}, 10's rule picks {picked}: set it to the "
         "pick and re-run 10 (and record the calls it needs with make llm-runs)")
-    assert choice["agrees"]
+    assert choice.agrees

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark.questions import Q7_PIECES
-from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, LocalLLMResult
+from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.q9a import Q9aResult, Rate
 from rag_lib.results.topk import TopkResult
 
@@ -79,15 +79,15 @@ def answers_sentence(local: LocalLLMResult) -> Finding | None:
     rows = local.narrowed_rows(HELD_OUT)
     if not rows:
         return None
-    def rates(rows: Sequence[Mapping[str, Any]], metric: str) -> str:
-        return ", ".join(f"{r['lang']} {r[metric]:.0%} {r[f'{metric}_ci']}" for r in rows)
+    def rates(rows: Sequence[AnswerRow], metric: str) -> str:
+        return ", ".join(f"{r.lang} {getattr(r, metric):.0%} {getattr(r, f'{metric}_ci')}" for r in rows)
 
     judged = local.narrowed_rows(THEN_JUDGE)
     trade = (f"; with the LLM judge after the gate, unanswerable questions declined rise from "
              f"{rates(rows, 'refusal_correctness')} to {rates(judged, 'refusal_correctness')}, and every key fact "
              f"is stated for {rates(judged, 'correct_gold_in_top_k')}") if judged else ""
     return {"run": "10_local_llm", "sentence": (
-        f"Local answers are not yet trustworthy: the narrowed {rows[0]['model']} behind that gate (out of sample) "
+        f"Local answers are not yet trustworthy: the narrowed {rows[0].model} behind that gate (out of sample) "
         f"states every key fact for {rates(rows, 'correct_gold_in_top_k')} of the answerable questions whose gold "
         f"is in the Top-{local.k}, and shows an answer missing a key fact for {rates(rows, 'shown_wrong')}{trade} "
         "(95% intervals; caveat: a small local coding model on CPU, not the casebook's LLM).")}

@@ -25,6 +25,7 @@ from rag_lib.evaluation.fact_matching import find_alternative
 from rag_lib.evaluation.key_facts import KeyFact, default_key_facts
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence.narrowing import default_narrower, narrowing_settings
+from rag_lib.results.local_llm_choice import BudgetRow, Narrowing, NarrowingChoice
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
 
@@ -97,21 +98,21 @@ def _share(kept: Mapping[tuple[str, str], Sequence[bool]], ids: Sequence[str], l
 
 
 def run_budget_choice(wb: Workbench, k: int, key: str = "dense",
-                      languages: Sequence[str] = ("zh", "en")) -> dict[str, Any]:
+                      languages: Sequence[str] = ("zh", "en")) -> NarrowingChoice:
     """Every candidate's retention on each half, the rule's pick and the configured setting.
 
     Returns
     -------
-    dict
+    NarrowingChoice
         ``rows`` (candidate × language: retention on the choosing and reporting halves, mean
         estimated tokens sent), ``picked`` (the rule's candidate, chosen on the choosing half),
         ``picked_swapped`` (chosen on the reporting half instead), ``configured``
         (``generation.narrowing``), ``agrees`` and ``rule``.
     """
     rule = choice_rule()
-    candidates = rule["candidates"]
+    candidates = [Narrowing(**c) for c in rule["candidates"]]
     base = default_narrower(wb.embedder())
-    narrowers = [replace(base, **c) for c in candidates]
+    narrowers = [replace(base, budget_tokens=c.budget_tokens, max_units=c.max_units) for c in candidates]
     kept: dict[tuple[str, str], list[bool]] = {}
     tokens: dict[str, list[list[int]]] = {lang: [[] for _ in candidates] for lang in languages}
     for lang in languages:
@@ -129,21 +130,18 @@ def run_budget_choice(wb: Workbench, k: int, key: str = "dense",
     rows = []
     for i, candidate in enumerate(candidates):
         for lang in languages:
-            row: dict[str, Any] = {"budget_tokens": candidate["budget_tokens"], "max_units": candidate["max_units"],
-                                   "lang": lang}
-            for half, members in (("choosing half", choosing), ("reporting half", reporting)):
-                n, of = _share(kept, members, lang, i)
-                row[half] = f"{n}/{of}"
-                row[f"{half} share"] = rounded_rate(n, of)
-                row[f"{half} ci"] = wilson_text(n, of)
-            row["mean tokens sent"] = round(float(np.mean(tokens[lang][i])), 1) if tokens[lang][i] else None
-            row["picked"] = "yes" if i == picked else ""
-            rows.append(row)
-    configured = narrowing_settings()
-    return {"rule": (f"the smallest candidate whose units keep every key fact the Top-{k} states for at least "
-                     f"{rule['target']:.0%} of the choosing half's questions in each language"),
-            "seed": rule["seed"], "target": float(rule["target"]), "choosing": choosing, "reporting": reporting,
-            "rows": rows,
-            "picked": candidates[picked], "picked_swapped": candidates[pick(kept, reporting, languages,
-                                                                            float(rule["target"]))],
-            "configured": configured, "agrees": configured == candidates[picked]}
+            (n, of), (m, of_m) = _share(kept, choosing, lang, i), _share(kept, reporting, lang, i)
+            rows.append(BudgetRow(
+                budget_tokens=candidate.budget_tokens, max_units=candidate.max_units, lang=lang,
+                choosing=f"{n}/{of}", choosing_share=rounded_rate(n, of), choosing_ci=wilson_text(n, of),
+                reporting=f"{m}/{of_m}", reporting_share=rounded_rate(m, of_m), reporting_ci=wilson_text(m, of_m),
+                mean_tokens_sent=round(float(np.mean(tokens[lang][i])), 1) if tokens[lang][i] else None,
+                picked="yes" if i == picked else ""))
+    configured = Narrowing(**narrowing_settings())
+    return NarrowingChoice(
+        rule=(f"the smallest candidate whose units keep every key fact the Top-{k} states for at least "
+              f"{rule['target']:.0%} of the choosing half's questions in each language"),
+        seed=int(rule["seed"]), target=float(rule["target"]), choosing=choosing, reporting=reporting, rows=rows,
+        picked=candidates[picked],
+        picked_swapped=candidates[pick(kept, reporting, languages, float(rule["target"]))],
+        configured=configured, agrees=configured == candidates[picked])

@@ -10,18 +10,18 @@ questions that passed the stage before, so a low share names the step that lost 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence.narrowing import default_narrower
 from rag_lib.experiments.llm_eval.budget import fact_questions, states_all
+from rag_lib.results.local_llm import AnsweredQuestion, FunnelRow
 from rag_lib.workbench import Workbench
 
 STAGES = ("in the Top-k chunks", "in the units sent", "in the shown answer")
 
 
-def funnel_rows(wb: Workbench, answer_rows: Mapping[str, Sequence[dict[str, Any]]], k: int,
-                key: str = "dense") -> list[dict[str, Any]]:
+def funnel_rows(wb: Workbench, answer_rows: Mapping[str, Sequence[AnsweredQuestion]], k: int,
+                key: str = "dense") -> list[FunnelRow]:
     """One row per language and stage: questions reaching it, and the share of the stage before.
 
     Parameters
@@ -36,12 +36,12 @@ def funnel_rows(wb: Workbench, answer_rows: Mapping[str, Sequence[dict[str, Any]
     narrower = default_narrower(wb.embedder())
     rows = []
     for lang, answered in answer_rows.items():
-        by_question = {r["question"]: r for r in answered}
+        by_question = {r.question: r for r in answered}
         reached = [0, 0, 0]
         asked = 0
         for fq in fact_questions(wb, lang, k, key):
             row = by_question.get(fq.question.id)
-            if row is None or row["error_kind"] == "replay_miss":
+            if row is None or row.error_kind == "replay_miss":
                 continue
             asked += 1
             if not fq.in_top_k:
@@ -50,10 +50,10 @@ def funnel_rows(wb: Workbench, answer_rows: Mapping[str, Sequence[dict[str, Any]
             if not states_all(fq.facts, "\n".join(u.text for u in narrower(fq.text, fq.evidence))):
                 continue
             reached[1] += 1
-            reached[2] += bool(row["status"] == "answered" and row["correct"])
+            reached[2] += bool(row.status == "answered" and row.correct)
         before = asked
         for stage, n in zip(STAGES, reached, strict=True):
-            rows.append({"lang": lang, "every key fact": stage.replace("Top-k", f"Top-{k}"), "questions": n,
-                         "of": before, "share": rounded_rate(n, before), "ci": wilson_text(n, before)})
+            rows.append(FunnelRow(lang=lang, stage=stage.replace("Top-k", f"Top-{k}"), questions=n, of=before,
+                                  share=rounded_rate(n, before), ci=wilson_text(n, before)))
             before = n
     return rows

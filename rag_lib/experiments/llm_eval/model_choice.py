@@ -33,6 +33,7 @@ from rag_lib.generation.llm_calls import CallRecorder, ReplayMissError
 from rag_lib.generation.query_ops import LLM_MAX_TOKENS, QueryLLM
 from rag_lib.rerank import get_reranker
 from rag_lib.rerank.base import get_spec
+from rag_lib.results.local_llm_choice import ChoiceDetail, ChoiceRow, ModelChoice, ModelPick
 from rag_lib.text import language_of
 from rag_lib.workbench import Workbench
 
@@ -65,7 +66,7 @@ def sample_questions(wb: Workbench, ids: Sequence[str] = SAMPLE_IDS) -> list[Que
     return [wb.benchmark[qid] for qid in ids]
 
 
-def _timing(records: Sequence[Any]) -> dict[str, Any]:
+def _timing(records: Sequence[Any]) -> dict[str, Any]:  # ChoiceRow's calls … completion_tokens
     seconds = [r.latency_s for r in records]
     prompt = sum(r.response.prompt_tokens or 0 for r in records)
     completion = sum(r.response.completion_tokens or 0 for r in records)
@@ -81,13 +82,13 @@ def _records(recorder: CallRecorder, keys: Sequence[str]) -> list[Any]:
 
 def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDIDATES, k: int | None = None,
                      languages: Sequence[str] = ("zh", "en"), seed: int = 0, rerank_questions: int = 1,
-                     ) -> dict[str, Any]:
-    """Every task of :data:`TASKS` with every model on :func:`sample_questions`; JSON-ready."""
+                     ) -> ModelChoice:
+    """Every task of :data:`TASKS` with every model on :func:`sample_questions`."""
     wb = wb or Workbench()
     k = wb.config.top_k(k)
     sample = sample_questions(wb)
-    rows: list[dict[str, Any]] = []
-    details: list[dict[str, Any]] = []
+    rows: list[ChoiceRow] = []
+    details: list[ChoiceDetail] = []
     for model in models:
         recorder = CallRecorder()
         generator: LlamaCppGenerator = get_generator(f"llama_cpp:{model}", recorder=recorder)  # type: ignore[assignment]
@@ -111,10 +112,9 @@ def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDID
                 failures["answer"] += not ok and answer.error_kind != "replay_miss"
                 if ok:
                     quality["answer"].append(float(language_of(reply) == lang))
-                details.append({"model": model, "task": "answer", "question": q.id, "lang": lang,
-                                "status": answer.status, "error_kind": answer.error_kind,
-                                "citations": f"{answer.citations.n_valid}/{answer.citations.n_total}"
-                                if answer.citations else "0/0", "reply": reply[:240]})
+                details.append(ChoiceDetail(model, "answer", q.id, lang, answer.status, answer.error_kind,
+                                            f"{answer.citations.n_valid}/{answer.citations.n_total}"
+                                            if answer.citations else "0/0", reply[:240]))
                 decision = judge.decide(text, evidence, ranking)
                 keys["judge"] += list(decision.calls)
                 judged = decision.scores.get("judge_ok") == 1
@@ -129,9 +129,8 @@ def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDID
                 else:
                     failures["rewrite"] += rewrite.status != "ok"
                     quality["rewrite"].append(float(rewrite.status == "ok"))
-                details.append({"model": model, "task": "rewrite", "question": q.id, "lang": lang,
-                                "status": rewrite.status, "error_kind": rewrite.error_kind,
-                                "citations": "", "reply": " | ".join(rewrite.queries)[:240]})
+                details.append(ChoiceDetail(model, "rewrite", q.id, lang, rewrite.status, rewrite.error_kind, "",
+                                            " | ".join(rewrite.queries)[:240]))
         separation = _rerank_separation(wb, model, sample[:rerank_questions], languages, k, keys["rerank"])
         if separation is None:
             missing["rerank"] += 1
@@ -139,14 +138,14 @@ def run_model_choice(wb: Workbench | None = None, models: Sequence[str] = CANDID
             timing = _timing(_records(recorder, keys[task]))
             signal = separation if task == "rerank" else (
                 round(float(np.mean(quality[task])), 3) if quality[task] else None)
-            rows.append({"model": model, "task": task, **timing, "missing": missing[task], "failed": failures[task],
-                         "quality": signal})
-    return {"sample": [q.id for q in sample], "languages": list(languages), "k": k, "seed": seed,
-            "quality_signal": {"answer": "share of non-failed answers written in the question's language",
-                               "judge": "share of verdicts agreeing with the Top-k sufficiency label",
-                               "rewrite": "share of calls returning a usable query",
-                               "rerank": "mean P(yes) of gold minus non-gold chunks in the Top-k"},
-            "rows": rows, "details": details}
+            rows.append(ChoiceRow(model=model, task=task, **timing, missing=missing[task], failed=failures[task],
+                                  quality=signal))
+    return ModelChoice(sample=[q.id for q in sample], languages=list(languages), k=k, seed=seed,
+                       quality_signal={"answer": "share of non-failed answers written in the question's language",
+                                       "judge": "share of verdicts agreeing with the Top-k sufficiency label",
+                                       "rewrite": "share of calls returning a usable query",
+                                       "rerank": "mean P(yes) of gold minus non-gold chunks in the Top-k"},
+                       rows=rows, details=details)
 
 
 def _rerank_separation(wb: Workbench, model: str, questions: Sequence[Question], languages: Sequence[str],
@@ -176,25 +175,24 @@ PICK_RULE = "the highest quality signal; a tie (to 3 decimals) goes to fewer sec
 DECIDES = {"answer": "answer_narrowed", "judge": "judge_narrowed", "rewrite": "rewrite", "rerank": "offline_reranker"}
 
 
-def pick_models(rows: Sequence[dict[str, Any]]) -> dict[str, str]:
+def pick_models(rows: Sequence[ChoiceRow]) -> dict[str, str]:
     """Each task's model by :data:`PICK_RULE`, from the model-choice rows (tasks with a failed or
     missing call are not decided)."""
     picks: dict[str, str] = {}
-    for task in sorted({r["task"] for r in rows}):
-        usable = [r for r in rows if r["task"] == task and not r["failed"] and not r["missing"]
-                  and r["quality"] is not None]
+    for task in sorted({r.task for r in rows}):
+        usable = [r for r in rows if r.task == task and not r.failed and not r.missing and r.quality is not None]
         if usable:
-            best = min(usable, key=lambda r: (-round(r["quality"], 3), r["s_per_call"]))
-            picks[task] = best["model"]
+            best = min(usable, key=lambda r: (-round(r.quality, 3), r.s_per_call))  # type: ignore[arg-type]
+            picks[task] = best.model
     return picks
 
 
-def pick_rows(rows: Sequence[dict[str, Any]], configured: dict[str, str]) -> list[dict[str, Any]]:
+def pick_rows(rows: Sequence[ChoiceRow], configured: dict[str, str]) -> list[ModelPick]:
     """The rule's pick per task beside the model configured for the task it decides."""
     out = []
     for task, model in pick_models(rows).items():
         target = DECIDES.get(task, task)
         chosen = configured.get(target, "").partition(":")[2] or configured.get(target, "")
-        out.append({"task": task, "picked_by_rule": model, "configures": target, "configured": chosen or "—",
-                    "agrees": chosen.startswith(model) if chosen else False})
+        out.append(ModelPick(task=task, picked_by_rule=model, configures=target, configured=chosen or "—",
+                             agrees=chosen.startswith(model) if chosen else False))
     return out

@@ -17,6 +17,8 @@ from typing import Any
 from rag_lib.evaluation.claims import Family, judge_rows
 from rag_lib.evaluation.correctness import has_checkable_fact
 from rag_lib.evaluation.stats import compare, interval_text
+from rag_lib.results.local_llm_choice import PairedRow
+from rag_lib.results.typed_json import decode
 
 N_BOOT = 10000
 SEED = 0
@@ -37,7 +39,7 @@ def outcome_rows(rows: Sequence[Mapping[str, Any]],
 
 def paired_answer_rows(runs: Mapping[str, Mapping[str, Sequence[Mapping[str, Any]]]], pairs: Sequence[tuple[str, str]],
                        languages: Sequence[str], checkable: Callable[[str], bool] = has_checkable_fact,
-                       ) -> tuple[list[dict[str, Any]], Family]:
+                       ) -> tuple[list[PairedRow], Family]:
     """One row per pair, language and outcome: both means, the paired difference, its adjusted interval.
 
     Parameters
@@ -64,12 +66,12 @@ def paired_answer_rows(runs: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
                              "questions": len(shared), **stats.stored()})
     family = judge_rows(rows, "10's answer-versus-answer comparisons (pairs × languages × outcomes)",
                         subject=["comparison"], scope=["lang"], diff_key="diff", n_boot=N_BOOT, seed=SEED)
-    return rows, family
+    return [decode(PairedRow, r) for r in rows], family  # each row as judge_rows completed it
 
 
-def table_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def table_rows(rows: Sequence[PairedRow]) -> list[dict[str, Any]]:
     """The rows as 10's table shows them (no per-question differences)."""
-    return [{"comparison": r["comparison"], "lang": r["lang"], "metric": r["metric"], "questions": r["questions"],
-             "answerer": r["mechanism"], "baseline": r["baseline"], "difference": f"{r['diff']:+.3f}",
-             "95% interval": interval_text(r["ci95"]), "adjusted (Holm)": r["adjusted (Holm)"]}
+    return [{"comparison": r.comparison, "lang": r.lang, "metric": r.metric, "questions": r.questions,
+             "answerer": r.mechanism, "baseline": r.baseline, "difference": f"{r.diff:+.3f}",
+             "95% interval": interval_text(r.ci95), "adjusted (Holm)": r.adjusted_holm}
             for r in rows]
