@@ -35,6 +35,8 @@ from IPython.display import display
 from rag_lib.experiments.summary import findings, run_summary
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table
+from rag_lib.results.summary import Relabelled
+from rag_lib.results.typed_json import encode
 
 NAME = "08_summary"
 summary = run_summary(tuple(languages))
@@ -53,7 +55,7 @@ print("inputs missing:", summary.missing_inputs or "none")
 # %%
 display(table(summary.what_helps, ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence",
                                    "hit@5", "coverage@10", "mrr"]))
-page.show_figure(figures.forest(summary.comparisons, "coverage@evidence", report.experiment_dir(NAME) / "forest.png",
+page.show_figure(figures.forest(encode(summary.comparisons), "coverage@evidence", report.experiment_dir(NAME) / "forest.png",
                                 title="Each mechanism variant against the baseline (coverage@evidence)"))
 
 # %% [markdown]
@@ -66,7 +68,7 @@ page.show_figure(figures.forest(summary.comparisons, "coverage@evidence", report
 # %%
 for lang in languages:
     display(page.markdown(f"### {lang}\n\n" + summary.side_by_side_tables[lang]))
-    page.show_figure(figures.piece_ranks(summary.side_by_side[lang], report.experiment_dir(NAME) / f"q7_ranks_{lang}.png",
+    page.show_figure(figures.piece_ranks(encode(summary.side_by_side[lang]), report.experiment_dir(NAME) / f"q7_ranks_{lang}.png",
                                          title=f"Q7 ({lang}): first rank of each piece per configuration"))
 
 # %% [markdown]
@@ -88,10 +90,10 @@ display(page.markdown(summary.benchmark_table))
 # nothing deeper, so no configuration is run again.
 
 # %%
-if summary.relabel["available"]:
-    display(page.markdown(summary.relabel["metrics_table"]), page.markdown(summary.relabel["q7_table"]))
-if summary.relabel["pooled"]["available"]:
-    display(page.markdown(summary.relabel["pooled"]["table"]))
+if isinstance(summary.relabel, Relabelled):
+    display(page.markdown(summary.relabel.metrics_table), page.markdown(summary.relabel.q7_table))
+if summary.relabel.pooled.available:
+    display(page.markdown(summary.relabel.pooled.table))
 
 # %% [markdown]
 # ## The local LLM (notebook 10): answers and the LLM judge on the whole benchmark

@@ -19,7 +19,7 @@ from rag_lib.results.gate_rows import JudgeTableRow
 from rag_lib.results.mechanism import MechanismResult, mechanism_metrics
 from rag_lib.results.q9a import CorpusCheck, Q9aResult
 from rag_lib.results.recovery import RecoveryExperimentResult
-from rag_lib.results.summary import SummaryResult
+from rag_lib.results.summary import Multiplicity, SummaryResult
 from rag_lib.results.topk import TopkResult
 
 
@@ -58,13 +58,12 @@ def test_what_helps_ranks_gains_first_losses_last_and_never_judges_a_failed_vari
     assert [(r["mechanism"], r["verdict"]) for r in rows] == [
         ("dedup_mmr: up", "helps"), ("dedup_mmr: noise", "no clear effect"), ("dedup_mmr: flat", "nothing moved"),
         ("dedup_mmr: down", "hurts"), ("reranker: llm", "incomplete: 19 of 20 questions failed")]
-    up = summary.judgement(next(c for c in compared if c["variant"] == "dedup_mmr: up"
-                                and c["metric"] == "coverage@evidence"))
+    up = summary.judgement(next(c for c in compared if c.variant == "dedup_mmr: up"
+                                and c.metric == "coverage@evidence"))
     assert up.effect and rows[0]["coverage@evidence"] == up.cell(p_holm=False) and rows[0]["hit@5"] == (
         "no change (fixed)")
     # Only the 4 comparisons in which some question moved form the family; the 16 others are marked fixed.
-    assert sum(c["in_family"] for c in compared) == 4 and all(c["p_holm"] is None for c in compared
-                                                              if not c["in_family"])
+    assert sum(c.in_family for c in compared) == 4 and all(c.p_holm is None for c in compared if not c.in_family)
     assert rows[0]["questions"] == 58 and rows[4]["questions"] == 1
 
 
@@ -80,9 +79,8 @@ def test_summary_findings_name_the_metric_that_earned_each_verdict_with_its_adju
     family = summary.family_of(compared)
     stored = partial_result(SummaryResult, comparisons=compared, what_helps=ranked, languages=[],
                             q7_every_phrasing=summary.q7_every_phrasing(mechanisms),
-                            multiplicity={"alpha": 0.05, "comparisons": family.size, "fixed": family.fixed,
-                                          "significant_holm_05": family.effects(),
-                                          "significant_unadjusted_05": 1})
+                            multiplicity=Multiplicity(family.size, family.fixed, 0.05, 95, "", family.effects(), 1,
+                                                      ""))
     lines = summary.findings(stored)
     mrr = family.get("query_split: split", "en", "mrr")
     assert f"Clear losses: query_split: split (en): {mrr.text(scoped=False)}." in lines

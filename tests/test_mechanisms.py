@@ -315,15 +315,15 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     summary = run_summary(("en",), tmp_path)
     assert summary.missing_inputs == ["05_q7_diagnosis", "07_recovery_loop", "10_local_llm", "11_chunking"]
     baseline_row, toy_row = summary.side_by_side["en"]
-    assert baseline_row["row"].startswith("baseline") and toy_row["row"] == "toy: k=7"
-    assert {p: toy_row[p] for p in ("C1", "C2", "C3", "C4")} == result.baseline["q7"]["original"]["en"]
+    assert baseline_row.row.startswith("baseline") and toy_row.row == "toy: k=7"
+    assert {p: toy_row.rank(p) for p in ("C1", "C2", "C3", "C4")} == result.baseline["q7"]["original"]["en"]
     assert summary.evidence_k == {}  # 7 chunks is not more than the Top-10 the tables mark
     [ranked] = summary.what_helps
     assert (ranked["mechanism"], ranked["language"], ranked["hit@5"]) == ("toy: k=7", "en", "no change (fixed)")
     assert ranked["questions"] == stored.n_answerable
     # one variant, one language, each metric: in the Holm family, or left out where no question changed
-    assert summary.multiplicity["comparisons"] + summary.multiplicity["fixed"] == len(metrics)
-    assert summary.multiplicity["fixed"] >= 1  # a larger k leaves hit@5 as it was
+    assert summary.multiplicity.comparisons + summary.multiplicity.fixed == len(metrics)
+    assert summary.multiplicity.fixed >= 1  # a larger k leaves hit@5 as it was
 
 
 def test_the_hybrid_mechanisms_declared_rrf_k_reaches_the_fusion() -> None:

@@ -49,15 +49,16 @@ def test_side_by_side_and_benchmark_rows_come_from_results(tmp_path: Path) -> No
     _mechanism(tmp_path, "reranker", "unavailable", [])
     inputs = SummaryInputs.read(tmp_path)
     rows = side_by_side("zh", inputs)
-    assert [r["row"] for r in rows] == [
+    assert [r.row for r in rows] == [
         "baseline (dense, default embedder, original question)", "reranker: not run (unavailable)", "topk: k=20"]
-    assert highlight(rows)[0] == {"row": rows[0]["row"], "C1": 20, "C2": 42, "C3": 39, "C4": "**1**", "ties": []}
+    assert highlight(rows)[0] == {"row": rows[0].row, "C1": 20, "C2": 42, "C3": 39, "C4": "**1**", "ties": []}
     compared = comparisons(inputs.mechanisms)
-    lo, hi = compared[0]["adjusted"]  # a family of one: the 95% interval itself
+    assert compared[0].adjusted is not None
+    lo, hi = compared[0].adjusted  # a family of one: the 95% interval itself
     assert benchmark_rows(compared, failures(inputs.mechanisms)) == [
         {"mechanism": "topk: k=20", "language": "zh",
          "mrr": f"0.500 → 0.600 (+0.100 [{lo:+.3f}, {hi:+.3f}]; adjusted [{lo:+.3f}, {hi:+.3f}], p_Holm "
-                f"{compared[0]['p']:.3f})"}]
+                f"{compared[0].p:.3f})"}]
 
 
 def test_readme_headline_is_replaced_between_markers(tmp_path: Path) -> None:
@@ -103,7 +104,7 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
              "coverage@evidence": compare([0.9] * 5, [0.7] * 5, n_boot=1000, seed=0).stored()}}}])
     inputs = SummaryInputs.read(tmp_path)
     compared = comparisons(inputs.mechanisms)
-    got = {c["metric"]: c["p_holm"] for c in compared}
+    got = {c.metric: c.p_holm for c in compared}
     # mrr moved on no question: left out of the family (marked), so the other two are adjusted as a pair
     assert got == {"mrr": None, "hit@5": 1.0, "coverage@evidence": 0.0}
     row = benchmark_rows(compared, failures(inputs.mechanisms))[0]
@@ -156,10 +157,10 @@ def test_an_archived_label_version_reads_back_unchanged_until_the_figures_move(t
 
 def test_a_rank_tied_at_the_top_10_cut_is_neither_bold_nor_inside() -> None:
     from rag_lib.experiments.summary import q7_inside
+    from rag_lib.results.summary import Q7TiedRanks
 
-    rows = [{"row": "tied", "C1": 3, "C2": 4, "C3": 10, "C4": 1, "ties": ["C3"]},
-            {"row": "clear", "C1": 3, "C2": 4, "C3": 10, "C4": 1, "ties": []},
-            {"row": "topk: k=20", "C1": 3, "C2": 4, "C3": 12, "C4": 1, "ties": ["C3"]}]
+    rows = [Q7TiedRanks("tied", 3, 4, 10, 1, ["C3"]), Q7TiedRanks("clear", 3, 4, 10, 1, []),
+            Q7TiedRanks("topk: k=20", 3, 4, 12, 1, ["C3"])]
     marked = highlight(rows, evidence_k={"topk: k=20": 20})
     assert [r["C3"] for r in marked] == ["10≈", "**10**", "**12**"]  # a larger evidence is past the cut anyway
     assert q7_inside(rows, {"topk: k=20": 20}) == ["clear", "topk: k=20"]

@@ -12,7 +12,7 @@ The label-dependent figures of the previous label version are shown beside the c
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
@@ -34,7 +34,22 @@ from rag_lib.results.local_llm import LocalLLMResult
 from rag_lib.results.mechanism import MechanismResult, mechanism_metrics, mechanism_results
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.recovery import RecoveryExperimentResult
-from rag_lib.results.summary import SummaryResult
+from rag_lib.results.summary import (
+    CasebookRow,
+    ComparisonRow,
+    HaloRow,
+    LocalLLMSummary,
+    Multiplicity,
+    Q7EveryPhrasing,
+    Q7Note,
+    Q7Ranks,
+    Q7TiedRanks,
+    Relabel,
+    Relabelled,
+    SideBySideRow,
+    SummaryResult,
+)
+from rag_lib.results.typed_json import Scalar, decode, encode
 
 # The compared metrics are mechanism_metrics(k) of the runs' k; coverage@evidence: pieces inside the evidence
 # the variant sends to generation (Top-5, or Top-k for the top-k variants), the one metric a larger k changes.
@@ -81,36 +96,36 @@ class SummaryInputs:
                    bakeoff=bakeoff, recovery=recovery, chunking=chunking, local_llm=local_llm, diagnosis=diagnosis)
 
 
-def side_by_side(lang: str, inputs: SummaryInputs) -> list[dict[str, Any]]:
+def side_by_side(lang: str, inputs: SummaryInputs) -> list[SideBySideRow]:
     """Rows: baseline, each mechanism variant, each recovery suggestion; columns: first rank of C1–C4."""
-    rows: list[dict[str, Any]] = []
+    rows: list[SideBySideRow] = []
     if inputs.bakeoff is not None:
         baseline = bakeoff_q7(inputs.bakeoff, baseline_label()).get("original", {}).get(lang)
         if baseline is None:
             raise KeyError(f"01_embedding_bakeoff has no Q7 row for the default embedder ({lang}); re-run it")
-        rows.append({"row": "baseline (dense, default embedder, original question)", **baseline,
-                     "ties": baseline_ties(inputs.diagnosis, lang)})
+        rows.append(Q7TiedRanks("baseline (dense, default embedder, original question)", **baseline,
+                                ties=baseline_ties(inputs.diagnosis, lang)))
     for result in inputs.mechanisms:
         if not result.ran:
-            rows.append({"row": f"{result.mechanism}: not run ({result.status})"})
+            rows.append(Q7Note(f"{result.mechanism}: not run ({result.status})"))
             continue
         for variant in result.variant_results:
             label = variant.label(result.mechanism)
             failed = variant.q7_failures.get("original", {}).get(lang)
             ranks = variant.q7.get("original", {}).get(lang)
             if failed:
-                rows.append({"row": f"{label}: failed ({failed})"})
+                rows.append(Q7Note(f"{label}: failed ({failed})"))
             elif ranks:
-                rows.append({"row": label, **{p: ranks.get(p) for p in Q7_PIECES},
-                             "ties": variant.q7_ties.get("original", {}).get(lang, [])})
+                rows.append(Q7TiedRanks(label, **{p: ranks.get(p) for p in Q7_PIECES},
+                                        ties=variant.q7_ties.get("original", {}).get(lang, [])))
     recovery = inputs.recovery
     if recovery and lang in recovery.q7:
         for source, block in recovery.q7[lang].items():
             if block.get("status", "ok") not in ("ok", "no_split"):  # e.g. only the prompt's example copied
-                rows.append({"row": f"recovery ({source}): no usable suggestion ({block['status']})"})
+                rows.append(Q7Note(f"recovery ({source}): no usable suggestion ({block['status']})"))
             for i, entry in enumerate(block.get("ranks", []), 1):
                 label = f"recovery ({source}) S{i}: {entry['suggestion']}"
-                rows.append({"row": label, **{p: entry.get(p) for p in Q7_PIECES}})
+                rows.append(Q7Ranks(label, **{p: entry.get(p) for p in Q7_PIECES}))
     return rows
 
 
@@ -153,14 +168,15 @@ def evidence_sizes(mechanisms: Sequence[MechanismResult]) -> dict[str, int]:
 FAMILY_NAME = "every mechanism run (variants × languages × metrics)"
 
 
-def comparisons(mechanisms: Sequence[MechanismResult], alpha: float = ALPHA) -> list[dict[str, Any]]:
+def comparisons(mechanisms: Sequence[MechanismResult], alpha: float = ALPHA) -> list[ComparisonRow]:
     """Every (variant, language, metric) comparison, judged in one Holm family over all of them.
 
     Each row holds the stored figures (``baseline``, ``value``, ``diff``, ``ci95``, ``p``) and its judgement
     (:data:`~rag_lib.evaluation.claims.STORED_KEYS`: ``in_family`` False where no question changed,
     ``p_holm``, ``adjusted``); read it back with :func:`judgement`.
     """
-    rows, items = [], []
+    rows: list[dict[str, Any]] = []
+    items = []
     for result in mechanisms:
         n_boot, seed = int(result.provenance.get("n_boot", 10000)), int(result.provenance.get("seed", 0))
         for variant in result.variant_results if result.ran else []:
@@ -174,17 +190,16 @@ def comparisons(mechanisms: Sequence[MechanismResult], alpha: float = ALPHA) -> 
                                      "metric": metric, "baseline": m["baseline"], "value": m["mechanism"],
                                      "diff": m["diff"], "ci95": m["ci95"], "p": m["p"]})
                         items.append(Comparison.from_stored(label, lang, metric, m, n_boot, seed))
-    for row, j in zip(rows, judge(items, FAMILY_NAME, alpha).judgements, strict=True):
-        row.update(j.stored())
-    return rows
+    judged = judge(items, FAMILY_NAME, alpha).judgements
+    return [decode(ComparisonRow, row | j.stored()) for row, j in zip(rows, judged, strict=True)]
 
 
-def judgement(c: dict[str, Any], alpha: float = ALPHA) -> Judgement:
+def judgement(c: ComparisonRow, alpha: float = ALPHA) -> Judgement:
     """One row of :func:`comparisons` as a :class:`~rag_lib.evaluation.claims.Judgement`."""
-    return Judgement.read(c["variant"], c["language"], c["metric"], c, alpha)
+    return Judgement.read(c.variant, c.language, c.metric, encode(c), alpha)
 
 
-def family_of(compared: Sequence[dict[str, Any]], alpha: float = ALPHA) -> Family:
+def family_of(compared: Sequence[ComparisonRow], alpha: float = ALPHA) -> Family:
     """The family :func:`comparisons` judged, read back from its rows."""
     return Family(FAMILY_NAME, tuple(judgement(c, alpha) for c in compared), alpha)
 
@@ -197,25 +212,25 @@ def failures(mechanisms: Sequence[MechanismResult]) -> dict[tuple[str, str], dic
             for lang, failure in sorted(variant.failures.items())}
 
 
-def benchmark_rows(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]]
-                   ) -> list[dict[str, Any]]:
+def benchmark_rows(compared: Sequence[ComparisonRow], failed: dict[tuple[str, str], dict[str, Any]]
+                   ) -> list[dict[str, str]]:
     """One row per mechanism variant and language: change vs baseline, 95% interval, Holm-adjusted p;
     a variant whose LLM calls failed for some questions says so in ``failed`` (never as a figure).
 
     ``compared`` and ``failed`` are :func:`comparisons` and :func:`failures` of the same runs."""
-    rows: dict[tuple[str, str], dict[str, Any]] = {
+    rows: dict[tuple[str, str], dict[str, str]] = {
         (label, lang): {"mechanism": label, "language": lang,
                         "failed": f"{failure['failed']}/{failure['of']} ({kinds_text(failure)})"}
         for (label, lang), failure in failed.items()}
     for c in compared:
-        row = rows.setdefault((c["variant"], c["language"]), {"mechanism": c["variant"], "language": c["language"]})
+        row = rows.setdefault((c.variant, c.language), {"mechanism": c.variant, "language": c.language})
         j = judgement(c)
         if j.in_family and j.adjusted is not None:
             lo, hi = j.adjusted
-            judged = f"{effect_text(c, 'no change')}; adjusted [{lo:+.3f}, {hi:+.3f}], p_Holm {j.p_holm:.3f}"
+            judged = f"{effect_text(encode(c), 'no change')}; adjusted [{lo:+.3f}, {hi:+.3f}], p_Holm {j.p_holm:.3f}"
         else:
             judged = "no change; fixed, outside the family"
-        row[c["metric"]] = f"{c['baseline']:.3f} → {c['value']:.3f} ({judged})"
+        row[c.metric] = f"{c.baseline:.3f} → {c.value:.3f} ({judged})"
     return list(rows.values())
 
 
@@ -227,13 +242,13 @@ RANK_METRIC = "coverage@evidence"
 MORE_CONTEXT = "more context"
 
 
-def is_more_context(row: dict[str, Any]) -> bool:
+def is_more_context(row: Mapping[str, Scalar]) -> bool:
     """A :func:`what_helps` row of a top-k variant: shown after the mechanisms, never ranked among them."""
     return str(row["verdict"]).startswith(MORE_CONTEXT)
 
 
-def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str], dict[str, Any]],
-               more_context: Collection[str] = (), *, k: int) -> list[dict[str, Any]]:
+def what_helps(compared: Sequence[ComparisonRow], failed: dict[tuple[str, str], dict[str, Any]],
+               more_context: Collection[str] = (), *, k: int) -> list[dict[str, Scalar]]:
     """Every mechanism variant and language, ranked: clear gains first (some metric's Holm-adjusted
     interval excludes 0 with a positive difference and none negative; :class:`~rag_lib.evaluation.claims.Verdict`),
     then mixed, no clear effect, no question changed, and clear losses; within a group by the difference in
@@ -242,9 +257,9 @@ def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str],
     evidence cannot fall by construction) are not ranked among mechanisms: they follow, unranked, with the
     verdict "more context: …". Cells are "difference [adjusted interval]", one per metric the runs at top-``k``
     compare; ``compared`` and ``failed`` as for :func:`benchmark_rows`."""
-    grouped: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    grouped: dict[tuple[str, str], dict[str, ComparisonRow]] = {}
     for c in compared:
-        grouped.setdefault((c["variant"], c["language"]), {})[c["metric"]] = c
+        grouped.setdefault((c.variant, c.language), {})[c.metric] = c
     rows = []
     for (variant, lang), metrics in grouped.items():
         failure = failed.get((variant, lang))
@@ -253,31 +268,33 @@ def what_helps(compared: Sequence[dict[str, Any]], failed: dict[tuple[str, str],
                    else Verdict(tuple(judged.values())).kind)
         extra = variant in more_context
         row: dict[str, Any] = {"mechanism": variant, "language": lang,
-                               "questions": next(iter(metrics.values()))["questions"],
+                               "questions": next(iter(metrics.values())).questions,
                                "verdict": f"{MORE_CONTEXT}: {verdict}" if extra else verdict}
         row.update({metric: judged[metric].cell(p_holm=False) if metric in judged else None
                     for metric in mechanism_metrics(k)})
         row["_sort"] = (extra, _VERDICT_ORDER.get(verdict, len(_VERDICT_ORDER)),
-                        -metrics[RANK_METRIC]["diff"] if RANK_METRIC in metrics else 0)
+                        -metrics[RANK_METRIC].diff if RANK_METRIC in metrics else 0)
         rows.append(row)
     rows.sort(key=lambda r: r.pop("_sort"))
     ranked = [r for r in rows if not is_more_context(r)]
     return [{"rank": i, **r} for i, r in enumerate(ranked, 1)] + [{"rank": "—", **r} for r in rows[len(ranked):]]
 
 
-def q7_inside(rows: list[dict[str, Any]], evidence_k: dict[str, int], pieces: tuple[str, ...] = ("C1", "C2", "C3"),
-              k: int = BOLD_WITHIN) -> list[str]:
+def q7_inside(rows: Sequence[SideBySideRow], evidence_k: dict[str, int],
+              pieces: tuple[str, ...] = ("C1", "C2", "C3"), k: int = BOLD_WITHIN) -> list[str]:
     """The side-by-side rows that rank every one of ``pieces`` inside the Top-``k`` (or the row's larger evidence)."""
     out = []
     for row in rows:
-        cut = max(k, evidence_k.get(str(row["row"]), k))
-        tied = row.get("ties", ()) if cut == k else ()  # a tie at the Top-k cut is neither in nor out
-        if all(isinstance(row.get(p), int) and row[p] <= cut and p not in tied for p in pieces):
-            out.append(str(row["row"]))
+        if not isinstance(row, Q7Ranks):
+            continue  # a row without ranks
+        cut = max(k, evidence_k.get(row.row, k))
+        tied = row.tied if cut == k else []  # a tie at the Top-k cut is neither in nor out
+        if all((rank := row.rank(p)) is not None and rank <= cut and p not in tied for p in pieces):
+            out.append(row.row)
     return out
 
 
-def q7_every_phrasing(mechanisms: Sequence[MechanismResult], k: int = BOLD_WITHIN) -> dict[str, Any]:
+def q7_every_phrasing(mechanisms: Sequence[MechanismResult], k: int = BOLD_WITHIN) -> Q7EveryPhrasing:
     """Q7's mechanism rows over every phrasing (not only the original): how many, and which put all pieces
     inside the Top-``k`` (a piece tied at the cut does not count as inside)."""
     rows, complete = 0, []
@@ -291,17 +308,17 @@ def q7_every_phrasing(mechanisms: Sequence[MechanismResult], k: int = BOLD_WITHI
                     tied = variant.q7_ties.get(phrasing, {}).get(lang, [])  # neither in nor out
                     if all(r is not None and r <= k and p not in tied for p, r in ranks.items()):
                         complete.append(f"{variant.label(result.mechanism)}, {phrasing} phrasing ({lang})")
-    return {"rows": rows, "complete": complete, "k": k}
+    return Q7EveryPhrasing(rows=rows, complete=complete, k=k)
 
 
 def findings(summary: SummaryResult) -> list[str]:
     """What actually helps, and by how much: sentences generated from the stored summary, each verdict naming
     the metric that earned it with its Holm-adjusted interval (:mod:`rag_lib.evaluation.claims`)."""
     m = summary.multiplicity
-    family = family_of(summary.comparisons, m["alpha"])
-    out = [f"{m['comparisons']} comparisons (variants × languages × metrics) form one Holm family, and "
-           f"{m['fixed']} more, in which no question changed, are left out and marked fixed; "
-           f"{m['significant_holm_05']} survive the adjustment ({m['significant_unadjusted_05']} have p < {m['alpha']} "
+    family = family_of(summary.comparisons, m.alpha)
+    out = [f"{m.comparisons} comparisons (variants × languages × metrics) form one Holm family, and "
+           f"{m.fixed} more, in which no question changed, are left out and marked fixed; "
+           f"{m.significant_holm_05} survive the adjustment ({m.significant_unadjusted_05} have p < {m.alpha} "
            "before it)."]
     ranked = summary.what_helps
     for verdict, verb in (("helps", "Clear gains"), ("hurts", "Clear losses"), ("mixed", "Mixed (a gain and a loss)")):
@@ -334,10 +351,10 @@ def findings(summary: SummaryResult) -> list[str]:
                                  "of C1–C3 inside the Top-10 (or a top-k row's evidence; a rank tied at the cut counts "
                                  f"as neither){named}"))
     every = summary.q7_every_phrasing
-    if every["rows"]:
-        named = f": {'; '.join(every['complete'])}" if every["complete"] else ""
-        out.append(_end_sentence(f"Q7 over every phrasing the mechanism runs tried: {len(every['complete'])} of "
-                                 f"{every['rows']} rows put all pieces inside the Top-{every['k']}{named}"))
+    if every.rows:
+        named = f": {'; '.join(every.complete)}" if every.complete else ""
+        out.append(_end_sentence(f"Q7 over every phrasing the mechanism runs tried: {len(every.complete)} of "
+                                 f"{every.rows} rows put all pieces inside the Top-{every.k}{named}"))
     out.append(family.describe())
     out.append("Caveats: a larger k buys coverage with more evidence tokens (04 measures the cost); the embedder "
                "is the offline default (not the casebook's bge-m3), the LLM rows come from a small local Qwen, some "
@@ -345,28 +362,28 @@ def findings(summary: SummaryResult) -> list[str]:
     return out
 
 
-def _earned(verdict: Verdict, row: dict[str, Any]) -> str:
+def _earned(verdict: Verdict, row: Mapping[str, Scalar]) -> str:
     """``mechanism (language): <the metric that earned the verdict, adjusted interval>`` (+ how many more did)."""
     first, *others = verdict.effects
     more = f" (and {len(others)} more metric{'s' if len(others) > 1 else ''})" if others else ""
     return f"{row['mechanism']} ({row['language']}): {first.text(scoped=False)}{more}"
 
 
-def highlight(rows: list[dict[str, Any]], k: int = BOLD_WITHIN, evidence_k: dict[str, int] | None = None
+def highlight(rows: Sequence[SideBySideRow], k: int = BOLD_WITHIN, evidence_k: dict[str, int] | None = None
               ) -> list[dict[str, Any]]:
-    """Mark ranks inside the Top-k in bold (the casebook's green cells), or inside a row's larger evidence; a rank
-    tied at the Top-k cut (``row["ties"]``) is neither: it gets ``≈`` and no bold."""
+    """The rows as the tables show them: ranks inside the Top-k in bold (the casebook's green cells), or inside a
+    row's larger evidence; a rank tied at the Top-k cut (``ties``) is neither: it gets ``≈`` and no bold."""
     out = []
     for row in rows:
-        marked = dict(row)
-        cut = max(k, (evidence_k or {}).get(str(row.get("row")), k))
-        for p in Q7_PIECES:
-            value = row.get(p)
-            if isinstance(value, int) and p in row.get("ties", ()) and cut == k:
+        marked = encode(row)
+        cut = max(k, (evidence_k or {}).get(row.row, k))
+        for p in Q7_PIECES if isinstance(row, Q7Ranks) else ():
+            value = row.rank(p)
+            if value is not None and p in row.tied and cut == k:
                 marked[p] = f"{value}≈"
-            elif isinstance(value, int) and value <= cut:
+            elif value is not None and value <= cut:
                 marked[p] = f"**{value}**"
-            elif value is None and p in row:
+            elif value is None:
                 marked[p] = "—"
         out.append(marked)
     return out
@@ -383,22 +400,20 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     evidence_k = evidence_sizes(inputs.mechanisms)
     ranked = what_helps(compared, failed, more_context_variants(inputs.mechanisms), k=k)
     family = family_of(compared)
-    tested = [c for c in compared if c["in_family"]]
+    tested = [c for c in compared if c.in_family]
     casebook_rows = [
-        {"figure": "Q7 C1 / C2 / C3 first rank (bge-m3)", "casebook (theirs)":
-         " / ".join(str(theirs["q7"]["piece_ranks"][p]) for p in ("C1", "C2", "C3"))},
-        {"figure": "Q7 coverage of the 4 pieces in the Top-10", "casebook (theirs)": theirs["q7"]["coverage_top10"]},
-        {"figure": "Recovery S2: C3 rank before → after", "casebook (theirs)":
-         f"{theirs['recovery']['s2_c3_rank']['before']} → {theirs['recovery']['s2_c3_rank']['after']}"},
-        {"figure": "Q8 coverage k=5 → k=6",
-         "casebook (theirs)": f"{theirs['q8']['coverage']['k5']} → {theirs['q8']['coverage']['k6']}"},
+        CasebookRow("Q7 C1 / C2 / C3 first rank (bge-m3)",
+                    " / ".join(str(theirs["q7"]["piece_ranks"][p]) for p in ("C1", "C2", "C3"))),
+        CasebookRow("Q7 coverage of the 4 pieces in the Top-10", theirs["q7"]["coverage_top10"]),
+        CasebookRow("Recovery S2: C3 rank before → after",
+                    f"{theirs['recovery']['s2_c3_rank']['before']} → {theirs['recovery']['s2_c3_rank']['after']}"),
+        CasebookRow("Q8 coverage k=5 → k=6", f"{theirs['q8']['coverage']['k5']} → {theirs['q8']['coverage']['k6']}"),
     ]
     headline_lang = languages[0]
     halo_claims = halo_rows(ranked, inputs.chunking, k, family)
     local = inputs.local_llm
     return SummaryResult(
-        local_llm={"tasks": local.tasks, "answer_table": local.answer_table,
-                   "judge_table": local.judge_table} if local else None,
+        local_llm=LocalLLMSummary(local.tasks, local.answer_table, local.judge_table) if local else None,
         local_llm_text=(f"Models per task: {prose(local.tasks)}.\n\nAnswers (rates leave out calls without a record, "
                         f"counted as `missing`):\n\n{local.answer_table}\n\nThe LLM judge beside "
                         f"floor+aspects:\n\n{local.judge_table}") if local
@@ -420,18 +435,17 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         ),
         comparisons=compared,
         q7_every_phrasing=q7_every_phrasing(inputs.mechanisms),
-        multiplicity={"comparisons": family.size, "fixed": family.fixed, "alpha": family.alpha, "ci_percent": 95,
-                      "chance": "about 1 in 20",
-                      "significant_holm_05": family.effects(),
-                      "significant_unadjusted_05": sum(c["p"] < family.alpha for c in tested),
-                      "method": "Holm-Bonferroni over every comparison in the table in which some question changed "
-                                "(variants x languages x metrics); p from the same paired bootstrap as the interval, "
-                                "two-sided; adjusted intervals at the level Holm tests each comparison at"},
+        multiplicity=Multiplicity(
+            comparisons=family.size, fixed=family.fixed, alpha=family.alpha, ci_percent=95, chance="about 1 in 20",
+            significant_holm_05=family.effects(), significant_unadjusted_05=sum(c.p < family.alpha for c in tested),
+            method="Holm-Bonferroni over every comparison in the table in which some question changed "
+                   "(variants x languages x metrics); p from the same paired bootstrap as the interval, "
+                   "two-sided; adjusted intervals at the level Holm tests each comparison at"),
         what_helps=ranked,
         what_helps_table=markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
                                                  RANK_METRIC, hit_name(k), "coverage@10", "mrr"]) if ranked
         else "_(no mechanism results)_",
-        relabel=relabel_rows(inputs.bakeoff),
+        relabel=decode(Relabelled | Relabel, relabel_rows(inputs.bakeoff)),
         halo_rows=halo_claims,
         halo_table=markdown_table(halo_claims),
         casebook_rows=casebook_rows,
@@ -444,16 +458,16 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     )
 
 
-def _verdict_named(row: dict[str, Any], family: Family | None) -> str:
+def _verdict_named(row: Mapping[str, Scalar], family: Family | None) -> str:
     """A what-helps row's verdict, with the metrics that earned it (hit@5 alone may not have)."""
     if family is None or row["verdict"] not in ("helps", "hurts", "mixed"):
-        return row["verdict"]
-    earned = family.verdict(row["mechanism"], row["language"]).effects
+        return str(row["verdict"])
+    earned = family.verdict(str(row["mechanism"]), str(row["language"])).effects
     return f"{row['verdict']} on {', '.join(j.metric for j in earned)}"
 
 
-def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None, k: int, family: Family | None = None
-              ) -> list[dict[str, Any]]:
+def halo_rows(ranked: list[dict[str, Scalar]], chunking: ChunkingResult | None, k: int, family: Family | None = None
+              ) -> list[HaloRow]:
     """Halo's ranked claims (theirs) beside our figures for the same change, per language.
 
     Ours: hit@``k`` differences (hit@5 at the workbook's k) with Holm-adjusted intervals from 11_chunking
@@ -473,19 +487,19 @@ def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None, k: 
             ours = "structural − strategy (adjusted over 11's comparisons): " + "; ".join(parts)
         else:
             ours = "not run (11_chunking has no results)"
-        out.append({"change": "structural chunking", "language": lang,
-                    "Halo (theirs)": f"+{theirs['chunking']['structural_hit_rate_points']} points", "ours": ours})
+        out.append(HaloRow("structural chunking", lang, f"+{theirs['chunking']['structural_hit_rate_points']} points",
+                           ours))
         for change, prefix, claim in (
             ("reranker", "reranker:", f"+{theirs['reranker']['hit_rate_points']} points"),
             ("hybrid search, all questions", "hybrid: hybrid", f"+{theirs['hybrid']['hit_rate_points']} points"),
             ("hybrid search, identifier questions", "hybrid: hybrid · identifier questions", "far more"),
         ):
             rows = [r for r in ranked if r["language"] == lang and (
-                r["mechanism"].startswith(prefix) if prefix.endswith(":") else r["mechanism"] == prefix)]
+                str(r["mechanism"]).startswith(prefix) if prefix.endswith(":") else r["mechanism"] == prefix)]
             ours = "; ".join(f"{r['mechanism']} {hit} {r[hit]} ({r['questions']} questions, "
                              f"{_verdict_named(r, family)})"
                              for r in rows) or "not run"
-            out.append({"change": change, "language": lang, "Halo (theirs)": claim, "ours": ours})
+            out.append(HaloRow(change, lang, claim, ours))
         if chunking:
             small, large, cut = chunking.context_cut(lang)
             ours = (f"Top-5 {small['tokens per question']:.0f} vs Top-20 {large['tokens per question']:.0f} tokens per "
@@ -493,8 +507,7 @@ def halo_rows(ranked: list[dict[str, Any]], chunking: ChunkingResult | None, k: 
                     "answers not compared")
         else:
             ours = "not run (11_chunking has no results)"
-        out.append({"change": "Top-5 instead of Top-20", "language": lang,
-                    "Halo (theirs)": f"cost cut by {theirs['context']['cost_cut']}", "ours": ours})
+        out.append(HaloRow("Top-5 instead of Top-20", lang, f"cost cut by {theirs['context']['cost_cut']}", ours))
     return out
 
 

@@ -15,15 +15,17 @@ from typing import Any
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.q9a import Q9aResult, Rate
+from rag_lib.results.summary import ComparisonRow, Q7Ranks, SideBySideRow
 from rag_lib.results.topk import TopkResult
 
 Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
 
 
-def q7_sentence(rows: Sequence[Mapping[str, Any]], inside: Sequence[str], lang: str = "zh") -> Finding:
+def q7_sentence(rows: Sequence[SideBySideRow], inside: Sequence[str], lang: str = "zh") -> Finding:
     """Q7's baseline ranks and how many mechanism or recovery rows bring C1–C3 into the Top-10."""
     baseline = rows[0]
-    ranks = " / ".join(f"{baseline[p]}" if baseline.get(p) is not None else "—" for p in Q7_PIECES)
+    first = [baseline.rank(p) if isinstance(baseline, Q7Ranks) else None for p in Q7_PIECES]
+    ranks = " / ".join("—" if rank is None else str(rank) for rank in first)
     others = [r for r in inside if not r.startswith("baseline")]
     return {"run": "08_summary", "sentence": (
         f"Q7, asked in {'Chinese' if lang == 'zh' else 'English'}, stays incomplete: the baseline ranks its four "
@@ -43,13 +45,13 @@ def mechanisms_sentence(ranked: Sequence[Mapping[str, Any]], family_size: int) -
         "interval that includes 0 is not evidence of no effect).")}
 
 
-def topk_sentence(topk: TopkResult, comparisons: Sequence[Mapping[str, Any]], lang: str = "zh") -> Finding:
+def topk_sentence(topk: TopkResult, comparisons: Sequence[ComparisonRow], lang: str = "zh") -> Finding:
     """Coverage bought by k = 10 over k = 5, its token cost, and 08's adjusted interval for it."""
     low, high = topk.curve[lang]["5"], topk.curve[lang]["10"]
-    tested = next((c for c in comparisons if c["variant"] == "topk: k=10" and c["language"] == lang
-                   and c["metric"] == "coverage@evidence"), None)
-    interval = (f" (coverage@evidence {tested['diff']:+.3f}, Holm-adjusted [{tested['adjusted'][0]:+.3f}, "
-                f"{tested['adjusted'][1]:+.3f}])" if tested else "")
+    tested = next((c for c in comparisons if c.variant == "topk: k=10" and c.language == lang
+                   and c.metric == "coverage@evidence"), None)
+    interval = (f" (coverage@evidence {tested.diff:+.3f}, Holm-adjusted [{tested.adjusted[0]:+.3f}, "
+                f"{tested.adjusted[1]:+.3f}])" if tested and tested.adjusted else "")
     return {"run": "04_q8_topk", "sentence": (
         f"More context completes more answers at a price: from k = 5 to 10 mean piece coverage ({lang}) rises "
         f"{low['coverage']:.3f} → {high['coverage']:.3f}{interval} while the evidence grows "
@@ -93,9 +95,9 @@ def answers_sentence(local: LocalLLMResult) -> Finding | None:
         "(95% intervals; caveat: a small local coding model on CPU, not the casebook's LLM).")}
 
 
-def headline_findings(side_by_side: Mapping[str, Sequence[Mapping[str, Any]]], inside: Sequence[str],
+def headline_findings(side_by_side: Mapping[str, Sequence[SideBySideRow]], inside: Sequence[str],
                       ranked: Sequence[Mapping[str, Any]], family_size: int,
-                      comparisons: Sequence[Mapping[str, Any]], local: LocalLLMResult | None,
+                      comparisons: Sequence[ComparisonRow], local: LocalLLMResult | None,
                       root: Path | None = None) -> list[Finding]:
     """The five headline findings, in reading order; a sentence whose run has no results is left out."""
     out = [q7_sentence(side_by_side["zh"], inside)] if side_by_side.get("zh") else []

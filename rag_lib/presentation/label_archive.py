@@ -26,6 +26,7 @@ from rag_lib.presentation.report import markdown_table
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import baseline_label
 from rag_lib.results.summary import SummaryResult
+from rag_lib.results.typed_json import encode
 
 # Figures of the previous label version (v2), copied from the results.json files a run produced with it
 # (labels-v1.json holds v1's, shown in 08 before labels v3).
@@ -171,7 +172,7 @@ def archive_label_version(commit: str, note: str, root: Path | None = None,
     if bakeoff is None or summary is None:
         raise FileNotFoundError(f"{root}: 01_embedding_bakeoff and 08_summary results are needed; run them first")
     payload = {"commit": commit, "note": note, "summary_rows": bakeoff.summary_rows,
-               "q7_rows": bakeoff.q7_rows, "side_by_side": summary.side_by_side}
+               "q7_rows": bakeoff.q7_rows, "side_by_side": encode(summary.side_by_side)}
     if gold is not None:
         payload["gold"] = {b: dict(g) for b, g in gold.items()}
     write_json(out, payload)
