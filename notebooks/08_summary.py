@@ -35,6 +35,7 @@ from IPython.display import display
 from rag_lib.experiments.summary import findings, run_summary
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table
+from rag_lib.results.local_llm import ANSWER_COLUMNS
 from rag_lib.results.summary import Relabelled
 from rag_lib.results.typed_json import encode
 
@@ -91,7 +92,7 @@ display(page.markdown(summary.benchmark_table))
 
 # %%
 if isinstance(summary.relabel, Relabelled):
-    display(page.markdown(summary.relabel.metrics_table), page.markdown(summary.relabel.q7_table))
+    display(table(summary.relabel.metrics), table(summary.relabel.q7))
 if summary.relabel.pooled.available:
     display(page.markdown(summary.relabel.pooled.table))
 
@@ -99,7 +100,11 @@ if summary.relabel.pooled.available:
 # ## The local LLM (notebook 10): answers and the LLM judge on the whole benchmark
 
 # %%
-display(page.markdown(summary.local_llm_text))
+if summary.local_llm is None:
+    print("10_local_llm has not run")
+else:
+    print("models per task:", report.prose(summary.local_llm.tasks))
+    display(table(summary.local_llm.answer_rows, ANSWER_COLUMNS), table(summary.local_llm.judge_rows))
 
 # %% [markdown]
 # ## Halo's ranked changes (theirs) beside ours
@@ -174,9 +179,9 @@ C2 {{ relabel.closing.zh.q7.original.C2 }}, C3 {{ relabel.closing.zh.q7.original
 en C1 {{ relabel.closing.en.q7.original.C1 }}, C2 {{ relabel.closing.en.q7.original.C2 }}, C3 {{ relabel.closing.en.q7.original.C3 }},
 C4 {{ relabel.closing.en.q7.original.C4 }}.
 
-{{ relabel.metrics_table }}
+{{ relabel.metrics | table(["configuration", "language", "hit@5", "coverage@10"]) }}
 
-{{ relabel.q7_table }}
+{{ relabel.q7 | table(["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"]) }}
 
 Every pooled configuration, scored from its Top-10 in the pool under labels v2 and v3 (hit@5 and coverage@10;
 `n`: questions it ranked; the reranker ranks a stated subset):
@@ -185,15 +190,23 @@ Every pooled configuration, scored from its Top-10 in the pool under labels v2 a
 
 ## The local LLM (notebook 10)
 
-{{ local_llm_text }}
+{% if local_llm %}Models per task: {{ local_llm.tasks }}.
+
+Answers (rates leave out calls without a record, counted as `missing`):
+
+{{ local_llm.answer_rows | table(["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness", "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong", "shown_wrong_ci", "refusal_correctness", "refusal_correctness_ci", "citation_validity", "citations_valid", "citations_total", "errors"]) }}
+
+The LLM judge beside floor+aspects:
+
+{{ local_llm.judge_rows | table(["lang", "gate", "judged", "failed", "tp", "fp", "fn", "tn", "n", "precision", "recall", "refusal_correctness", "false_refusal_rate", "unanswerable", "unanswerable_declined", "complete", "complete_declined"]) }}{% else %}_(10_local_llm has not run)_{% endif %}
 
 ## Halo's ranked changes (theirs) beside ours
 
-{{ halo_table }}
+{{ halo_rows | table(["change", "language", "Halo (theirs)", "ours"]) }}
 
 ## The casebook's published figures (theirs: bge-m3, their corpus)
 
-{{ casebook_table }}
+{{ casebook_rows | table(["figure", "casebook (theirs)"]) }}
 """
 stored = report.write_experiment(
     "08_summary", summary, template,

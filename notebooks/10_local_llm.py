@@ -55,10 +55,11 @@ k = None  # None: retrieval.top_k in workbook.yaml
 # %%
 
 from rag_lib.config import RunConfig
-from rag_lib.experiments.llm_eval import ANSWER_COLUMNS, findings, run_local_llm
+from rag_lib.experiments.llm_eval import findings, run_local_llm
 from rag_lib.experiments.llm_eval.paired import table_rows as paired_table
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table
+from rag_lib.results.local_llm import ANSWER_COLUMNS
 from rag_lib.results.local_llm_judge import SelectiveAnswering, SelectiveNotRun
 from rag_lib.results.typed_json import encode
 
@@ -254,15 +255,15 @@ Models per task (`generation.llm_tasks`): {{ tasks }}.
 
 Rates leave out questions whose call has no record (`missing`); fill them with `make llm-runs`.
 
-{{ answer_table }}
+{{ answer_rows | table(["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness", "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong", "shown_wrong_ci", "refusal_correctness", "refusal_correctness_ci", "citation_validity", "citations_valid", "citations_total", "errors"]) }}
 
 Before → after (`answers-v1`: the support check, same recorded calls; `answers-v2`: the narrowing budget; `answers-v3`: table rows under their header row; `answers-v4`: the judge sees them so too):
 
-{{ before_after_table }}
+{% if before_after %}{{ before_after | table(["archive", "generator", "lang", "gate", "answer_rate", "answer_correctness", "correct_gold_in_top_k", "shown_wrong", "refusal_correctness", "citation_validity"]) }}{% else %}_(no archive)_{% endif %}
 
 The narrowed pipeline against the targets (`before each change`: the same figure in each archive, before the change it names):
 
-{{ target_table }}
+{{ targets | table(["lang", "gate", "metric", "target", "measured", "ci", "recorded", "verdict", "before each change"]) }}
 
 Answer against answer, question by question (ungated; paired bootstrap, Holm-adjusted):
 
@@ -270,15 +271,15 @@ Answer against answer, question by question (ungated; paired bootstrap, Holm-adj
 
 How much evidence the narrowed pipeline sends (rule: {{ narrowing_choice.rule }}):
 
-{{ narrowing_choice_table }}
+{{ narrowing_choice.rows | table(["budget_tokens", "max_units", "lang", "choosing half", "choosing half share", "choosing half ci", "reporting half", "reporting half share", "reporting half ci", "mean tokens sent", "picked"], decimals={"mean tokens sent": 0}) }}
 
 Where the key facts are lost (narrowed pipeline, ungated; each share is of the row above):
 
-{{ funnel_table }}
+{{ funnel | table(["lang", "every key fact", "questions", "of", "share", "ci"]) }}
 
 ## The LLM judge beside floor+aspects
 
-{{ judge_table }}
+{{ judge_rows | table(["lang", "gate", "judged", "failed", "tp", "fp", "fn", "tn", "n", "precision", "recall", "refusal_correctness", "false_refusal_rate", "unanswerable", "unanswerable_declined", "complete", "complete_declined"]) }}
 
 ## Injection
 

@@ -26,7 +26,7 @@ from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, Verd
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.presentation.headline import headline_findings
 from rag_lib.presentation.label_archive import relabel_rows
-from rag_lib.presentation.report import kinds_text, markdown_table, prose
+from rag_lib.presentation.report import kinds_text, markdown_table
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import bakeoff_q7, baseline_label
 from rag_lib.results.chunking import ChunkingResult
@@ -413,11 +413,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
     halo_claims = halo_rows(ranked, inputs.chunking, k, family)
     local = inputs.local_llm
     return SummaryResult(
-        local_llm=LocalLLMSummary(local.tasks, local.answer_table, local.judge_table) if local else None,
-        local_llm_text=(f"Models per task: {prose(local.tasks)}.\n\nAnswers (rates leave out calls without a record, "
-                        f"counted as `missing`):\n\n{local.answer_table}\n\nThe LLM judge beside "
-                        f"floor+aspects:\n\n{local.judge_table}") if local
-        else "_(10_local_llm has not run)_",
+        local_llm=LocalLLMSummary(local.tasks, local.answer_rows, local.judge_rows) if local else None,
         languages=list(languages),
         missing_inputs=inputs.missing,
         missing_text=", ".join(inputs.missing) or "none",
@@ -447,9 +443,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
         else "_(no mechanism results)_",
         relabel=decode(Relabelled | Relabel, relabel_rows(inputs.bakeoff)),
         halo_rows=halo_claims,
-        halo_table=markdown_table(halo_claims),
         casebook_rows=casebook_rows,
-        casebook_table=markdown_table(casebook_rows),
         headline_table=markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
                                       ["row", *Q7_PIECES]),
         headline_findings=headline_findings(tables, q7_inside(tables.get("zh", []), evidence_k),

@@ -74,7 +74,6 @@ def relabel_rows(bakeoff: BakeoffResult | None, archive: Path = LABEL_ARCHIVE,
                for lang in sorted({r["language"] for r in metrics})}
     return {"available": True, "archive": archive.name, "before_commit": before["commit"],
             "before_note": before["note"], "metrics": metrics, "q7": q7, "closing": closing,
-            "metrics_table": markdown_table(metrics), "q7_table": markdown_table(q7),
             "pooled": pooled_relabel(archive, pool_archive)}
 
 

@@ -29,6 +29,11 @@ from rag_lib.results.typed_json import Scalar, json_key
 IN_SAMPLE = " (in-sample)"
 HELD_OUT = " (leave-one-out)"
 THEN_JUDGE = " then judge"
+# The answer table's columns (the rows hold more figures than it shows).
+ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
+                  "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong",
+                  "shown_wrong_ci", "refusal_correctness", "refusal_correctness_ci", "citation_validity",
+                  "citations_valid", "citations_total", "errors"]
 
 # A generator's or embedder's own description of itself (backend, model, settings; a nested block such as
 # the model file's ``spec`` or the narrowing ``selector``): free-form provenance, its keys are the backend's.
@@ -203,28 +208,22 @@ class LocalLLMResult(ExperimentResult):
     pick_rule: str  # how the model-choice rows pick a model per task
     model_picks: list[ModelPick]  # the rule's pick per task beside the configured model
     answers: dict[str, Answerer]  # "llm", "narrowed", "extractive" → answerer
-    answer_rows: list[AnswerRow]
-    answer_table: str
+    answer_rows: list[AnswerRow]  # shown under ANSWER_COLUMNS
     judge: LLMJudge
     gate_beside_judge: dict[str, dict[str, GateFigures]]  # language → gate name → scores
     judge_rows: list[JudgeRow]
-    judge_table: str
     judge_narrowed: LLMJudge  # the narrowed pipeline's part-by-part judge
     narrowing: Narrowing  # generation.narrowing: what the narrowed pipeline sends
     narrowing_choice: NarrowingChoice  # how that budget was chosen: one half of the questions, reported on the other
-    narrowing_choice_table: str
     injection: Injection  # the injection set (rag_lib.question_sweeps.injection)
     injection_summary: str
     before_after: list[BeforeAfterRow]  # answer rates per archive (answers-v1 … -v3) → now
-    before_after_table: str
     targets: list[TargetRow]  # the narrowed pipeline against the answers issue's targets
-    target_table: str
     hand_checks: list[HandCheckAgreement]  # the key-fact measure's agreement with each hand-checked sample
     selective: dict[str, Selective]  # per language: selective answering (cross-validated logistic), its curve
     funnel: list[FunnelRow]  # per language: key facts in the Top-k → in the units sent → in the shown answer
-    funnel_table: str
     paired: list[PairedRow]  # answer against answer per question (llm_eval.paired), Holm-adjusted
-    paired_table: str
+    paired_table: str  # Markdown: its cells format the rows (signed difference, interval text)
     paired_family: PairedFamily  # the Holm family's size, fixed cells and how it was adjusted
     answer_languages: list[LanguageRow]  # per answerer and language (ungated): shown answers in its language
     partly_checkable: list[PartlyCheckable]  # questions whose key facts check only part of what they ask

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rag_lib.results.local_llm import AnswerRow
+from rag_lib.results.local_llm_judge import JudgeRow
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
 
@@ -155,8 +157,6 @@ class Relabelled(Relabel):
     metrics: list[dict[str, str]]  # configuration, language and its metrics (hit@k names the k)
     q7: list[RelabelQ7Row]
     closing: dict[str, RelabelClosing]  # language → the default configuration's figures
-    metrics_table: str
-    q7_table: str
 
 
 @dataclass(frozen=True)
@@ -179,11 +179,11 @@ class CasebookRow:
 
 @dataclass(frozen=True)
 class LocalLLMSummary:
-    """What the summary shows of 10: the models per task and its answer and judge tables."""
+    """What the summary shows of 10: the models per task, its answer rows and the judge beside the gate."""
 
     tasks: dict[str, str]
-    answer_table: str
-    judge_table: str
+    answer_rows: list[AnswerRow]  # shown under local_llm.ANSWER_COLUMNS
+    judge_rows: list[JudgeRow]
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,6 @@ class SummaryResult(ExperimentResult):
     """
 
     local_llm: LocalLLMSummary | None  # None when 10_local_llm has not run
-    local_llm_text: str
     languages: list[str]
     missing_inputs: list[str]  # declared runs without results
     missing_text: str
@@ -211,8 +210,6 @@ class SummaryResult(ExperimentResult):
     what_helps_table: str
     relabel: Relabelled | Relabel
     halo_rows: list[HaloRow]
-    halo_table: str
     casebook_rows: list[CasebookRow]
-    casebook_table: str
     headline_table: str
     headline_findings: list[dict[str, str]]  # the README's five findings (rag_lib.experiments.headline)

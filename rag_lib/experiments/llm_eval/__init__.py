@@ -83,10 +83,6 @@ from rag_lib.retrieval import Ranking
 from rag_lib.text import language_of
 from rag_lib.workbench import Workbench
 
-ANSWER_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness",
-                  "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong",
-                  "shown_wrong_ci", "refusal_correctness", "refusal_correctness_ci", "citation_validity",
-                  "citations_valid", "citations_total", "errors"]
 # Answers as 10 reported them before a change of what they mean (copied from its results.json by
 # :func:`archive_answer_rows`), shown beside the current figures as "before → after", oldest first:
 # v1 before the support check, v2 with the narrowing budget before it was chosen out of sample, v3 before
@@ -290,16 +286,11 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         models={name: LocalModel(**spec.provenance()) for name, spec in local_models().items()},
         model_choice=choice, pick_rule=PICK_RULE,
         model_picks=pick_rows(choice.rows, configured) if choice else [],
-        answers=answers, answer_rows=rows, answer_table=markdown_table(rows, ANSWER_COLUMNS),
-        judge=decode(LLMJudge, judged), gate_beside_judge=beside, judge_rows=judge_rows,
-        judge_table=markdown_table(judge_rows), judge_narrowed=judge_narrowed,
-        narrowing=Narrowing(**narrowing_settings()), narrowing_choice=budget,
-        narrowing_choice_table=markdown_table(budget.rows, decimals={"mean tokens sent": 0}), injection=injection,
-        injection_summary=injection_summary(injection),
-        before_after=before_after,
-        before_after_table=markdown_table(before_after) if before_after else "_(no archive)_",
-        targets=targets, target_table=markdown_table(targets), hand_checks=hand_checks, selective=selective,
-        funnel=funnel, funnel_table=markdown_table(funnel),
+        answers=answers, answer_rows=rows,
+        judge=decode(LLMJudge, judged), gate_beside_judge=beside, judge_rows=judge_rows, judge_narrowed=judge_narrowed,
+        narrowing=Narrowing(**narrowing_settings()), narrowing_choice=budget, injection=injection,
+        injection_summary=injection_summary(injection), before_after=before_after, targets=targets,
+        hand_checks=hand_checks, selective=selective, funnel=funnel,
         paired=paired, paired_table=markdown_table(table_rows(paired)),
         answer_languages=languages_shown,
         partly_checkable=decode(list[PartlyCheckable], partly_checkable(default_key_facts())),
