@@ -87,15 +87,15 @@ table(result.benchmark_rows, ["variant", "language", "metric", "baseline", "mech
 
 # %%
 for variant in result.variants:
-    for text, outcome in variant.get("q7_llm_outputs", {}).items():
-        produced = " | ".join(outcome["queries"]) if outcome["queries"] else outcome["error_kind"]
-        print(f"[{variant['name']}] {text}\n  -> {outcome['status']}: {produced}")
-    if "llm_calls" in variant:
-        calls = variant["llm_calls"]
-        by_status = ", ".join(f"{status} {n}" for status, n in calls["by_status"].items())
-        print(f"[{variant['name']}] {calls['calls']} LLM calls ({by_status})")
-    for note in variant["notes"]:
-        print(f"[{variant['name']}] note: {note}")
+    if variant.q7_llm_outputs is not None:  # an LLM variant
+        for text, outcome in variant.q7_llm_outputs.items():
+            produced = " | ".join(outcome.queries) if outcome.queries else outcome.error_kind
+            print(f"[{variant.name}] {text}\n  -> {outcome.status}: {produced}")
+    if variant.llm_calls is not None:
+        by_status = ", ".join(f"{status} {n}" for status, n in variant.llm_calls.by_status.items())
+        print(f"[{variant.name}] {variant.llm_calls.calls} LLM calls ({by_status})")
+    for note in variant.notes:
+        print(f"[{variant.name}] note: {note}")
 
 # %% tags=["report"]
 template = """# 06 · Q7 mechanism: {{ mechanism }}

@@ -9,34 +9,34 @@ import re
 from pathlib import Path
 
 import pytest
+from mechanism_fixtures import provenance, variants
 from typed_results import blank, partial_result
 
 from rag_lib.config import RESULTS_DIR
-from rag_lib.evaluation.stats import compare
+from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.experiments import q9a, recovery, summary, topk
 from rag_lib.results.answer_rows import GenerationEval, GeneratorInfo
 from rag_lib.results.gate_rows import JudgeTableRow
-from rag_lib.results.mechanism import MechanismResult, mechanism_metrics
+from rag_lib.results.mechanism import FailedCalls, MechanismResult, mechanism_metrics
 from rag_lib.results.q9a import CorpusCheck, Q9aResult
 from rag_lib.results.recovery import RecoveryExperimentResult
 from rag_lib.results.summary import Multiplicity, SummaryResult
 from rag_lib.results.topk import TopkResult
 
 
-def _metric(moved: int, n: int = 40) -> dict[str, object]:
-    """A stored comparison (as compare() writes it) in which ``moved`` of ``n`` questions go 0 → 1 (or 1 → 0)."""
+def _metric(moved: int, n: int = 40) -> PairedDifference:
+    """A comparison in which ``moved`` of ``n`` questions go 0 → 1 (or 1 → 0)."""
     baseline = [1.0 if moved < 0 and i < -moved else 0.0 for i in range(n)]
     mechanism = [1.0 - b if i < abs(moved) else b for i, b in enumerate(baseline)]
-    return compare(mechanism, baseline, n_boot=2000, seed=0).stored()
+    return compare(mechanism, baseline, n_boot=2000, seed=0)
 
 
-def _mechanism(root: Path, name: str, variants: list[dict]) -> None:
+def _mechanism(root: Path, name: str, given: list[dict]) -> None:
     """A stored run of a declared mechanism (the summary reads the runs workbook.yaml declares)."""
     folder = root / f"06_q7_mechanism-{name}"
     folder.mkdir()
-    payload = partial_result(MechanismResult, mechanism=name, status="ran",
-                             variants=[{"evidence_k": 5, **v} for v in variants],
-                             provenance={"n_answerable": 58, "n_boot": 2000, "seed": 0, "baseline": {"k": 5}})
+    payload = partial_result(MechanismResult, mechanism=name, status="ran", variants=variants(*given, n_boot=2000),
+                             provenance=provenance(k=5, n_answerable=58, n_boot=2000, seed=0))
     (folder / "results.json").write_text(json.dumps(payload.to_json()))
 
 
@@ -50,7 +50,7 @@ def test_what_helps_ranks_gains_first_losses_last_and_never_judges_a_failed_vari
     ])
     _mechanism(tmp_path, "reranker", [
         {"name": "llm", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(20)}},
-         "compared_on": {"zh": 1}, "failures": {"zh": {"failed": 19, "of": 20, "by_kind": {"replay_miss": 19}}}},
+         "compared_on": {"zh": 1}, "failures": {"zh": FailedCalls(19, 20, {"replay_miss": 19})}},
     ])
     mechanisms = summary.SummaryInputs.read(tmp_path).mechanisms
     compared = summary.comparisons(mechanisms)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from fixture_corpus import q7_pages_workbench
+from mechanism_fixtures import provenance, variants
 from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, RunConfig
@@ -20,7 +21,7 @@ from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
 from rag_lib.results.baseline import BaselineMeasures
-from rag_lib.results.mechanism import MechanismResult
+from rag_lib.results.mechanism import FailedCalls, LLMCalls, MechanismResult, QueryOutput, RetrieverVariant
 from rag_lib.retrieval import Ranking
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
@@ -117,11 +118,11 @@ def test_query_llm_failures_are_named_and_fail_the_question(tmp_path: Path) -> N
     with pytest.raises(RankFailed, match="not JSON") as failed:  # never the question itself
         queries("original question")
     assert failed.value.kind == "non_json"
-    assert queries.summary() == {"calls": 1, "by_status": {"non_json": 1}}
-    assert queries.outputs(["original question", "never asked"]) == {"original question": {
-        "task": "rewrite", "question": "original question", "status": "error", "queries": [],
-        "call_key": queries.outcomes["original question"].call_key, "raw_output": "oops",
-        "error_kind": "non_json", "error": queries.outcomes["original question"].error}}
+    assert queries.summary() == LLMCalls(calls=1, by_status={"non_json": 1})
+    assert queries.outputs(["original question", "never asked"]) == {"original question": QueryOutput(
+        task="rewrite", question="original question", status="error", queries=[],
+        call_key=queries.outcomes["original question"].call_key, raw_output="oops",
+        error_kind="non_json", error=queries.outcomes["original question"].error)}
     with pytest.raises(TypeError, match="LLM backend"):
         QueryLLM(object())  # type: ignore[arg-type]
 
@@ -213,23 +214,22 @@ def test_a_phrasing_the_variant_cannot_rank_is_reported_failed_not_as_baseline()
 
 def test_findings_judge_every_metric_after_holm_and_never_turn_a_failure_into_no_effect() -> None:
     from rag_lib.experiments.mechanisms import findings
-    from rag_lib.experiments.mechanisms.report import judge_variants
+    from rag_lib.experiments.mechanisms.report import stored_family
 
-    def c(moved: int, n: int = 30) -> dict[str, object]:  # ``moved`` questions go 0 -> 1
-        return compare([1.0] * moved + [0.0] * (n - moved), [0.0] * n, n_boot=1000, seed=0).stored()
+    def c(moved: int, n: int = 30) -> PairedDifference:  # ``moved`` questions go 0 -> 1
+        return compare([1.0] * moved + [0.0] * (n - moved), [0.0] * n, n_boot=1000, seed=0)
 
-    variants = [
+    judged = variants(
         # zh: only coverage@evidence moves enough to survive the run's Holm adjustment; en: nothing moves
-        {"name": "up", "evidence_k": 5, "benchmark": {
+        {"name": "up", "benchmark": {
             "en": {"hit@5": c(0), "coverage@10": c(0)},
             "zh": {"hit@5": c(2), "coverage@10": c(1), "coverage@evidence": c(15)}}},
-        {"name": "broken", "evidence_k": 5, "benchmark": {},
-         "failures": {"zh": {"failed": 3, "of": 3, "by_kind": {"replay_miss": 3}}}},
-        {"name": "aligned", "evidence_k": 5, "benchmark": {}},
-    ]
-    family = judge_variants(variants, n_boot=1000, seed=0)
-    result = partial_result(MechanismResult, status="ran", reason="", baseline={},
-                            provenance={"languages": ["zh", "en"]}, variants=variants)
+        {"name": "broken", "failures": {"zh": FailedCalls(3, of=3, by_kind={"replay_miss": 3})}},
+        {"name": "aligned"},
+    )
+    result = partial_result(MechanismResult, status="ran", reason="", provenance=provenance(languages=["zh", "en"]),
+                            variants=judged)
+    family = stored_family(result)
     lines = findings(result)
     earned = family.get("up", "zh", "coverage@evidence")
     assert earned.effect and not family.get("up", "zh", "hit@5").effect
@@ -289,20 +289,20 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     bakeoff = run_bakeoff([wb.config.embedder], languages=("en",), workbench=wb)
     baseline = BaselineMeasures.from_bakeoff(bakeoff)
     result = m.run_mechanism("toy", languages=("en",), use_llm=False, n_boot=200, workbench=wb, baseline=baseline)
-    assert result.status == "ran" and result.provenance["parameters"] == {"k": 7}
+    assert result.status == "ran" and result.provenance.parameters == {"k": 7}
     variant = result.variants[0]
-    assert variant["name"] == "k=7" and variant["evidence_k"] == 7
-    assert variant["q7"] == result.baseline["q7"]  # the same ranking: Q7's ranks cannot move
-    metrics = variant["benchmark"]["en"]
-    assert metrics["hit@5"]["diff"] == metrics["mrr"]["diff"] == 0.0
-    assert metrics["coverage@evidence"]["diff"] >= 0.0
+    assert variant.name == "k=7" and variant.evidence_k == 7
+    assert variant.q7 == result.baseline.q7  # the same ranking: Q7's ranks cannot move
+    metrics = variant.benchmark["en"]
+    assert metrics["hit@5"].diff == metrics["mrr"].diff == 0.0
+    assert metrics["coverage@evidence"].diff >= 0.0
     # What 08 reads back: the stored JSON through the typed reader.
     write_json(tmp_path / "06_q7_mechanism-toy" / "results.json", result.to_json())
     stored = MechanismResult.read("06_q7_mechanism-toy", tmp_path)
     assert stored == result  # what was written reads back as the same typed result
-    assert stored.ran and stored.mechanism == "toy" and stored.n_answerable == result.provenance["n_answerable"]
-    assert [(v.label(stored.mechanism), v.evidence_k) for v in stored.variant_results] == [("toy: k=7", 7)]
-    assert stored.variant_results[0].benchmark["en"]["hit@5"]["diff"] == 0.0
+    assert stored.ran and stored.mechanism == "toy" and stored.n_answerable == result.provenance.n_answerable
+    assert [(v.label(stored.mechanism), v.evidence_k) for v in stored.variants] == [("toy: k=7", 7)]
+    assert stored.variants[0].benchmark["en"]["hit@5"].diff == 0.0
 
     # And the summary (08) over these two runs alone, with the toy declared as a mechanism run.
     from rag_lib.experiments.summary import run_summary
@@ -316,7 +316,7 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     assert summary.missing_inputs == ["05_q7_diagnosis", "07_recovery_loop", "10_local_llm", "11_chunking"]
     baseline_row, toy_row = summary.side_by_side["en"]
     assert baseline_row.row.startswith("baseline") and toy_row.row == "toy: k=7"
-    assert {p: toy_row.rank(p) for p in ("C1", "C2", "C3", "C4")} == result.baseline["q7"]["original"]["en"]
+    assert {p: toy_row.rank(p) for p in ("C1", "C2", "C3", "C4")} == result.baseline.q7["original"]["en"]
     assert summary.evidence_k == {}  # 7 chunks is not more than the Top-10 the tables mark
     [ranked] = summary.what_helps
     assert (ranked["mechanism"], ranked["language"], ranked["hit@5"]) == ("toy: k=7", "en", "no change (fixed)")
@@ -334,7 +334,8 @@ def test_the_hybrid_mechanisms_declared_rrf_k_reaches_the_fusion() -> None:
     question = wb.benchmark["q07"].text("zh")
     default = wb.retriever("hybrid").rank(question)
     steep = hybrid_variants(wb, rrf_k=1)
-    assert steep[0].provenance["rrf_k"] == 1 and "k=1" in steep[0].description
+    assert isinstance(steep[0].provenance, RetrieverVariant) and steep[0].provenance.rrf_k == 1
+    assert "k=1" in steep[0].description
     assert steep[0].rank(question).ids != default.ids  # another constant, another fusion
     assert steep[0].rank(question).ids == wb.retriever("hybrid", rrf_k=1).rank(question).ids
     assert hybrid_variants(wb, rrf_k=wb.config.rrf_k)[0].rank(question).ids == default.ids

@@ -31,12 +31,12 @@ def test_misses_are_all_taken_and_matched_by_as_many_seeded_others() -> None:
     rankings["q0-zh"] = _ranking("x", "y", "z", "w", "v", "g")
     rankings["q1-en"] = _ranking("x", "y", "z", "w", "v", "g")
     ids, strata = misses_plus_equal(questions, rankings.__getitem__, k=2, languages=("zh", "en"), seed=0)
-    assert strata["misses"] == ["q0", "q1"] and len(strata["sample"]) == 2
-    assert set(strata["sample"]) <= {"q2", "q3", "q4", "q5"} and ids == {"q0", "q1", *strata["sample"]}
+    assert strata.misses == ["q0", "q1"] and len(strata.sample) == 2
+    assert set(strata.sample) <= {"q2", "q3", "q4", "q5"} and ids == {"q0", "q1", *strata.sample}
     assert misses_plus_equal(questions, rankings.__getitem__, 2, ("zh", "en"), seed=0)[1] == strata  # seeded
-    assert misses_plus_equal(questions, rankings.__getitem__, 2, ("zh",), seed=0)[1]["misses"] == ["q0"]
+    assert misses_plus_equal(questions, rankings.__getitem__, 2, ("zh",), seed=0)[1].misses == ["q0"]
     drawn = misses_plus_equal(questions, rankings.__getitem__, 2, ("zh", "en"), draw_from=frozenset({"q4", "q5", "q0"}))
-    assert drawn[1]["sample"] == ["q4", "q5"]  # the others come from draw_from when it holds enough of them
+    assert drawn[1].sample == ["q4", "q5"]  # the others come from draw_from when it holds enough of them
     short = misses_plus_equal(questions, rankings.__getitem__, 2, ("zh", "en"), draw_from=frozenset({"q4"}))
     assert short[1] == strata  # too few there: drawn from all the others, as without it
 

@@ -6,13 +6,22 @@ import json
 from pathlib import Path
 
 import pytest
+from mechanism_fixtures import provenance
 from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, RunConfig
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import q7_baseline_disagreements
 from rag_lib.results.catalog import RESULT_TYPES
-from rag_lib.results.mechanism import MechanismResult, VariantResult, mechanism_results
+from rag_lib.results.mechanism import (
+    BaselineFigures,
+    LLMVariant,
+    MechanismResult,
+    RerankerVariant,
+    VariantResult,
+    mechanism_results,
+)
+from rag_lib.results.provenance import LLMDescription
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.runs import MECHANISM_NOTEBOOK, planned_runs, runs_of
 from rag_lib.results.store import MissingResult, find_result, read_result
@@ -39,21 +48,23 @@ def test_a_results_file_that_is_not_an_object_is_refused(tmp_path: Path) -> None
 def test_mechanism_runs_are_the_declared_ones_never_a_leftover_folder(tmp_path: Path) -> None:
     declared = [run.name for run in runs_of(MECHANISM_NOTEBOOK)]
     assert declared == sorted(declared) and len(declared) >= 2
-    _write(tmp_path, declared[0], partial_result(MechanismResult, mechanism="m", status="ran",
-                                                 variants=[{"name": "v"}], provenance={"n_answerable": 3}).to_json())
+    variant = partial_result(VariantResult, name="v", evidence_k=7)
+    written = partial_result(MechanismResult, mechanism="m", status="ran", variants=[variant],
+                             provenance=provenance(k=3, n_answerable=3))
+    _write(tmp_path, declared[0], written.to_json())
     _write(tmp_path, f"{MECHANISM_NOTEBOOK}-removed", partial_result(MechanismResult, mechanism="old").to_json())
     found, missing = mechanism_results(tmp_path)
     assert [(name, r.mechanism) for name, r in found.items()] == [(declared[0], "m")] and missing == declared[1:]
     stored = found[declared[0]]
-    assert stored.n_answerable == 3
-    # a variant without evidence_k is an error naming the field and the file, never the run's k guessed
-    with pytest.raises(MissingResult, match=rf"'v' in {MECHANISM_NOTEBOOK}-m/results.json has no 'evidence_k'"):
-        stored.variant_results  # noqa: B018  (the property reads the stored entries)
-    with pytest.raises(MissingResult, match=r"has no 'provenance.baseline.k'"):
-        stored.k  # noqa: B018
-    again = partial_result(MechanismResult, mechanism="m", status="ran", variants=[{"name": "v", "evidence_k": 7}],
-                           provenance={"baseline": {"k": 3}})
-    assert again.variant_results[0].evidence_k == 7 and again.k == 3
+    assert stored == written and stored.n_answerable == 3 and stored.k == 3 and stored.variants[0].evidence_k == 7
+    # a variant without evidence_k, or a run without its k, is an error naming the run and the field, never the
+    # run's k guessed
+    for field, path in (("evidence_k", r"variants\[0\]: lacks evidence_k"), ("k", r"provenance\.baseline: lacks k")):
+        data = written.to_json()
+        del (data["variants"][0] if field == "evidence_k" else data["provenance"]["baseline"])[field]
+        _write(tmp_path / field, declared[0], data)
+        with pytest.raises(MissingResult, match=rf"results of {declared[0]} do not have the declared shape \({path}"):
+            MechanismResult.read(declared[0], tmp_path / field)
 
 
 def test_a_stored_file_of_another_shape_names_what_it_lacks_and_the_run(tmp_path: Path) -> None:
@@ -73,11 +84,11 @@ def test_a_typed_result_reads_back_as_written(tmp_path: Path) -> None:
 
 
 def test_a_variant_label_names_the_llm_that_produced_it() -> None:
-    plain = VariantResult.from_json({"name": "k=10", "evidence_k": 10})
-    llm = VariantResult.from_json({"name": "llm", "evidence_k": 5,
-                                   "provenance": {"llm": {"model": "qwen2.5-coder-0.5b"}}})
-    reranker = VariantResult.from_json({"name": "r", "evidence_k": 5,
-                                        "provenance": {"reranker": {"backend": "llm_yes_no", "revision": "q1.5b"}}})
+    plain = partial_result(VariantResult, name="k=10", evidence_k=10)
+    llm = partial_result(VariantResult, name="llm", evidence_k=5,
+                         provenance=LLMVariant(LLMDescription("llama_cpp", "qwen2.5-coder-0.5b", None, 1)))
+    reranker = partial_result(VariantResult, name="r", evidence_k=5, provenance=RerankerVariant(
+        {"backend": "llm_yes_no", "revision": "q1.5b"}, questions="all", strata=None))
     assert plain.label("topk") == "topk: k=10"
     assert llm.label("query_rewrite") == "query_rewrite: llm (qwen2.5-coder-0.5b)"
     assert reranker.label("reranker") == "reranker: r (q1.5b)"
@@ -90,8 +101,8 @@ def test_a_stale_baseline_is_named_with_the_runs_that_disagree(tmp_path: Path) -
          "C1": 20, "C2": 28, "C3": 10, "C4": 1},
         {"configuration": "dense:other", "phrasing": "original", "language": "zh", "C1": 1, "C2": 2, "C3": 3, "C4": 4},
     ]).to_json())
-    _write(tmp_path, mechanism_run, partial_result(MechanismResult, status="ran", baseline={
-        "q7": {"original": {"zh": {"C1": 20, "C2": 28, "C3": 10, "C4": 1}}}}).to_json())
+    _write(tmp_path, mechanism_run, partial_result(MechanismResult, status="ran", baseline=BaselineFigures(
+        q7={"original": {"zh": {"C1": 20, "C2": 28, "C3": 10, "C4": 1}}}, benchmark={})).to_json())
     assert q7_baseline_disagreements(tmp_path) == []
     _write(tmp_path, "05_q7_diagnosis", partial_result(Q7DiagnosisResult, rank_rows=[
         {"source": "ours", "phrasing": "original", "language": "zh", "C1": 20, "C2": 29, "C3": 10, "C4": 1},

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from mechanism_fixtures import provenance, variants
 from typed_results import partial_result
 
 from rag_lib.config import RunConfig
@@ -22,7 +23,7 @@ from rag_lib.experiments.summary import (
 from rag_lib.presentation.label_archive import relabel_rows
 from rag_lib.presentation.report import update_readme_headline
 from rag_lib.results.bakeoff import BakeoffResult
-from rag_lib.results.mechanism import MechanismResult
+from rag_lib.results.mechanism import BaselineFigures, MechanismResult
 
 
 def _write(root: Path, name: str, data: dict) -> None:
@@ -30,11 +31,10 @@ def _write(root: Path, name: str, data: dict) -> None:
     (root / name / "results.json").write_text(json.dumps(data))
 
 
-def _mechanism(root: Path, mechanism: str, status: str, variants: list[dict]) -> None:
+def _mechanism(root: Path, mechanism: str, status: str, given: list[dict]) -> None:
     """A stored mechanism run at k = 5 (a run stores its k and each variant's evidence size)."""
-    stored = partial_result(MechanismResult, mechanism=mechanism, status=status,
-                            variants=[{"evidence_k": 5, **v} for v in variants], provenance={"baseline": {"k": 5}},
-                            baseline={"q7": {}})
+    stored = partial_result(MechanismResult, mechanism=mechanism, status=status, variants=variants(*given),
+                            provenance=provenance(k=5), baseline=BaselineFigures(q7={}, benchmark={}))
     _write(root, f"06_q7_mechanism-{mechanism}", stored.to_json())
 
 
@@ -45,7 +45,7 @@ def test_side_by_side_and_benchmark_rows_come_from_results(tmp_path: Path) -> No
          "C1": 20, "C2": 42, "C3": 39, "C4": 1}]).to_json())
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
-         "benchmark": {"zh": {"mrr": compare([0.6, 0.7, 0.5, 0.6], [0.5] * 4, n_boot=1000, seed=0).stored()}}}])
+         "benchmark": {"zh": {"mrr": compare([0.6, 0.7, 0.5, 0.6], [0.5] * 4, n_boot=1000, seed=0)}}}])
     _mechanism(tmp_path, "reranker", "unavailable", [])
     inputs = SummaryInputs.read(tmp_path)
     rows = side_by_side("zh", inputs)
@@ -99,9 +99,9 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "evidence_k": 20, "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
          "benchmark": {"zh": {
-             "mrr": compare([0.5] * 5, [0.5] * 5, n_boot=1000, seed=0).stored(),
-             "hit@5": compare([1, 0, 1, 1, 1], [1, 1, 0, 1, 1], n_boot=1000, seed=0).stored(),
-             "coverage@evidence": compare([0.9] * 5, [0.7] * 5, n_boot=1000, seed=0).stored()}}}])
+             "mrr": compare([0.5] * 5, [0.5] * 5, n_boot=1000, seed=0),
+             "hit@5": compare([1, 0, 1, 1, 1], [1, 1, 0, 1, 1], n_boot=1000, seed=0),
+             "coverage@evidence": compare([0.9] * 5, [0.7] * 5, n_boot=1000, seed=0)}}}])
     inputs = SummaryInputs.read(tmp_path)
     compared = comparisons(inputs.mechanisms)
     got = {c.metric: c.p_holm for c in compared}

@@ -14,7 +14,7 @@ from rag_lib.results.catalog import RESULT_TYPES, result_type
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.runs import planned_runs
 from rag_lib.results.store import MissingResult
-from rag_lib.results.typed_json import ShapeError, decode, encode, json_key, untyped_fields
+from rag_lib.results.typed_json import ShapeError, decode, encode, json_key, optional_key, untyped_fields
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 
@@ -42,6 +42,22 @@ def test_a_typed_row_round_trips_through_json_under_its_declared_keys() -> None:
                                               {"name": "C2", "rank": 3, "score": 1}],
                       "interval": [0.25, 0.75], "by_lang": {"zh": 2}, "in top 10": 4}
     assert decode(_Row, stored) == row
+
+
+@dataclass(frozen=True)
+class _Sparse:
+    name: str
+    failures: dict[str, int] = field(default_factory=dict, metadata=optional_key())
+    model: str | None = field(default=None, metadata=optional_key("LLM model"))
+
+
+def test_an_optional_key_is_stored_only_when_it_says_something_and_reads_back_as_its_default() -> None:
+    assert encode(_Sparse("a")) == {"name": "a"} and decode(_Sparse, {"name": "a"}) == _Sparse("a")
+    full = _Sparse("b", {"zh": 2}, "m")
+    assert encode(full) == {"name": "b", "failures": {"zh": 2}, "LLM model": "m"}
+    assert decode(_Sparse, encode(full)) == full
+    with pytest.raises(ShapeError, match=r"^_Sparse: lacks name$"):
+        decode(_Sparse, {"failures": {}})
 
 
 @pytest.mark.parametrize(("change", "message"), [
@@ -84,7 +100,6 @@ STILL_UNTYPED: dict[str, tuple[str, ...]] = {
         "worst_ranks",),
     "TopkResult": ("provenance", "q8", "late_complete", "casebook_q8", "curve", "curve_rows", "plot",),
     "Q7DiagnosisResult": ("provenance",),
-    "MechanismResult": ("variants", "baseline", "unavailable", "provenance", "q7_rows", "benchmark_rows",),
     "RecoveryExperimentResult": ("sources", "unavailable", "count_meaning", "q7", "benchmark", "per_question",
         "casebook_published", "provenance",),
     "ChunkingResult": ("tables", "strategies", "metric_rows", "comparison_rows", "q7_rows", "context_rows",

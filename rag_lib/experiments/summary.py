@@ -22,16 +22,16 @@ from rag_lib.casebook import halo, published
 from rag_lib.config import RunConfig, results_dir
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import hit_name
-from rag_lib.evaluation.claims import ALPHA, Comparison, Family, Judgement, Verdict, judge
+from rag_lib.evaluation.claims import ALPHA, Family, Judgement, Verdict, judge
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.presentation.headline import headline_findings
 from rag_lib.presentation.label_archive import relabel_rows
-from rag_lib.presentation.report import kinds_text, markdown_table
+from rag_lib.presentation.report import markdown_table, prose
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import bakeoff_q7, baseline_label
 from rag_lib.results.chunking import ChunkingResult
 from rag_lib.results.local_llm import LocalLLMResult
-from rag_lib.results.mechanism import MechanismResult, mechanism_metrics, mechanism_results
+from rag_lib.results.mechanism import FailedCalls, MechanismResult, mechanism_metrics, mechanism_results
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.recovery import RecoveryExperimentResult
 from rag_lib.results.summary import (
@@ -109,7 +109,7 @@ def side_by_side(lang: str, inputs: SummaryInputs) -> list[SideBySideRow]:
         if not result.ran:
             rows.append(Q7Note(f"{result.mechanism}: not run ({result.status})"))
             continue
-        for variant in result.variant_results:
+        for variant in result.variants:
             label = variant.label(result.mechanism)
             failed = variant.q7_failures.get("original", {}).get(lang)
             ranks = variant.q7.get("original", {}).get(lang)
@@ -155,14 +155,14 @@ def mechanisms_k(mechanisms: Sequence[MechanismResult]) -> int:
 
 def more_context_variants(mechanisms: Sequence[MechanismResult]) -> set[str]:
     """Row labels of the variants that send more chunks than their run's k (the top-k mechanism)."""
-    return {f"{r.mechanism}: {v.name}" for r in mechanisms for v in r.variant_results
+    return {f"{r.mechanism}: {v.name}" for r in mechanisms for v in r.variants
             if v.evidence_k > r.k}
 
 
 def evidence_sizes(mechanisms: Sequence[MechanismResult]) -> dict[str, int]:
     """Row label → evidence size, for the mechanism variants that send more than the Top-10."""
     return {f"{r.mechanism}: {v.name}": v.evidence_k for r in mechanisms
-            for v in r.variant_results if v.evidence_k > BOLD_WITHIN}
+            for v in r.variants if v.evidence_k > BOLD_WITHIN}
 
 
 FAMILY_NAME = "every mechanism run (variants × languages × metrics)"
@@ -178,8 +178,8 @@ def comparisons(mechanisms: Sequence[MechanismResult], alpha: float = ALPHA) -> 
     rows: list[dict[str, Any]] = []
     items = []
     for result in mechanisms:
-        n_boot, seed = int(result.provenance.get("n_boot", 10000)), int(result.provenance.get("seed", 0))
-        for variant in result.variant_results if result.ran else []:
+        n_boot, seed = result.provenance.n_boot, result.provenance.seed
+        for variant in result.variants if result.ran else []:
             label = variant.label(result.mechanism)
             for lang, metrics in sorted(variant.benchmark.items()):
                 for metric in mechanism_metrics(result.k):
@@ -187,9 +187,9 @@ def comparisons(mechanisms: Sequence[MechanismResult], alpha: float = ALPHA) -> 
                     if m:
                         rows.append({"variant": label, "language": lang,
                                      "questions": variant.compared_on.get(lang, result.n_answerable),
-                                     "metric": metric, "baseline": m["baseline"], "value": m["mechanism"],
-                                     "diff": m["diff"], "ci95": m["ci95"], "p": m["p"]})
-                        items.append(Comparison.from_stored(label, lang, metric, m, n_boot, seed))
+                                     "metric": metric, "baseline": m.baseline, "value": m.mechanism,
+                                     "diff": m.diff, "ci95": list(m.ci95), "p": m.p})
+                        items.append(m.comparison(label, lang, metric, n_boot, seed))
     judged = judge(items, FAMILY_NAME, alpha).judgements
     return [decode(ComparisonRow, row | j.stored()) for row, j in zip(rows, judged, strict=True)]
 
@@ -204,15 +204,15 @@ def family_of(compared: Sequence[ComparisonRow], alpha: float = ALPHA) -> Family
     return Family(FAMILY_NAME, tuple(judgement(c, alpha) for c in compared), alpha)
 
 
-def failures(mechanisms: Sequence[MechanismResult]) -> dict[tuple[str, str], dict[str, Any]]:
+def failures(mechanisms: Sequence[MechanismResult]) -> dict[tuple[str, str], FailedCalls]:
     """(variant label, language) → the variant's failed LLM calls there, for the variants that had any."""
     return {(variant.label(result.mechanism), lang): failure
             for result in mechanisms if result.ran
-            for variant in result.variant_results
+            for variant in result.variants
             for lang, failure in sorted(variant.failures.items())}
 
 
-def benchmark_rows(compared: Sequence[ComparisonRow], failed: dict[tuple[str, str], dict[str, Any]]
+def benchmark_rows(compared: Sequence[ComparisonRow], failed: dict[tuple[str, str], FailedCalls]
                    ) -> list[dict[str, str]]:
     """One row per mechanism variant and language: change vs baseline, 95% interval, Holm-adjusted p;
     a variant whose LLM calls failed for some questions says so in ``failed`` (never as a figure).
@@ -220,7 +220,7 @@ def benchmark_rows(compared: Sequence[ComparisonRow], failed: dict[tuple[str, st
     ``compared`` and ``failed`` are :func:`comparisons` and :func:`failures` of the same runs."""
     rows: dict[tuple[str, str], dict[str, str]] = {
         (label, lang): {"mechanism": label, "language": lang,
-                        "failed": f"{failure['failed']}/{failure['of']} ({kinds_text(failure)})"}
+                        "failed": f"{failure.failed}/{failure.of} ({failure.kinds_text})"}
         for (label, lang), failure in failed.items()}
     for c in compared:
         row = rows.setdefault((c.variant, c.language), {"mechanism": c.variant, "language": c.language})
@@ -247,7 +247,7 @@ def is_more_context(row: Mapping[str, Scalar]) -> bool:
     return str(row["verdict"]).startswith(MORE_CONTEXT)
 
 
-def what_helps(compared: Sequence[ComparisonRow], failed: dict[tuple[str, str], dict[str, Any]],
+def what_helps(compared: Sequence[ComparisonRow], failed: dict[tuple[str, str], FailedCalls],
                more_context: Collection[str] = (), *, k: int) -> list[dict[str, Scalar]]:
     """Every mechanism variant and language, ranked: clear gains first (some metric's Holm-adjusted
     interval excludes 0 with a positive difference and none negative; :class:`~rag_lib.evaluation.claims.Verdict`),
@@ -264,7 +264,7 @@ def what_helps(compared: Sequence[ComparisonRow], failed: dict[tuple[str, str], 
     for (variant, lang), metrics in grouped.items():
         failure = failed.get((variant, lang))
         judged = {metric: judgement(c) for metric, c in metrics.items()}
-        verdict = (f"incomplete: {failure['failed']} of {failure['of']} questions failed" if failure
+        verdict = (f"incomplete: {failure.failed} of {failure.of} questions failed" if failure
                    else Verdict(tuple(judged.values())).kind)
         extra = variant in more_context
         row: dict[str, Any] = {"mechanism": variant, "language": lang,
@@ -299,7 +299,7 @@ def q7_every_phrasing(mechanisms: Sequence[MechanismResult], k: int = BOLD_WITHI
     inside the Top-``k`` (a piece tied at the cut does not count as inside)."""
     rows, complete = 0, []
     for result in mechanisms:
-        for variant in result.variant_results if result.ran else []:
+        for variant in result.variants if result.ran else []:
             for phrasing, by_lang in variant.q7.items():
                 for lang, ranks in sorted(by_lang.items()):
                     if not ranks or all(r is None for r in ranks.values()):

@@ -120,11 +120,6 @@ def rank_span(ranks: Sequence[int | None]) -> str:
     return str(lo) if lo == hi else f"{lo}–{hi} (median {statistics.median(shown):g})"
 
 
-def kinds_text(failure: dict[str, Any]) -> str:
-    """``{"by_kind": {"replay_miss": 19}}`` → ``"replay_miss 19"``: failed calls by error kind."""
-    return ", ".join(f"{kind} {n}" for kind, n in failure["by_kind"].items())
-
-
 def experiment_dir(name: str) -> Path:
     return results_dir() / name
 

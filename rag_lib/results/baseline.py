@@ -138,7 +138,7 @@ def baseline_q7_ranks(root: Path | None = None) -> dict[str, Q7Ranks]:
                                   if r.get("source") == "ours"}
     for name, mechanism in mechanism_results(root)[0].items():
         if mechanism.ran:
-            out[name] = flat(mechanism.baseline["q7"])
+            out[name] = flat(mechanism.baseline.q7)
     return out
 
 

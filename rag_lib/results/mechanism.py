@@ -1,18 +1,30 @@
 """The stored shape of a mechanism run (notebook 06): every run of every mechanism has this one shape.
 
 :class:`MechanismResult` is what ``run_mechanism`` returns and what the summary reads back for each
-declared run (:func:`mechanism_results`); :class:`VariantResult` reads one variant's entry.
+declared run (:func:`mechanism_results`); each of its ``variants`` is a :class:`VariantResult`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from rag_lib.evaluation.claims import Comparison, Judgement
 from rag_lib.evaluation.metrics import hit_name
+from rag_lib.evaluation.stats import PairedDifference, no_question_changed
+from rag_lib.results.provenance import (
+    ClaimsSummary,
+    LLMDescription,
+    ModelDescription,
+    NestedModelDescription,
+)
 from rag_lib.results.runs import MECHANISM_NOTEBOOK, runs_of
-from rag_lib.results.store import RESULTS_FILE, ExperimentResult, MissingResult
+from rag_lib.results.store import ExperimentResult
+from rag_lib.results.typed_json import json_key, optional_key
+
+Q7Ranks = dict[str, dict[str, dict[str, int | None]]]  # phrasing -> language -> piece -> first rank (None: unranked)
+# A declared mechanism parameter as resolved for the run (``MechanismSpec.resolved_parameters``).
+Parameter = str | int | float | list[int] | list[str]
 
 
 def mechanism_metrics(k: int) -> tuple[str, ...]:
@@ -23,44 +35,226 @@ def mechanism_metrics(k: int) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class VariantResult:
-    """One variant of a mechanism run, as stored (see ``run_mechanism``)."""
+class MechanismComparison:
+    """A variant against the baseline on one metric and language: the paired difference
+    (:meth:`~rag_lib.evaluation.stats.PairedDifference.stored`) and its judgement in the run's Holm family
+    (:meth:`~rag_lib.evaluation.claims.Judgement.stored`)."""
 
-    name: str
-    evidence_k: int
-    q7: dict[str, dict[str, dict[str, int | None]]]  # phrasing -> language -> piece -> first rank
-    q7_failures: dict[str, dict[str, str]]  # phrasing -> language -> why it failed
-    q7_ties: dict[str, dict[str, list[str]]]  # phrasing -> language -> pieces tied at the Top-10 cut
-    benchmark: dict[str, dict[str, dict[str, Any]]]  # language -> metric -> comparison
-    compared_on: dict[str, int]  # language -> questions, where fewer than all were ranked
-    failures: dict[str, dict[str, Any]]  # language -> failed LLM calls
-    provenance: dict[str, Any]
+    baseline: float
+    mechanism: float
+    diff: float
+    ci95: tuple[float, float]
+    p: float
+    diffs: list[float]
+    changed: int
+    in_family: bool
+    p_holm: float | None
+    adjusted: tuple[float, float] | None
+    adjusted_confidence: float | None
+
+    @property
+    def no_question_changed(self) -> bool:
+        """The metric moved on no question (e.g. hit@5 under a larger k): diff and interval are all 0."""
+        return no_question_changed({"diff": self.diff, "ci95": self.ci95})
 
     @classmethod
-    def from_json(cls, row: dict[str, Any], source: str = "the mechanism results") -> VariantResult:
-        """One stored variant entry; ``source`` names the file it came from, for the error on a missing field.
+    def judged(cls, paired: PairedDifference, j: Judgement) -> MechanismComparison:
+        return cls(paired.baseline, paired.mechanism, paired.diff, paired.ci95, paired.p, list(paired.diffs),
+                   j.changed, j.in_family, j.p_holm, j.adjusted, j.adjusted_confidence)
 
-        Raises
-        ------
-        MissingResult
-            When the entry has no ``evidence_k``: a run always stores it, and guessing the run's k would
-            misreport a variant that sent a different number of chunks.
-        """
-        if row.get("evidence_k") is None:
-            raise MissingResult(f"variant {row.get('name')!r} in {source} has no 'evidence_k' (the number of chunks "
-                                "it sends to generation); re-run that mechanism.")
-        return cls(name=row["name"], evidence_k=int(row["evidence_k"]), q7=row.get("q7", {}),
-                   q7_failures=row.get("q7_failures", {}), q7_ties=row.get("q7_ties", {}),
-                   benchmark=row.get("benchmark", {}),
-                   compared_on=row.get("compared_on", {}), failures=row.get("failures", {}),
-                   provenance=row.get("provenance", {}))
+    def comparison(self, subject: str, scope: str, metric: str, n_boot: int, seed: int) -> Comparison:
+        """The comparison, to judge again in another family (08's, over every run)."""
+        return Comparison(subject=subject, scope=scope, metric=metric, diff=self.diff, p=self.p,
+                          diffs=tuple(self.diffs), n_boot=n_boot, seed=seed)
+
+    def judgement(self, subject: str, scope: str, metric: str, alpha: float) -> Judgement:
+        """The judgement the run's family gave it."""
+        return Judgement(subject=subject, scope=scope, metric=metric, diff=self.diff, changed=self.changed,
+                         in_family=self.in_family, p_holm=self.p_holm, adjusted=self.adjusted,
+                         adjusted_confidence=self.adjusted_confidence, alpha=alpha)
+
+
+@dataclass(frozen=True)
+class FailedCalls:
+    """A variant's questions that could not be ranked in one language (an LLM call failed or has no record)."""
+
+    failed: int
+    of: int
+    by_kind: dict[str, int]  # error kind -> questions
+
+    @property
+    def kinds_text(self) -> str:
+        """``"replay_miss 19"``: the failed questions by error kind."""
+        return ", ".join(f"{kind} {n}" for kind, n in self.by_kind.items())
+
+
+@dataclass(frozen=True)
+class LLMCalls:
+    """How the calls of an LLM variant went (``LLMQueries.summary``)."""
+
+    calls: int
+    by_status: dict[str, int]  # "ok" or the error kind -> calls
+
+
+@dataclass(frozen=True)
+class QueryOutput:
+    """What the LLM produced for one Q7 text (``QueryOutcome.to_json`` without ``replayed``)."""
+
+    task: str
+    question: str
+    status: str
+    queries: list[str]
+    call_key: str | None
+    raw_output: str | None
+    error_kind: str | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class RetrieverVariant:
+    """Provenance of a variant that ranks with another retriever (embedding, hybrid, BM25)."""
+
+    retriever: str
+    embedder: ModelDescription | None = field(default=None, metadata=optional_key())
+    rrf_k: int | None = field(default=None, metadata=optional_key())
+    subset: list[str] | None = field(default=None, metadata=optional_key())  # the questions it ran on
+
+
+@dataclass(frozen=True)
+class LLMVariant:
+    """Provenance of a variant whose queries an LLM wrote (rewrite, split)."""
+
+    llm: LLMDescription
+
+
+@dataclass(frozen=True)
+class Strata:
+    """The questions a reranker ran on: those the dense Top-k misses a piece of, and a sample of the rest."""
+
+    misses: list[str]
+    sample: list[str]
+
+
+@dataclass(frozen=True)
+class RerankerVariant:
+    """Provenance of a reranker variant; the interpolated one adds the weight grid and each question's weight."""
+
+    reranker: NestedModelDescription
+    questions: str  # "all" or "misses+equal"
+    strata: Strata | None  # None: every question
+    grid: list[float] | None = field(default=None, metadata=optional_key())
+    weights: dict[str, dict[str, float]] | None = field(default=None, metadata=optional_key())  # lang -> qid -> w
+
+
+VariantProvenance = RetrieverVariant | LLMVariant | RerankerVariant
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    """One variant of a mechanism run, as stored (see ``run_mechanism``).
+
+    The keys after ``status`` are stored only when they say something: failures and the questions compared
+    on where some questions failed or the variant ran on a subset, the LLM's calls for an LLM variant, and
+    the provenance of a variant that has one.
+    """
+
+    name: str
+    description: str
+    evidence_k: int  # the chunks it sends to generation
+    benchmark_languages: list[str]
+    notes: list[str]
+    q7: Q7Ranks
+    q7_ties: dict[str, dict[str, list[str]]]  # phrasing -> language -> pieces tied at the Top-10 cut
+    benchmark: dict[str, dict[str, MechanismComparison]]  # language -> metric -> comparison
+    status: str  # "ran", "partial" (some calls failed) or "failed"
+    q7_failures: dict[str, dict[str, str]] = field(  # phrasing -> language -> why it failed
+        default_factory=dict, metadata=optional_key())
+    failures: dict[str, FailedCalls] = field(default_factory=dict, metadata=optional_key())  # by language
+    compared_on: dict[str, int] = field(  # language -> questions, where fewer than all were ranked
+        default_factory=dict, metadata=optional_key())
+    llm_calls: LLMCalls | None = field(default=None, metadata=optional_key())
+    q7_llm_outputs: dict[str, QueryOutput] | None = field(default=None, metadata=optional_key())  # by Q7 text
+    provenance: VariantProvenance | None = field(default=None, metadata=optional_key())
 
     def label(self, mechanism: str) -> str:
         """``mechanism: variant``, with the model that produced it for LLM variants."""
-        reranker = self.provenance.get("reranker", {})
-        model = self.provenance.get("llm", {}).get("model") or (
-            reranker.get("revision") if reranker.get("backend") == "llm_yes_no" else None)
+        p = self.provenance
+        model = p.llm.model if isinstance(p, LLMVariant) else (
+            p.reranker["revision"] if isinstance(p, RerankerVariant) and p.reranker["backend"] == "llm_yes_no"
+            else None)
         return f"{mechanism}: {self.name}" + (f" ({model})" if model else "")
+
+
+@dataclass(frozen=True)
+class BaselineFigures:
+    """The baseline as the run compared with it: Q7's piece ranks and each metric's mean, per language."""
+
+    q7: Q7Ranks
+    benchmark: dict[str, dict[str, float]]  # language -> metric -> mean
+
+
+@dataclass(frozen=True)
+class BaselineProvenance:
+    """The baseline's retriever and embedder (``Workbench.provenance``), and the top-k the run compared at."""
+
+    retriever: str
+    embedder: ModelDescription
+    k: int
+
+
+@dataclass(frozen=True)
+class LLMSettings(LLMDescription):
+    """The LLM a mechanism's variants use, with its reply cap and temperature."""
+
+    max_tokens: int
+    temperature: float
+
+
+@dataclass(frozen=True)
+class MechanismProvenance:
+    """What a mechanism run compared with and how: the baseline, the bootstrap, the declared parameters, the
+    Holm family; the LLM (for LLM mechanisms) and which rerankers are on this machine (the reranker)."""
+
+    baseline: BaselineProvenance
+    n_boot: int
+    seed: int
+    ci_percent: int
+    n_answerable: int
+    languages: list[str]
+    parameters: dict[str, Parameter]
+    claims: ClaimsSummary
+    llm: LLMSettings | None = field(default=None, metadata=optional_key())
+    rerankers: dict[str, bool] | None = field(default=None, metadata=optional_key())  # name -> here
+
+
+@dataclass(frozen=True)
+class Q7Row:
+    """One row of the Q7 table: a variant (or the baseline) on one phrasing and language."""
+
+    variant: str
+    phrasing: str
+    language: str
+    c1: int | None = field(metadata=json_key("C1"))
+    c2: int | None = field(metadata=json_key("C2"))
+    c3: int | None = field(metadata=json_key("C3"))
+    c4: int | None = field(metadata=json_key("C4"))
+    in_top_10: str = field(metadata=json_key("in top 10"))  # "2/4", or "failed (<kind>)"
+    evidence_k: int = field(metadata=json_key("evidence k"))
+    in_evidence: str = field(metadata=json_key("in evidence"))
+
+
+@dataclass(frozen=True)
+class BenchmarkRow:
+    """One row of the whole-benchmark table: a variant's comparison on one metric, or its failed calls."""
+
+    variant: str
+    language: str
+    metric: str
+    baseline: float | None
+    mechanism: float | None
+    diff: float | None
+    ci95: str = field(metadata=json_key("95% CI"))
+    adjusted_holm: str | None = field(metadata=json_key("adjusted (Holm)"))
 
 
 @dataclass(frozen=True)
@@ -73,13 +267,13 @@ class MechanismResult(ExperimentResult):
     mechanism: str
     status: str  # "ran" or "unavailable"
     reason: str
-    variants: list[dict[str, Any]]  # one entry per variant, read by VariantResult
-    baseline: dict[str, Any]
-    unavailable: dict[str, Any]
-    provenance: dict[str, Any]
-    q7_rows: list[dict[str, Any]]
+    variants: list[VariantResult]
+    baseline: BaselineFigures
+    unavailable: dict[str, str]  # model -> why it is not on this machine
+    provenance: MechanismProvenance
+    q7_rows: list[Q7Row]
     q7_table: str
-    benchmark_rows: list[dict[str, Any]]
+    benchmark_rows: list[BenchmarkRow]
     benchmark_table: str
     variants_text: str
 
@@ -88,28 +282,13 @@ class MechanismResult(ExperimentResult):
         return self.status == "ran"
 
     @property
-    def variant_results(self) -> list[VariantResult]:
-        source = f"{MECHANISM_NOTEBOOK}-{self.mechanism}/{RESULTS_FILE}"
-        return [VariantResult.from_json(v, source) for v in self.variants]
-
-    @property
     def k(self) -> int:
-        """The top-k the run compared at (its baseline's ``k``, stored in ``provenance``).
-
-        Raises
-        ------
-        MissingResult
-            When the run stored no ``provenance.baseline.k``.
-        """
-        k = self.provenance.get("baseline", {}).get("k")
-        if k is None:
-            raise MissingResult(f"{MECHANISM_NOTEBOOK}-{self.mechanism}/{RESULTS_FILE} has no 'provenance.baseline.k' "
-                                "(the top-k it compared at); re-run that mechanism.")
-        return int(k)
+        """The top-k the run compared at (its baseline's)."""
+        return self.provenance.baseline.k
 
     @property
-    def n_answerable(self) -> int | None:
-        return self.provenance.get("n_answerable")
+    def n_answerable(self) -> int:
+        return self.provenance.n_answerable
 
 
 def mechanism_results(root: Path | None = None) -> tuple[dict[str, MechanismResult], list[str]]:

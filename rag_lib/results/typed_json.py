@@ -2,11 +2,12 @@
 
 :func:`encode` turns a result (frozen dataclasses, nested) into the JSON value ``results.json``
 stores. A field whose JSON key is not a Python name (a table column such as ``"in top 10"``)
-declares its key with ``field(metadata=json_key("in top 10"))``. :func:`decode` builds the typed
-value back from JSON by the declared types and fails, naming the path, on a missing key, an
-undeclared one, or a value of another type. A type that involves ``Any`` is not checked at all: a
-field typed ``dict[str, Any]`` is still untyped and stays as stored (``tests/test_typed_results.py``
-lists those left).
+declares its key with ``field(metadata=json_key("in top 10"))``; a key the writer leaves out while
+there is nothing to say (no failures, no LLM) declares it with ``field(default=…,
+metadata=optional_key())``. :func:`decode` builds the typed value back from JSON by the declared
+types and fails, naming the path, on a missing key, an undeclared one, or a value of another type. A
+type that involves ``Any`` is not checked at all: a field typed ``dict[str, Any]`` is still untyped and
+stays as stored (``tests/test_typed_results.py`` lists those left).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from functools import cache
 from typing import Any, Union
 
 JSON_KEY = "json"
+OPTIONAL = "optional"
 
 # One cell of a table row whose columns are named by data (a metric carrying its k, such as "hit@5", or a
 # configuration per column): a row of such a table is ``dict[str, Scalar]``; every other row is a dataclass.
@@ -33,8 +35,26 @@ def json_key(key: str) -> dict[str, str]:
     return {JSON_KEY: key}
 
 
+def optional_key(key: str | None = None) -> dict[str, Any]:
+    """Field metadata: the stored object has this key only when the value is not the field's default (which
+    the field must declare): :func:`encode` leaves it out then, and :func:`decode` gives the default when
+    it is absent. For what a writer adds only when it has something to say (a variant's failures)."""
+    return {OPTIONAL: True, **({JSON_KEY: key} if key is not None else {})}
+
+
 def _key(f: dataclasses.Field[Any]) -> str:
     return f.metadata.get(JSON_KEY, f.name)
+
+
+def _left_out(f: dataclasses.Field[Any], value: Any) -> bool:
+    """Whether ``value`` of field ``f`` is not stored: an optional key holding its default."""
+    if not f.metadata.get(OPTIONAL):
+        return False
+    if f.default is not dataclasses.MISSING:
+        return bool(value == f.default)
+    if f.default_factory is not dataclasses.MISSING:
+        return bool(value == f.default_factory())
+    raise TypeError(f"{f.name} is an optional key without a default: declare the value its absence stands for")
 
 
 @cache
@@ -50,7 +70,8 @@ def field_types(cls: type) -> dict[str, Any]:
 def encode(value: Any) -> Any:
     """``value`` as JSON: a dataclass becomes an object under its fields' JSON keys, a tuple a list."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {_key(f): encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {_key(f): encode(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not _left_out(f, getattr(value, f.name))}
     if isinstance(value, list | tuple):
         return [encode(v) for v in value]
     if isinstance(value, dict):
@@ -112,14 +133,15 @@ def _expect(value: Any, kind: Any, tp: Any, where: str) -> None:
 def _decode_dataclass(cls: type, value: Any, where: str) -> Any:
     _expect(value, dict, cls.__name__, where)
     fields = {_key(f): f for f in dataclasses.fields(cls)}
-    missing, unknown = sorted(set(fields) - set(value)), sorted(set(value) - set(fields))
+    optional = {key for key, f in fields.items() if f.metadata.get(OPTIONAL)}
+    missing, unknown = sorted(set(fields) - set(value) - optional), sorted(set(value) - set(fields))
     if missing or unknown:
         raise ShapeError(f"{where or cls.__name__}: " + " and ".join(
             ([f"lacks {', '.join(missing)}"] if missing else [])
             + ([f"has {', '.join(unknown)}, which {cls.__name__} does not declare"] if unknown else [])))
     hints = _hints(cls)
     return cls(**{f.name: decode(hints[f.name], value[key], f"{where}.{key}" if where else key)
-                  for key, f in fields.items()})
+                  for key, f in fields.items() if key in value})  # an absent optional key: its default
 
 
 def untyped_fields(cls: type, seen: set[type] | None = None) -> list[str]:

@@ -13,6 +13,7 @@ from rag_lib.config import RunConfig, settings
 from rag_lib.errors import WorkbookError
 from rag_lib.generation import get_task_generator
 from rag_lib.generation.query_ops import QueryLLM, QueryOutcome
+from rag_lib.results.mechanism import LLMCalls, LLMSettings, Parameter, QueryOutput, VariantProvenance
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
@@ -43,7 +44,7 @@ class Variant:
     languages: tuple[str, ...] | None = None
     q7_phrasings: tuple[str | None, ...] = Q7_PHRASINGS
     notes: list[str] = field(default_factory=list)
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: VariantProvenance | None = None
     llm: LLMQueries | None = None
     question_ids: frozenset[str] | None = None  # a stated subset of the benchmark (None: every question)
 
@@ -68,21 +69,22 @@ class LLMQueries:
             raise RankFailed(str(outcome.error_kind), str(outcome.error))
         return list(outcome.queries)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> LLMCalls:
         kinds: dict[str, int] = {}
         for o in self.outcomes.values():
             key = "ok" if o.status == "ok" else str(o.error_kind)
             kinds[key] = kinds.get(key, 0) + 1
-        return {"calls": len(self.outcomes), "by_status": dict(sorted(kinds.items()))}
+        return LLMCalls(calls=len(self.outcomes), by_status=dict(sorted(kinds.items())))
 
-    def outputs(self, texts: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The outcome of each of ``texts`` that was asked, as JSON.
+    def outputs(self, texts: Sequence[str]) -> dict[str, QueryOutput]:
+        """The outcome of each of ``texts`` that was asked.
 
         ``replayed`` is left out: it says how this run got the reply, not what the reply was, and
         keeping it would make a replayed re-run differ from the recording run.
         """
-        return {t: {k: v for k, v in self.outcomes[t].to_json().items() if k != "replayed"}
-                for t in dict.fromkeys(texts) if t in self.outcomes}
+        return {t: QueryOutput(task=o.task, question=o.question, status=o.status, queries=list(o.queries),
+                               call_key=o.call_key, raw_output=o.raw_output, error_kind=o.error_kind, error=o.error)
+                for t in dict.fromkeys(texts) if (o := self.outcomes.get(t)) is not None}
 
 
 @dataclass(frozen=True)
@@ -112,13 +114,15 @@ RUN_CONFIG_PATHS = {"retrieval.top_k": "k", "retrieval.rrf_k": "rrf_k",
 
 @dataclass
 class BuildContext:
-    """What a mechanism's builder gets: the workbench, the baseline, and where to note provenance."""
+    """What a mechanism's builder gets: the workbench and the baseline; it notes there the LLM its variants use
+    and which rerankers are on this machine (both go into the run's provenance)."""
 
     wb: Workbench
     base: BaselineDense
     use_llm: bool
     llm_languages: Sequence[str]
-    provenance: dict[str, Any]
+    llm: LLMSettings | None = None
+    rerankers: dict[str, bool] | None = None
 
 
 Builder = Callable[..., tuple[list["Variant"], dict[str, str]]]
@@ -133,7 +137,7 @@ class MechanismSpec:
     build: Builder
     parameters: dict[str, Any]
 
-    def resolved_parameters(self, config: RunConfig | None = None) -> dict[str, Any]:
+    def resolved_parameters(self, config: RunConfig | None = None) -> dict[str, Parameter]:
         """The parameters with settings read (from ``config`` where it holds them) and tuples as lists (as
         they appear in ``results.json``)."""
         return {k: (v.resolve(config) if isinstance(v, FromSettings) else list(v) if isinstance(v, tuple) else v)
@@ -204,5 +208,5 @@ def query_llm(ctx: BuildContext, task: str, max_tokens: int) -> QueryLLM | None:
     if not ctx.use_llm:
         return None
     qllm = QueryLLM(get_task_generator(task, max_tokens=max_tokens))  # type: ignore[arg-type]
-    ctx.provenance["llm"] = {**qllm.describe(), "max_tokens": max_tokens, "temperature": qllm.generator.temperature}
+    ctx.llm = LLMSettings(**qllm.describe(), max_tokens=max_tokens, temperature=qllm.generator.temperature)
     return qllm

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import NamedTuple
 
 import numpy as np
 
 from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.evaluation import MRR, HitAt, Measure, PieceCoverage, compare, piece_ranks
 from rag_lib.evaluation.margins import at_the_cut
+from rag_lib.evaluation.stats import PairedDifference
 from rag_lib.experiments.mechanisms.registry import (
     BaselineDense,
     BuildContext,
@@ -19,7 +20,17 @@ from rag_lib.experiments.mechanisms.registry import (
 )
 from rag_lib.experiments.mechanisms.report import judge_variants, tables
 from rag_lib.results.baseline import BaselineMeasures
-from rag_lib.results.mechanism import MechanismResult, mechanism_metrics
+from rag_lib.results.mechanism import (
+    BaselineFigures,
+    BaselineProvenance,
+    FailedCalls,
+    MechanismProvenance,
+    MechanismResult,
+    Q7Ranks,
+    VariantResult,
+    mechanism_metrics,
+)
+from rag_lib.results.provenance import ClaimsSummary
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
 
@@ -65,11 +76,12 @@ def _rank_all(rank: Callable[[str], Ranking], questions: Sequence[Question], lan
     return runs, failed
 
 
-def _variant_status(entry: dict[str, Any], langs: Sequence[str], questions: Sequence[Question]) -> str:
+def _variant_status(q7: Q7Ranks, q7_failures: dict[str, dict[str, str]], failures: dict[str, FailedCalls],
+                    langs: Sequence[str], questions: Sequence[Question]) -> str:
     """``ran``; ``partial`` when some calls failed; ``failed`` when nothing could be ranked."""
-    q7_total = sum(len(by_lang) for by_lang in entry["q7"].values())
-    q7_failed = sum(len(by_lang) for by_lang in entry.get("q7_failures", {}).values())
-    bench_failed = sum(f["failed"] for f in entry.get("failures", {}).values())
+    q7_total = sum(len(by_lang) for by_lang in q7.values())
+    q7_failed = sum(len(by_lang) for by_lang in q7_failures.values())
+    bench_failed = sum(f.failed for f in failures.values())
     if not q7_failed and not bench_failed:
         return "ran"
     if q7_failed == q7_total and bench_failed == len(langs) * len(questions):
@@ -99,9 +111,16 @@ def _baseline_scores(baseline: BaselineMeasures, lang: str, question_ids: Sequen
     return {metric: baseline.scores(lang, qids, m.name) for metric, m in _measures(k, k).items()}
 
 
+class MeasuredVariant(NamedTuple):
+    """A variant measured, before the run's Holm family judges its comparisons (:func:`judge_variants`)."""
+
+    variant: VariantResult  # its ``benchmark`` is filled in by the judgement
+    paired: dict[str, dict[str, PairedDifference]]  # language -> metric -> comparison with the baseline
+
+
 def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
                     base_scores: Mapping[str, dict[str, list[float]]], languages: Sequence[str], n_boot: int,
-                    seed: int) -> dict[str, Any]:
+                    seed: int) -> MeasuredVariant:
     """One variant: Q7's piece ranks per phrasing and language, and its paired comparison with the
     baseline on the questions it ranked, per language (failures counted, never scored)."""
     q7 = wb.benchmark.by_casebook("Q7")
@@ -110,41 +129,38 @@ def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
     evidence_k = wb.config.k if v.evidence_k is None else v.evidence_k
     q7_failures: dict[str, dict[str, str]] = {}
     q7_ties: dict[str, dict[str, list[str]]] = {}
-    entry: dict[str, Any] = {
-        "name": v.name, "description": v.description, "evidence_k": evidence_k,
-        "benchmark_languages": langs, "notes": list(v.notes),
-        "q7": q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages, q7_failures, q7_ties),
-        "q7_ties": q7_ties, "benchmark": {},
-    }
-    if q7_failures:
-        entry["q7_failures"] = q7_failures
+    q7_ranks = q7_piece_ranks(q7, v.rank, v.q7_phrasings, languages, q7_failures, q7_ties)
+    paired: dict[str, dict[str, PairedDifference]] = {}
+    failures: dict[str, FailedCalls] = {}
+    compared_on: dict[str, int] = {}
+    notes = list(v.notes)
     asked = [q for q in questions if v.question_ids is None or q.id in v.question_ids]
     for lang in langs:
         runs, failed = _rank_all(v.rank, asked, lang)
         if failed:
-            entry.setdefault("failures", {})[lang] = {"failed": sum(failed.values()), "of": len(asked),
-                                                      "by_kind": dict(sorted(failed.items()))}
+            failures[lang] = FailedCalls(sum(failed.values()), of=len(asked), by_kind=dict(sorted(failed.items())))
         if not runs:
             continue  # every question failed: nothing to compare, and nothing shown as if it ran
         # Paired comparison on the questions the variant ranked (all of them, unless some failed).
         same = len(runs) == len(questions)
-        paired = base_scores[lang] if same else _baseline_scores(baseline, lang, list(runs), wb.config.k)
+        base = base_scores[lang] if same else _baseline_scores(baseline, lang, list(runs), wb.config.k)
         scores = _scores(wb, runs, evidence_k)
-        entry["benchmark"][lang] = {m: compare(scores[m], paired[m], n_boot, seed).stored()
-                                    for m in mechanism_metrics(wb.config.k)}
+        paired[lang] = {m: compare(scores[m], base[m], n_boot, seed) for m in mechanism_metrics(wb.config.k)}
         if not same:
-            entry.setdefault("compared_on", {})[lang] = len(runs)
-    entry["status"] = _variant_status(entry, langs, asked)
-    if v.llm is not None:
-        entry["llm_calls"] = v.llm.summary()
-        entry["q7_llm_outputs"] = v.llm.outputs([q7.text(lang, ph) for ph in Q7_PHRASINGS for lang in languages])
-        if langs and not set(languages) <= set(langs):
-            entry["notes"].append(
-                f"LLM variant compared on the whole benchmark in {', '.join(langs) or 'no language'} only "
-                f"(runtime); Q7 in every language.")
-    if v.provenance:
-        entry["provenance"] = v.provenance
-    return entry
+            compared_on[lang] = len(runs)
+    if v.llm is not None and langs and not set(languages) <= set(langs):
+        notes.append(f"LLM variant compared on the whole benchmark in {', '.join(langs) or 'no language'} only "
+                     f"(runtime); Q7 in every language.")
+    variant = VariantResult(
+        name=v.name, description=v.description, evidence_k=evidence_k, benchmark_languages=langs, notes=notes,
+        q7=q7_ranks, q7_ties=q7_ties, benchmark={},
+        status=_variant_status(q7_ranks, q7_failures, failures, langs, asked),
+        q7_failures=q7_failures, failures=failures, compared_on=compared_on,
+        llm_calls=None if v.llm is None else v.llm.summary(),
+        q7_llm_outputs=None if v.llm is None else v.llm.outputs(
+            [q7.text(lang, ph) for ph in Q7_PHRASINGS for lang in languages]),
+        provenance=v.provenance)
+    return MeasuredVariant(variant, paired)
 
 
 def run_mechanism(
@@ -177,10 +193,10 @@ def run_mechanism(
     Returns
     -------
     MechanismResult
-        ``status`` "ran" or "unavailable" (with the ``reason``); ``variants``: one entry per variant
-        (``name``, ``description``, ``evidence_k``, ``benchmark_languages``, ``q7``: {phrasing: {lang:
-        {"C1": rank, …}}}, ``benchmark``: {lang: {metric: {"baseline", "mechanism", "diff", "ci95"}}}, …);
-        the ``baseline``, the ``provenance`` and the report tables.
+        ``status`` "ran" or "unavailable" (with the ``reason``); ``variants``: one
+        :class:`~rag_lib.results.mechanism.VariantResult` per variant (Q7's ranks per phrasing and language,
+        its judged comparison with the baseline per language and metric, …); the ``baseline``, the
+        ``provenance`` and the report tables.
     """
     get_mechanism(mechanism)  # an unknown name fails here, before anything is embedded
     wb = workbench or Workbench()
@@ -192,23 +208,25 @@ def run_mechanism(
                                                  configuration=base_key.label)
     base_provenance = wb.provenance(base_key)
     baseline.check(base_provenance, wb.inputs_sha256, languages, [q.id for q in questions], phrasings)
-    provenance: dict[str, Any] = {"baseline": {**base_provenance, "k": wb.config.k}, "n_boot": n_boot, "seed": seed,
-                                  "ci_percent": 95, "n_answerable": len(questions), "languages": list(languages)}
     base_scores = {lang: _baseline_scores(baseline, lang, [q.id for q in questions], wb.config.k)
                    for lang in languages}
-    base_result = {
-        "q7": baseline.q7_ranks(phrasings, languages),
-        "benchmark": {lang: {m: round(float(np.mean(v)), 4) for m, v in s.items()} for lang, s in base_scores.items()},
-    }
+    base_result = BaselineFigures(
+        q7=baseline.q7_ranks(phrasings, languages),
+        benchmark={lang: {m: round(float(np.mean(v)), 4) for m, v in s.items()} for lang, s in base_scores.items()},
+    )
 
     spec = get_mechanism(mechanism)
-    provenance["parameters"] = spec.resolved_parameters(wb.config)
-    variants, unavailable = spec.variants(BuildContext(wb, base_rank, use_llm, llm_languages, provenance))
+    ctx = BuildContext(wb, base_rank, use_llm, llm_languages)
+    variants, unavailable = spec.variants(ctx)
     status, reason = ("ran", "") if variants else (
         "unavailable", "; ".join(unavailable.values()) or "no variant of this mechanism can run on this machine")
-    entries = [measure_variant(v, wb, baseline, base_scores, languages, n_boot, seed) for v in variants]
+    measured = [measure_variant(v, wb, baseline, base_scores, languages, n_boot, seed) for v in variants]
     # One Holm family per run, over every metric of every variant and language (rag_lib.evaluation.claims).
-    provenance["claims"] = judge_variants(entries, n_boot, seed).summary()
+    entries, family = judge_variants(measured, n_boot, seed)
+    provenance = MechanismProvenance(
+        baseline=BaselineProvenance(**base_provenance, k=wb.config.k), n_boot=n_boot, seed=seed, ci_percent=95,
+        n_answerable=len(questions), languages=list(languages), parameters=spec.resolved_parameters(wb.config),
+        claims=ClaimsSummary(**family.summary()), llm=ctx.llm, rerankers=ctx.rerankers)
     return MechanismResult(mechanism=mechanism, status=status, reason=reason, variants=entries,
                            baseline=base_result, unavailable=unavailable, provenance=provenance,
-                           **tables(entries, base_result["q7"], wb.config.k))
+                           **tables(entries, base_result.q7, wb.config.k))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rag_lib.embedding import available_embedders
 from rag_lib.experiments.mechanisms.registry import BuildContext, Variant, mechanism
+from rag_lib.results.mechanism import RetrieverVariant
 from rag_lib.workbench import RunKey, Workbench
 
 
@@ -15,7 +16,7 @@ def embedding_variants(wb: Workbench, status: dict[str, bool | str]) -> list[Var
         if ok is True and name != default:
             key = RunKey("dense", name)
             out.append(Variant(f"dense:{name}", f"dense retrieval with {name} instead of {default}",
-                               wb.retriever(key).rank, provenance=wb.provenance(key)))
+                               wb.retriever(key).rank, provenance=RetrieverVariant(**wb.provenance(key))))
     return out
 
 

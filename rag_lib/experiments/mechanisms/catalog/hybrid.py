@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from rag_lib.benchmark import Question
 from rag_lib.experiments.mechanisms.registry import BuildContext, FromSettings, Variant, mechanism
+from rag_lib.results.mechanism import RetrieverVariant
 from rag_lib.text import identifiers
 from rag_lib.workbench import RunKey, Workbench
 
@@ -22,7 +23,7 @@ def hybrid_variants(wb: Workbench, rrf_k: int) -> list[Variant]:
     key = RunKey("hybrid", wb.config.embedder)
     hybrid = wb.retriever(key, rrf_k=rrf_k)  # the declared constant, not the workbench's default
     variants = [Variant("hybrid", f"BM25 + dense RRF (k={rrf_k})", hybrid.rank,
-                        provenance={**wb.provenance(key), "rrf_k": rrf_k})]
+                        provenance=RetrieverVariant(**wb.provenance(key), rrf_k=rrf_k))]
     answerable = wb.benchmark.questions(answerable=True)
     tagged = identifier_question_ids(answerable)
     rest = frozenset(q.id for q in answerable) - tagged
@@ -36,8 +37,8 @@ def hybrid_variants(wb: Workbench, rrf_k: int) -> list[Variant]:
             variants.append(Variant(f"{retriever} · {label}", f"{run_key.label} on the {label} only",
                                     (hybrid if retriever == "hybrid" else wb.retriever(run_key)).rank,
                                     q7_phrasings=(), question_ids=ids, notes=[rule],
-                                    provenance={**wb.provenance(run_key), **({"rrf_k": rrf_k} if retriever == "hybrid"
-                                                                              else {}), "subset": sorted(ids)}))
+                                    provenance=RetrieverVariant(**wb.provenance(run_key), subset=sorted(ids),
+                                                                rrf_k=rrf_k if retriever == "hybrid" else None)))
     return variants
 
 

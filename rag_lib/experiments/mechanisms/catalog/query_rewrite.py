@@ -13,6 +13,8 @@ from rag_lib.experiments.mechanisms.registry import (
     query_llm,
 )
 from rag_lib.generation.query_ops import LLM_MAX_TOKENS, QueryLLM
+from rag_lib.results.mechanism import LLMVariant
+from rag_lib.results.provenance import LLMDescription
 
 
 def query_rewrite_variants(base: BaselineDense, qllm: QueryLLM | None, llm_languages: Sequence[str]) -> list[Variant]:
@@ -22,7 +24,7 @@ def query_rewrite_variants(base: BaselineDense, qllm: QueryLLM | None, llm_langu
         queries = LLMQueries(qllm, "rewrite")
         variants.append(Variant("llm-rewrite", "the configured LLM rewrites the question into one search query",
                                 lambda text: base(queries(text)[0]), languages=tuple(llm_languages),
-                                provenance={"llm": qllm.describe()}, llm=queries))
+                                provenance=LLMVariant(LLMDescription(**qllm.describe())), llm=queries))
     variants.append(Variant(
         "casebook-aligned", "the casebook's hand-written document-aligned phrasing (Q7 only)", base,
         languages=(), q7_phrasings=("aligned",),

@@ -14,6 +14,8 @@ from rag_lib.experiments.mechanisms.registry import (
     query_llm,
 )
 from rag_lib.generation.query_ops import LLM_MAX_TOKENS, QueryLLM, RuleSplitter, fuse
+from rag_lib.results.mechanism import LLMVariant
+from rag_lib.results.provenance import LLMDescription
 from rag_lib.retrieval import Ranking
 
 
@@ -37,7 +39,7 @@ def query_split_variants(base: BaselineDense, qllm: QueryLLM | None, llm_languag
         queries = LLMQueries(qllm, "split")
         variants.append(Variant("llm-split+rrf", "the configured LLM splits the question; parts merged by RRF",
                                 _split_rank(base, queries, "rrf", rrf_k), languages=tuple(llm_languages),
-                                provenance={"llm": qllm.describe()}, llm=queries))
+                                provenance=LLMVariant(LLMDescription(**qllm.describe())), llm=queries))
     return variants
 
 

@@ -4,6 +4,7 @@ and the offline LLM reranker."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from rag_lib.experiments.mechanisms.registry import (
 )
 from rag_lib.generation.llm_calls import LLMCallError, ReplayMissError
 from rag_lib.rerank import available_rerankers, get_reranker
+from rag_lib.results.mechanism import RerankerVariant, Strata
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
@@ -53,13 +55,13 @@ def earlier_subset(questions: Sequence[Question], size: int = 20, seed: int = 0)
 
 def misses_plus_equal(questions: Sequence[Question], base: Callable[[str], Ranking], k: int,
                       languages: Sequence[str], seed: int = 0,
-                      draw_from: frozenset[str] | None = None) -> tuple[frozenset[str], dict[str, list[str]]]:
+                      draw_from: frozenset[str] | None = None) -> tuple[frozenset[str], Strata]:
     """Every question whose baseline Top-``k`` misses a piece in any of ``languages``, plus as many of the
     others drawn at random (seeded): a design in which a reranker can both help and hurt.
 
     ``draw_from``, when it holds enough of the others, is where they are drawn from (questions whose LLM
     judgements are already recorded: a random draw from a random subset is still a random draw, and each
-    question costs 40 calls of minutes on 2 cores). Returns the question ids and the two strata (``misses``,
+    question costs 40 calls of minutes on 2 cores). Returns the question ids and the two :class:`Strata` (``misses``,
     ``sample``), sorted.
     """
     def misses(q: Question) -> bool:
@@ -71,7 +73,7 @@ def misses_plus_equal(questions: Sequence[Question], base: Callable[[str], Ranki
         rest = sorted(set(rest) & draw_from)
     rng = np.random.default_rng(seed)
     sample = sorted(str(x) for x in rng.choice(rest, size=min(len(missed), len(rest)), replace=False)) if rest else []
-    return frozenset(missed + sample), {"misses": missed, "sample": sample}
+    return frozenset(missed + sample), Strata(misses=missed, sample=sample)
 
 
 def reciprocal_rank(pieces: Sequence[frozenset[str]], ranking: Ranking) -> float:
@@ -159,13 +161,13 @@ def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER, 
         k = wb.config.k
         answerable = wb.benchmark.questions(answerable=True)
         ids, strata = misses_plus_equal(answerable, base, k, languages, draw_from=earlier_subset(answerable))
-        notes = [f"Whole-benchmark comparison on {len(ids)} answerable questions: the {len(strata['misses'])} "
-                 f"whose dense Top-{k} misses a piece in zh or en, plus {len(strata['sample'])} of the rest "
+        notes = [f"Whole-benchmark comparison on {len(ids)} answerable questions: the {len(strata.misses)} "
+                 f"whose dense Top-{k} misses a piece in zh or en, plus {len(strata.sample)} of the rest "
                  "drawn at random (seed 0; from the earlier seeded 20-question subset, whose judgements were "
                  "recorded), so the reranker can both help and hurt; Q7 on every phrasing."]
     elif questions != "all":
         raise WorkbookError(f"retrieval.offline_reranker_questions is {questions!r}; use 'all' or 'misses+equal'.")
-    provenance = {"reranker": reranker.provenance, "questions": questions, "strata": strata}
+    provenance = RerankerVariant(reranker.provenance, questions, strata)
     variants = [Variant(f"{name} top-{n}", f"{name} re-scores the dense top {n}",
                         _recorded_rank(lambda text: reranker.rerank(text, base(text), texts, top_n=n)),
                         provenance=provenance, question_ids=ids, notes=notes)]
@@ -175,7 +177,8 @@ def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER, 
         variants.append(Variant(
             f"{name} top-{n} + dense", f"{name}'s score interpolated with the dense score over the dense top {n} "
             "(weight chosen leave-one-question-out)", _recorded_rank(mixed),
-            provenance={**provenance, "grid": list(Interpolated.GRID), "weights": mixed.chosen},
+            # mixed.chosen fills in as the variant ranks: the weights stored are those it used
+            provenance=replace(provenance, grid=list(Interpolated.GRID), weights=mixed.chosen),
             question_ids=ids, notes=[*notes, "The weight w of the dense score is chosen for each question without it "
                                      "(leave-one-question-out over the same questions, best mean reciprocal rank), "
                                      "so the figure is out of sample."]))
@@ -189,7 +192,7 @@ def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER, 
 def _reranker(ctx: BuildContext, paper: str, offline: str, candidates: int,
               offline_questions: str) -> tuple[list[Variant], dict[str, str]]:
     status = available_rerankers()
-    ctx.provenance["rerankers"] = {name: ok is True for name, ok in status.items()}
+    ctx.rerankers = {name: ok is True for name, ok in status.items()}
     missing = {name: str(ok) for name, ok in status.items() if ok is not True}
     variants = reranker_variants(ctx.wb, ctx.base, paper, candidates) if status.get(paper) is True else []
     if status.get(offline) is True:
