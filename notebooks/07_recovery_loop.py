@@ -43,6 +43,8 @@ llm = None  # None: generation.llm_tasks.recovery in workbook.yaml
 llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 
 # %%
+from dataclasses import asdict
+
 from IPython.display import Markdown, display
 
 from rag_lib.config import RunConfig
@@ -68,8 +70,8 @@ page.setup_line(result.provenance)
 display(page.markdown(report.q7_pieces_lines()))
 for lang in result.languages:
     for source, entry in result.q7[lang].items():
-        display(Markdown(f"**{lang} · {source}** (status {entry['status']}; the source's reason: {entry['reason']})"))
-        display(page.markdown(entry["table"]))
+        display(Markdown(f"**{lang} · {source}** (status {entry.status}; the source's reason: {entry.reason})"))
+        display(page.markdown(entry.table))
 
 # %% [markdown]
 # THEIRS, from the casebook (bge-m3 and qwen3.8-flash on their 26-page snapshot; not measured here):
@@ -84,11 +86,11 @@ table(casebook_rows(result.casebook_published))
 rows = []
 for lang in result.languages:
     for source, entry in result.q7[lang].items():
-        answer = entry["answer"] or {}
-        rows.append({"language": lang, "source": source, "chosen": entry["chosen_question"],
-                     "status": answer.get("status"),
-                     "valid citations": (answer.get("citations") or {}).get("n_valid"),
-                     "answer": (answer.get("answer") or {}).get("answer")})
+        answer = entry.answer  # None: no suggestion was chosen
+        rows.append({"language": lang, "source": source, "chosen": entry.chosen_question,
+                     "status": answer.status if answer else None,
+                     "valid citations": answer.citations.n_valid if answer and answer.citations else None,
+                     "answer": answer.answer.answer if answer and answer.answer else None})
 table(rows)
 
 # %% [markdown]
@@ -98,7 +100,7 @@ table(rows)
 # "after_union" (POOLED: every suggestion's Top-k at once) are upper bounds, not what a system gets.
 
 # %%
-table([{"language": lang, "source": source, **counts}
+table([{"language": lang, "source": source, **asdict(counts)}
        for lang, by_source in result.benchmark.items() for source, counts in by_source.items()], decimals=2)
 
 # %% tags=["report"]

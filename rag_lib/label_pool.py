@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ from rag_lib.benchmark.pool import (  # noqa: F401 - the pool's types, re-export
     merge,
 )
 from rag_lib.errors import BenchmarkError
+from rag_lib.results.recovery import RecoveryExperimentResult
 
 
 @contextmanager
@@ -59,15 +60,15 @@ def _replay_only() -> Iterator[None]:
             os.environ["RAG_LLM_MODE"] = before
 
 
-def _recovery_queries(results: Mapping[str, Any], source: str) -> Callable[[Question, str], list[Query]]:
+def _recovery_queries(results: RecoveryExperimentResult, source: str) -> Callable[[Question, str], list[Query]]:
     """07's suggestions of one source (``rule``, ``llm``, Q7's ``casebook``) as queries ``S1``, ``S2`` …"""
     by: dict[tuple[str, str], list[str]] = {}
-    for lang, sources in results.get("per_question", {}).items():
-        for row in sources.get(source, []):
-            by[row["question_id"], lang] = list(row.get("suggestions") or [])
-    for lang, entry in results.get("q7", {}).items():
-        if source in entry and (results["q7_id"], lang) not in by:
-            by[results["q7_id"], lang] = list(entry[source].get("suggestions") or [])
+    for lang, sources in results.per_question.items():
+        for row in sources.get(source, []):  # a source whose model was not here has no rows
+            by[row.question_id, lang] = list(row.suggestions)
+    for lang, entry in results.q7.items():
+        if source in entry and (results.q7_id, lang) not in by:
+            by[results.q7_id, lang] = list(entry[source].suggestions)
     return lambda q, lang: [(f"S{i}", text) for i, text in enumerate(by.get((q.id, lang), []), 1)]
 
 
@@ -109,7 +110,7 @@ def workbook_configurations(batch: str, bench: Benchmark, use_llm: bool = True,
         return confs, not_pooled
     base = BaselineDense(wb)
     for mech in ("dedup_mmr", "query_split", "query_rewrite", "reranker"):
-        ctx = BuildContext(wb, base, use_llm, LANGS, {})
+        ctx = BuildContext(wb, base, use_llm, LANGS)
         variants, unavailable = get_mechanism(mech).variants(ctx)
         for model, why in unavailable.items():
             not_pooled[f"{mech}:{model} (06)"] = why
@@ -121,7 +122,7 @@ def workbook_configurations(batch: str, bench: Benchmark, use_llm: bool = True,
                                        else v.question_ids | {bench.by_casebook("Q7").id}))
     recovery = root / "07_recovery_loop" / "results.json"
     if recovery.is_file():
-        data = json.loads(recovery.read_text(encoding="utf-8"))
+        data = RecoveryExperimentResult.read("07_recovery_loop", root, needed_by="the label pool")
         for source in ("rule", "llm", "casebook"):
             confs.append(Configuration(f"recovery:{source}", batch, lambda t: wb.rank(t, "dense"),
                                        queries=_recovery_queries(data, source)))

@@ -19,7 +19,7 @@ from rag_lib.results.answer_rows import GenerationEval, GeneratorInfo
 from rag_lib.results.gate_rows import JudgeTableRow
 from rag_lib.results.mechanism import FailedCalls, MechanismResult, mechanism_metrics
 from rag_lib.results.q9a import CorpusCheck, Q9aResult
-from rag_lib.results.recovery import RecoveryExperimentResult
+from rag_lib.results.recovery import RecoveryCounts, RecoveryExperimentResult
 from rag_lib.results.summary import Multiplicity, SummaryResult
 from rag_lib.results.topk import TopkResult
 
@@ -105,7 +105,7 @@ def test_the_llm_judge_is_not_reported_as_a_result_while_its_calls_are_missing()
 
 
 def test_recovery_findings_give_no_after_count_while_calls_are_missing() -> None:
-    counts = {"missing": 4, "n_questions": 17}
+    counts = partial_result(RecoveryCounts, missing=4, n_questions=17)
     result = partial_result(RecoveryExperimentResult, k=5, languages=["zh"], q7={"zh": {}},
                             benchmark={"zh": {"llm": counts}})
     assert recovery.findings(result)[0] == ("zh · llm: 4 of 17 questions have no recorded LLM call yet, so there "

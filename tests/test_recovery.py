@@ -155,11 +155,11 @@ def test_summary_shows_no_after_counts_while_a_call_is_missing_and_counts_record
     missing = replace(missing, suggestions=replace(missing.suggestions, status="replay_miss"))
     failed = replace(missing, suggestions=replace(missing.suggestions, status="schema_invalid"))
     complete = summarise([fixed, failed])
-    assert (complete["missing"], complete["failed"]) == (0, 1)
-    assert (complete["in_top5_before"], complete["in_top5_after_union"]) == (4, 3 + 2)  # the failure keeps its 2
+    assert (complete.missing, complete.failed) == (0, 1)
+    assert (complete.in_top5_before, complete.in_top5_after_union) == (4, 3 + 2)  # the failure keeps its 2
     partial = summarise([fixed, missing])
-    assert (partial["missing"], partial["in_top5_before"]) == (1, 4)
-    assert all(partial[key] is None for key in partial if "_after_" in key)
+    assert (partial.missing, partial.in_top5_before) == (1, 4)
+    assert all(value is None for key, value in vars(partial).items() if "_after_" in key)
 
 
 def test_copies_prompt_example() -> None:
@@ -179,7 +179,7 @@ def test_suggestions_copied_from_the_prompt_are_dropped_never_run(tmp_path) -> N
                         CallRecorder(tmp_path / "b"))
     kept = LLMDecomposer(mixed).suggest("original?", [])
     assert (kept.status, kept.questions, kept.copied) == ("ok", ("how secret?",), ("narrower question 2",))
-    assert summarise([result])["n_echoing_prompt"] == 2 and summarise([result])["failed"] == 1
+    assert summarise([result]).n_echoing_prompt == 2 and summarise([result]).failed == 1
 
 
 # -- results.json of the notebook -------------------------------------------------------------------
@@ -241,24 +241,28 @@ def test_the_recovery_experiment_runs_end_to_end_on_a_fixture_corpus(monkeypatch
     assert result.compound_question_ids == [q.id for q in compound] and result.q7_id in result.compound_question_ids
 
     rule, llm = result.benchmark["en"]["rule"], result.benchmark["en"]["llm"]
-    assert rule["n_questions"] == llm["n_questions"] == len(compound)
-    assert rule["pieces_total"] == sum(len(q.pieces) for q in compound)
-    for k in (5, 10):
-        before, union = rule[f"in_top{k}_before"], rule[f"in_top{k}_after_union"]
-        assert before <= rule[f"in_top{k}_after_first"] <= union and before <= rule[f"in_top{k}_after_best"] <= union
-        assert before <= rule[f"in_top{k}_after_random"] <= union
-    assert llm["missing"] == len(compound) and llm["n_suggestions"] == 0
-    assert all(value is None for key, value in llm.items() if "_after_" in key)  # not measured, not "unchanged"
+    assert rule.n_questions == llm.n_questions == len(compound)
+    assert rule.pieces_total == sum(len(q.pieces) for q in compound)
+    for before, first, random, best, union in (
+            (rule.in_top5_before, rule.in_top5_after_first, rule.in_top5_after_random, rule.in_top5_after_best,
+             rule.in_top5_after_union),
+            (rule.in_top10_before, rule.in_top10_after_first, rule.in_top10_after_random, rule.in_top10_after_best,
+             rule.in_top10_after_union)):
+        assert first is not None and random is not None and best is not None and union is not None
+        assert before <= first <= union and before <= best <= union and before <= random <= union
+    assert llm.missing == len(compound) and llm.n_suggestions == 0
+    assert all(value is None for key, value in vars(llm).items() if "_after_" in key)  # not measured, not "unchanged"
     assert any("no recorded LLM call yet" in line for line in recovery.findings(result))
 
     casebook = result.q7["en"]["casebook"]
-    assert casebook["suggestions"] == list(recovery.CASEBOOK_Q7_SUGGESTIONS["en"]) and len(casebook["ranks"]) == 3
+    assert casebook.suggestions == list(recovery.CASEBOOK_Q7_SUGGESTIONS["en"]) and len(casebook.ranks) == 3
     assert RecoveryExperimentResult.from_json(json.loads(json.dumps(result.to_json()))) == result
 
 
 def test_the_casebooks_recovery_figures_read_as_labelled_rows() -> None:
     from rag_lib.experiments.recovery import casebook_rows
+    from rag_lib.results.recovery import BeforeAfter, CasebookRecovery, CasebookRecoveryFigures
 
-    published = {"q7_piece_ranks": {"C1": 52, "C2": 36, "C3": 36}, "recovery": {
-        "s1": {"C1": 31, "C2": 16}, "s2_c3_rank": {"before": 36, "after": 2}}, "user_pick": "S2"}
+    published = CasebookRecovery(whose="THEIRS", q7_piece_ranks={"C1": 52, "C2": 36, "C3": 36}, recovery=(
+        CasebookRecoveryFigures(s1={"C1": 31, "C2": 16}, s2_c3_rank=BeforeAfter(before=36, after=2))), user_pick="S2")
     assert [r["casebook (theirs)"] for r in casebook_rows(published)] == ["52 / 36 / 36", "31 / 16", "36 → 2", "S2"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from rag_lib.casebook import published
 from rag_lib.errors import ModelUnavailableError
@@ -35,7 +34,24 @@ from rag_lib.generation.recovery import (
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
 from rag_lib.presentation.report import markdown_table
-from rag_lib.results.recovery import RecoveryExperimentResult
+from rag_lib.results.provenance import RetrieverProvenance
+from rag_lib.results.recovery import (
+    AnswerModel,
+    BeforeAfter,
+    CasebookRecovery,
+    CasebookRecoveryFigures,
+    CountMeaning,
+    Q7Recovery,
+    QuestionRecovery,
+    RecoveryCounts,
+    RecoveryExperimentResult,
+    RecoveryLLM,
+    RecoveryProvenance,
+    RuleSource,
+    StoredGeneration,
+    StoredLoop,
+)
+from rag_lib.results.typed_json import decode
 from rag_lib.workbench import Workbench
 
 # Casebook section 06, verbatim (Chinese), with the casebook's own English translations.
@@ -64,12 +80,12 @@ COUNT_KEYS = ("pieces_total", "missing", "failed", "in_top5_before", "in_top5_af
               "in_top5_after_best", "in_top5_after_union", "in_top10_before", "in_top10_after_first",
               "in_top10_after_random", "in_top10_after_best", "in_top10_after_union")
 # What each "after" count is; the first two use no labels, the last two are upper bounds.
-COUNT_MEANING = {
-    "after_first": "original + the first suggestion (no labels; a user who always takes S1)",
-    "after_random": "original + one suggestion picked uniformly at random, expected count (no labels)",
-    "after_best": "ORACLE upper bound: original + the suggestion the gold labels rank best",
-    "after_union": "POOLED upper bound: original + every suggestion's Top-k at once (k × (1 + suggestions) chunks)",
-}
+COUNT_MEANING = CountMeaning(
+    after_first="original + the first suggestion (no labels; a user who always takes S1)",
+    after_random="original + one suggestion picked uniformly at random, expected count (no labels)",
+    after_best="ORACLE upper bound: original + the suggestion the gold labels rank best",
+    after_union="POOLED upper bound: original + every suggestion's Top-k at once (k × (1 + suggestions) chunks)",
+)
 
 
 def decomposers(llm: str | None, llm_mode: CallMode | None) -> tuple[dict[str, Decomposer], dict[str, str]]:
@@ -85,25 +101,25 @@ def decomposers(llm: str | None, llm_mode: CallMode | None) -> tuple[dict[str, D
     return out, unavailable
 
 
-def q7_entry(result: RecoveryResult) -> dict[str, Any]:
+def q7_entry(result: RecoveryResult) -> Q7Recovery:
     """The Q7 view of one loop: suggestions, the rank table, the baseline and the chosen answer."""
-    answer = result.answer
-    return {
-        "suggestions": list(result.suggestions.questions),
-        "reason": result.suggestions.reason,
-        "status": result.suggestions.status,
-        "ranks": result.rows(),
-        "baseline": dict(zip(result.piece_ids, result.baseline_ranks, strict=True)),
-        "chosen": result.chosen,
-        "chosen_question": None if result.chosen is None else result.runs[result.chosen].question,
-        "answer": None if answer is None else answer.to_json(),
-        "table": markdown_table([{"suggestion": "(original question)", **dict(zip(
-            result.piece_ids, result.baseline_ranks, strict=True))}, *result.rows()]),
-        "loop": result.to_json(),
-    }
+    baseline = dict(zip(result.piece_ids, result.baseline_ranks, strict=True))
+    return Q7Recovery(
+        suggestions=list(result.suggestions.questions),
+        reason=result.suggestions.reason,
+        status=result.suggestions.status,
+        ranks=result.rows(),
+        baseline=baseline,
+        chosen=result.chosen,
+        chosen_question=None if result.chosen is None else result.runs[result.chosen].question,
+        # the generation layer's own JSON, read as the stored shape (a mismatch fails here, naming the field)
+        answer=None if result.answer is None else decode(StoredGeneration, result.answer.to_json()),
+        table=markdown_table([{"suggestion": "(original question)", **baseline}, *result.rows()]),
+        loop=decode(StoredLoop, result.to_json()),
+    )
 
 
-def summarise(results: Sequence[RecoveryResult]) -> dict[str, Any]:
+def summarise(results: Sequence[RecoveryResult]) -> RecoveryCounts:
     """Piece counts in the Top-5 / Top-10 before and after, summed over questions."""
     counts = {
         "pieces_total": sum(len(r.piece_ids) for r in results),
@@ -120,36 +136,36 @@ def summarise(results: Sequence[RecoveryResult]) -> dict[str, Any]:
     missing = statuses.get("replay_miss", 0)
     if missing:  # not measured yet: no "after" figure, rather than one that equals "before"
         counts = {key: (None if "_after_" in key else value) for key, value in counts.items()}
-    return {
+    return RecoveryCounts(
         **counts,
-        "missing": missing,
+        missing=missing,
         # A recorded failure (e.g. a reply that failed the schema) is a real outcome: that question got
         # no suggestions, so its "after" equals its "before"; the count says how often.
-        "failed": sum(n for status, n in statuses.items() if status not in ("ok", "no_split", "replay_miss")),
-        "n_questions": len(results),
-        "n_with_suggestions": sum(1 for r in results if r.runs),
-        "n_suggestions": len(suggestions),
-        "n_echoing_prompt": sum(len(r.suggestions.copied) for r in results),
-        "status_counts": dict(sorted(Counter(r.suggestions.status for r in results).items())),
-        "answer_status_counts": dict(sorted(Counter(answers).items())),
-    }
+        failed=sum(n for status, n in statuses.items() if status not in ("ok", "no_split", "replay_miss")),
+        n_questions=len(results),
+        n_with_suggestions=sum(1 for r in results if r.runs),
+        n_suggestions=len(suggestions),
+        n_echoing_prompt=sum(len(r.suggestions.copied) for r in results),
+        status_counts=dict(sorted(Counter(r.suggestions.status for r in results).items())),
+        answer_status_counts=dict(sorted(Counter(answers).items())),
+    )
 
 
-def question_row(result: RecoveryResult) -> dict[str, Any]:
+def question_row(result: RecoveryResult) -> QuestionRecovery:
     """A compact per-question record (the full loop is kept for Q7 only)."""
-    return {
-        "question_id": result.question_id, "status": result.suggestions.status,
-        "suggestions": list(result.suggestions.questions), "call_keys": list(result.suggestions.call_keys),
-        "baseline": dict(zip(result.piece_ids, result.baseline_ranks, strict=True)),
-        "ranks": result.rows(), "chosen": result.chosen,
-        "before_top5": result.covered(5, "before"), "after_first_top5": result.covered(5, "first"),
-        "after_best_top5": result.covered(5, "chosen"),
-        "after_union_top5": result.covered(5, "union"), "before_top10": result.covered(10, "before"),
-        "after_best_top10": result.covered(10, "chosen"), "after_union_top10": result.covered(10, "union"),
-        "answer_status": None if result.answer is None else result.answer.status,
-        "answer_cited": [] if result.answer is None or result.answer.citations is None
+    return QuestionRecovery(
+        question_id=result.question_id, status=result.suggestions.status,
+        suggestions=list(result.suggestions.questions), call_keys=list(result.suggestions.call_keys),
+        baseline=dict(zip(result.piece_ids, result.baseline_ranks, strict=True)),
+        ranks=result.rows(), chosen=result.chosen,
+        before_top5=result.covered(5, "before"), after_first_top5=result.covered(5, "first"),
+        after_best_top5=result.covered(5, "chosen"),
+        after_union_top5=result.covered(5, "union"), before_top10=result.covered(10, "before"),
+        after_best_top10=result.covered(10, "chosen"), after_union_top10=result.covered(10, "union"),
+        answer_status=None if result.answer is None else result.answer.status,
+        answer_cited=[] if result.answer is None or result.answer.citations is None
         else [c.chunk_id for c in result.answer.citations.valid],
-    }
+    )
 
 
 def run_recovery_experiment(
@@ -172,9 +188,9 @@ def run_recovery_experiment(
     # Unanswerable compound questions (Q9a) have no pieces to recover: they are not counted.
     questions = wb.benchmark.questions(compound=True, answerable=True)
     q7 = wb.benchmark.by_casebook("Q7")
-    q7_out: dict[str, dict[str, Any]] = {}
-    bench_out: dict[str, dict[str, Any]] = {}
-    per_question: dict[str, dict[str, Any]] = {}
+    q7_out: dict[str, dict[str, Q7Recovery]] = {}
+    bench_out: dict[str, dict[str, RecoveryCounts]] = {}
+    per_question: dict[str, dict[str, list[QuestionRecovery]]] = {}
     for lang in languages:
         q7_out[lang], bench_out[lang], per_question[lang] = {}, {}, {}
         for source, decomposer in sources.items():
@@ -210,28 +226,28 @@ def run_recovery_experiment(
         q7=q7_out,
         benchmark=bench_out,
         benchmark_table=markdown_table(
-            [{"language": lang, "source": source, **{key: counts[key] for key in COUNT_KEYS}}
+            [{"language": lang, "source": source, **{key: getattr(counts, key) for key in COUNT_KEYS}}
              for lang, by_source in bench_out.items() for source, counts in by_source.items()], decimals=2),
         per_question=per_question,
-        casebook_published={
-            "whose": "THEIRS: " + str(theirs["source"]) + "; bge-m3 + qwen3.8-flash, not measured here",
-            "q7_piece_ranks": theirs["q7"]["piece_ranks"],
-            "recovery": theirs["recovery"],
-            "user_pick": "S2",
-        },
-        provenance={
-            "retriever": wb.provenance(retriever),
-            "llm": None if llm_source is None else {
-                "backend": llm_source.generator.backend, "model": llm_source.generator.model,
-                "model_version": llm_source.generator.model_version,
-                "calls": "results/llm_calls/<call_key>.json (recorded once, replayed after)",
-                "quality_note": "a small local model standing in for the casebook's qwen3.8-flash; the "
-                                "prompt-echo counts below measure how often it copies the prompt's example",
-            },
-            "rule": {"decomposer": "RuleDecomposer", "max_questions": 3},
-            "answer": {"backend": answerer.backend, "model": answerer.model,
-                       "model_version": answerer.model_version},
-        },
+        casebook_published=CasebookRecovery(
+            whose="THEIRS: " + str(theirs["source"]) + "; bge-m3 + qwen3.8-flash, not measured here",
+            q7_piece_ranks=dict(theirs["q7"]["piece_ranks"]),
+            recovery=CasebookRecoveryFigures(s1=dict(theirs["recovery"]["s1"]),
+                                             s2_c3_rank=BeforeAfter(**theirs["recovery"]["s2_c3_rank"])),
+            user_pick="S2",
+        ),
+        provenance=RecoveryProvenance(
+            retriever=RetrieverProvenance(**wb.provenance(retriever)),
+            llm=None if llm_source is None else RecoveryLLM(
+                backend=llm_source.generator.backend, model=llm_source.generator.model,
+                model_version=llm_source.generator.model_version,
+                calls="results/llm_calls/<call_key>.json (recorded once, replayed after)",
+                quality_note="a small local model standing in for the casebook's qwen3.8-flash; the "
+                             "prompt-echo counts below measure how often it copies the prompt's example",
+            ),
+            rule=RuleSource(decomposer="RuleDecomposer", max_questions=3),
+            answer=AnswerModel(backend=answerer.backend, model=answerer.model, model_version=answerer.model_version),
+        ),
     )
 
 
@@ -309,10 +325,10 @@ def findings(result: RecoveryExperimentResult) -> list[str]:
     out: list[str] = []
     k = result.k
     for lang in result.languages:
-        casebook = result.q7[lang].get("casebook")
-        if casebook and casebook["ranks"]:
-            before = casebook["baseline"]
-            best = {p: min(r[p] for r in casebook["ranks"] if r.get(p) is not None) for p in before}
+        casebook = result.q7[lang].get("casebook")  # None: the run did not replay the casebook's suggestions
+        if casebook and casebook.ranks:
+            before = casebook.baseline
+            best = {p: min(r[p] for r in casebook.ranks if r[p] is not None) for p in before}
             moved = [f"{p} {before[p]} → {best[p]}" for p in before if best[p] < before[p]]
             inside = sum(best[p] <= k for p in before)
             gain = (f"; pieces that a narrower question ranks higher than the original: {', '.join(moved)}"
@@ -320,33 +336,33 @@ def findings(result: RecoveryExperimentResult) -> list[str]:
             out.append(f"{lang}: on our retriever {inside} of {len(before)} Q7 pieces are in the Top-{k} of at least "
                        f"one of the casebook's S1–S3{gain}.")
         for source, c in result.benchmark[lang].items():
-            if c["missing"]:
-                out.append(f"{lang} · {source}: {c['missing']} of {c['n_questions']} questions have no recorded LLM "
+            if c.missing:
+                out.append(f"{lang} · {source}: {c.missing} of {c.n_questions} questions have no recorded LLM "
                            "call yet, so there is no after-count for this source.")
                 continue
-            echo = (f"; {c['n_echoing_prompt']} of its {c['n_suggestions']} suggestions copy the prompt's example"
-                    if c["n_echoing_prompt"] else "")
-            failed = f"; {c['failed']} questions got no usable suggestion" if c["failed"] else ""
+            echo = (f"; {c.n_echoing_prompt} of its {c.n_suggestions} suggestions copy the prompt's example"
+                    if c.n_echoing_prompt else "")
+            failed = f"; {c.failed} questions got no usable suggestion" if c.failed else ""
             out.append(
-                f"{lang} · {source}: pieces of the {c['n_questions']} compound questions in the Top-{k}: "
-                f"{c['in_top5_before']}/{c['pieces_total']} before; {c['in_top5_after_first']} with the first "
-                f"suggestion and {c['in_top5_after_random']:.1f} expected with a random one (what a system without "
-                f"labels gets); at most {c['in_top5_after_best']} with the best one (oracle){echo}{failed}.")
+                f"{lang} · {source}: pieces of the {c.n_questions} compound questions in the Top-{k}: "
+                f"{c.in_top5_before}/{c.pieces_total} before; {c.in_top5_after_first} with the first "
+                f"suggestion and {c.in_top5_after_random:.1f} expected with a random one (what a system without "
+                f"labels gets); at most {c.in_top5_after_best} with the best one (oracle){echo}{failed}.")
     out.append("Caveats: the counts are pieces over one small set of compound questions with this benchmark's "
                "labels and no interval; 'best' and 'union' use the labels or pool every suggestion and bound "
                "what a user could get; the LLM is a small local model standing in for the casebook's qwen3.8-flash.")
     return out
 
 
-def casebook_rows(published: dict[str, Any]) -> list[dict[str, Any]]:
+def casebook_rows(published: CasebookRecovery) -> list[dict[str, str]]:
     """The casebook's recovery figures (THEIRS) as labelled rows, for a table a reader can read."""
-    q7, recovery = published["q7_piece_ranks"], published["recovery"]
+    q7, recovery = published.q7_piece_ranks, published.recovery
     return [
         {"figure": "Q7: first rank of C1 / C2 / C3",
          "casebook (theirs)": " / ".join(str(q7[p]) for p in ("C1", "C2", "C3"))},
         {"figure": "S1: first rank of C1 / C2",
-         "casebook (theirs)": f"{recovery['s1']['C1']} / {recovery['s1']['C2']}"},
+         "casebook (theirs)": f"{recovery.s1['C1']} / {recovery.s1['C2']}"},
         {"figure": "S2: rank of C3, before → after",
-         "casebook (theirs)": f"{recovery['s2_c3_rank']['before']} → {recovery['s2_c3_rank']['after']}"},
-        {"figure": "the suggestion the casebook's user picked", "casebook (theirs)": published["user_pick"]},
+         "casebook (theirs)": f"{recovery.s2_c3_rank.before} → {recovery.s2_c3_rank.after}"},
+        {"figure": "the suggestion the casebook's user picked", "casebook (theirs)": published.user_pick},
     ]

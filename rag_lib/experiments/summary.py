@@ -121,9 +121,9 @@ def side_by_side(lang: str, inputs: SummaryInputs) -> list[SideBySideRow]:
     recovery = inputs.recovery
     if recovery and lang in recovery.q7:
         for source, block in recovery.q7[lang].items():
-            if block.get("status", "ok") not in ("ok", "no_split"):  # e.g. only the prompt's example copied
-                rows.append(Q7Note(f"recovery ({source}): no usable suggestion ({block['status']})"))
-            for i, entry in enumerate(block.get("ranks", []), 1):
+            if block.status not in ("ok", "no_split"):  # e.g. only the prompt's example copied
+                rows.append(Q7Note(f"recovery ({source}): no usable suggestion ({block.status})"))
+            for i, entry in enumerate(block.ranks, 1):
                 label = f"recovery ({source}) S{i}: {entry['suggestion']}"
                 rows.append(Q7Ranks(label, **{p: entry.get(p) for p in Q7_PIECES}))
     return rows

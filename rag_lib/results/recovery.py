@@ -1,11 +1,260 @@
-"""``07_recovery_loop``'s stored result."""
+"""``07_recovery_loop``'s stored result, and the stored shape of a generated answer it keeps for Q7."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.store import ExperimentResult
+
+PieceRanks = dict[str, int | None]  # piece -> first rank (None: not ranked)
+# A suggestion and the first rank of each of its question's pieces (``RecoveryResult.rows``): the columns after
+# ``suggestion`` are the question's pieces, C1 … Cn.
+RankRow = dict[str, str | int | None]
+
+
+# --------------------------------------------------------------------------- a generated answer, as stored
+@dataclass(frozen=True)
+class CitedQuote:
+    """One citation as the model gave it: the chunk and the words quoted from it."""
+
+    chunk_id: str
+    quote: str
+
+
+@dataclass(frozen=True)
+class AnswerBody:
+    """The model's answer (``generation.schema.Answer``): the text, or a decline naming what is missing."""
+
+    status: str  # "answered" or "insufficient"
+    answer: str
+    citations: list[CitedQuote]
+    missing: list[str]
+
+
+@dataclass(frozen=True)
+class StoredCitation:
+    """One citation after the check against the evidence sent (``CheckedCitation.to_json``)."""
+
+    chunk_id: str
+    quote: str
+    valid: bool
+    reason: str | None  # why it is not valid
+    deep_link: str | None
+    page: str | None
+    page_start: int | None
+    page_end: int | None
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    """All citations of an answer, checked (``CitationReport.to_json``)."""
+
+    n_valid: int
+    n_total: int
+    validity: float | None  # None: nothing cited
+    dropped_by_reason: dict[str, int]
+    citations: list[StoredCitation]
+
+
+@dataclass(frozen=True)
+class SupportCheck:
+    """Whether the answer is carried by its verified quotes (``SupportReport.to_json``)."""
+
+    supported: bool
+    statements: list[str]
+    unsupported: list[str]
+    restates_question: bool
+
+
+@dataclass(frozen=True)
+class StoredGeneration:
+    """One generation as stored (``GenerationResult.to_json``): an answer, a decline, or a named error."""
+
+    status: str
+    question: str
+    backend: str
+    model: str
+    model_version: str | None
+    evidence_ids: list[str]
+    answer: AnswerBody | None
+    citations: CitationCheck | None
+    call_keys: list[str]
+    replayed: bool
+    latency_s: float
+    cost_usd: float | None
+    error_kind: str | None
+    error: str | None
+    raw_output: str | None
+    warnings: list[str]
+    support: SupportCheck | None
+
+
+# --------------------------------------------------------------------------- the recovery loop
+@dataclass(frozen=True)
+class StoredSuggestions:
+    """What a decomposer proposed (``Suggestions.to_json``): narrower questions and why, or a named failure."""
+
+    source: str
+    status: str
+    reason: str
+    questions: list[str]
+    copied: list[str]  # dropped: they copy the prompt's example
+    call_keys: list[str]
+    error: str | None
+    raw_output: str | None
+
+
+@dataclass(frozen=True)
+class StoredLoop:
+    """The whole loop for one question, language and source (``RecoveryResult.to_json``)."""
+
+    question_id: str
+    lang: str
+    question: str
+    retriever: str
+    k: int
+    baseline: PieceRanks
+    baseline_top_ids: list[str]
+    suggestions: StoredSuggestions
+    ranks: list[RankRow]
+    top_ids: list[list[str]]  # each suggestion's Top-k
+    chosen: int | None
+    chosen_question: str | None
+    choice_rule: str
+    answer: StoredGeneration | None
+
+
+@dataclass(frozen=True)
+class Q7Recovery:
+    """Q7 in one language and source: the suggestions, their rank table, and the chosen suggestion's answer."""
+
+    suggestions: list[str]
+    reason: str
+    status: str
+    ranks: list[RankRow]
+    baseline: PieceRanks
+    chosen: int | None
+    chosen_question: str | None
+    answer: StoredGeneration | None
+    table: str
+    loop: StoredLoop
+
+
+@dataclass(frozen=True)
+class RecoveryCounts:
+    """One source in one language over every answerable compound question: pieces in the Top-5 and Top-10
+    before and after (each "after" empty while some LLM call has no record), and how the suggestions went."""
+
+    pieces_total: int
+    in_top5_before: int
+    in_top5_after_first: int | None
+    in_top5_after_random: float | None
+    in_top5_after_best: int | None
+    in_top5_after_union: int | None
+    in_top10_before: int
+    in_top10_after_first: int | None
+    in_top10_after_random: float | None
+    in_top10_after_best: int | None
+    in_top10_after_union: int | None
+    missing: int  # questions whose LLM call has no record
+    failed: int  # recorded calls that gave no usable suggestion
+    n_questions: int
+    n_with_suggestions: int
+    n_suggestions: int
+    n_echoing_prompt: int
+    status_counts: dict[str, int]
+    answer_status_counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class QuestionRecovery:
+    """One compound question in one language and source (the full loop is kept for Q7 only)."""
+
+    question_id: str
+    status: str
+    suggestions: list[str]
+    call_keys: list[str]
+    baseline: PieceRanks
+    ranks: list[RankRow]
+    chosen: int | None
+    before_top5: int
+    after_first_top5: int
+    after_best_top5: int
+    after_union_top5: int
+    before_top10: int
+    after_best_top10: int
+    after_union_top10: int
+    answer_status: str | None
+    answer_cited: list[str]
+
+
+@dataclass(frozen=True)
+class CountMeaning:
+    """What each "after" count is."""
+
+    after_first: str
+    after_random: str
+    after_best: str
+    after_union: str
+
+
+@dataclass(frozen=True)
+class BeforeAfter:
+    before: int
+    after: int
+
+
+@dataclass(frozen=True)
+class CasebookRecoveryFigures:
+    """The casebook's recovery figures: S1's first ranks of C1 and C2, S2's rank of C3 before and after."""
+
+    s1: dict[str, int]
+    s2_c3_rank: BeforeAfter
+
+
+@dataclass(frozen=True)
+class CasebookRecovery:
+    """The casebook's published figures (theirs, not measured here)."""
+
+    whose: str
+    q7_piece_ranks: dict[str, int]
+    recovery: CasebookRecoveryFigures
+    user_pick: str
+
+
+@dataclass(frozen=True)
+class RecoveryLLM:
+    """The LLM source's model, where its calls are recorded, and a note on its quality."""
+
+    backend: str
+    model: str
+    model_version: str | None
+    calls: str
+    quality_note: str
+
+
+@dataclass(frozen=True)
+class RuleSource:
+    decomposer: str
+    max_questions: int
+
+
+@dataclass(frozen=True)
+class AnswerModel:
+    backend: str
+    model: str
+    model_version: str | None
+
+
+@dataclass(frozen=True)
+class RecoveryProvenance:
+    """The retriever, each suggestion source (``llm``: None when its model is not here) and the answerer."""
+
+    retriever: RetrieverProvenance
+    llm: RecoveryLLM | None
+    rule: RuleSource
+    answer: AnswerModel
 
 
 @dataclass(frozen=True)
@@ -18,16 +267,16 @@ class RecoveryExperimentResult(ExperimentResult):
     k: int
     languages: list[str]
     retriever: str
-    sources: dict[str, Any]
-    unavailable: dict[str, Any]
+    sources: dict[str, str]  # source -> what it is
+    unavailable: dict[str, str]  # source -> why its model is not here
     choice_rule: str
     count_rule: str
-    count_meaning: dict[str, Any]
+    count_meaning: CountMeaning
     compound_question_ids: list[str]
     q7_id: str
-    q7: dict[str, Any]
-    benchmark: dict[str, Any]
+    q7: dict[str, dict[str, Q7Recovery]]  # language -> source -> Q7's loop
+    benchmark: dict[str, dict[str, RecoveryCounts]]  # language -> source -> counts
     benchmark_table: str
-    per_question: dict[str, Any]
-    casebook_published: dict[str, Any]
-    provenance: dict[str, Any]
+    per_question: dict[str, dict[str, list[QuestionRecovery]]]  # language -> source -> one row per question
+    casebook_published: CasebookRecovery
+    provenance: RecoveryProvenance
