@@ -104,7 +104,6 @@ STILL_UNTYPED: dict[str, tuple[str, ...]] = {
         "price", "halo", "provenance",),
     "CorpusSizeResult": ("labels", "size_rows", "label_rows", "curve", "change_rows", "by_size", "runs",
         "q7_runs", "q7_rows", "slot_rows", "top_distractors", "q7_first", "gate", "tables", "provenance",),
-    "AnnResult": ("settings", "rows", "comparison_rows", "q7_rows", "by_setting", "tables", "provenance",),
 }
 
 

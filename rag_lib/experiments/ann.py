@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -30,33 +29,33 @@ from rag_lib.benchmark import Question
 from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
 from rag_lib.config import settings
 from rag_lib.evaluation import hit_name, piece_ranks
-from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
-from rag_lib.evaluation.stats import compare
+from rag_lib.evaluation.claims import Comparison, Family, judge
+from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
 from rag_lib.presentation.report import markdown_table, rank_span
-from rag_lib.results.ann import AnnResult
+from rag_lib.results.ann import (
+    AnnComparisonRow,
+    AnnProvenance,
+    AnnQ7Row,
+    AnnResult,
+    AnnSettings,
+    HnswSetting,
+    RecallRow,
+)
+from rag_lib.results.provenance import ClaimsSummary
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
 RECALL_K = 10
-DIFF = "hnsw − exact"  # the comparison table's difference column
-SUBJECT, SCOPE = ("setting",), ("batch", "language")  # a judged row: the setting, on one batch and language
 FAMILY_NAME = "this notebook (batches × settings × languages × metrics, HNSW against exact search)"
 
 
-def ann_settings() -> dict[str, Any]:
+def ann_settings() -> AnnSettings:
     """``ann`` of workbook.yaml: the batches and the HNSW settings compared with exact search."""
-    return dict(settings()["ann"])
-
-
-def setting_label(s: dict[str, int]) -> str:
-    return f"m={s['m']}, ef_construction={s['ef_construction']}, ef_search={s['ef_search']}"
-
-
-def setting_key(s: dict[str, int]) -> str:
-    """``m16-efc64-ef40``: a setting as a key of ``results.json``."""
-    return f"m{s['m']}-efc{s['ef_construction']}-ef{s['ef_search']}"
+    conf = settings()["ann"]
+    return AnnSettings(batches=list(conf["batches"]), builds=int(conf["builds"]),
+                       settings=[HnswSetting(**s) for s in conf["settings"]])
 
 
 def ann_metrics(k: int) -> tuple[str, ...]:
@@ -75,10 +74,10 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
             dsn: str | None = None) -> AnnResult:
     """Every batch × HNSW setting against exact search; see the module docstring."""
     conf = ann_settings()
-    hnsw_settings = [dict(s) for s in conf["settings"]]
-    builds = int(conf["builds"])
-    rows, comparison, q7_rows = [], [], []
-    for batch in conf["batches"]:
+    rows: list[RecallRow] = []
+    q7_rows: list[AnnQ7Row] = []
+    compared: list[tuple[str, str, str, str, PairedDifference]] = []  # batch, setting, language, metric
+    for batch in conf.batches:
         wb = Workbench(batch)
         matrix = wb.matrix()
         embedder = wb.embedder()
@@ -91,17 +90,17 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
         vectors = dict(zip(texts, embedder.embed_queries(list(texts.values())), strict=True))
         exact = {key: numpy_store.search(vec) for key, vec in vectors.items()}
         # Postgres draws HNSW levels at random and cannot be seeded: every setting is built `builds` times.
-        approx: dict[str, list[dict[tuple[str, str], Ranking]]] = {setting_label(s): [] for s in hnsw_settings}
+        approx: dict[str, list[dict[tuple[str, str], Ranking]]] = {s.label: [] for s in conf.settings}
         store = PgVectorStore(f"ann_{hashlib.sha256(batch.encode()).hexdigest()[:8]}", dsn, reset=True)
         try:
             versions = store.server_versions()
             store.add(wb.embeddable, matrix)
-            for built in dict.fromkeys((s["m"], s["ef_construction"]) for s in hnsw_settings):
-                for _ in range(builds):
+            for built in dict.fromkeys((s.m, s.ef_construction) for s in conf.settings):
+                for _ in range(conf.builds):
                     store.build_hnsw(m=built[0], ef_construction=built[1])
-                    for s in (s for s in hnsw_settings if (s["m"], s["ef_construction"]) == built):
-                        approx[setting_label(s)].append(
-                            {key: store.search(vec, method="hnsw", ef_search=s["ef_search"])
+                    for s in (s for s in conf.settings if (s.m, s.ef_construction) == built):
+                        approx[s.label].append(
+                            {key: store.search(vec, method="hnsw", ef_search=s.ef_search)
                              for key, vec in vectors.items()})
         finally:
             store.drop()
@@ -110,41 +109,42 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
             for lang in languages:
                 keys = [(q.id, lang) for q in questions]
                 recall = [float(np.mean([neighbour_recall(run[k], exact[k]) for k in keys])) for run in runs]
-                rows.append({"batch": batch, "setting": label, "language": lang,
-                             "recall@10 of exact": round(float(np.mean(recall)), 4),
-                             "lowest build": round(min(recall), 4), "highest build": round(max(recall), 4),
-                             "builds": len(runs)})
+                rows.append(RecallRow(batch, label, lang, recall=round(float(np.mean(recall)), 4),
+                                      lowest_build=round(min(recall), 4), highest_build=round(max(recall), 4),
+                                      builds=len(runs)))
                 for name in ann_metrics(wb.config.k):
                     hnsw = [float(np.mean([gold_at(q.pieces, run[q.id, lang], name) for run in runs]))
                             for q in questions]  # per question, averaged over the builds
                     c = compare(hnsw, [gold_at(q.pieces, exact[q.id, lang], name) for q in questions], n_boot, seed)
-                    comparison.append({"batch": batch, "setting": label, "language": lang, "metric": name,
-                                       "exact": c.baseline, "hnsw": c.mechanism, "hnsw − exact": c.diff,
-                                       **c.interval_fields()})
+                    compared.append((batch, label, lang, name, c))
                 per_build = [q7_ranks(q7, matched_only(run["q07", f"{lang}:q7"])) for run in runs]
-                q7_rows.append({"batch": batch, "setting": label, "language": lang,
-                                **{p: rank_span([b[p] for b in per_build]) for p in Q7_PIECES}})
+                q7_rows.append(AnnQ7Row(batch, label, lang, *(rank_span([b[p] for b in per_build]) for p in Q7_PIECES)))
         for lang in languages:
-            q7_rows.append({"batch": batch, "setting": "exact", "language": lang,
-                            **{p: str(r) for p, r in q7_ranks(q7, exact["q07", f"{lang}:q7"]).items()}})
-    # One Holm family: every batch × setting × language × metric of the comparison table.
-    family = judge_rows(comparison, FAMILY_NAME, SUBJECT, SCOPE, DIFF, n_boot, seed)
+            ranks = q7_ranks(q7, exact["q07", f"{lang}:q7"])
+            q7_rows.append(AnnQ7Row(batch, "exact", lang, *(str(ranks[p]) for p in Q7_PIECES)))
+    # One Holm family: every batch × setting × language × metric of the comparison table (the setting as subject).
+    family = judge((Comparison(label, f"{batch}, {lang}", name, c.diff, c.p, c.diffs, n_boot, seed)
+                    for batch, label, lang, name, c in compared), FAMILY_NAME)
+    comparison = [AnnComparisonRow(batch, label, lang, name, exact=c.baseline, hnsw=c.mechanism, diff=c.diff,
+                                   ci95=c.ci95, ci_text=c.interval_text, p=c.p, diffs=list(c.diffs), changed=j.changed,
+                                   in_family=j.in_family, p_holm=j.p_holm, adjusted=j.adjusted,
+                                   adjusted_confidence=j.adjusted_confidence, adjusted_cell=j.cell())
+                  for (batch, label, lang, name, c), j in zip(compared, family.judgements, strict=True)]
     return AnnResult(
-        languages=list(languages), settings=hnsw_settings, batches=list(conf["batches"]),
+        languages=list(languages), settings=conf.settings, batches=conf.batches,
         rows=rows, comparison_rows=comparison, q7_rows=q7_rows,
         # recall keyed by batch, setting and language, for make check (results/expected.yaml)
-        by_setting={batch: {setting_key(s): {r["language"]: r["recall@10 of exact"] for r in rows
-                                             if r["batch"] == batch and r["setting"] == setting_label(s)}
-                            for s in hnsw_settings} for batch in conf["batches"]},
+        by_setting={batch: {s.key: {r.language: r.recall for r in rows if r.batch == batch and r.setting == s.label}
+                            for s in conf.settings} for batch in conf.batches},
         tables={"recall": markdown_table(rows), "comparison": markdown_table(
             comparison, ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact", "95% CI", "p",
                          "adjusted (Holm)"]),
             "q7": markdown_table(q7_rows)},
-        provenance={"retriever": "dense", "embedder": Workbench().embedder().describe(), "n_boot": n_boot,
-                    "seed": seed, "claims": family.summary(), "ann": conf,
-                    "store": f"Postgres {versions['postgres']}, pgvector {versions['pgvector']}", "recall_k": RECALL_K,
-                    "hnsw_returns": "at most ef_search rows; the rest are unmatched, never filled from "
-                                    "exact search"},
+        provenance=AnnProvenance(
+            retriever="dense", embedder=Workbench().embedder().describe(), n_boot=n_boot, seed=seed,
+            claims=ClaimsSummary(**family.summary()), ann=conf,
+            store=f"Postgres {versions['postgres']}, pgvector {versions['pgvector']}", recall_k=RECALL_K,
+            hnsw_returns="at most ef_search rows; the rest are unmatched, never filled from exact search"),
     )
 
 
@@ -168,30 +168,29 @@ def gold_at(pieces: Sequence[frozenset[str]], ranking: Ranking, metric: str) -> 
 def findings(result: AnnResult) -> list[str]:
     """Sentences from the stored results: neighbour recall and gold coverage lost per batch and setting, Q7."""
     out = []
-    k = result.provenance["recall_k"]
-    family = read_rows(result.comparison_rows, FAMILY_NAME, SUBJECT, SCOPE, DIFF,
-                       result.provenance.get("claims", {}).get("alpha", ALPHA))
+    k = result.provenance.recall_k
+    alpha = result.provenance.claims.alpha
+    family = Family(FAMILY_NAME, tuple(r.judgement(alpha) for r in result.comparison_rows), alpha)
     for batch in result.batches:
         for lang in result.languages:
             parts = []
             for s in result.settings:
-                label = setting_label(s)
-                row = next(r for r in result.rows if r["batch"] == batch and r["setting"] == label
-                           and r["language"] == lang)
+                label = s.label
+                row = next(r for r in result.rows if r.batch == batch and r.setting == label and r.language == lang)
                 cov = family.get(label, f"{batch}, {lang}", "coverage@10")
                 lost = "no coverage@10 lost in any build" if not cov.in_family else cov.text(scoped=False)
-                spread = ("" if row["lowest build"] == row["highest build"]
-                          else f" (builds {row['lowest build']:.3f}–{row['highest build']:.3f})")
-                parts.append(f"{label}: recall@{k} {row['recall@10 of exact']:.3f}{spread}, {lost}")
+                spread = ("" if row.lowest_build == row.highest_build
+                          else f" (builds {row.lowest_build:.3f}–{row.highest_build:.3f})")
+                parts.append(f"{label}: recall@{k} {row.recall:.3f}{spread}, {lost}")
             out.append(f"{batch} ({lang}): " + "; ".join(parts) + ".")
     for batch in result.batches:
         for lang in result.languages:
-            rows = [r for r in result.q7_rows if r["batch"] == batch and r["language"] == lang]
-            shown = "; ".join(f"{r['setting']} " + " / ".join(r[p] for p in Q7_PIECES) for r in rows)
+            rows = [r for r in result.q7_rows if r.batch == batch and r.language == lang]
+            shown = "; ".join(f"{r.setting} " + " / ".join((r.c1, r.c2, r.c3, r.c4)) for r in rows)
             out.append(f"Q7 ({batch}, {lang}) first ranks C1 / C2 / C3 / C4 ('–': not returned by any build): "
                        f"{shown}.")
     out.append(f"Caveats: Postgres draws HNSW levels at random and cannot be seeded, so each setting was built "
-               f"{result.provenance['ann']['builds']} times and a re-run gives slightly different figures at the "
+               f"{result.provenance.ann.builds} times and a re-run gives slightly different figures at the "
                "smaller settings; per-question values are averaged over the builds before the paired bootstrap; the "
                "corpora hold hundreds to about two thousand vectors; pgvector returns at most ef_search rows, so a "
                "piece whose exact rank is beyond ef_search (Q7's deep pieces) cannot be returned at all, and a larger "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -15,6 +15,9 @@ from matplotlib.ticker import MaxNLocator
 from rag_lib.io import atomic_open
 from rag_lib.results.gate_rows import SweepRow
 from rag_lib.results.q9a import BestScores, OperatingPoint
+
+if TYPE_CHECKING:
+    from rag_lib.results.ann import HnswSetting, RecallRow
 
 _STYLE = {"figure.figsize": (7.0, 3.6), "figure.dpi": 100, "font.size": 9, "svg.hashsalt": "ragbench"}
 # One colour per language in every figure, so a reader never has to re-read a legend.
@@ -271,24 +274,22 @@ def tradeoff(curve: Mapping[str, Mapping[str, Mapping[str, float]]], path: Path,
         return save(fig, path)
 
 
-def recall_by_ef(rows: Sequence[Mapping[str, Any]], settings: Sequence[Mapping[str, int]], path: Path,
-                 title: str = "") -> Path:
+def recall_by_ef(rows: Sequence[RecallRow], settings: Sequence[HnswSetting], path: Path, title: str = "") -> Path:
     """HNSW recall@10 of the exact neighbours against ef_search, one line per batch and language, with the
     lowest-to-highest build as a band (``rows`` as 13 stores them, ``settings`` in the same order)."""
-    ef = {f"m={s['m']}, ef_construction={s['ef_construction']}, ef_search={s['ef_search']}": s["ef_search"]
-          for s in settings}
-    series: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    ef = {s.label: s.ef_search for s in settings}
+    series: dict[tuple[str, str], list[RecallRow]] = {}
     for row in rows:
-        series.setdefault((str(row["batch"]), str(row["language"])), []).append(row)
+        series.setdefault((row.batch, row.language), []).append(row)
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots()
         for i, ((batch, lang), points) in enumerate(series.items()):
-            points = sorted(points, key=lambda r: ef[r["setting"]])
-            xs = [ef[r["setting"]] for r in points]
+            points = sorted(points, key=lambda r: ef[r.setting])
+            xs = [ef[r.setting] for r in points]
             style = "-" if i < 2 else "--"
-            ax.plot(xs, [r["recall@10 of exact"] for r in points], style, marker="o", markersize=3,
+            ax.plot(xs, [r.recall for r in points], style, marker="o", markersize=3,
                     color=colour(lang, i), label=f"{batch} ({lang})")
-            ax.fill_between(xs, [r["lowest build"] for r in points], [r["highest build"] for r in points],
+            ax.fill_between(xs, [r.lowest_build for r in points], [r.highest_build for r in points],
                             color=colour(lang, i), alpha=0.12, linewidth=0)
         ax.set_xscale("log")
         ticks = sorted(set(ef.values()))

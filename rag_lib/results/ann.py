@@ -2,10 +2,110 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
 
+from rag_lib.evaluation.claims import Judgement
+from rag_lib.results.provenance import ClaimsSummary, ModelDescription
 from rag_lib.results.store import ExperimentResult
+from rag_lib.results.typed_json import json_key
+
+
+@dataclass(frozen=True)
+class HnswSetting:
+    """One HNSW setting of ``ann.settings`` (workbook.yaml)."""
+
+    m: int
+    ef_construction: int
+    ef_search: int
+
+    @property
+    def label(self) -> str:
+        """``m=16, ef_construction=64, ef_search=40``: the setting as the tables name it."""
+        return f"m={self.m}, ef_construction={self.ef_construction}, ef_search={self.ef_search}"
+
+    @property
+    def key(self) -> str:
+        """``m16-efc64-ef40``: the setting as a key of ``results.json``."""
+        return f"m{self.m}-efc{self.ef_construction}-ef{self.ef_search}"
+
+
+@dataclass(frozen=True)
+class RecallRow:
+    """A setting on one batch and language: recall of the exact Top-10, over its builds."""
+
+    batch: str
+    setting: str  # HnswSetting.label
+    language: str
+    recall: float = field(metadata=json_key("recall@10 of exact"))  # the mean over the builds
+    lowest_build: float = field(metadata=json_key("lowest build"))
+    highest_build: float = field(metadata=json_key("highest build"))
+    builds: int
+
+
+@dataclass(frozen=True)
+class AnnComparisonRow:
+    """HNSW against exact search on one gold metric (a setting on one batch and language): the paired
+    difference and its judgement in the notebook's Holm family."""
+
+    batch: str
+    setting: str
+    language: str
+    metric: str
+    exact: float
+    hnsw: float
+    diff: float = field(metadata=json_key("hnsw − exact"))
+    ci95: tuple[float, float]
+    ci_text: str = field(metadata=json_key("95% CI"))
+    p: float
+    diffs: list[float]  # per question, averaged over the builds
+    changed: int
+    in_family: bool
+    p_holm: float | None
+    adjusted: tuple[float, float] | None
+    adjusted_confidence: float | None
+    adjusted_cell: str = field(metadata=json_key("adjusted (Holm)"))
+
+    def judgement(self, alpha: float) -> Judgement:
+        """The row's judgement: the setting as subject, "batch, language" as scope."""
+        return Judgement(subject=self.setting, scope=f"{self.batch}, {self.language}", metric=self.metric,
+                         diff=self.diff, changed=self.changed, in_family=self.in_family, p_holm=self.p_holm,
+                         adjusted=self.adjusted, adjusted_confidence=self.adjusted_confidence, alpha=alpha)
+
+
+@dataclass(frozen=True)
+class AnnQ7Row:
+    """Q7's first ranks under a setting (or exact search) on one batch and language: a rank, or its span over
+    the builds ("–": no build returned the piece)."""
+
+    batch: str
+    setting: str  # HnswSetting.label, or "exact"
+    language: str
+    c1: str = field(metadata=json_key("C1"))
+    c2: str = field(metadata=json_key("C2"))
+    c3: str = field(metadata=json_key("C3"))
+    c4: str = field(metadata=json_key("C4"))
+
+
+@dataclass(frozen=True)
+class AnnSettings:
+    """``ann`` of workbook.yaml: the batches, how often each setting's index is built, the settings."""
+
+    batches: list[str]
+    builds: int
+    settings: list[HnswSetting]
+
+
+@dataclass(frozen=True)
+class AnnProvenance:
+    retriever: str
+    embedder: ModelDescription
+    n_boot: int
+    seed: int
+    claims: ClaimsSummary
+    ann: AnnSettings
+    store: str  # the Postgres and pgvector versions
+    recall_k: int
+    hnsw_returns: str
 
 
 @dataclass(frozen=True)
@@ -16,11 +116,11 @@ class AnnResult(ExperimentResult):
     """
 
     languages: list[str]
-    settings: list[dict[str, Any]]
+    settings: list[HnswSetting]
     batches: list[str]
-    rows: list[dict[str, Any]]
-    comparison_rows: list[dict[str, Any]]
-    q7_rows: list[dict[str, Any]]
-    by_setting: dict[str, Any]
-    tables: dict[str, Any]
-    provenance: dict[str, Any]
+    rows: list[RecallRow]
+    comparison_rows: list[AnnComparisonRow]
+    q7_rows: list[AnnQ7Row]
+    by_setting: dict[str, dict[str, dict[str, float]]]  # batch -> HnswSetting.key -> language -> recall
+    tables: dict[str, str]  # recall, comparison, q7: Markdown
+    provenance: AnnProvenance
