@@ -112,11 +112,13 @@ left out and marked fixed). The Findings judge every metric by the adjusted figu
 
 ## Q7: first rank of C1–C4
 
-{{ q7_table }}
+{{ q7_rows | table(["variant", "phrasing", "language", "C1", "C2", "C3", "C4", "in top 10", "evidence k",
+                    "in evidence"]) }}
 
 ## Whole benchmark
 
-{{ benchmark_table }}
+{{ benchmark_rows | table(["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI",
+                           "adjusted (Holm)"]) }}
 
 ## Findings
 

@@ -48,7 +48,13 @@ from dataclasses import asdict
 from IPython.display import Markdown, display
 
 from rag_lib.config import RunConfig
-from rag_lib.experiments.recovery import REPORT_TEMPLATE, casebook_rows, findings, run_recovery_experiment
+from rag_lib.experiments.recovery import (
+    REPORT_TEMPLATE,
+    casebook_rows,
+    findings,
+    q7_rank_rows,
+    run_recovery_experiment,
+)
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table
 
@@ -71,7 +77,7 @@ display(page.markdown(report.q7_pieces_lines()))
 for lang in result.languages:
     for source, entry in result.q7[lang].items():
         display(Markdown(f"**{lang} · {source}** (status {entry.status}; the source's reason: {entry.reason})"))
-        display(page.markdown(entry.table))
+        display(page.markdown(report.markdown_table(q7_rank_rows(entry))))
 
 # %% [markdown]
 # THEIRS, from the casebook (bge-m3 and qwen3.8-flash on their 26-page snapshot; not measured here):

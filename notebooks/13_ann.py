@@ -77,17 +77,18 @@ HNSW returns at most `ef_search` rows; what it does not return counts as missed.
 
 ## Recall of the exact Top-{{ provenance.recall_k }}
 
-{{ tables.recall }}
+{{ rows | table(["batch", "setting", "language", "recall@10 of exact", "lowest build", "highest build", "builds"]) }}
 
 ![HNSW recall@10 of the exact neighbours against ef_search](recall_by_ef.png)
 
 ## HNSW − exact
 
-{{ tables.comparison }}
+{{ comparison_rows | table(["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact", "95% CI", "p",
+                            "adjusted (Holm)"]) }}
 
 ## Q7 first ranks
 
-{{ tables.q7 }}
+{{ q7_rows | table(["batch", "setting", "language", "C1", "C2", "C3", "C4"]) }}
 
 ## Findings
 

@@ -222,7 +222,6 @@ def test_results_json_schema_and_report() -> None:
     # Every figure in report.md is read from this JSON.
     report = (RESULTS.parent / "report.md").read_text(encoding="utf-8")
     assert report == report_text(REPORT_TEMPLATE, data)
-    assert data["benchmark_table"] in report
 
 
 def test_the_recovery_experiment_runs_end_to_end_on_a_fixture_corpus(monkeypatch, tmp_path) -> None:

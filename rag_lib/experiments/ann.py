@@ -33,7 +33,7 @@ from rag_lib.evaluation.claims import Comparison, Family, judge
 from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
-from rag_lib.presentation.report import markdown_table, rank_span
+from rag_lib.presentation.report import rank_span
 from rag_lib.results.ann import (
     AnnComparisonRow,
     AnnProvenance,
@@ -136,10 +136,6 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
         # recall keyed by batch, setting and language, for make check (results/expected.yaml)
         by_setting={batch: {s.key: {r.language: r.recall for r in rows if r.batch == batch and r.setting == s.label}
                             for s in conf.settings} for batch in conf.batches},
-        tables={"recall": markdown_table(rows), "comparison": markdown_table(
-            comparison, ["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact", "95% CI", "p",
-                         "adjusted (Holm)"]),
-            "q7": markdown_table(q7_rows)},
         provenance=AnnProvenance(
             retriever="dense", embedder=Workbench().embedder().describe(), n_boot=n_boot, seed=seed,
             claims=ClaimsSummary(**family.summary()), ann=conf,

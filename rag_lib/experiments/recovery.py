@@ -33,7 +33,6 @@ from rag_lib.generation.recovery import (
     run_recovery,
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
-from rag_lib.presentation.report import markdown_table
 from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.recovery import (
     AnswerModel,
@@ -43,6 +42,7 @@ from rag_lib.results.recovery import (
     CountMeaning,
     Q7Recovery,
     QuestionRecovery,
+    RankRow,
     RecoveryCounts,
     RecoveryExperimentResult,
     RecoveryLLM,
@@ -76,6 +76,7 @@ CASEBOOK_Q7_REASON = {
           "and how local and production deployments differ: several separate topics, while the current evidence "
           "is mainly about handling secrets in local development.",
 }
+# The counts the report's table shows (after language and source), in its order.
 COUNT_KEYS = ("pieces_total", "missing", "failed", "in_top5_before", "in_top5_after_first", "in_top5_after_random",
               "in_top5_after_best", "in_top5_after_union", "in_top10_before", "in_top10_after_first",
               "in_top10_after_random", "in_top10_after_best", "in_top10_after_union")
@@ -102,21 +103,24 @@ def decomposers(llm: str | None, llm_mode: CallMode | None) -> tuple[dict[str, D
 
 
 def q7_entry(result: RecoveryResult) -> Q7Recovery:
-    """The Q7 view of one loop: suggestions, the rank table, the baseline and the chosen answer."""
-    baseline = dict(zip(result.piece_ids, result.baseline_ranks, strict=True))
+    """The Q7 view of one loop: suggestions, their ranks, the baseline and the chosen answer."""
     return Q7Recovery(
         suggestions=list(result.suggestions.questions),
         reason=result.suggestions.reason,
         status=result.suggestions.status,
         ranks=result.rows(),
-        baseline=baseline,
+        baseline=dict(zip(result.piece_ids, result.baseline_ranks, strict=True)),
         chosen=result.chosen,
         chosen_question=None if result.chosen is None else result.runs[result.chosen].question,
         # the generation layer's own JSON, read as the stored shape (a mismatch fails here, naming the field)
         answer=None if result.answer is None else decode(StoredGeneration, result.answer.to_json()),
-        table=markdown_table([{"suggestion": "(original question)", **baseline}, *result.rows()]),
         loop=decode(StoredLoop, result.to_json()),
     )
+
+
+def q7_rank_rows(entry: Q7Recovery) -> list[RankRow]:
+    """Q7's rank table of one source (the report's): the original question's ranks, then each suggestion's."""
+    return [{"suggestion": "(original question)", **entry.baseline}, *entry.ranks]
 
 
 def summarise(results: Sequence[RecoveryResult]) -> RecoveryCounts:
@@ -225,9 +229,6 @@ def run_recovery_experiment(
         q7_id=q7.id,
         q7=q7_out,
         benchmark=bench_out,
-        benchmark_table=markdown_table(
-            [{"language": lang, "source": source, **{key: getattr(counts, key) for key in COUNT_KEYS}}
-             for lang, by_source in bench_out.items() for source, counts in by_source.items()], decimals=2),
         per_question=per_question,
         casebook_published=CasebookRecovery(
             whose="THEIRS: " + str(theirs["source"]) + "; bge-m3 + qwen3.8-flash, not measured here",
@@ -251,7 +252,10 @@ def run_recovery_experiment(
     )
 
 
-REPORT_TEMPLATE = """# 07 · Recovery loop (casebook section 06)
+# Q7's rank table of one source: the original question's ranks, then each suggestion's (columns: its pieces).
+REPORT_TEMPLATE = """{% macro ranks(entry) %}{{ ([dict(entry.baseline, suggestion="(original question)")] + entry.ranks)
+  | table(["suggestion"] + (entry.baseline | list)) }}{% endmacro -%}
+# 07 · Recovery loop (casebook section 06)
 
 Retriever: {{ retriever }} (the same one for the original question and every suggestion); k = {{ k }}.
 Suggestion sources: `llm` = {{ provenance.llm.model }} via {{ provenance.llm.backend }} (offline;
@@ -267,29 +271,29 @@ Choice of the suggestion to answer: {{ choice_rule }}. The casebook's user picke
 
 Casebook suggestions on our retriever:
 
-{{ q7.zh.casebook.table }}
+{{ ranks(q7.zh.casebook) }}
 
 Rule baseline:
 
-{{ q7.zh.rule.table }}
+{{ ranks(q7.zh.rule) }}
 
 LLM suggestions ({{ provenance.llm.model }}; status: {{ q7.zh.llm.status }}):
 
-{{ q7.zh.llm.table }}
+{{ ranks(q7.zh.llm) }}
 
 ## Q7, English
 
 Casebook suggestions (the casebook's translations) on our retriever:
 
-{{ q7.en.casebook.table }}
+{{ ranks(q7.en.casebook) }}
 
 Rule baseline:
 
-{{ q7.en.rule.table }}
+{{ ranks(q7.en.rule) }}
 
 LLM suggestions ({{ provenance.llm.model }}; status: {{ q7.en.llm.status }}):
 
-{{ q7.en.llm.table }}
+{{ ranks(q7.en.llm) }}
 
 {% set theirs = casebook_published.recovery -%}
 THEIRS (casebook, bge-m3 on their snapshot): S2 takes C3 from rank {{ theirs.s2_c3_rank.before }}
@@ -312,7 +316,13 @@ Only `after_first` and `after_random` are what a system without labels would get
 "after" counts stay empty until it is 0); `failed`: recorded calls that gave no usable suggestions
 (those questions keep their "before" count).
 
-{{ benchmark_table }}
+{% set counts = namespace(rows=[]) -%}
+{% for lang in languages %}{% for source, c in benchmark[lang].items() -%}
+{% set counts.rows = counts.rows + [dict(c, language=lang, source=source)] %}{% endfor %}{% endfor -%}
+{{ counts.rows | table(["language", "source", "pieces_total", "missing", "failed", "in_top5_before",
+                        "in_top5_after_first", "in_top5_after_random", "in_top5_after_best", "in_top5_after_union",
+                        "in_top10_before", "in_top10_after_first", "in_top10_after_random", "in_top10_after_best",
+                        "in_top10_after_union"], decimals=2) }}
 
 ## Findings
 

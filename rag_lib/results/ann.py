@@ -122,5 +122,4 @@ class AnnResult(ExperimentResult):
     comparison_rows: list[AnnComparisonRow]
     q7_rows: list[AnnQ7Row]
     by_setting: dict[str, dict[str, dict[str, float]]]  # batch -> HnswSetting.key -> language -> recall
-    tables: dict[str, str]  # recall, comparison, q7: Markdown
     provenance: AnnProvenance

@@ -271,10 +271,8 @@ class MechanismResult(ExperimentResult):
     baseline: BaselineFigures
     unavailable: dict[str, str]  # model -> why it is not on this machine
     provenance: MechanismProvenance
-    q7_rows: list[Q7Row]
-    q7_table: str
+    q7_rows: list[Q7Row]  # the report's tables
     benchmark_rows: list[BenchmarkRow]
-    benchmark_table: str
     variants_text: str
 
     @property

@@ -127,7 +127,7 @@ class StoredLoop:
 
 @dataclass(frozen=True)
 class Q7Recovery:
-    """Q7 in one language and source: the suggestions, their rank table, and the chosen suggestion's answer."""
+    """Q7 in one language and source: the suggestions, their ranks, and the chosen suggestion's answer."""
 
     suggestions: list[str]
     reason: str
@@ -137,7 +137,6 @@ class Q7Recovery:
     chosen: int | None
     chosen_question: str | None
     answer: StoredGeneration | None
-    table: str
     loop: StoredLoop
 
 
@@ -276,7 +275,6 @@ class RecoveryExperimentResult(ExperimentResult):
     q7_id: str
     q7: dict[str, dict[str, Q7Recovery]]  # language -> source -> Q7's loop
     benchmark: dict[str, dict[str, RecoveryCounts]]  # language -> source -> counts
-    benchmark_table: str
     per_question: dict[str, dict[str, list[QuestionRecovery]]]  # language -> source -> one row per question
     casebook_published: CasebookRecovery
     provenance: RecoveryProvenance

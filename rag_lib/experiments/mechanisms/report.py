@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, judge
 from rag_lib.evaluation.stats import interval_text
-from rag_lib.presentation.report import markdown_table
 from rag_lib.results.mechanism import (
     BenchmarkRow,
     MechanismComparison,
@@ -119,8 +118,8 @@ def findings(result: MechanismResult) -> list[str]:
 
 
 def tables(variants: Sequence[VariantResult], baseline_q7: Q7Ranks, k: int) -> dict[str, Any]:
-    """The report's rows and Markdown tables, built from the variants and the baseline's Q7 ranks (its evidence:
-    the run's top-``k``)."""
+    """The report's table rows, built from the variants and the baseline's Q7 ranks (its evidence: the run's
+    top-``k``); the report renders them."""
     q7_rows = []
     sources = [("baseline", baseline_q7, k, {})] + [(v.name, v.q7, v.evidence_k, v.q7_failures) for v in variants]
     for name, q7, evidence_k, failures in sources:
@@ -151,8 +150,6 @@ def tables(variants: Sequence[VariantResult], baseline_q7: Q7Ranks, k: int) -> d
                     adjusted_holm=judged.cell()))
     return {
         "q7_rows": q7_rows,
-        "q7_table": markdown_table(q7_rows),
         "benchmark_rows": bench_rows,
-        "benchmark_table": markdown_table(bench_rows),
         "variants_text": ", ".join(v.name for v in variants) or "none",
     }
