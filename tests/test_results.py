@@ -59,12 +59,13 @@ def test_mechanism_runs_are_the_declared_ones_never_a_leftover_folder(tmp_path: 
     assert stored == written and stored.n_answerable == 3 and stored.k == 3 and stored.variants[0].evidence_k == 7
     # a variant without evidence_k, or a run without its k, is an error naming the run and the field, never the
     # run's k guessed
-    for field, path in (("evidence_k", r"variants\[0\]: lacks evidence_k"), ("k", r"provenance\.baseline: lacks k")):
-        data = written.to_json()
-        del (data["variants"][0] if field == "evidence_k" else data["provenance"]["baseline"])[field]
-        _write(tmp_path / field, declared[0], data)
-        with pytest.raises(MissingResult, match=rf"results of {declared[0]} do not have the declared shape \({path}"):
-            MechanismResult.read(declared[0], tmp_path / field)
+    no_evidence_k, no_k = written.to_json(), written.to_json()
+    del no_evidence_k["variants"][0]["evidence_k"], no_k["provenance"]["baseline"]["k"]
+    for folder, data, lacks in (("a", no_evidence_k, r"variants\[0\]: lacks evidence_k"),
+                                ("b", no_k, r"provenance\.baseline: lacks k")):
+        _write(tmp_path / folder, declared[0], data)
+        with pytest.raises(MissingResult, match=rf"results of {declared[0]} do not have the declared shape \({lacks}"):
+            MechanismResult.read(declared[0], tmp_path / folder)
 
 
 def test_a_stored_file_of_another_shape_names_what_it_lacks_and_the_run(tmp_path: Path) -> None:
