@@ -97,8 +97,8 @@ table(result.q7_rows)
 # ## Context size against cost: the Top-5 against the Top-20 (structural chunks, dense order)
 
 # %%
-print(f"price: {result.priced_model} input {result.price['input_per_mtok']} USD per million tokens "
-      f"({result.price['source']})")
+print(f"price: {result.priced_model} input {result.price.input_per_mtok} USD per million tokens "
+      f"({result.price.source})")
 table(result.context_rows, decimals={"tokens per question": 0})
 
 # %% tags=["report"]

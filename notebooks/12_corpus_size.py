@@ -46,6 +46,7 @@ from IPython.display import display
 from rag_lib.experiments.corpus_size import findings, result_metrics, run_corpus_size
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table
+from rag_lib.results.corpus_size import DISTRACTOR_KINDS
 
 NAME = "12_corpus_size"
 result = run_corpus_size(languages=languages, n_boot=n_boot)
@@ -60,7 +61,7 @@ page.setup_line(result.provenance)
 
 # %%
 display(table(result.size_rows, decimals={"chunks (mean over seeds)": 1}))
-print(f"extra gold locators on pages only the wide batch has: {result.labels['extra_locators']}")
+print(f"extra gold locators on pages only the wide batch has: {result.labels.extra_locators}")
 table(result.label_rows)
 
 # %% [markdown]
@@ -105,7 +106,7 @@ table(result.q7_first)
 # %%
 display(table(result.slot_rows, decimals={"non-gold slots per run": 1}))
 page.show_figure(figures.stacked_shares(
-    result.slot_rows, ["same page as gold", "copy on another page", "same product, other page", "other product"],
+    result.slot_rows, DISTRACTOR_KINDS,
     report.experiment_dir(NAME) / "top5_slots.png", overlay="from added pages",
     title="What fills the Top-5 slots gold does not, as the corpus grows"))
 table(result.top_distractors)

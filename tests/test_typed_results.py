@@ -100,10 +100,6 @@ STILL_UNTYPED: dict[str, tuple[str, ...]] = {
         "worst_ranks",),
     "TopkResult": ("provenance", "q8", "late_complete", "casebook_q8", "curve", "curve_rows", "plot",),
     "Q7DiagnosisResult": ("provenance",),
-    "ChunkingResult": ("tables", "strategies", "metric_rows", "comparison_rows", "q7_rows", "context_rows",
-        "price", "halo", "provenance",),
-    "CorpusSizeResult": ("labels", "size_rows", "label_rows", "curve", "change_rows", "by_size", "runs",
-        "q7_runs", "q7_rows", "slot_rows", "top_distractors", "q7_first", "gate", "tables", "provenance",),
 }
 
 

@@ -21,18 +21,28 @@ from typing import Any
 
 import numpy as np
 
-from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
+from rag_lib.benchmark.questions import Q7_ID
 from rag_lib.casebook import halo
 from rag_lib.corpus import load_pages
 from rag_lib.corpus.chunkers import SemanticChunker, TokenCounter, get_chunker, strategies
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import MRR, HitAt, PieceCoverage, hit_name, piece_ranks
-from rag_lib.evaluation.claims import ALPHA, Family, judge_rows, read_rows
 from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
 from rag_lib.evaluation.stats import compare
 from rag_lib.generation.llm_calls import price_table
 from rag_lib.presentation.report import markdown_table
-from rag_lib.results.chunking import ChunkingResult
+from rag_lib.results.chunking import (
+    ChunkingProvenance,
+    ChunkingResult,
+    ContextCost,
+    HaloClaims,
+    Price,
+    StrategyComparison,
+    StrategyQ7,
+    StrategySizes,
+)
+from rag_lib.results.comparisons import Compared, FamilySummary, judge_compared, judged_fields
+from rag_lib.results.typed_json import Scalar, decode
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
@@ -51,23 +61,22 @@ def strategy_metrics(k: int) -> tuple[str, ...]:
 def compared_metrics(k: int) -> tuple[str, ...]:
     """What the comparison table compares at top-``k``: :func:`strategy_metrics` and coverage at equal tokens."""
     return (*strategy_metrics(k), EQUAL_TOKENS)
-DIFF = "structural − strategy"  # the comparison table's difference column
 FAMILY_NAME = "this notebook (strategies × languages × metrics)"
 # A verdict on structural − strategy, in words: positive differences put structural ahead.
 _SIDE = {"helps": "structural ahead", "hurts": "structural behind", "mixed": "mixed"}
 PRICED_MODEL = "qwen3.8-flash"  # the casebook's generator: what a paid answer would cost
 
 
-def _size_stats(chunks: Sequence[Chunk], counter: TokenCounter) -> dict[str, Any]:
+def _size_stats(name: str, declared: dict[str, Any], chunks: Sequence[Chunk], counter: TokenCounter,
+                threshold: float | None) -> StrategySizes:
     kept = [c for c in chunks if c.embeddable]
     sizes = [counter.text(c.text) for c in kept]
-    return {
-        "n_chunks": len(kept),
-        "median_tokens": int(np.median(sizes)), "p90_tokens": int(np.percentile(sizes, 90)), "max_tokens": max(sizes),
+    return StrategySizes(
+        strategy=name, kind=declared["kind"], description=declared.get("description", ""), n_chunks=len(kept),
+        median_tokens=int(np.median(sizes)), p90_tokens=int(np.percentile(sizes, 90)), max_tokens=max(sizes),
         # inputs the embedder splits into windows whose vectors it averages (over its window)
-        "overlong_inputs": sum(counter.input(c.embed_input) > counter.limit for c in kept),
-        "embedder_max_tokens": counter.limit,
-    }
+        overlong_inputs=sum(counter.input(c.embed_input) > counter.limit for c in kept),
+        embedder_max_tokens=counter.limit, cosine_threshold=threshold)
 
 
 Scores = tuple[dict[str, Ranking], dict[str, list[float]], list[float], dict[str, int | None]]
@@ -107,7 +116,7 @@ def equal_token_scores(wb: Workbench, rankings: dict[str, Ranking], budgets: Seq
 
 
 def context_cost(wb: Workbench, rankings: dict[str, dict[str, Ranking]],
-                 ks: Sequence[int] = (5, 20)) -> list[dict[str, Any]]:
+                 ks: Sequence[int] = (5, 20)) -> list[ContextCost]:
     """Top-k of dense retrieval with the structural chunks (``rankings``: language → question id →
     ranking, from the structural run): tokens, estimated input cost, coverage."""
     price = price_table()[PRICED_MODEL]["input_per_mtok"]
@@ -118,10 +127,10 @@ def context_cost(wb: Workbench, rankings: dict[str, dict[str, Ranking]],
         for k in ks:
             tokens = [approx_tokens(q.text(lang)) + sum(approx_tokens(wb.by_id[c].text)
                                                         for c in by_question[q.id].ids[:k]) for q in questions]
-            rows.append({"language": lang, "evidence": f"Top-{k} (dense order)", "k": k,
-                         "tokens per question": round(float(np.mean(tokens)), 1),
-                         "input cost per 1000 answers (USD)": round(float(np.mean(tokens)) * price / 1e6 * 1000, 4),
-                         "coverage": round(float(coverage[f"coverage@{k}"].mean()), 4)})
+            rows.append(ContextCost(language=lang, evidence=f"Top-{k} (dense order)", k=k,
+                                    tokens=round(float(np.mean(tokens)), 1),
+                                    cost=round(float(np.mean(tokens)) * price / 1e6 * 1000, 4),
+                                    coverage=round(float(coverage[f"coverage@{k}"].mean()), 4)))
     return rows
 
 
@@ -136,7 +145,9 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
     spans = piece_spans(base.benchmark, base.chunks)
     counter = TokenCounter(base.embedder())
     declared = strategies()
-    stats, scores, tokens, sent, q7_rows, gold_diff = [], {}, {}, {}, [], 0
+    stats: list[StrategySizes] = []
+    q7_rows: list[StrategyQ7] = []
+    scores, tokens, sent, gold_diff = {}, {}, {}, 0
     structural_rankings: dict[str, dict[str, Ranking]] = {}
     for name in names:
         chunker = get_chunker(name, base.embedder(), base.store)
@@ -146,14 +157,11 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
             gold_diff = sum(a != b for q, r in zip(base.benchmark.items, bench.items, strict=True)
                             for a, b in zip(q.resolved or (), r.resolved or (), strict=True))
         wb = Workbench.over(chunks, bench, base.store, base.config)
-        entry = {"strategy": name, "kind": declared[name]["kind"], "description": declared[name].get("description", ""),
-                 **_size_stats(chunks, counter)}
-        if isinstance(chunker, SemanticChunker):
-            entry["cosine_threshold"] = round(float(chunker.threshold or 0.0), 4)
-        stats.append(entry)
+        threshold = round(float(chunker.threshold or 0.0), 4) if isinstance(chunker, SemanticChunker) else None
+        stats.append(_size_stats(name, declared[name], chunks, counter, threshold))
         for lang in languages:
             rankings, scores[name, lang], tokens[name, lang], q7 = _scores(wb, lang)
-            q7_rows.append({"strategy": name, "language": lang, **q7})
+            q7_rows.append(StrategyQ7(name, lang, q7["C1"], q7["C2"], q7["C3"], q7["C4"]))
             scores[name, lang][EQUAL_TOKENS], sent[name, lang] = equal_token_scores(
                 wb, rankings, tokens[BASELINE, lang])  # the baseline runs first: its Top-5 tokens are the budget
             if name == BASELINE:
@@ -161,7 +169,8 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         if name == BASELINE:
             structural_wb = wb
     compared = compared_metrics(base.config.k)
-    metric_rows, comparison_rows = [], []
+    metric_rows: list[dict[str, Scalar]] = []
+    compared_pairs: list[Compared] = []
     for name in names:
         for lang in languages:
             metric_rows.append({"strategy": name, "language": lang,
@@ -171,12 +180,13 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
             if name == BASELINE:
                 continue
             for m in compared:  # structural − strategy: Halo's "+18 points" is structural's advantage
-                c = compare(scores[BASELINE, lang][m], scores[name, lang][m], n_boot, seed)
-                comparison_rows.append({"strategy": name, "language": lang, "metric": m,
-                                        "structural": c.mechanism, "strategy_value": c.baseline,
-                                        "structural − strategy": c.diff, **c.interval_fields()})
+                compared_pairs.append((name, lang, m, compare(scores[BASELINE, lang][m], scores[name, lang][m],
+                                                              n_boot, seed)))
     # One Holm family: every strategy × language × metric the comparison table reports.
-    family = judge_rows(comparison_rows, FAMILY_NAME, ("strategy",), ("language",), DIFF, n_boot, seed)
+    family = judge_compared(compared_pairs, FAMILY_NAME, n_boot, seed)
+    comparison_rows = [StrategyComparison(strategy=name, language=lang, metric=m, structural=c.mechanism,
+                                          strategy_value=c.baseline, difference=c.diff, **judged_fields(c, j))
+                       for (name, lang, m, c), j in zip(compared_pairs, family.judgements, strict=True)]
     embedder = base.embedder()
     tables = {
         "sizes": markdown_table(stats, ["strategy", "n_chunks", "median_tokens", "p90_tokens", "max_tokens",
@@ -194,58 +204,47 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         comparison_rows=comparison_rows, q7_rows=q7_rows, gold_span_differences=gold_diff,
         n_answerable=len(base.benchmark.questions(answerable=True)),
         context_rows=context, priced_model=PRICED_MODEL,
-        price=price_table()[PRICED_MODEL], halo=halo(),
-        provenance={"retriever": "dense", "embedder": embedder.describe(), "n_boot": n_boot, "seed": seed,
-                    "claims": family.summary(),
-                    "strategies": {n: declared[n] for n in names},
-                    "gold": "spans of the benchmark's locators; a chunk counts when it holds the whole span, "
-                            "else the chunk(s) holding its largest part (rag_lib.evaluation.gold_spans)",
-                    "token_estimate": "tokens@5 and context cost: approx_tokens (1 per CJK character, "
-                                      "1 per 4 other characters)"},
+        price=Price(**price_table()[PRICED_MODEL]), halo=decode(HaloClaims, halo(), "data/casebook/halo.yaml"),
+        provenance=ChunkingProvenance(
+            retriever="dense", embedder=embedder.describe(), n_boot=n_boot, seed=seed,
+            claims=FamilySummary.of(family), strategies={n: declared[n] for n in names},
+            gold="spans of the benchmark's locators; a chunk counts when it holds the whole span, "
+                 "else the chunk(s) holding its largest part (rag_lib.evaluation.gold_spans)",
+            token_estimate="tokens@5 and context cost: approx_tokens (1 per CJK character, 1 per 4 other characters)"),
     )
-
-
-def _by(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any]:
-    return next(r for r in rows if all(r[k] == v for k, v in keys.items()))
-
-
-def stored_family(result: ChunkingResult) -> Family:
-    """The notebook's Holm family as stored beside each comparison row."""
-    return read_rows(result.comparison_rows, FAMILY_NAME, ("strategy",), ("language",), DIFF,
-                     result.provenance.get("claims", {}).get("alpha", ALPHA))
 
 
 def findings(result: ChunkingResult) -> list[str]:
     """Sentences from the stored results: each strategy against structural over every metric of the comparison
     table, after the notebook's Holm adjustment (:mod:`rag_lib.evaluation.claims`); Q7; the context trade-off."""
     out = []
-    points = result.halo["chunking"]["structural_hit_rate_points"]
-    family = stored_family(result)
+    points = result.halo.chunking.structural_hit_rate_points
+    family = result.family()
     hit, compared = hit_name(result.k), compared_metrics(result.k)  # at the k the run stored
     for lang in result.languages:
         parts = []
         for s in result.strategies:
-            if s["strategy"] == BASELINE:
+            if s.strategy == BASELINE:
                 continue
-            verdict = family.verdict(s["strategy"], lang)
+            verdict = family.verdict(s.strategy, lang)
             said = (f"{_SIDE[verdict.kind]}: " + "; ".join(j.text(scoped=False) for j in verdict.effects)
                     if verdict.effects else verdict.text(scoped=False))
-            parts.append(f"vs {s['strategy']}, {said}")
-        base = _by(result.metric_rows, strategy=BASELINE, language=lang)
+            parts.append(f"vs {s.strategy}, {said}")
+        base = next(r for r in result.metric_rows if r["strategy"] == BASELINE and r["language"] == lang)
         out.append(f"{lang}: structural {hit} {base[hit]:.3f}; structural − strategy over "
                    f"{', '.join(compared)} (the last at the structural Top-5's tokens per question): "
                    f"{'; '.join(parts)}. Halo reports +{points} points (+{points / 100:.2f}) of hit rate for "
                    "structural chunking (theirs; baseline not stated).")
     for lang in result.languages:
-        rows = [r for r in result.q7_rows if r["language"] == lang]
-        shown = "; ".join(f"{r['strategy']} " + "/".join(str(r[p]) for p in Q7_PIECES) for r in rows)
+        rows = [r for r in result.q7_rows if r.language == lang]
+        shown = "; ".join(f"{r.strategy} " + "/".join(map(str, r.ranks)) for r in rows)
         out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {shown}.")
     for lang in result.languages:
         small, large, cut = result.context_cut(lang)
-        out.append(f"Context ({lang}): the Top-5 sends {small['tokens per question']:.0f} tokens per question against "
-                   f"{large['tokens per question']:.0f} for the Top-20 ({cut:.0%} less; Halo: "
-                   f"{result.halo['context']['cost_cut']}), with piece coverage {small['coverage']:.3f} against "
-                   f"{large['coverage']:.3f}.")
+        out.append(f"Context ({lang}): the Top-5 sends {small.tokens:.0f} tokens per question against "
+                   f"{large.tokens:.0f} for the Top-20 ({cut:.0%} less; Halo: "
+                   f"{result.halo.context.cost_cut}), with piece coverage {small.coverage:.3f} against "
+                   f"{large.coverage:.3f}.")
     out.append(f"Caveats: {result.n_answerable} answerable questions, labels of this benchmark placed as spans "
                f"({result.gold_span_differences} differences from the chunk-id labels on the structural chunks); "
                "one offline embedder (multilingual-e5-small); structural chunks longer than its 512-token window are "

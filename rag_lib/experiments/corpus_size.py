@@ -32,21 +32,34 @@ from rag_lib.config import default_batch, settings
 from rag_lib.corpus import load_chunks
 from rag_lib.corpus.structural_chunking import chunk_id_digest
 from rag_lib.documents import Chunk
-from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, hit_name, paired_bootstrap, piece_ranks
-from rag_lib.evaluation.claims import ALPHA, judge_rows, read_rows
 from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import AspectGate, Case, score_cases
 from rag_lib.evidence.calibration import held_out_parameters
 from rag_lib.presentation.report import markdown_table, rank_span
 from rag_lib.question_sweeps.gates import score_question, scored_questions
-from rag_lib.results.corpus_size import CorpusSizeResult
+from rag_lib.results.comparisons import Compared, FamilySummary, judge_compared, judged_fields
+from rag_lib.results.corpus_size import (
+    DISTRACTOR_KINDS,
+    CorpusChunks,
+    CorpusSizeProvenance,
+    CorpusSizeResult,
+    GateParameters,
+    LabelReview,
+    Q7First,
+    Q7Run,
+    Q7Span,
+    ScaleSettings,
+    SizeChange,
+    SlotShares,
+    TopDistractor,
+    WideBatchLabels,
+)
+from rag_lib.results.typed_json import Scalar, decode
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
-DIFF = "change"  # the change table's difference column (this size − the smallest corpus)
 FAMILY_NAME = "this notebook (corpus sizes × languages × metrics, each against the smallest corpus)"
-DISTRACTOR_KINDS = ("same page as gold", "copy on another page", "same product, other page", "other product")
 
 
 def size_metrics(k: int) -> tuple[str, ...]:
@@ -55,18 +68,8 @@ def size_metrics(k: int) -> tuple[str, ...]:
 
 
 def result_metrics(result: CorpusSizeResult) -> tuple[str, ...]:
-    """:func:`size_metrics` at the k a stored run measured at (``provenance.top``).
-
-    Raises
-    ------
-    WorkbookError
-        When the result does not store it (a file of another version: re-run 12).
-    """
-    top = (result.provenance or {}).get("top")
-    if top is None:
-        raise WorkbookError("the results of 12_corpus_size have no 'provenance.top' (the k they measured at); "
-                            "re-run 12_corpus_size.")
-    return size_metrics(int(top))
+    """:func:`size_metrics` at the k a stored run measured at (``provenance.top``)."""
+    return size_metrics(result.provenance.top)
 
 
 def scale_settings() -> dict[str, Any]:
@@ -122,10 +125,10 @@ class SizeRuns:
     base_pages: list[str]
     pages_of: dict[str, set[str]]  # a chunk text -> the pages that render it (shared partials)
     per_question: dict[tuple[int, str, str], list[list[float]]] = field(default_factory=dict)  # -> per seed
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    q7_rows: list[dict[str, Any]] = field(default_factory=list)
-    slots: list[dict[str, Any]] = field(default_factory=list)
-    q7_first: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[dict[str, Scalar]] = field(default_factory=list)  # keyed by metrics that carry k (hit@5)
+    q7_rows: list[Q7Run] = field(default_factory=list)
+    slots: list[dict[str, Any]] = field(default_factory=list)  # counts per kind of slot (summarised as shares)
+    q7_first: list[Q7First] = field(default_factory=list)
     by_slot: Counter[tuple[int, str, str]] = field(default_factory=Counter)
 
     def of(self, rows: Sequence[dict[str, Any]], size: int, lang: str) -> list[dict[str, Any]]:
@@ -151,9 +154,9 @@ def measure(wide: Workbench, conf: Mapping[str, Any], languages: Sequence[str]) 
         q7_full = wide.rank(q7.text(lang))
         for piece_id, chunks in zip(Q7_PIECES, q7.pieces, strict=True):  # whole wide batch
             first = min(chunks, key=q7_full.rank_of)
-            runs.q7_first.append({"language": lang, "piece": piece_id, "rank": q7_full.rank_of(first), "chunk": first,
-                                  "page": wide.by_id[first].page,
-                                  "added page": wide.by_id[first].page not in set(base_pages)})
+            runs.q7_first.append(Q7First(language=lang, piece=piece_id, rank=q7_full.rank_of(first), chunk=first,
+                                         page=wide.by_id[first].page,
+                                         added_page=wide.by_id[first].page not in set(base_pages)))
         # The gate as 03 fitted it on the labelled batch (in-sample for these questions), and out of sample:
         # each question decided by the parameters fitted without it on the labelled batch.
         gate = (calibrated_gate_parameters(lang),
@@ -201,9 +204,8 @@ def _measure_corpus(runs: SizeRuns, wide: Workbench, lang: str, size: int, s: in
         seen = score_question(q, lang, ranking, [wide.by_id[c] for c in ranking.ids[:k]], aspects)
         refused["in-sample"] += seen.declined_with(fitted)
         refused["held out"] += seen.declined_with(held_out[q.id])
-    ranks = dict(zip(Q7_PIECES, piece_ranks([p & allowed for p in q7.pieces],
-                                                           restrict(q7_full, allowed)), strict=True))
-    runs.q7_rows.append({"pages": size, "language": lang, "seed": s, **ranks})
+    c1, c2, c3, c4 = piece_ranks([p & allowed for p in q7.pieces], restrict(q7_full, allowed))
+    runs.q7_rows.append(Q7Run(pages=size, language=lang, seed=s, C1=c1, C2=c2, C3=c3, C4=c4))
     runs.slots.append({"pages": size, "language": lang, "seed": s, "non-gold slots": sum(kinds.values()),
                        "from added pages": from_added, **{k: kinds[k] for k in DISTRACTOR_KINDS}})
     runs.rows.append({"pages": size, "language": lang, "seed": s, "chunks": len(allowed),
@@ -219,23 +221,24 @@ def _measure_corpus(runs: SizeRuns, wide: Workbench, lang: str, size: int, s: in
 
 
 def curve_and_change(runs: SizeRuns, languages: Sequence[str], n_boot: int,
-                     seed: int, k: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+                     seed: int, k: int) -> tuple[list[dict[str, Scalar]], list[SizeChange], FamilySummary]:
     """Per size and language: each metric (at top-``k``, as :func:`measure` took them) seed-averaged with its
-    band, the gate's rates; and each size's paired change from the smallest corpus."""
+    band, the gate's rates; and each size's paired change from the smallest corpus, judged as one Holm family
+    (every size × language × metric of the change table)."""
     metrics = size_metrics(k)
-    curve, change = [], []
+    curve: list[dict[str, Scalar]] = []
+    compared: list[Compared] = []
     smallest = len(runs.base_pages)
     for lang in languages:
         base_scores = {m: np.mean(runs.per_question[smallest, lang, m], axis=0) for m in metrics}
         for size in runs.sizes:
-            entry: dict[str, Any] = {"pages": size, "language": lang}
+            entry: dict[str, Scalar] = {"pages": size, "language": lang}
             for m in metrics:
                 seed_mean = np.mean(runs.per_question[size, lang, m], axis=0)  # per question, averaged over seeds
                 entry[m], entry[f"{m} lo"], entry[f"{m} hi"] = _band(seed_mean.tolist(), n_boot, seed)
                 if size != smallest:
-                    c = compare(seed_mean.tolist(), base_scores[m].tolist(), n_boot, seed)
-                    change.append({"pages": size, "language": lang, "metric": m, "smallest": c.baseline,
-                                   "this size": c.mechanism, "change": c.diff, **c.interval_fields()})
+                    compared.append((str(size), lang, m, compare(seed_mean.tolist(), base_scores[m].tolist(),
+                                                                 n_boot, seed)))
             mine = runs.of(runs.rows, size, lang)
             entry["declined (answerable)"] = round(float(np.mean([r["declined (answerable)"] for r in mine])), 2)
             for label, suffix in (("", ""), (" (held out)", " (held out)")):
@@ -245,36 +248,54 @@ def curve_and_change(runs: SizeRuns, languages: Sequence[str], n_boot: int,
                     [r[f"unanswerable declined{suffix}"] / r["unanswerable"] for r in mine if r["unanswerable"]])), 4)
             entry["seeds"] = len(mine)
             curve.append(entry)
-    return curve, change
+    family = judge_compared(compared, FAMILY_NAME, n_boot, seed)
+    change = [SizeChange(pages=int(size), language=lang, metric=m, smallest=c.baseline, this_size=c.mechanism,
+                         change=c.diff, **judged_fields(c, j))
+              for (size, lang, m, c), j in zip(compared, family.judgements, strict=True)]
+    return curve, change, FamilySummary.of(family)
 
 
-def summaries(runs: SizeRuns, wide: Workbench, languages: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+@dataclass(frozen=True)
+class Summaries:
+    """What :func:`summaries` returns: the corpus sizes, Q7's ranks per size, the slot shares, the top distractors."""
+
+    sizes: list[CorpusChunks]
+    q7: list[Q7Span]
+    slots: list[SlotShares]
+    top_distractors: list[TopDistractor]
+
+
+def summaries(runs: SizeRuns, wide: Workbench, languages: Sequence[str]) -> Summaries:
     """Q7's ranks per size (a span over seeds), the Top-5 slots by kind, the chunks that take most slots in
     the whole wide batch, and the corpus sizes."""
-    q7 = [{"pages": size, "language": lang, **{
-        p: rank_span([r[p] for r in runs.of(runs.q7_rows, size, lang)]) for p in Q7_PIECES}}
-        for lang in languages for size in runs.sizes]
+    q7 = []
+    for lang in languages:
+        for size in runs.sizes:
+            mine = [r for r in runs.q7_rows if r.pages == size and r.language == lang]
+            q7.append(Q7Span(size, lang, *(rank_span([r.ranks[i] for r in mine]) for i in range(len(Q7_PIECES)))))
     slots = []
     for lang in languages:
         for size in runs.sizes:
             mine = runs.of(runs.slots, size, lang)
             total = sum(r["non-gold slots"] for r in mine)
-            slots.append({"pages": size, "language": lang, "non-gold slots per run": round(total / len(mine), 1),
-                          **{k: _share(sum(r[k] for r in mine), total) for k in DISTRACTOR_KINDS},
-                          "from added pages": _share(sum(r["from added pages"] for r in mine), total)})
+            same_page, copy_elsewhere, same_product, other_product = (_share(sum(r[k] for r in mine), total)
+                                                                      for k in DISTRACTOR_KINDS)
+            slots.append(SlotShares(pages=size, language=lang, per_run=round(total / len(mine), 1),
+                                    same_page=same_page, copy_elsewhere=copy_elsewhere, same_product=same_product,
+                                    other_product=other_product,
+                                    from_added=_share(sum(r["from added pages"] for r in mine), total)))
     top_distractors = []
     for lang in languages:
         counts = [(cid, n) for (size, la, cid), n in runs.by_slot.items() if size == runs.sizes[-1] and la == lang]
         for cid, n in sorted(counts, key=lambda x: (-x[1], x[0]))[:8]:
             chunk = wide.by_id[cid]
-            top_distractors.append({"language": lang, "chunk": cid, "page": chunk.page,
-                                    "heading": " › ".join(chunk.heading_path[-2:]),
-                                    "questions": n, "added page": chunk.page not in set(runs.base_pages),
-                                    "copies on other pages": len(runs.pages_of.get(text_key(chunk), ())) - 1})
-    sizes = [{"pages": size, "chunks (mean over seeds)": round(float(np.mean(
-        [r["chunks"] for r in runs.rows if r["pages"] == size and r["language"] == languages[0]])), 1)}
-        for size in runs.sizes]
-    return {"q7": q7, "slots": slots, "top_distractors": top_distractors, "sizes": sizes}
+            top_distractors.append(TopDistractor(language=lang, chunk=cid, page=chunk.page,
+                                                 heading=" › ".join(chunk.heading_path[-2:]), questions=n,
+                                                 added_page=chunk.page not in set(runs.base_pages),
+                                                 copies=len(runs.pages_of.get(text_key(chunk), ())) - 1))
+    sizes = [CorpusChunks(size, round(float(np.mean(
+        [r["chunks"] for r in runs.of(runs.rows, size, languages[0])])), 1)) for size in runs.sizes]
+    return Summaries(sizes, q7, slots, top_distractors)
 
 
 def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0) -> CorpusSizeResult:
@@ -286,26 +307,23 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
     runs = measure(wide, conf, languages)
     k = wide.config.k
     metrics = size_metrics(k)
-    curve, change = curve_and_change(runs, languages, n_boot, seed, k)
-    # One Holm family: every size × language × metric of the change table.
-    family = judge_rows(change, FAMILY_NAME, ("pages",), ("language",), DIFF, n_boot, seed)
+    curve, change, claims = curve_and_change(runs, languages, n_boot, seed, k)
     summary = summaries(runs, wide, languages)
     return CorpusSizeResult(
         languages=list(languages), sizes=runs.sizes, seeds=runs.seeds, batch=conf["batch"],
         base_batch=default_batch(), n_answerable=len(wide.benchmark.questions(answerable=True)),
-        labels=on_batch.to_json(), size_rows=summary["sizes"],
-        label_rows=[{"question": q, "in the wide batch": "answered there: left out" if r.answered
-                     else "still unanswerable: kept", "reason": r.reason}
+        labels=decode(WideBatchLabels, on_batch.to_json(), "labels"), size_rows=summary.sizes,
+        label_rows=[LabelReview(q, "answered there: left out" if r.answered else "still unanswerable: kept", r.reason)
                     for q, r in sorted(on_batch.labels.absent_review.items())],
         curve=curve, change_rows=change,
         # the curve keyed by language and size, for make check (results/expected.yaml)
         by_size={lang: {str(r["pages"]): {m: r[m] for m in (*metrics, "declined (answerable)")}
                         for r in curve if r["language"] == lang} for lang in languages},
-        runs=runs.rows, q7_runs=runs.q7_rows, q7_rows=summary["q7"],
-        slot_rows=summary["slots"], top_distractors=summary["top_distractors"], q7_first=runs.q7_first,
-        gate={lang: calibrated_gate_parameters(lang) for lang in languages},
+        runs=runs.rows, q7_runs=runs.q7_rows, q7_rows=summary.q7,
+        slot_rows=summary.slots, top_distractors=summary.top_distractors, q7_first=runs.q7_first,
+        gate={lang: GateParameters(**calibrated_gate_parameters(lang)) for lang in languages},
         tables={
-            "sizes": markdown_table(summary["sizes"], decimals={"chunks (mean over seeds)": 1}),
+            "sizes": markdown_table(summary.sizes, decimals={"chunks (mean over seeds)": 1}),
             "curve": markdown_table(curve, ["pages", "language",
                                             *(f"{m}{band}" for m in metrics for band in ("", " lo", " hi")),
                                             "declined (answerable)", "false refusal rate",
@@ -314,20 +332,21 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
                                    decimals={"declined (answerable)": 1}),
             "change": markdown_table(change, ["pages", "language", "metric", "smallest", "this size", "change",
                                               "95% CI", "p", "adjusted (Holm)"]),
-            "q7": markdown_table(summary["q7"]),
+            "q7": markdown_table(summary.q7),
             "q7_first": markdown_table(runs.q7_first),
-            "slots": markdown_table(summary["slots"], decimals={"non-gold slots per run": 1}),
-            "top_distractors": markdown_table(summary["top_distractors"]),
+            "slots": markdown_table(summary.slots, decimals={"non-gold slots per run": 1}),
+            "top_distractors": markdown_table(summary.top_distractors),
         },
-        provenance={"retriever": "dense", "embedder": wide.embedder().describe(), "n_boot": n_boot, "seed": seed,
-                    "claims": family.summary(), "scale": conf, "top": k,
-                    "gate": "floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
-                    "restriction": "each smaller corpus ranks the wide batch's dense ranking restricted to its "
-                                   "chunks (identical to exact search over it)"},
+        provenance=CorpusSizeProvenance(
+            retriever="dense", embedder=wide.embedder().describe(), n_boot=n_boot, seed=seed, claims=claims,
+            scale=ScaleSettings(**conf), top=k,
+            gate="floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
+            restriction="each smaller corpus ranks the wide batch's dense ranking restricted to its chunks "
+                        "(identical to exact search over it)"),
     )
 
 
-def _span(first: Mapping[str, Any], last: Mapping[str, Any], key: str) -> str:
+def _span(first: Mapping[str, Scalar], last: Mapping[str, Scalar], key: str) -> str:
     """``first[key] → last[key]`` as percentages."""
     return f"{first[key]:.0%} → {last[key]:.0%}"
 
@@ -336,23 +355,21 @@ def _share(part: int, total: int) -> float:
     return round(part / total, 3) if total else 0.0
 
 
-def _by(rows: Sequence[dict[str, Any]], **keys: Any) -> dict[str, Any]:
-    return next(r for r in rows if all(r[k] == v for k, v in keys.items()))
+def _by(rows: Sequence[dict[str, Scalar]], pages: int, lang: str) -> dict[str, Scalar]:
+    """The row of a table keyed by metrics (``curve``, ``runs``) for ``pages`` and ``lang``."""
+    return next(r for r in rows if r["pages"] == pages and r["language"] == lang)
 
 
 def findings(result: CorpusSizeResult) -> list[str]:
     """Sentences from the stored results: the curve's ends, the change with its interval, Q7, the distractors."""
     out = []
     small, large = result.sizes[0], result.sizes[-1]
-    family = read_rows(result.change_rows, FAMILY_NAME, ("pages",), ("language",), DIFF,
-                       result.provenance.get("claims", {}).get("alpha", ALPHA))
+    family = result.family()
     for lang in result.languages:
-        parts = []
-        for m in result_metrics(result):
-            a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)
-            parts.append(f"{m} {a[m]:.3f} → {b[m]:.3f} ({family.get(str(large), lang, m).text(scoped=False)})")
-        a, b = _by(result.curve, pages=small, language=lang), _by(result.curve, pages=large, language=lang)
-        n = _by(result.runs, pages=large, language=lang)["unanswerable"]
+        a, b = _by(result.curve, small, lang), _by(result.curve, large, lang)
+        parts = [f"{m} {a[m]:.3f} → {b[m]:.3f} ({family.get(str(large), lang, m).text(scoped=False)})"
+                 for m in result_metrics(result)]
+        n = _by(result.runs, large, lang)["unanswerable"]
         refusal = (f" Of the {n} unanswerable questions it declined {_span(a, b, 'unanswerable declined')} with "
                    f"03's parameters (in-sample) and {_span(a, b, 'unanswerable declined (held out)')} out of sample "
                    "(each question decided by parameters fitted without it); false refusals of answerable questions "
@@ -361,21 +378,21 @@ def findings(result: CorpusSizeResult) -> list[str]:
         out.append(f"{lang}: from {small} to {large} pages, {'; '.join(parts)}; the gate declined "
                    f"{a['declined (answerable)']:g} → {b['declined (answerable)']:g} answerable questions.{refusal}")
     for lang in result.languages:
-        a, b = _by(result.q7_rows, pages=small, language=lang), _by(result.q7_rows, pages=large, language=lang)
-        out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {'/'.join(a[p] for p in Q7_PIECES)} with "
-                   f"{small} pages, {'/'.join(b[p] for p in Q7_PIECES)} with {large}.")
+        a, b = (next(r for r in result.q7_rows if r.pages == pages and r.language == lang) for pages in (small, large))
+        out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {'/'.join(a.ranks)} with "
+                   f"{small} pages, {'/'.join(b.ranks)} with {large}.")
     for lang in result.languages:
-        added = [r for r in result.q7_first if r["language"] == lang and r["added page"]]
+        added = [r for r in result.q7_first if r.language == lang and r.added_page]
         if added:
             out.append(f"Q7 ({lang}) with {large} pages: " + "; ".join(
-                f"{r['piece']}'s first chunk (rank {r['rank']}) is on an added page, {r['page']}" for r in added)
+                f"{r.piece}'s first chunk (rank {r.rank}) is on an added page, {r.page}" for r in added)
                 + " (gold through the wide batch's own labels: it states the piece).")
     for lang in result.languages:
-        row = _by(result.slot_rows, pages=large, language=lang)
-        kinds = ", ".join(f"{k} {row[k]:.0%}" for k in DISTRACTOR_KINDS)
-        out.append(f"Top-{result.provenance['top']} slots not holding gold ({lang}, {large} pages): {kinds}; "
-                   f"{row['from added pages']:.0%} of them come from the pages added to the labelled batch.")
-    left = ", ".join(result.labels["left_out"]) or "none"
+        row = next(r for r in result.slot_rows if r.pages == large and r.language == lang)
+        kinds = ", ".join(f"{k} {share:.0%}" for k, share in row.by_kind.items())
+        out.append(f"Top-{result.provenance.top} slots not holding gold ({lang}, {large} pages): {kinds}; "
+                   f"{row.from_added:.0%} of them come from the pages added to the labelled batch.")
+    left = ", ".join(result.labels.left_out) or "none"
     out.append(f"Caveats: {result.n_answerable} answerable questions written for the {small}-page batch, so the "
                "added pages are distractors by construction unless they state a piece (they are then gold through "
                "the wide batch's own labels); intervals are bootstrap intervals over questions of the seed-averaged "

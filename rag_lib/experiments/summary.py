@@ -475,9 +475,9 @@ def halo_rows(ranked: list[dict[str, Scalar]], chunking: ChunkingResult | None, 
     for lang in ("zh", "en"):
         if chunking:  # 11's own Holm family: its adjusted intervals, as its Findings quote them
             chunking_hit = hit_name(chunking.k)  # 11's hit rate, at the k 11 ran with
-            parts = [f"vs {r['strategy']}: " + Judgement.read(r["strategy"], lang, chunking_hit, r,
-                                                                diff_key="structural − strategy").text(scoped=False)
-                     for r in chunking.comparison_rows if r["language"] == lang and r["metric"] == chunking_hit]
+            alpha = chunking.provenance.claims.alpha
+            parts = [f"vs {r.strategy}: " + r.judgement(alpha).text(scoped=False)
+                     for r in chunking.comparison_rows if r.language == lang and r.metric == chunking_hit]
             ours = "structural − strategy (adjusted over 11's comparisons): " + "; ".join(parts)
         else:
             ours = "not run (11_chunking has no results)"
@@ -496,8 +496,8 @@ def halo_rows(ranked: list[dict[str, Scalar]], chunking: ChunkingResult | None, 
             out.append(HaloRow(change, lang, claim, ours))
         if chunking:
             small, large, cut = chunking.context_cut(lang)
-            ours = (f"Top-5 {small['tokens per question']:.0f} vs Top-20 {large['tokens per question']:.0f} tokens per "
-                    f"question ({cut:.0%} less); coverage {small['coverage']:.3f} vs {large['coverage']:.3f}; "
+            ours = (f"Top-5 {small.tokens:.0f} vs Top-20 {large.tokens:.0f} tokens per "
+                    f"question ({cut:.0%} less); coverage {small.coverage:.3f} vs {large.coverage:.3f}; "
                     "answers not compared")
         else:
             ours = "not run (11_chunking has no results)"

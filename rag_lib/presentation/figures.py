@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +16,7 @@ from matplotlib.ticker import MaxNLocator
 from rag_lib.io import atomic_open
 from rag_lib.results.gate_rows import SweepRow
 from rag_lib.results.q9a import BestScores, OperatingPoint
+from rag_lib.results.typed_json import encode
 
 if TYPE_CHECKING:
     from rag_lib.results.ann import HnswSetting, RecallRow
@@ -381,10 +383,12 @@ def worst_rank_cdf(worst_ranks: Mapping[str, Mapping[str, int | None]], path: Pa
         return finish_panels(fig, axes, "questions with every piece in the Top-x", title, path, title_y=1.04)
 
 
-def stacked_shares(rows: Sequence[Mapping[str, Any]], parts: Sequence[str], path: Path, x: str = "pages",
+def stacked_shares(rows: Sequence[Mapping[str, Any] | Any], parts: Sequence[str], path: Path, x: str = "pages",
                    overlay: str | None = None, title: str = "") -> Path:
     """One panel per language: for each ``x`` (corpus size), the shares of ``parts`` as stacked bars;
-    ``overlay`` (a share that cuts across the parts) is drawn as a line with markers on top."""
+    ``overlay`` (a share that cuts across the parts) is drawn as a line with markers on top. Typed rows
+    (dataclasses) are read under their JSON keys, the names ``parts`` and ``overlay`` give."""
+    rows = [encode(r) if is_dataclass(r) else r for r in rows]
     languages = list(dict.fromkeys(str(row["language"]) for row in rows))
     with plt.rc_context(_STYLE):
         fig, axes = language_panels(len(languages))
