@@ -110,11 +110,15 @@ chunk-id labels on the structural chunks). Halo's figures are theirs.
 
 ## Strategies
 
-{{ tables.sizes }}
+{{ strategies | table(["strategy", "n_chunks", "median_tokens", "p90_tokens", "max_tokens", "overlong_inputs",
+                       "cosine_threshold"]) }}
 
 ## Whole benchmark
+{#- the compared metrics (hit@k carries the run's k), in the order the comparison table compares them #}
+{%- set compared = comparison_rows | map(attribute="metric") | unique | list %}
 
-{{ tables.metrics }}
+{{ metric_rows | table(["strategy", "language"] + compared + ["tokens@5", "chunks@equal-tokens"],
+                       decimals={"tokens@5": 0, "chunks@equal-tokens": 1}) }}
 
 ![hit@5 against the tokens the Top-5 sends, per chunking strategy](strategy_tradeoff.png)
 
@@ -123,17 +127,19 @@ chunk-id labels on the structural chunks). Halo's figures are theirs.
 `95% CI`: each comparison on its own; `adjusted (Holm)`: difference [interval at the level Holm tests it at];
 p_Holm over the {{ provenance.claims.comparisons }} comparisons of this table.
 
-{{ tables.comparison }}
+{{ comparison_rows | table(["strategy", "language", "metric", "structural", "strategy_value", "structural − strategy",
+                            "95% CI", "p", "adjusted (Holm)"]) }}
 
 ## Q7 first ranks
 
-{{ tables.q7 }}
+{{ q7_rows | table(["strategy", "language", "C1", "C2", "C3", "C4"]) }}
 
 ## Context size against cost (Halo: "{{ halo.context.quote }}")
 
 Price: {{ priced_model }} input {{ price.input_per_mtok }} USD per million tokens ({{ price.source }}).
 
-{{ tables.context }}
+{{ context_rows | table(["language", "evidence", "k", "tokens per question", "input cost per 1000 answers (USD)",
+                         "coverage"], decimals={"tokens per question": 0}) }}
 
 ## Findings
 

@@ -119,31 +119,40 @@ language; nested corpora of `{{ batch }}` from the pages of `{{ base_batch }}`, 
 
 ## Corpora
 
-{{ tables.sizes }}
+{{ size_rows | table(["pages", "chunks (mean over seeds)"], decimals={"chunks (mean over seeds)": 1}) }}
 
 ![hit@5 and coverage@10 against corpus size](size_curves.png)
+{#- hit@k carries the k the run measured at #}
+{%- set hit = "hit@" ~ provenance.top %}
 
-{{ tables.curve }}
+{{ curve | table(["pages", "language", hit, hit ~ " lo", hit ~ " hi", "coverage@10", "coverage@10 lo", "coverage@10 hi",
+                  "declined (answerable)", "false refusal rate", "false refusal rate (held out)",
+                  "unanswerable declined", "unanswerable declined (held out)", "seeds"],
+                 decimals={"declined (answerable)": 1}) }}
 
 ## Change from the smallest corpus
 
-{{ tables.change }}
+{{ change_rows | table(["pages", "language", "metric", "smallest", "this size", "change", "95% CI", "p",
+                        "adjusted (Holm)"]) }}
 
 ## Q7 first ranks
 
-{{ tables.q7 }}
+{{ q7_rows | table(["pages", "language", "C1", "C2", "C3", "C4"]) }}
 
 In the whole wide batch, the chunk holding each piece's first rank:
 
-{{ tables.q7_first }}
+{{ q7_first | table(["language", "piece", "rank", "chunk", "page", "added page"]) }}
 
 ## Non-gold Top-5 slots
 
-{{ tables.slots }}
+{{ slot_rows | table(["pages", "language", "non-gold slots per run", "same page as gold", "copy on another page",
+                      "same product, other page", "other product", "from added pages"],
+                     decimals={"non-gold slots per run": 1}) }}
 
 ![What fills the Top-5 slots gold does not, per corpus size](top5_slots.png)
 
-{{ tables.top_distractors }}
+{{ top_distractors | table(["language", "chunk", "page", "heading", "questions", "added page",
+                            "copies on other pages"]) }}
 
 ## Findings
 

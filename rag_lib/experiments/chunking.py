@@ -30,7 +30,6 @@ from rag_lib.evaluation import MRR, HitAt, PieceCoverage, hit_name, piece_ranks
 from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
 from rag_lib.evaluation.stats import compare
 from rag_lib.generation.llm_calls import price_table
-from rag_lib.presentation.report import markdown_table
 from rag_lib.results.chunking import (
     ChunkingProvenance,
     ChunkingResult,
@@ -79,7 +78,7 @@ def _size_stats(name: str, declared: dict[str, Any], chunks: Sequence[Chunk], co
         embedder_max_tokens=counter.limit, cosine_threshold=threshold)
 
 
-Scores = tuple[dict[str, Ranking], dict[str, list[float]], list[float], dict[str, int | None]]
+Scores = tuple[dict[str, Ranking], dict[str, list[float]], list[float], list[int | None]]
 
 
 def _scores(wb: Workbench, lang: str) -> Scores:
@@ -90,8 +89,7 @@ def _scores(wb: Workbench, lang: str) -> Scores:
     scores = {m: [float(v) for v in table[m]] for m in strategy_metrics(wb.config.k)}
     tokens = [float(sum(approx_tokens(wb.by_id[cid].text) for cid in rankings[q.id].ids[:5])) for q in questions]
     q7 = wb.benchmark[Q7_ID]
-    ranks = piece_ranks(q7.pieces, wb.rank(q7.text(lang)))
-    return rankings, scores, tokens, {f"C{i}": r for i, r in enumerate(ranks, 1)}
+    return rankings, scores, tokens, piece_ranks(q7.pieces, wb.rank(q7.text(lang)))
 
 
 def fitting(wb: Workbench, ranking: Ranking, budget: float) -> int:
@@ -161,7 +159,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         stats.append(_size_stats(name, declared[name], chunks, counter, threshold))
         for lang in languages:
             rankings, scores[name, lang], tokens[name, lang], q7 = _scores(wb, lang)
-            q7_rows.append(StrategyQ7(name, lang, q7["C1"], q7["C2"], q7["C3"], q7["C4"]))
+            q7_rows.append(StrategyQ7(name, lang, *q7))
             scores[name, lang][EQUAL_TOKENS], sent[name, lang] = equal_token_scores(
                 wb, rankings, tokens[BASELINE, lang])  # the baseline runs first: its Top-5 tokens are the budget
             if name == BASELINE:
@@ -188,18 +186,8 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
                                           strategy_value=c.baseline, difference=c.diff, **judged_fields(c, j))
                        for (name, lang, m, c), j in zip(compared_pairs, family.judgements, strict=True)]
     embedder = base.embedder()
-    tables = {
-        "sizes": markdown_table(stats, ["strategy", "n_chunks", "median_tokens", "p90_tokens", "max_tokens",
-                                        "overlong_inputs", "cosine_threshold"]),
-        "metrics": markdown_table(metric_rows, ["strategy", "language", *compared, "tokens@5", "chunks@equal-tokens"],
-                                  decimals={"tokens@5": 0, "chunks@equal-tokens": 1}),
-        "comparison": markdown_table(comparison_rows, ["strategy", "language", "metric", "structural", "strategy_value",
-                                                       "structural − strategy", "95% CI", "p", "adjusted (Holm)"]),
-        "q7": markdown_table(q7_rows),
-    }
     context = context_cost(structural_wb, structural_rankings)
     return ChunkingResult(
-        tables={**tables, "context": markdown_table(context, decimals={"tokens per question": 0})},
         languages=list(languages), strategies=stats, metric_rows=metric_rows,
         comparison_rows=comparison_rows, q7_rows=q7_rows, gold_span_differences=gold_diff,
         n_answerable=len(base.benchmark.questions(answerable=True)),

@@ -36,7 +36,7 @@ from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, hit_name, paired_
 from rag_lib.evaluation.stats import compare
 from rag_lib.evidence import AspectGate, Case, score_cases
 from rag_lib.evidence.calibration import held_out_parameters
-from rag_lib.presentation.report import markdown_table, rank_span
+from rag_lib.presentation.report import rank_span
 from rag_lib.question_sweeps.gates import score_question, scored_questions
 from rag_lib.results.comparisons import Compared, FamilySummary, judge_compared, judged_fields
 from rag_lib.results.corpus_size import (
@@ -300,7 +300,7 @@ def summaries(runs: SizeRuns, wide: Workbench, languages: Sequence[str]) -> Summ
 
 def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0) -> CorpusSizeResult:
     """Every size × seed × language (:func:`measure`), summarised (:func:`curve_and_change`,
-    :func:`summaries`) and rendered; see the module docstring."""
+    :func:`summaries`); see the module docstring."""
     conf = scale_settings()
     wide = Workbench(conf["batch"])
     on_batch = wide.batch_benchmark
@@ -322,21 +322,6 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
         runs=runs.rows, q7_runs=runs.q7_rows, q7_rows=summary.q7,
         slot_rows=summary.slots, top_distractors=summary.top_distractors, q7_first=runs.q7_first,
         gate={lang: GateParameters(**calibrated_gate_parameters(lang)) for lang in languages},
-        tables={
-            "sizes": markdown_table(summary.sizes, decimals={"chunks (mean over seeds)": 1}),
-            "curve": markdown_table(curve, ["pages", "language",
-                                            *(f"{m}{band}" for m in metrics for band in ("", " lo", " hi")),
-                                            "declined (answerable)", "false refusal rate",
-                                            "false refusal rate (held out)", "unanswerable declined",
-                                            "unanswerable declined (held out)", "seeds"],
-                                   decimals={"declined (answerable)": 1}),
-            "change": markdown_table(change, ["pages", "language", "metric", "smallest", "this size", "change",
-                                              "95% CI", "p", "adjusted (Holm)"]),
-            "q7": markdown_table(summary.q7),
-            "q7_first": markdown_table(runs.q7_first),
-            "slots": markdown_table(summary.slots, decimals={"non-gold slots per run": 1}),
-            "top_distractors": markdown_table(summary.top_distractors),
-        },
         provenance=CorpusSizeProvenance(
             retriever="dense", embedder=wide.embedder().describe(), n_boot=n_boot, seed=seed, claims=claims,
             scale=ScaleSettings(**conf), top=k,

@@ -129,7 +129,6 @@ class ChunkingResult(ExperimentResult):
     carry k (``hit@5``), so they stay maps of scalars.
     """
 
-    tables: dict[str, str]
     languages: list[str]
     strategies: list[StrategySizes]
     metric_rows: list[dict[str, Scalar]]

@@ -192,7 +192,6 @@ class CorpusSizeResult(ExperimentResult):
     top_distractors: list[TopDistractor]
     q7_first: list[Q7First]
     gate: dict[str, GateParameters]
-    tables: dict[str, str]
     provenance: CorpusSizeProvenance
 
     def family(self) -> Family:
