@@ -81,6 +81,8 @@ class Price:
 
 @dataclass(frozen=True)
 class HaloChunking:
+    """Halo's claim on structural chunking, and the fixed-size setting it names."""
+
     structural_hit_rate_points: int
     quote: str
     fixed_overlap_setting: str
@@ -88,12 +90,16 @@ class HaloChunking:
 
 @dataclass(frozen=True)
 class HaloPoints:
+    """A Halo claim in points of hit rate (the reranker's, hybrid search's)."""
+
     hit_rate_points: int
     quote: str
 
 
 @dataclass(frozen=True)
 class HaloContext:
+    """Halo's claim on sending five passages instead of twenty."""
+
     cost_cut: str
     quote: str
 
@@ -111,6 +117,8 @@ class HaloClaims:
 
 @dataclass(frozen=True)
 class ChunkingProvenance:
+    """How 11 ran: retriever, embedder, bootstrap, the Holm family, each strategy's settings, the gold rule."""
+
     retriever: str
     embedder: dict[str, Scalar]  # the embedder's own description
     n_boot: int

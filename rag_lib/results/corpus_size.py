@@ -154,6 +154,8 @@ class ScaleSettings:
 
 @dataclass(frozen=True)
 class CorpusSizeProvenance:
+    """How 12 ran: retriever, embedder, bootstrap, the Holm family, the scale settings, k, the gate, the restriction."""
+
     retriever: str
     embedder: dict[str, Scalar]  # the embedder's own description
     n_boot: int
