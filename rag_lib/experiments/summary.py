@@ -26,7 +26,7 @@ from rag_lib.evaluation.claims import ALPHA, Family, Judgement, Verdict, judge
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.presentation.headline import headline_findings
 from rag_lib.presentation.label_archive import relabel_rows
-from rag_lib.presentation.report import markdown_table, prose
+from rag_lib.presentation.report import markdown_table
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import bakeoff_q7, baseline_label
 from rag_lib.results.chunking import ChunkingResult
