@@ -16,6 +16,7 @@ from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.evaluation.margins import margin_to_cut, median_gap
 from rag_lib.presentation.report import markdown_table
 from rag_lib.results.q7_diagnosis import CasebookQ7, Q7Case, Q7DiagnosisResult, TopChunk
+from rag_lib.results.retrieval import retriever_provenance
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
@@ -83,7 +84,7 @@ def run_q7_diagnosis(
                       "layer": str(Layer.RANKED_DEEP)})
     return Q7DiagnosisResult(
         configuration=wb.resolve(key).label,
-        provenance=wb.provenance(key),
+        provenance=retriever_provenance(wb.provenance(key)),
         k=k,
         languages=list(languages),
         pieces={p.id: p.what for p in q7.gold},

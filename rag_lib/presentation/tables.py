@@ -162,9 +162,10 @@ def table(data: Any, columns: Sequence[str] | None = None, *, label: str = "", v
 
 
 def flatten(mapping: Mapping[str, Any] | Any, prefix: str = "") -> dict[str, Any]:
-    """``{"a": {"b": 1}, "c": [1, 2]}`` → ``{"a.b": 1, "c": [1, 2]}``: nested settings as dotted keys."""
+    """``{"a": {"b": 1}, "c": [1, 2]}`` → ``{"a.b": 1, "c": [1, 2]}``: nested settings as dotted keys. Typed
+    values (dataclasses, such as a stored provenance) are read under their JSON keys, as results.json holds them."""
     out: dict[str, Any] = {}
-    for key, value in encode(mapping).items():  # typed values (dataclasses) under their JSON keys
+    for key, value in encode(mapping).items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping) and value:
             out.update(flatten(value, f"{name}."))

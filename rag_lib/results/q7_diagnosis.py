@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from rag_lib.results.retrieval import RetrieverProvenance
 from rag_lib.results.store import ExperimentResult
 
 
@@ -54,7 +54,7 @@ class Q7DiagnosisResult(ExperimentResult):
     """
 
     configuration: str
-    provenance: dict[str, Any]
+    provenance: RetrieverProvenance
     k: int
     languages: list[str]
     pieces: dict[str, str]  # piece id → what the piece is
