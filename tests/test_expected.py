@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
-from typed_results import partial_result
+from typed_results import blank, partial_result
 
 from rag_lib.errors import WorkbookError
-from rag_lib.results.corpus import CorpusResult
+from rag_lib.results.corpus import CasebookCorpus, CorpusResult
 from rag_lib.workbook.expected import check_expected, freeze, verdicts
 
 
 def test_ok_okish_fail_and_missing(tmp_path: Path) -> None:
-    corpus = partial_result(CorpusResult, pages=10, median_chars=0.52, batch="x", casebook={"c": 0.52})
+    casebook = dataclasses.replace(blank(CasebookCorpus), median_chars=0.52)
+    corpus = partial_result(CorpusResult, pages=10, median_chars=0.52, batch="x", casebook=casebook)
     (tmp_path / "00_corpus").mkdir()
     (tmp_path / "00_corpus" / "results.json").write_text(json.dumps(corpus.to_json()))
     (tmp_path / "expected.yaml").write_text(
         "figures:\n"
         "- {experiment: 00_corpus, path: pages, value: 10, tolerance: 0}\n"
-        "- {experiment: 00_corpus, path: casebook.c, value: 0.50, tolerance: 0.05}\n"
+        "- {experiment: 00_corpus, path: casebook.median_chars, value: 0.50, tolerance: 0.05}\n"
         "- {experiment: 00_corpus, path: median_chars, value: 0.40, tolerance: 0.05}\n"
         "- {experiment: 00_corpus, path: batch, value: y}\n"
         "- {experiment: 00_corpus, path: nope, value: 1}\n"
