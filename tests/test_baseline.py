@@ -6,8 +6,9 @@ import pytest
 from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, RunConfig
-from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.baseline import BaselineMeasures
+from rag_lib.results.retrieval import LexicalProvenance, retriever_provenance
 from rag_lib.results.store import MissingResult
 
 BASE = f"dense:{RunConfig.from_settings().embedder}"
@@ -17,13 +18,11 @@ PROVENANCE = {"retriever": "dense", "embedder": {"model": RunConfig.from_setting
 def _bakeoff(**changes: object) -> BakeoffResult:
     given: dict[str, object] = {
         "configurations": [BASE, "bm25"], "configurations_text": f"{BASE}, bm25",
-        "provenance": {BASE: PROVENANCE, "bm25": {"retriever": "bm25"}},
+        "provenance": {BASE: retriever_provenance(PROVENANCE), "bm25": LexicalProvenance("bm25")},
         "per_question": {f"{BASE} [zh]": {"a01": {"mrr": 1 / 3, "hit@5": 1.0}, "a02": {"mrr": 0.0625, "hit@5": 0.0}},
                          "bm25 [zh]": {"a01": {"mrr": 1.0, "hit@5": 1.0}, "a02": {"mrr": 1.0, "hit@5": 1.0}}},
-        "q7_rows": [{"configuration": BASE, "phrasing": "original", "language": "zh", "C1": 20, "C2": None,
-                     "C3": 10, "C4": 1},
-                    {"configuration": "bm25", "phrasing": "original", "language": "zh", "C1": 1, "C2": 2, "C3": 3,
-                     "C4": 4}],
+        "q7_rows": [Q7RankRow(BASE, "original", "zh", 20, None, 10, 1),
+                    Q7RankRow("bm25", "original", "zh", 1, 2, 3, 4)],
         "inputs_sha256": "abc",
     }
     return partial_result(BakeoffResult, **{**given, **changes})
@@ -31,7 +30,7 @@ def _bakeoff(**changes: object) -> BakeoffResult:
 
 def test_the_baseline_is_the_bakeoffs_default_configuration_at_full_precision() -> None:
     baseline = BaselineMeasures.from_bakeoff(_bakeoff())
-    assert baseline.configuration == BASE and baseline.provenance == PROVENANCE
+    assert baseline.configuration == BASE and baseline.provenance == retriever_provenance(PROVENANCE)
     assert baseline.scores("zh", ["a02", "a01"], "mrr") == [0.0625, 1 / 3]  # the order asked for, unrounded
     assert baseline.q7_ranks(["original"], ["zh"]) == {"original": {"zh": {"C1": 20, "C2": None, "C3": 10,
                                                                           "C4": 1}}}

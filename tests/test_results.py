@@ -10,7 +10,7 @@ from mechanism_fixtures import provenance
 from typed_results import partial_result
 
 from rag_lib.config import RESULTS_DIR, RunConfig
-from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.baseline import q7_baseline_disagreements
 from rag_lib.results.catalog import RESULT_TYPES
 from rag_lib.results.mechanism import (
@@ -77,7 +77,9 @@ def test_a_stored_file_of_another_shape_names_what_it_lacks_and_the_run(tmp_path
 
 
 def test_a_typed_result_reads_back_as_written(tmp_path: Path) -> None:
-    written = partial_result(BakeoffResult, k=5, languages=["zh"], q7_rows=[{"C1": 1}], per_question={"q01": {}})
+    row = Q7RankRow("bm25", "original", "zh", 1, 2, None, 4)
+    written = partial_result(BakeoffResult, k=5, languages=["zh"], q7_rows=[row],
+                             per_question={"bm25 [zh]": {"q01": {"mrr": 0.5}}})
     _write(tmp_path, "01_embedding_bakeoff", {"experiment": "01_embedding_bakeoff", **written.to_json()})
     assert BakeoffResult.read("01_embedding_bakeoff", tmp_path) == written
     assert BakeoffResult.find("01_embedding_bakeoff", tmp_path) == written
@@ -98,9 +100,8 @@ def test_a_variant_label_names_the_llm_that_produced_it() -> None:
 def test_a_stale_baseline_is_named_with_the_runs_that_disagree(tmp_path: Path) -> None:
     mechanism_run = runs_of(MECHANISM_NOTEBOOK)[0].name
     _write(tmp_path, "01_embedding_bakeoff", partial_result(BakeoffResult, q7_rows=[
-        {"configuration": f"dense:{RunConfig.from_settings().embedder}", "phrasing": "original", "language": "zh",
-         "C1": 20, "C2": 28, "C3": 10, "C4": 1},
-        {"configuration": "dense:other", "phrasing": "original", "language": "zh", "C1": 1, "C2": 2, "C3": 3, "C4": 4},
+        Q7RankRow(f"dense:{RunConfig.from_settings().embedder}", "original", "zh", 20, 28, 10, 1),
+        Q7RankRow("dense:other", "original", "zh", 1, 2, 3, 4),
     ]).to_json())
     _write(tmp_path, mechanism_run, partial_result(MechanismResult, status="ran", baseline=BaselineFigures(
         q7={"original": {"zh": {"C1": 20, "C2": 28, "C3": 10, "C4": 1}}}, benchmark={})).to_json())

@@ -22,7 +22,7 @@ from rag_lib.experiments.summary import (
 )
 from rag_lib.presentation.label_archive import relabel_rows
 from rag_lib.presentation.report import update_readme_headline
-from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.mechanism import BaselineFigures, MechanismResult
 
 
@@ -41,8 +41,7 @@ def _mechanism(root: Path, mechanism: str, status: str, given: list[dict]) -> No
 def test_side_by_side_and_benchmark_rows_come_from_results(tmp_path: Path) -> None:
 
     _write(tmp_path, "01_embedding_bakeoff", partial_result(BakeoffResult, q7_rows=[
-        {"configuration": f"dense:{RunConfig.from_settings().embedder}", "phrasing": "original", "language": "zh",
-         "C1": 20, "C2": 42, "C3": 39, "C4": 1}]).to_json())
+        Q7RankRow(f"dense:{RunConfig.from_settings().embedder}", "original", "zh", 20, 42, 39, 1)]).to_json())
     _mechanism(tmp_path, "topk", "ran", [
         {"name": "k=20", "q7": {"original": {"zh": {"C1": 20, "C2": 42, "C3": 39, "C4": 1}}},
          "benchmark": {"zh": {"mrr": compare([0.6, 0.7, 0.5, 0.6], [0.5] * 4, n_boot=1000, seed=0)}}}])
@@ -117,8 +116,7 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
     _write(tmp_path, "01_embedding_bakeoff", partial_result(
         BakeoffResult, k=5,
         summary_rows=[{"configuration": dense, "language": "zh", "hit@5": 0.9, "coverage@10": 0.95}],
-        q7_rows=[{"configuration": dense, "phrasing": "original", "language": "zh",
-                  "C1": 13, "C2": 5, "C3": 9, "C4": 1}]).to_json())
+        q7_rows=[Q7RankRow(dense, "original", "zh", 13, 5, 9, 1)]).to_json())
     archive = tmp_path / "labels-v1.json"
     archive.write_text(json.dumps({
         "commit": "abc", "note": "v1", "side_by_side": {},
@@ -138,7 +136,7 @@ def test_an_archived_label_version_reads_back_unchanged_until_the_figures_move(t
     from rag_lib.results.summary import SummaryResult
 
     dense = f"dense:{RunConfig.from_settings().embedder}"
-    row = {"configuration": dense, "phrasing": "original", "language": "en", "C1": 3, "C2": 5, "C3": 9, "C4": 1}
+    row = Q7RankRow(dense, "original", "en", 3, 5, 9, 1)
     metrics = {"configuration": dense, "language": "en", "hit@5": 0.9, "coverage@10": 0.8}
     bakeoff = partial_result(BakeoffResult, k=5, q7_rows=[row], summary_rows=[metrics])
     _write(tmp_path, "01_embedding_bakeoff", bakeoff.to_json())
@@ -151,7 +149,7 @@ def test_an_archived_label_version_reads_back_unchanged_until_the_figures_move(t
     same = relabel_rows(bakeoff, archive)
     assert same["before_commit"] == "abc" and same["closing"]["en"]["baseline"]["hit@5"] == "0.900"
     assert same["closing"]["en"]["q7"]["original"]["C1"] == "3"
-    moved = dataclasses.replace(bakeoff, q7_rows=[{**row, "C1": 2}])
+    moved = dataclasses.replace(bakeoff, q7_rows=[dataclasses.replace(row, C1=2)])
     assert relabel_rows(moved, archive)["closing"]["en"]["q7"]["original"]["C1"] == "3 → 2"
 
 

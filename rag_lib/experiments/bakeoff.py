@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from rag_lib.benchmark import Q7_PHRASINGS
 from rag_lib.embedding import available_embedders
 from rag_lib.evaluation import PieceCoverage, diagnose, piece_ranks
 from rag_lib.presentation.report import markdown_table
-from rag_lib.results.bakeoff import BakeoffResult
+from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
+from rag_lib.results.retrieval import retriever_provenance
+from rag_lib.results.typed_json import Scalar
 from rag_lib.workbench import RunKey, Workbench
 
 
@@ -44,9 +45,9 @@ def run_bakeoff(
     measures = wb.measures()
     if k not in (wb.config.k, 10):
         measures = (*measures, PieceCoverage(k))
-    summary_rows: list[dict[str, Any]] = []
+    summary_rows: list[dict[str, Scalar]] = []
     layers: dict[str, Counter[str]] = {}
-    per_question: dict[str, dict[str, Any]] = {}
+    per_question: dict[str, dict[str, dict[str, float]]] = {}
     worst_ranks: dict[str, dict[str, int | None]] = {}
     for key in keys:
         for lang in languages:
@@ -66,8 +67,7 @@ def run_bakeoff(
         for phrasing in Q7_PHRASINGS:
             for lang in languages:
                 ranks = piece_ranks(q7.pieces, wb.rank(q7.text(lang, phrasing), key))
-                q7_rows.append({"configuration": key.label, "phrasing": phrasing or "original", "language": lang,
-                                **{f"C{i + 1}": r for i, r in enumerate(ranks)}})
+                q7_rows.append(Q7RankRow(key.label, phrasing or "original", lang, *ranks))
     metric_names = [m.name for m in measures]
     return BakeoffResult(
         k=k,
@@ -77,7 +77,7 @@ def run_bakeoff(
         configurations_text=", ".join(key.label for key in keys),
         unavailable={name: why for name, why in status.items() if why is not True},
         unavailable_text=", ".join(name for name, why in status.items() if why is not True) or "none",
-        provenance={key.label: wb.provenance(key) for key in keys},
+        provenance={key.label: retriever_provenance(wb.provenance(key)) for key in keys},
         summary_rows=summary_rows,
         summary_table=markdown_table(summary_rows, ["configuration", "language", *metric_names]),
         plot={"coverage@10": _pivot(summary_rows, "coverage@10")},
@@ -90,10 +90,10 @@ def run_bakeoff(
     )
 
 
-def _pivot(rows: list[dict[str, Any]], metric: str) -> dict[str, dict[str, float]]:
+def _pivot(rows: list[dict[str, Scalar]], metric: str) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for row in rows:
-        out.setdefault(row["configuration"], {})[row["language"]] = float(row[metric])
+        out.setdefault(str(row["configuration"]), {})[str(row["language"])] = float(row[metric])
     return out
 
 
@@ -118,12 +118,12 @@ def findings(result: BakeoffResult) -> list[str]:
         out.append(f"Asking in Chinese about an English corpus costs most with {widest}: coverage@10 "
                    f"{by_conf[widest]['zh']:.3f} (zh) vs {by_conf[widest]['en']:.3f} (en), as expected where the model "
                    "(or a lexical index) does not map Chinese words to English text.")
-    q7 = [r for r in result.q7_rows if r["phrasing"] == "original"]
+    q7 = [r for r in result.q7_rows if r.phrasing == "original"]
     for lang in result.languages:
-        inside = [r["configuration"] for r in q7 if r["language"] == lang
-                  and all(r.get(p) is not None and r[p] <= 10 for p in ("C1", "C2", "C3"))]
+        inside = [r.configuration for r in q7 if r.language == lang
+                  and all(rank is not None and rank <= 10 for rank in (r.C1, r.C2, r.C3))]
         out.append(f"Q7 ({lang}, original phrasing): {len(inside)} of "
-                   f"{sum(r['language'] == lang for r in q7)} configurations put all of C1–C3 in the Top-10"
+                   f"{sum(r.language == lang for r in q7)} configurations put all of C1–C3 in the Top-10"
                    + (f" ({', '.join(inside)})." if inside else "; none of the retrievers run here fixes Q7."))
     out.append(f"Caveats: point estimates over {result.n_answerable} answerable questions with this benchmark's "
                f"labels (06 gives paired intervals for the embedder and hybrid comparisons); the casebook's models "

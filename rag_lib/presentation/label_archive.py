@@ -18,7 +18,6 @@ from typing import Any
 
 from rag_lib.benchmark import Benchmark
 from rag_lib.benchmark.pool import ORIGINAL, Pool, Source
-from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.evaluation import hit_name
 from rag_lib.io import write_json
@@ -58,7 +57,7 @@ def relabel_rows(bakeoff: BakeoffResult | None, archive: Path = LABEL_ARCHIVE,
         return {"available": False, "archive": archive.name, "pooled": pooled_relabel(archive, pool_archive)}
     before = json.loads(archive.read_text(encoding="utf-8"))
 
-    def key(r: dict[str, Any]) -> tuple[str, str, str]:
+    def key(r: Mapping[str, Any]) -> tuple[str, str, str]:  # an archived row, or a summary row of 01
         return r["configuration"], r.get("phrasing", ""), r["language"]
 
     old_metrics = {key(r): r for r in before["summary_rows"]}
@@ -66,8 +65,9 @@ def relabel_rows(bakeoff: BakeoffResult | None, archive: Path = LABEL_ARCHIVE,
                 **{m: _arrow(f"{old_metrics[key(r)][m]:.3f}" if key(r) in old_metrics else "—", f"{r[m]:.3f}")
                    for m in (hit_name(bakeoff.k), "coverage@10")}} for r in bakeoff.summary_rows]
     old_q7 = {key(r): r for r in before["q7_rows"]}
-    q7 = [{"configuration": r["configuration"], "phrasing": r["phrasing"], "language": r["language"],
-           **{p: _arrow(old_q7.get(key(r), {}).get(p, "—"), r.get(p)) for p in Q7_PIECES}} for r in bakeoff.q7_rows]
+    q7 = [{"configuration": r.configuration, "phrasing": r.phrasing, "language": r.language,
+           **{p: _arrow(old_q7.get((r.configuration, r.phrasing, r.language), {}).get(p, "—"), rank)
+              for p, rank in r.ranks().items()}} for r in bakeoff.q7_rows]
     default = baseline_label()
     closing = {lang: {"baseline": next(m for m in metrics if m["configuration"] == default and m["language"] == lang),
                       "q7": {r["phrasing"]: r for r in q7 if r["configuration"] == default and r["language"] == lang}}
@@ -171,7 +171,7 @@ def archive_label_version(commit: str, note: str, root: Path | None = None,
     if bakeoff is None or summary is None:
         raise FileNotFoundError(f"{root}: 01_embedding_bakeoff and 08_summary results are needed; run them first")
     payload = {"commit": commit, "note": note, "summary_rows": bakeoff.summary_rows,
-               "q7_rows": bakeoff.q7_rows, "side_by_side": encode(summary.side_by_side)}
+               "q7_rows": encode(bakeoff.q7_rows), "side_by_side": encode(summary.side_by_side)}
     if gold is not None:
         payload["gold"] = {b: dict(g) for b, g in gold.items()}
     write_json(out, payload)

@@ -3,9 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from rag_lib.results.retrieval import RetrieverProvenance
 from rag_lib.results.store import ExperimentResult
+from rag_lib.results.typed_json import Scalar
+
+
+@dataclass(frozen=True)
+class Q7RankRow:
+    """Q7's first rank of each piece under one configuration, phrasing and language (None: no chunk of the
+    piece was ranked)."""
+
+    configuration: str
+    phrasing: str
+    language: str
+    C1: int | None
+    C2: int | None
+    C3: int | None
+    C4: int | None
+
+    def ranks(self) -> dict[str, int | None]:
+        """Piece → first rank, C1 to C4."""
+        return {"C1": self.C1, "C2": self.C2, "C3": self.C3, "C4": self.C4}
 
 
 @dataclass(frozen=True)
@@ -20,16 +39,19 @@ class BakeoffResult(ExperimentResult):
     n_answerable: int
     configurations: list[str]
     configurations_text: str
-    unavailable: dict[str, Any]
+    unavailable: dict[str, str]  # embedder → why it did not run
     unavailable_text: str
-    provenance: dict[str, Any]
-    summary_rows: list[dict[str, Any]]
+    provenance: dict[str, RetrieverProvenance]  # configuration → what produced its rankings
+    # One row per configuration and language: "configuration", "language" and one column per measure, named with
+    # its k ("hit@5", "coverage@10", "mrr"), rounded to 4 decimals.
+    summary_rows: list[dict[str, Scalar]]
     summary_table: str
-    plot: dict[str, Any]
-    q7_rows: list[dict[str, Any]]
+    plot: dict[str, dict[str, dict[str, float]]]  # measure → configuration → language → mean
+    q7_rows: list[Q7RankRow]
     q7_table: str
-    layers: dict[str, Any]
-    per_question: dict[str, Any]  # "<configuration> [<lang>]" -> question id -> measure -> value (full precision)
-    worst_ranks: dict[str, Any]  # "<configuration> [<lang>]" -> question id -> its worst piece's first rank (None: a
-    # piece has no chunk)
+    layers: dict[str, dict[str, int]]  # "<configuration> [<lang>]" → layer → questions
+    # "<configuration> [<lang>]" → question id → measure → value (full precision)
+    per_question: dict[str, dict[str, dict[str, float]]]
+    # "<configuration> [<lang>]" → question id → its worst piece's first rank (None: a piece has no chunk)
+    worst_ranks: dict[str, dict[str, int | None]]
     inputs_sha256: str  # the chunks and labels measured (Workbench.inputs_sha256), checked by runs that reuse them

@@ -20,7 +20,9 @@ from rag_lib.config import RunConfig
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.mechanism import mechanism_results
+from rag_lib.results.retrieval import RetrieverProvenance
 from rag_lib.results.store import MissingResult, rerun_command
+from rag_lib.results.typed_json import encode
 
 BAKEOFF_RUN = "01_embedding_bakeoff"
 
@@ -37,8 +39,8 @@ def bakeoff_q7(bakeoff: BakeoffResult, label: str) -> dict[str, dict[str, dict[s
     """``{phrasing: {lang: {"C1": first rank, …}}}`` of configuration ``label`` in a bake-off's Q7 rows."""
     q7: dict[str, dict[str, dict[str, int | None]]] = {}
     for row in bakeoff.q7_rows:
-        if row["configuration"] == label:
-            q7.setdefault(row["phrasing"], {})[row["language"]] = {p: row.get(p) for p in Q7_PIECES}
+        if row.configuration == label:
+            q7.setdefault(row.phrasing, {})[row.language] = row.ranks()
     return q7
 
 
@@ -50,7 +52,7 @@ class BaselineMeasures:
     ----------
     configuration : str
         The baseline's run label (``dense:<default embedder>``).
-    provenance : dict
+    provenance : RetrieverProvenance
         Retriever and embedder (model, backend, version, checksum) that produced it.
     inputs_sha256 : str
         The workbench inputs it was measured on (:attr:`rag_lib.workbench.Workbench.inputs_sha256`).
@@ -61,7 +63,7 @@ class BaselineMeasures:
     """
 
     configuration: str
-    provenance: dict[str, Any]
+    provenance: RetrieverProvenance
     inputs_sha256: str
     per_question: dict[str, dict[str, dict[str, float]]]
     q7: dict[str, dict[str, dict[str, int | None]]]
@@ -90,7 +92,7 @@ class BaselineMeasures:
         """Fail, naming the run to repeat, unless this baseline was measured with ``provenance`` on
         these inputs, in every one of ``languages``, for every question and Q7 phrasing asked for."""
         problems = []
-        if json.loads(json.dumps(provenance)) != self.provenance:  # compared as stored (tuples become lists)
+        if json.loads(json.dumps(provenance)) != encode(self.provenance):  # as stored (tuples become lists)
             problems.append("it was measured with another model or version")
         if inputs_sha256 != self.inputs_sha256:
             problems.append("it was measured on other chunks or benchmark labels")
