@@ -54,10 +54,10 @@ page.setup_line(result.provenance)
 # %%
 for lang in languages:
     print(f"{lang}: {result.q8_verdict[lang]}")
-print(f"casebook (theirs): {result.casebook_q8['k5']} at k = 5, {result.casebook_q8['k6']} at k = 6 "
-      f"({result.casebook_q8['note']})")
-display(table({lang: result.q8[lang]["piece_ranks"] for lang in languages}, label="language"))
-table({lang: {f"k={k}": n for k, n in sorted(result.q8[lang]["covered"].items(), key=lambda kv: int(kv[0]))}
+print(f"casebook (theirs): {result.casebook_q8.k5} at k = 5, {result.casebook_q8.k6} at k = 6 "
+      f"({result.casebook_q8.note})")
+display(table({lang: result.q8_case(lang).piece_ranks for lang in languages}, label="language"))
+table({lang: {f"k={k}": n for k, n in sorted(result.q8_case(lang).covered.items(), key=lambda kv: int(kv[0]))}
        for lang in languages}, label="pieces covered")
 
 # %% [markdown]
@@ -75,7 +75,9 @@ table(result.curve_rows, decimals={"chars": 0, "≈tokens": 0})
 
 # %%
 out = report.experiment_dir(NAME)
-plot_cov = figures.curves(result.plot["coverage"], "k", "mean piece coverage@k", out / "coverage_at_k.png",
+# integer k, so the figure orders the points 1, 2, …, 20 (not as text)
+coverage = {lang: {int(k): c for k, c in by_k.items()} for lang, by_k in result.plot["coverage"].items()}
+plot_cov = figures.curves(coverage, "k", "mean piece coverage@k", out / "coverage_at_k.png",
                           title="piece coverage@k, answerable questions")
 plot_tok = figures.tradeoff(result.curve, out / "coverage_vs_tokens.png",
                             title="piece coverage against the evidence tokens it costs, k = 1..20")

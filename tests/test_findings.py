@@ -21,7 +21,7 @@ from rag_lib.results.mechanism import FailedCalls, MechanismResult, mechanism_me
 from rag_lib.results.q9a import CorpusCheck, Q9aResult
 from rag_lib.results.recovery import RecoveryCounts, RecoveryExperimentResult
 from rag_lib.results.summary import Multiplicity, SummaryResult
-from rag_lib.results.topk import TopkResult
+from rag_lib.results.topk import CasebookQ8, CurvePoint, Q8Case, TopkResult
 
 
 def _metric(moved: int, n: int = 40) -> PairedDifference:
@@ -113,10 +113,12 @@ def test_recovery_findings_give_no_after_count_while_calls_are_missing() -> None
 
 
 def test_topk_findings_say_when_q8_never_completes() -> None:
-    curve = {str(k): {"coverage": 0.5, "tokens": 100.0 * k} for k in (5, 10, 20)}
+    curve = {str(k): CurvePoint(coverage=0.5, full=0.5, chars=400.0 * k, tokens=100.0 * k) for k in (5, 10, 20)}
+    q8 = Q8Case(question="q", piece_ranks={"C1": 12, "C2": None}, n_pieces=2, covered={}, first_full_k=None,
+                covered_at_5="1/2", covered_at_6="1/2", testable=False)
     result = partial_result(TopkResult, languages=["zh"], max_k=20, n_compound=17, token_estimate="t",
-                      casebook_q8={"k5": "1/2", "k6": "2/2"}, late_complete_count={"zh": 0}, curve={"zh": curve},
-                      q8={"zh": {"covered_at_5": "1/2", "covered_at_6": "1/2", "first_full_k": None}})
+                            casebook_q8=CasebookQ8("1/2", "2/2", "theirs"), late_complete_count={"zh": 0},
+                            curve={"zh": curve}, q8={"id": "q08", "zh": q8})
     lines = topk.findings(result)
     assert lines[0] == ("Q8 (zh): 1/2 pieces at k = 5 and 1/2 at k = 6; it is still incomplete at k = 20 "
                         "(casebook, theirs: 1/2 at k = 5, 2/2 at k = 6).")

@@ -1,5 +1,5 @@
 """Typed results: the JSON codec on hand-made types, every committed results.json read back as its declared
-type, and the fields still typed with ``Any`` (issue 30: none should remain; this list only shrinks)."""
+type, and no field typed with ``Any`` (issue 30)."""
 
 from __future__ import annotations
 
@@ -91,20 +91,8 @@ def test_a_result_of_another_shape_fails_naming_the_run_and_the_path() -> None:
         Q7DiagnosisResult.from_json(stored, "05_q7_diagnosis")
 
 
-# Fields whose declared type still involves Any (dict[str, Any] and the like), per result type and the
-# dataclasses it holds. Typing one removes it here; a new untyped field fails the test below.
-STILL_UNTYPED: dict[str, tuple[str, ...]] = {
-    "CorpusResult": ("oversized", "chunks_per_page", "removals_by_kind", "warnings", "casebook", "batches",
-        "labels",),
-    "BakeoffResult": ("unavailable", "provenance", "summary_rows", "plot", "q7_rows", "layers", "per_question",
-        "worst_ranks",),
-    "TopkResult": ("provenance", "q8", "late_complete", "casebook_q8", "curve", "curve_rows", "plot",),
-    "Q7DiagnosisResult": ("provenance",),
-}
-
-
-def test_no_new_untyped_result_field_and_the_list_of_untyped_ones_is_current() -> None:
+def test_no_result_field_is_typed_with_any() -> None:
+    # Issue 30: every field of every result type, and of the dataclasses it holds, has a declared shape
+    # (a row whose columns are named by data is dict[str, Scalar], never Any).
     seen: set[type] = set()
-    found = [name for cls in RESULT_TYPES.values() for name in untyped_fields(cls, seen)]
-    listed = [f"{cls}.{name}" for cls, names in STILL_UNTYPED.items() for name in names]
-    assert sorted(found) == sorted(listed)
+    assert [name for cls in RESULT_TYPES.values() for name in untyped_fields(cls, seen)] == []

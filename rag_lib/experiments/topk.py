@@ -15,14 +15,15 @@ Two parts:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from rag_lib.casebook import published
 from rag_lib.evaluation import piece_ranks
 from rag_lib.presentation.report import markdown_table
-from rag_lib.results.topk import TopkResult
+from rag_lib.results.retrieval import retriever_provenance
+from rag_lib.results.topk import CasebookQ8, CurvePoint, CurveRow, Q8Case, TopkResult
+from rag_lib.results.typed_json import Scalar
 from rag_lib.text import approx_tokens
 from rag_lib.workbench import Workbench
 
@@ -71,19 +72,19 @@ def run_topk(
     chars = {c.id: len(c.text) for c in wb.embeddable}
     tokens = {c.id: approx_tokens(c.text) for c in wb.embeddable}
 
-    q8_out: dict[str, Any] = {}
+    q8_out: dict[str, Q8Case] = {}
     q8_rows = []
     for lang in languages:
         ranks = piece_ranks(q8.pieces, wb.rank(q8.text(lang), key))
         n = len(ranks)
         sweep = {str(k): coverage_at(ranks, k) for k in ks}
-        q8_out[lang] = {"question": q8.text(lang), "piece_ranks": {f"C{i + 1}": r for i, r in enumerate(ranks)},
-                        "n_pieces": n, "covered": sweep, "first_full_k": first_full_k(ranks),
-                        "covered_at_5": f"{sweep['5']}/{n}", "covered_at_6": f"{sweep['6']}/{n}",
-                        "testable": completes_late(ranks, wb.config.k)}
+        q8_out[lang] = Q8Case(question=q8.text(lang), piece_ranks={f"C{i + 1}": r for i, r in enumerate(ranks)},
+                              n_pieces=n, covered=sweep, first_full_k=first_full_k(ranks),
+                              covered_at_5=f"{sweep['5']}/{n}", covered_at_6=f"{sweep['6']}/{n}",
+                              testable=completes_late(ranks, wb.config.k))
         q8_rows.append({"language": lang, **{f"k={k}": f"{sweep[str(k)]}/{n}" for k in ks}})
 
-    late: dict[str, list[dict[str, Any]]] = {}
+    late: dict[str, list[dict[str, Scalar]]] = {}
     for lang in languages:
         late[lang] = []
         for q in wb.benchmark.questions(answerable=True, compound=True):
@@ -92,7 +93,7 @@ def run_topk(
                 late[lang].append({"question": q.id, "text": q.text(lang), "first_full_k": first_full_k(ranks),
                                    **{f"C{i + 1}": r for i, r in enumerate(ranks)}})
 
-    curve: dict[str, dict[str, dict[str, float]]] = {}
+    curve: dict[str, dict[str, CurvePoint]] = {}
     curve_rows = []
     for lang in languages:
         runs = wb.run(key, questions, lang)
@@ -100,39 +101,37 @@ def run_topk(
         for k in ks:
             cov = [coverage_at(piece_ranks(q.pieces, runs[q.id]), k) / len(q.pieces) for q in questions]
             top = [runs[q.id].ids[:k] for q in questions]
-            point = {
-                "coverage": round(float(np.mean(cov)), 4),
-                "full": round(float(np.mean([c == 1.0 for c in cov])), 4),
-                "chars": round(float(np.mean([sum(chars[c] for c in ids) for ids in top])), 1),
-                "tokens": round(float(np.mean([sum(tokens[c] for c in ids) for ids in top])), 1),
-            }
+            point = CurvePoint(
+                coverage=round(float(np.mean(cov)), 4),
+                full=round(float(np.mean([c == 1.0 for c in cov])), 4),
+                chars=round(float(np.mean([sum(chars[c] for c in ids) for ids in top])), 1),
+                tokens=round(float(np.mean([sum(tokens[c] for c in ids) for ids in top])), 1),
+            )
             curve[lang][str(k)] = point
-            curve_rows.append({"language": lang, "k": k, "coverage@k": point["coverage"],
-                               "all pieces@k": point["full"], "chars": point["chars"], "≈tokens": point["tokens"]})
+            curve_rows.append(CurveRow(lang, k, point.coverage, point.full, point.chars, point.tokens))
     theirs = published()["q8"]["coverage"]
     return TopkResult(
         configuration=label,
-        provenance=wb.provenance(key),
+        provenance=retriever_provenance(wb.provenance(key)),
         languages=list(languages),
         max_k=max_k,
         n_answerable=len(questions),
         token_estimate="1 token per CJK character + 1 per 4 other characters (approx_tokens)",
         q8={"id": q8.id, **q8_out},
         q8_table=markdown_table(q8_rows),
-        q8_testable={lang: q8_out[lang]["testable"] for lang in languages},
-        q8_verdict={lang: verdict(q8_out[lang]["piece_ranks"], wb.config.k) for lang in languages},
+        q8_testable={lang: q8_out[lang].testable for lang in languages},
+        q8_verdict={lang: verdict(q8_out[lang].piece_ranks, wb.config.k) for lang in languages},
         late_complete=late,
         late_complete_count={lang: len(rows) for lang, rows in late.items()},
         late_complete_tables={lang: markdown_table(rows, list(dict.fromkeys(c for r in rows for c in r)))
                               if rows else "_(none)_" for lang, rows in late.items()},
         n_compound=len(wb.benchmark.questions(answerable=True, compound=True)),
-        casebook_q8={"k5": theirs["k5"], "k6": theirs["k6"], "note": "THEIRS: bge-m3 on their 26-page snapshot"},
+        casebook_q8=CasebookQ8(theirs["k5"], theirs["k6"], "THEIRS: bge-m3 on their 26-page snapshot"),
         curve=curve,
         curve_rows=curve_rows,
-        curve_table=markdown_table([r for r in curve_rows if r["k"] in (1, 3, 5, 6, 8, 10, 15, 20)],
+        curve_table=markdown_table([r for r in curve_rows if r.k in (1, 3, 5, 6, 8, 10, 15, 20)],
                                    decimals={"chars": 0, "≈tokens": 0}),
-        # integer k, so the figure orders the points 1, 2, …, 20 (not as text)
-        plot={"coverage": {lang: {int(k): p["coverage"] for k, p in curve[lang].items()} for lang in languages}},
+        plot={"coverage": {lang: {k: p.coverage for k, p in curve[lang].items()} for lang in languages}},
     )
 
 
@@ -141,18 +140,18 @@ def findings(result: TopkResult) -> list[str]:
     out: list[str] = []
     theirs = result.casebook_q8
     for lang in result.languages:
-        q8 = result.q8[lang]
-        full = (f"every piece is in from k = {q8['first_full_k']}, so a larger k completes Q8 here too"
-                if q8["first_full_k"] else f"it is still incomplete at k = {result.max_k}")
-        out.append(f"Q8 ({lang}): {q8['covered_at_5']} pieces at k = 5 and {q8['covered_at_6']} at k = 6; {full} "
-                   f"(casebook, theirs: {theirs['k5']} at k = 5, {theirs['k6']} at k = 6).")
+        q8 = result.q8_case(lang)
+        full = (f"every piece is in from k = {q8.first_full_k}, so a larger k completes Q8 here too"
+                if q8.first_full_k else f"it is still incomplete at k = {result.max_k}")
+        out.append(f"Q8 ({lang}): {q8.covered_at_5} pieces at k = 5 and {q8.covered_at_6} at k = 6; {full} "
+                   f"(casebook, theirs: {theirs.k5} at k = 5, {theirs.k6} at k = 6).")
     for lang in result.languages:
         curve = result.curve[lang]
         five, ten, last = curve["5"], curve["10"], curve[str(result.max_k)]
-        out.append(f"{lang}: from k = 5 to 10, mean piece coverage goes {five['coverage']:.3f} → {ten['coverage']:.3f} "
-                   f"while the evidence grows ≈{five['tokens']:.0f} → ≈{ten['tokens']:.0f} tokens "
-                   f"({ten['tokens'] / five['tokens']:.1f}×); k = {result.max_k} reaches {last['coverage']:.3f} "
-                   f"for ≈{last['tokens']:.0f} tokens. {result.late_complete_count[lang]} of the "
+        out.append(f"{lang}: from k = 5 to 10, mean piece coverage goes {five.coverage:.3f} → {ten.coverage:.3f} "
+                   f"while the evidence grows ≈{five.tokens:.0f} → ≈{ten.tokens:.0f} tokens "
+                   f"({ten.tokens / five.tokens:.1f}×); k = {result.max_k} reaches {last.coverage:.3f} "
+                   f"for ≈{last.tokens:.0f} tokens. {result.late_complete_count[lang]} of the "
                    f"{result.n_compound} compound questions are completed only between k = 6 and 10.")
     out.append(f"Caveats: token counts are an estimate ({result.token_estimate}); coverage is over this "
                "benchmark's labels with the offline default embedder; more evidence also means more text for a "

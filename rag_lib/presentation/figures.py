@@ -20,6 +20,7 @@ from rag_lib.results.typed_json import encode
 
 if TYPE_CHECKING:
     from rag_lib.results.ann import HnswSetting, RecallRow
+from rag_lib.results.topk import CurvePoint
 
 _STYLE = {"figure.figsize": (7.0, 3.6), "figure.dpi": 100, "font.size": 9, "svg.hashsalt": "ragbench"}
 # One colour per language in every figure, so a reader never has to re-read a legend.
@@ -254,19 +255,19 @@ def forest(comparisons: Sequence[Mapping[str, Any]], metric: str, path: Path, ti
         return save(fig, path)
 
 
-def tradeoff(curve: Mapping[str, Mapping[str, Mapping[str, float]]], path: Path, marked: Sequence[int] = (1, 5, 10, 20),
+def tradeoff(curve: Mapping[str, Mapping[str, CurvePoint]], path: Path, marked: Sequence[int] = (1, 5, 10, 20),
              title: str = "") -> Path:
-    """Coverage against the tokens sent, one line per language over k (``curve[lang][str(k)]`` holds
-    ``coverage`` and ``tokens``), with some k marked on the line."""
+    """Coverage against the tokens sent, one line per language over k (``curve[lang][str(k)]`` as 04 stores
+    it), with some k marked on the line."""
     with plt.rc_context(_STYLE):
         fig, ax = plt.subplots()
         for i, (lang, by_k) in enumerate(curve.items()):
             ks = sorted(by_k, key=int)
-            xs, ys = [by_k[k]["tokens"] for k in ks], [by_k[k]["coverage"] for k in ks]
+            xs, ys = [by_k[k].tokens for k in ks], [by_k[k].coverage for k in ks]
             ax.plot(xs, ys, marker="o", markersize=2.5, color=colour(lang, i), label=lang)
             for k in ks:
                 if int(k) in marked:
-                    ax.annotate(f"k={k}", (by_k[k]["tokens"], by_k[k]["coverage"]), textcoords="offset points",
+                    ax.annotate(f"k={k}", (by_k[k].tokens, by_k[k].coverage), textcoords="offset points",
                                 xytext=(4, -10), fontsize=7, color=colour(lang, i))
         ax.set_xlabel("≈ tokens of evidence sent (mean per question)")
         ax.set_ylabel("mean piece coverage")

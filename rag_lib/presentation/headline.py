@@ -54,8 +54,8 @@ def topk_sentence(topk: TopkResult, comparisons: Sequence[ComparisonRow], lang: 
                 f"{tested.adjusted[1]:+.3f}])" if tested and tested.adjusted else "")
     return {"run": "04_q8_topk", "sentence": (
         f"More context completes more answers at a price: from k = 5 to 10 mean piece coverage ({lang}) rises "
-        f"{low['coverage']:.3f} → {high['coverage']:.3f}{interval} while the evidence grows "
-        f"{high['tokens'] / low['tokens']:.1f}× in estimated tokens (caveat: tokens are estimated, not counted "
+        f"{low.coverage:.3f} → {high.coverage:.3f}{interval} while the evidence grows "
+        f"{high.tokens / low.tokens:.1f}× in estimated tokens (caveat: tokens are estimated, not counted "
         "by a tokenizer).")}
 
 
