@@ -41,6 +41,8 @@ k = None  # None: retrieval.top_k in workbook.yaml
 languages = ["zh", "en"]
 
 # %%
+import json
+
 from IPython.display import display
 
 from rag_lib.config import RunConfig
@@ -98,16 +100,18 @@ table(result.q7_rows, ["configuration", "phrasing", "language", "C1", "C2", "C3"
 table(result.layers, label="configuration")
 
 # %% tags=["report"]
+# The summary's columns in the order the measures were taken (results.json keeps each row's keys sorted).
+summary_columns = json.dumps(list(result.summary_rows[0]))
 template = """# 01 · Embedding bake-off
 
 Answerable benchmark questions: {{ n_answerable }} (each asked in Chinese and English); k = {{ k }}.
 Configurations run: {{ configurations_text }}. Not available on this machine: {{ unavailable_text }}.
 
-{{ summary_table }}
+{{ summary_rows | table(""" + summary_columns + """) }}
 
 Q7 piece ranks (first rank of C1, C2, C3, C4):
 
-{{ q7_table }}
+{{ q7_rows | table(["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"]) }}
 
 ![Piece coverage@10 per configuration and language](coverage_at_10.png)
 

@@ -104,10 +104,10 @@ The casebook (theirs, bge-m3 on their snapshot): {{ casebook_q8.k5 }} at k = 5, 
 
 Answerable compound questions whose last piece enters only between k = 6 and k = 10 under this
 configuration, of {{ n_compound }}: {% for lang in languages %}{{ late_complete_count[lang] }} in {{ lang }}{{ ", " if not loop.last }}{% endfor %}.
-{% for lang in languages %}
+{% for lang in languages %}{% set rows = late_complete[lang] %}{% set fixed = ["question", "text", "first_full_k"] %}{# then one column per piece: C1, C2, … #}
 {{ lang }}:
 
-{{ late_complete_tables[lang] }}
+{{ rows | table(fixed + (rows | map("list") | sum(start=[]) | unique | reject("in", fixed) | list)) if rows else "_(none)_" }}
 {% endfor %}
 ## Whole benchmark: coverage@k and context cost
 
@@ -117,7 +117,8 @@ Token estimate: {{ token_estimate }}.
   ≈ tokens {% for lang in languages %}{{ curve[lang][k].tokens | fmt(".0f") }} ({{ lang }}){{ ", " if not loop.last }}{% endfor %}
 {%- endfor %}
 
-{{ curve_table }}
+{{ curve_rows | selectattr("k", "in", [1, 3, 5, 6, 8, 10, 15, 20]) | list
+   | table(["language", "k", "coverage@k", "all pieces@k", "chars", "≈tokens"], decimals={"chars": 0, "≈tokens": 0}) }}
 
 ![Mean piece coverage@k per language](coverage_at_k.png)
 

@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from rag_lib.benchmark import Q7_PHRASINGS
 from rag_lib.embedding import available_embedders
 from rag_lib.evaluation import PieceCoverage, diagnose, piece_ranks
-from rag_lib.presentation.report import markdown_table
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.retrieval import retriever_provenance
 from rag_lib.results.typed_json import Scalar
@@ -68,7 +67,6 @@ def run_bakeoff(
             for lang in languages:
                 ranks = piece_ranks(q7.pieces, wb.rank(q7.text(lang, phrasing), key))
                 q7_rows.append(Q7RankRow(key.label, phrasing or "original", lang, *ranks))
-    metric_names = [m.name for m in measures]
     return BakeoffResult(
         k=k,
         languages=list(languages),
@@ -79,10 +77,8 @@ def run_bakeoff(
         unavailable_text=", ".join(name for name, why in status.items() if why is not True) or "none",
         provenance={key.label: retriever_provenance(wb.provenance(key)) for key in keys},
         summary_rows=summary_rows,
-        summary_table=markdown_table(summary_rows, ["configuration", "language", *metric_names]),
         plot={"coverage@10": _pivot(summary_rows, "coverage@10")},
         q7_rows=q7_rows,
-        q7_table=markdown_table(q7_rows),
         layers={label: dict(sorted(c.items())) for label, c in layers.items()},
         per_question=per_question,
         worst_ranks=worst_ranks,

@@ -123,14 +123,10 @@ def run_topk(
         q8_verdict={lang: verdict(q8_out[lang].piece_ranks, wb.config.k) for lang in languages},
         late_complete=late,
         late_complete_count={lang: len(rows) for lang, rows in late.items()},
-        late_complete_tables={lang: markdown_table(rows, list(dict.fromkeys(c for r in rows for c in r)))
-                              if rows else "_(none)_" for lang, rows in late.items()},
         n_compound=len(wb.benchmark.questions(answerable=True, compound=True)),
         casebook_q8=CasebookQ8(theirs["k5"], theirs["k6"], "THEIRS: bge-m3 on their 26-page snapshot"),
         curve=curve,
         curve_rows=curve_rows,
-        curve_table=markdown_table([r for r in curve_rows if r.k in (1, 3, 5, 6, 8, 10, 15, 20)],
-                                   decimals={"chars": 0, "≈tokens": 0}),
         plot={"coverage": {lang: {k: p.coverage for k, p in curve[lang].items()} for lang in languages}},
     )
 

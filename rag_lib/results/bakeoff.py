@@ -45,10 +45,8 @@ class BakeoffResult(ExperimentResult):
     # One row per configuration and language: "configuration", "language" and one column per measure, named with
     # its k ("hit@5", "coverage@10", "mrr"), rounded to 4 decimals.
     summary_rows: list[dict[str, Scalar]]
-    summary_table: str
     plot: dict[str, dict[str, dict[str, float]]]  # measure → configuration → language → mean
     q7_rows: list[Q7RankRow]
-    q7_table: str
     layers: dict[str, dict[str, int]]  # "<configuration> [<lang>]" → layer → questions
     # "<configuration> [<lang>]" → question id → measure → value (full precision)
     per_question: dict[str, dict[str, dict[str, float]]]

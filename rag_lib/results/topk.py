@@ -76,12 +76,10 @@ class TopkResult(ExperimentResult):
     # and one column per piece (C1, C2, … as many as the question has)
     late_complete: dict[str, list[dict[str, Scalar]]]
     late_complete_count: dict[str, int]  # language → questions
-    late_complete_tables: dict[str, str]  # language → Markdown
     n_compound: int
     casebook_q8: CasebookQ8
     curve: dict[str, dict[str, CurvePoint]]  # language → k → point
     curve_rows: list[CurveRow]
-    curve_table: str
     plot: dict[str, dict[str, dict[str, float]]]  # "coverage" → language → k → mean coverage
 
     def q8_case(self, lang: str) -> Q8Case:
