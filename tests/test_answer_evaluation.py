@@ -108,7 +108,7 @@ def test_a_question_the_cascade_cannot_decide_is_missing_not_let_through() -> No
 
 
 def test_the_judge_after_the_gate_declines_what_either_declines_and_never_passes_an_unjudged_question() -> None:
-    from rag_lib.results.local_llm_judge import JudgedQuestion, JudgeLanguage
+    from rag_lib.results.gate_rows import JudgedQuestion, JudgeLanguage
 
     judge = JudgeLanguage(None, 3, {}, [JudgedQuestion(q, True, "sufficient", verdict, [])
                                         for q, verdict in (("a", "insufficient"), ("b", "sufficient"),

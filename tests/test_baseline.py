@@ -8,7 +8,7 @@ from typed_results import partial_result
 from rag_lib.config import RESULTS_DIR, RunConfig
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.baseline import BaselineMeasures
-from rag_lib.results.retrieval import LexicalProvenance, retriever_provenance
+from rag_lib.results.provenance import RetrieverProvenance, retriever_provenance
 from rag_lib.results.store import MissingResult
 
 BASE = f"dense:{RunConfig.from_settings().embedder}"
@@ -18,7 +18,7 @@ PROVENANCE = {"retriever": "dense", "embedder": {"model": RunConfig.from_setting
 def _bakeoff(**changes: object) -> BakeoffResult:
     given: dict[str, object] = {
         "configurations": [BASE, "bm25"], "configurations_text": f"{BASE}, bm25",
-        "provenance": {BASE: retriever_provenance(PROVENANCE), "bm25": LexicalProvenance("bm25")},
+        "provenance": {BASE: retriever_provenance(PROVENANCE), "bm25": RetrieverProvenance("bm25")},
         "per_question": {f"{BASE} [zh]": {"a01": {"mrr": 1 / 3, "hit@5": 1.0}, "a02": {"mrr": 0.0625, "hit@5": 0.0}},
                          "bm25 [zh]": {"a01": {"mrr": 1.0, "hit@5": 1.0}, "a02": {"mrr": 1.0, "hit@5": 1.0}}},
         "q7_rows": [Q7RankRow(BASE, "original", "zh", 20, None, 10, 1),

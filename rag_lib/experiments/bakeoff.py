@@ -9,7 +9,7 @@ from rag_lib.benchmark import Q7_PHRASINGS
 from rag_lib.embedding import available_embedders
 from rag_lib.evaluation import PieceCoverage, diagnose, piece_ranks
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
-from rag_lib.results.retrieval import retriever_provenance
+from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.typed_json import Scalar
 from rag_lib.workbench import RunKey, Workbench
 

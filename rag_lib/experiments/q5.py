@@ -19,6 +19,7 @@ from rag_lib.question_sweeps.gates import calibrate, chosen_gates, general_gate_
 from rag_lib.question_sweeps.generation import fault_outcomes
 from rag_lib.results.answer_rows import DecisionRecord, GatedAnswerRecord, GeneratorInfo
 from rag_lib.results.gate_rows import GateParameters
+from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.q5 import (
     CasebookQ5,
     KeyFacts,
@@ -30,7 +31,7 @@ from rag_lib.results.q5 import (
     WranglerRank,
     WranglerRow,
 )
-from rag_lib.results.retrieval_rows import RetrievalProvenance, TopRow
+from rag_lib.results.retrieval_rows import TopRow
 from rag_lib.results.typed_json import decode
 from rag_lib.workbench import Workbench
 
@@ -90,7 +91,7 @@ def run_q5(wb: Workbench | None = None, lang: str = "zh", languages: Sequence[st
     return Q5Result(
         casebook=decode(CasebookQ5, published()["q5"]),  # THEIRS (bge-m3, qwen3.8-flash), printed beside ours
         question=Q5Question(id=q5.id, lang=lang, text=question),
-        k=k, retriever=key, provenance=RetrievalProvenance.of(wb.provenance(key)),
+        k=k, retriever=key, provenance=retriever_provenance(wb.provenance(key)),
         generator=GeneratorInfo(backend=gen.backend, model=gen.model, model_version=gen.model_version),
         top=[TopRow(**row) for row in wb.top_rows(question, key, k)],
         pieces=pieces,

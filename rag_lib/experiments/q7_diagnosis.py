@@ -15,8 +15,8 @@ from rag_lib.casebook import published
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.evaluation.margins import margin_to_cut, median_gap
 from rag_lib.presentation.report import markdown_table
+from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.q7_diagnosis import CasebookQ7, Q7Case, Q7DiagnosisResult, TopChunk
-from rag_lib.results.retrieval import retriever_provenance
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 

@@ -43,7 +43,8 @@ from rag_lib.question_sweeps.gates import (
 )
 from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.results.answer_rows import GenerationEval
-from rag_lib.results.gate_rows import ChosenGate, GateFigures, GateParameters, JudgeMeasure, SweepRow
+from rag_lib.results.gate_rows import ChosenGate, GateFigures, GateParameters, LLMJudge, SweepRow
+from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.q9a import (
     BestScores,
     Bypass,
@@ -67,7 +68,7 @@ from rag_lib.results.q9a import (
     ScoreOverlap,
     ValidationParameters,
 )
-from rag_lib.results.retrieval_rows import RetrievalProvenance, TopRow
+from rag_lib.results.retrieval_rows import TopRow
 from rag_lib.results.typed_json import decode
 from rag_lib.workbench import Workbench
 
@@ -321,8 +322,8 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
     # The sweeps below are shared with 10, which still stores them as dicts: typed here (decode checks the shape).
     measured = {lang: decode(dict[str, GateFigures], measure_gates(wb, gates[lang], lang, key, k))
                 for lang in languages}
-    judge = decode(JudgeMeasure, measure_llm_judge(wb, None, languages, k, key))
-    judge_narrowed = decode(JudgeMeasure, measure_narrowed_judge(wb, languages, k, key))  # 10's requests: no extra call
+    judge = decode(LLMJudge, measure_llm_judge(wb, None, languages, k, key))
+    judge_narrowed = decode(LLMJudge, measure_narrowed_judge(wb, languages, k, key))  # 10's requests: no extra call
     beside = {lang: {general[lang].name: measured[lang][general_key[lang]]} for lang in languages}
     judge_rows = judge_table_rows(judge, {}) + judge_table_rows(judge_narrowed, beside)
     theirs = published()
@@ -333,7 +334,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
             q9a_top5=(q9a_low, q9a_high), q5_rank5=theirs["q5"]["rank5_score"],
             kv_mentions=KVMentions(**theirs["corpus"]["kv_mentions"])),
         question=Q9aQuestion(id=q9a.id, zh=q9a.zh, en=q9a.en),
-        languages=list(languages), k=k, retriever=key, provenance=RetrievalProvenance.of(wb.provenance(key)),
+        languages=list(languages), k=k, retriever=key, provenance=retriever_provenance(wb.provenance(key)),
         corpus_check=corpus_check(wb.chunks, q9a.absent),
         top={lang: [TopRow(**row) for row in wb.top_rows(q9a.text(lang), key, k)] for lang in languages},
         scores=score_comparison(wb, languages, key, k),

@@ -33,6 +33,7 @@ from rag_lib.generation.recovery import (
     run_recovery,
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
+from rag_lib.results.answer_rows import GenerationRecord
 from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.recovery import (
     AnswerModel,
@@ -48,7 +49,6 @@ from rag_lib.results.recovery import (
     RecoveryLLM,
     RecoveryProvenance,
     RuleSource,
-    StoredGeneration,
     StoredLoop,
 )
 from rag_lib.results.typed_json import decode
@@ -113,7 +113,7 @@ def q7_entry(result: RecoveryResult) -> Q7Recovery:
         chosen=result.chosen,
         chosen_question=None if result.chosen is None else result.runs[result.chosen].question,
         # the generation layer's own JSON, read as the stored shape (a mismatch fails here, naming the field)
-        answer=None if result.answer is None else decode(StoredGeneration, result.answer.to_json()),
+        answer=None if result.answer is None else decode(GenerationRecord, result.answer.to_json()),
         loop=decode(StoredLoop, result.to_json()),
     )
 

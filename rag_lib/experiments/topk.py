@@ -21,7 +21,7 @@ import numpy as np
 from rag_lib.casebook import published
 from rag_lib.evaluation import piece_ranks
 from rag_lib.presentation.report import markdown_table
-from rag_lib.results.retrieval import retriever_provenance
+from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.topk import CasebookQ8, CurvePoint, CurveRow, Q8Case, TopkResult
 from rag_lib.results.typed_json import Scalar
 from rag_lib.text import approx_tokens

@@ -29,7 +29,7 @@ from rag_lib.evidence import (
     sweep,
 )
 from rag_lib.presentation.report import markdown_table
-from rag_lib.results.gate_rows import GateFigures, JudgeMeasure, JudgeTableRow
+from rag_lib.results.gate_rows import GateFigures, JudgeTableRow, LLMJudge
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
@@ -158,25 +158,12 @@ def measure_narrowed_judge(wb: Workbench, languages: Sequence[str] = ("zh", "en"
     return {**judged, "model": generator.label}
 
 
-def llm_judge_rows(judge: dict[str, Any], beside: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per language for the LLM judge (judged / failed, then the gate scores), followed by the
-    rows of the gates it is compared with (``beside[lang]``: gate name → scores)."""
-    rows = []
-    for lang, block in judge["by_lang"].items():
-        rows.append({"lang": lang, "gate": f"llm_judge ({judge['model']})", "judged": block["judged"],
-                     "failed": sum(block["failed"].values()), **(block["scores"] or {})})
-        for name, scores in beside.get(lang, {}).items():
-            judged = scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
-            rows.append({"lang": lang, "gate": name, "judged": judged, "failed": 0, **scores})
-    return rows
-
-
 _FIGURES = [f.name for f in fields(GateFigures)]  # a judge table row's figure columns, in stored order
 
 
-def judge_table_rows(judge: JudgeMeasure, beside: dict[str, dict[str, GateFigures]]) -> list[JudgeTableRow]:
-    """:func:`llm_judge_rows` typed (03 stores these; 10 still stores the dicts): one row per language for the
-    judge, its figures ``None`` when it decided no question, then the rows of the gates beside it."""
+def judge_table_rows(judge: LLMJudge, beside: dict[str, dict[str, GateFigures]]) -> list[JudgeTableRow]:
+    """One row per language for the LLM judge (judged / failed, then its figures: ``None`` when it decided no
+    question), followed by the rows of the gates it is compared with (``beside[lang]``: gate name → figures)."""
     rows = []
     for lang, block in judge.by_lang.items():
         figures = block.scores

@@ -9,10 +9,12 @@
     Which result type each notebook stores (:func:`~rag_lib.results.catalog.result_type`).
 ``corpus``, ``bakeoff``, ``q5``, ``q9a``, ``topk``, ``q7_diagnosis``, ``mechanism``, ``recovery``,
 ``summary``, ``local_llm``, ``chunking``, ``corpus_size``, ``ann``
-    One module per experiment: its result type (the module names follow :mod:`rag_lib.experiments`).
-``retrieval_rows``, ``gate_rows``, ``answer_rows``
-    Stored shapes several experiments share: a Top-k and its provenance; the gates' figures on the
-    benchmark and the LLM judge's; gate decisions and generation outcomes.
+    One module per experiment: its result type (the module names follow :mod:`rag_lib.experiments`);
+    10's is split over ``local_llm``, ``local_llm_judge`` (selective answering) and ``local_llm_choice``.
+``provenance``, ``retrieval_rows``, ``gate_rows``, ``answer_rows``, ``comparisons``
+    Stored shapes several experiments share: what produced a ranking, which LLM, a Holm family; a Top-k
+    row; the gates' figures on the benchmark and the LLM judge's; gate decisions and generation outcomes;
+    a judged comparison row (11, 12).
 ``baseline``
     The baseline as 01 measured it (what the mechanism runs compare against), and its Q7 ranks as
     01, 05 and the mechanism runs stored them, and where they disagree.

@@ -20,7 +20,7 @@ from rag_lib.config import RunConfig
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.mechanism import mechanism_results
-from rag_lib.results.retrieval import RetrieverProvenance
+from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.store import MissingResult, rerun_command
 from rag_lib.results.typed_json import encode
 

@@ -51,7 +51,7 @@ class ChosenGate(SweepRow):
 
 
 @dataclass(frozen=True)
-class JudgeRow:
+class JudgedQuestion:
     """One question as the LLM judge decided it, beside its label."""
 
     question: str
@@ -69,11 +69,11 @@ class JudgeLanguage:
     scores: GateFigures | None
     judged: int
     failed: dict[str, int]
-    rows: list[JudgeRow]
+    rows: list[JudgedQuestion]
 
 
 @dataclass(frozen=True)
-class JudgeMeasure:
+class LLMJudge:
     """The LLM sufficiency judge as a gate on every benchmark question (``measure_llm_judge``)."""
 
     model: str

@@ -20,7 +20,8 @@ from rag_lib.results.local_llm_choice import (
     PairedFamily,
     PairedRow,
 )
-from rag_lib.results.local_llm_judge import GateFigures, JudgeRow, LLMJudge, Selective
+from rag_lib.results.gate_rows import GateFigures, JudgeTableRow, LLMJudge
+from rag_lib.results.local_llm_judge import Selective
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
 
@@ -211,7 +212,7 @@ class LocalLLMResult(ExperimentResult):
     answer_rows: list[AnswerRow]  # shown under ANSWER_COLUMNS
     judge: LLMJudge
     gate_beside_judge: dict[str, dict[str, GateFigures]]  # language → gate name → scores
-    judge_rows: list[JudgeRow]
+    judge_rows: list[JudgeTableRow]
     judge_narrowed: LLMJudge  # the narrowed pipeline's part-by-part judge
     narrowing: Narrowing  # generation.narrowing: what the narrowed pipeline sends
     narrowing_choice: NarrowingChoice  # how that budget was chosen: one half of the questions, reported on the other

@@ -1,81 +1,9 @@
-"""``10_local_llm``'s judge and gate figures and its selective answering, as stored."""
+"""``10_local_llm``'s selective answering, as stored (its judge and gate figures: :mod:`rag_lib.results.gate_rows`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
-class GateFigures:
-    """A gate's decisions against the labels ("insufficient" is the positive class), as
-    ``GateScores.to_json`` stores them; a ratio with an empty denominator is None."""
-
-    tp: int
-    fp: int
-    fn: int
-    tn: int
-    n: int
-    precision: float | None
-    recall: float | None
-    refusal_correctness: float | None
-    false_refusal_rate: float | None
-    unanswerable: int
-    unanswerable_declined: int
-    complete: int
-    complete_declined: int
-
-
-@dataclass(frozen=True)
-class JudgedQuestion:
-    """The LLM judge's verdict on one question's Top-k beside its label."""
-
-    question: str
-    answerable: bool
-    label: str
-    judge: str  # "sufficient" / "insufficient"
-    missing: list[str]  # the parts the judge found no support for
-
-
-@dataclass(frozen=True)
-class JudgeLanguage:
-    """The LLM judge in one language: its scores over the judged questions, and the calls that failed."""
-
-    scores: GateFigures | None  # None when no call has a record
-    judged: int
-    failed: dict[str, int]  # reason → questions
-    rows: list[JudgedQuestion]
-
-
-@dataclass(frozen=True)
-class LLMJudge:
-    """The LLM sufficiency judge as a gate (``question_sweeps.gates.measure_llm_judge``)."""
-
-    model: str
-    gate: str
-    by_lang: dict[str, JudgeLanguage]
-
-
-@dataclass(frozen=True)
-class JudgeRow:
-    """One row of the judge table: a judge or gate in one language, its judged and failed questions and scores."""
-
-    lang: str
-    gate: str
-    judged: int
-    failed: int
-    tp: int
-    fp: int
-    fn: int
-    tn: int
-    n: int
-    precision: float | None
-    recall: float | None
-    refusal_correctness: float | None
-    false_refusal_rate: float | None
-    unanswerable: int
-    unanswerable_declined: int
-    complete: int
-    complete_declined: int
 
 
 @dataclass(frozen=True)

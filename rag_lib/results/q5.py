@@ -11,7 +11,8 @@ from rag_lib.results.answer_rows import (
     GeneratorInfo,
 )
 from rag_lib.results.gate_rows import GateParameters
-from rag_lib.results.retrieval_rows import RetrievalProvenance, TopRow
+from rag_lib.results.provenance import RetrieverProvenance, retriever_provenance
+from rag_lib.results.retrieval_rows import TopRow
 from rag_lib.results.store import ExperimentResult
 
 
@@ -113,7 +114,7 @@ class Q5Result(ExperimentResult):
     question: Q5Question
     k: int
     retriever: str
-    provenance: RetrievalProvenance
+    provenance: RetrieverProvenance
     generator: GeneratorInfo
     top: list[TopRow]
     pieces: list[PieceRank]

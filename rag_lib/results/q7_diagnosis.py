@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rag_lib.results.retrieval import RetrieverProvenance
+from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.store import ExperimentResult
 
 

@@ -10,11 +10,12 @@ from rag_lib.results.gate_rows import (
     ChosenGate,
     GateFigures,
     GateParameters,
-    JudgeMeasure,
+    LLMJudge,
     JudgeTableRow,
     SweepRow,
 )
-from rag_lib.results.retrieval_rows import RetrievalProvenance, TopRow
+from rag_lib.results.provenance import RetrieverProvenance, retriever_provenance
+from rag_lib.results.retrieval_rows import TopRow
 from rag_lib.results.store import ExperimentResult, MissingResult
 
 
@@ -250,7 +251,7 @@ class Q9aResult(ExperimentResult):
     languages: list[str]
     k: int
     retriever: str
-    provenance: RetrievalProvenance
+    provenance: RetrieverProvenance
     corpus_check: CorpusCheck
     top: dict[str, list[TopRow]]  # language → Q9a's Top-k
     scores: dict[str, ScoreComparison]
@@ -266,8 +267,8 @@ class Q9aResult(ExperimentResult):
     near_miss: NearMiss
     gated_decline: dict[str, GatedDecline]
     bypass: Bypass
-    llm_judge: JudgeMeasure
-    llm_judge_narrowed: JudgeMeasure  # the narrowed pipeline's part-by-part judge
+    llm_judge: LLMJudge
+    llm_judge_narrowed: LLMJudge  # the narrowed pipeline's part-by-part judge
     llm_judge_rows: list[JudgeTableRow]
     generation: GenerationEval
 

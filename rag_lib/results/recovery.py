@@ -1,9 +1,10 @@
-"""``07_recovery_loop``'s stored result, and the stored shape of a generated answer it keeps for Q7."""
+"""``07_recovery_loop``'s stored result, (a generated answer is stored as :class:`~rag_lib.results.answer_rows.GenerationRecord`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag_lib.results.answer_rows import GenerationRecord
 from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.store import ExperimentResult
 
@@ -11,83 +12,6 @@ PieceRanks = dict[str, int | None]  # piece -> first rank (None: not ranked)
 # A suggestion and the first rank of each of its question's pieces (``RecoveryResult.rows``): the columns after
 # ``suggestion`` are the question's pieces, C1 … Cn.
 RankRow = dict[str, str | int | None]
-
-
-# --------------------------------------------------------------------------- a generated answer, as stored
-@dataclass(frozen=True)
-class CitedQuote:
-    """One citation as the model gave it: the chunk and the words quoted from it."""
-
-    chunk_id: str
-    quote: str
-
-
-@dataclass(frozen=True)
-class AnswerBody:
-    """The model's answer (``generation.schema.Answer``): the text, or a decline naming what is missing."""
-
-    status: str  # "answered" or "insufficient"
-    answer: str
-    citations: list[CitedQuote]
-    missing: list[str]
-
-
-@dataclass(frozen=True)
-class StoredCitation:
-    """One citation after the check against the evidence sent (``CheckedCitation.to_json``)."""
-
-    chunk_id: str
-    quote: str
-    valid: bool
-    reason: str | None  # why it is not valid
-    deep_link: str | None
-    page: str | None
-    page_start: int | None
-    page_end: int | None
-
-
-@dataclass(frozen=True)
-class CitationCheck:
-    """All citations of an answer, checked (``CitationReport.to_json``)."""
-
-    n_valid: int
-    n_total: int
-    validity: float | None  # None: nothing cited
-    dropped_by_reason: dict[str, int]
-    citations: list[StoredCitation]
-
-
-@dataclass(frozen=True)
-class SupportCheck:
-    """Whether the answer is carried by its verified quotes (``SupportReport.to_json``)."""
-
-    supported: bool
-    statements: list[str]
-    unsupported: list[str]
-    restates_question: bool
-
-
-@dataclass(frozen=True)
-class StoredGeneration:
-    """One generation as stored (``GenerationResult.to_json``): an answer, a decline, or a named error."""
-
-    status: str
-    question: str
-    backend: str
-    model: str
-    model_version: str | None
-    evidence_ids: list[str]
-    answer: AnswerBody | None
-    citations: CitationCheck | None
-    call_keys: list[str]
-    replayed: bool
-    latency_s: float
-    cost_usd: float | None
-    error_kind: str | None
-    error: str | None
-    raw_output: str | None
-    warnings: list[str]
-    support: SupportCheck | None
 
 
 # --------------------------------------------------------------------------- the recovery loop
@@ -122,7 +46,7 @@ class StoredLoop:
     chosen: int | None
     chosen_question: str | None
     choice_rule: str
-    answer: StoredGeneration | None
+    answer: GenerationRecord | None
 
 
 @dataclass(frozen=True)
@@ -136,7 +60,7 @@ class Q7Recovery:
     baseline: PieceRanks
     chosen: int | None
     chosen_question: str | None
-    answer: StoredGeneration | None
+    answer: GenerationRecord | None
     loop: StoredLoop
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_lib.results.local_llm import AnswerRow
-from rag_lib.results.local_llm_judge import JudgeRow
+from rag_lib.results.gate_rows import JudgeTableRow
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
 
@@ -183,7 +183,7 @@ class LocalLLMSummary:
 
     tasks: dict[str, str]
     answer_rows: list[AnswerRow]  # shown under local_llm.ANSWER_COLUMNS
-    judge_rows: list[JudgeRow]
+    judge_rows: list[JudgeTableRow]
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rag_lib.results.retrieval import RetrieverProvenance
+from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
 

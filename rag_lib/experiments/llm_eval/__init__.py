@@ -38,7 +38,7 @@ from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
     general_gate_key,
-    llm_judge_rows,
+    judge_table_rows,
     measure_gates,
     measure_llm_judge,
     measure_narrowed_judge,
@@ -46,6 +46,7 @@ from rag_lib.question_sweeps.gates import (
 )
 from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.question_sweeps.injection import run_injection_set
+from rag_lib.results.gate_rows import GateFigures, JudgeLanguage, LLMJudge
 from rag_lib.results.local_llm import (
     HELD_OUT,
     IN_SAMPLE,
@@ -70,14 +71,7 @@ from rag_lib.results.local_llm_choice import (
     NarrowingChoice,
     PairedFamily,
 )
-from rag_lib.results.local_llm_judge import (
-    GateFigures,
-    JudgeLanguage,
-    JudgeRow,
-    LLMJudge,
-    Selective,
-    SelectiveNotRun,
-)
+from rag_lib.results.local_llm_judge import Selective, SelectiveNotRun
 from rag_lib.results.typed_json import decode, encode
 from rag_lib.retrieval import Ranking
 from rag_lib.text import language_of
@@ -261,7 +255,8 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
               | {general[lang].name + HELD_OUT + THEN_JUDGE: cascade_scores(scored[lang], cascade[lang])}
               for lang in languages}
     rows = [AnswerRow(**vars(run.figures), generator=a.label) for a in answers.values() for run in a.runs.values()]
-    judge_rows = [JudgeRow(**r) for r in llm_judge_rows(judged, {}) + llm_judge_rows(judged_narrowed, encode(beside))]
+    judge = decode(LLMJudge, judged)
+    judge_rows = judge_table_rows(judge, {}) + judge_table_rows(judge_narrowed, beside)
     injection = injection_run(wb, k, key)
     hand_checks = hand_check_agreement(answers)
     selective = selective_run(scored, answers, judge_narrowed)
@@ -287,7 +282,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         model_choice=choice, pick_rule=PICK_RULE,
         model_picks=pick_rows(choice.rows, configured) if choice else [],
         answers=answers, answer_rows=rows,
-        judge=decode(LLMJudge, judged), gate_beside_judge=beside, judge_rows=judge_rows, judge_narrowed=judge_narrowed,
+        judge=judge, gate_beside_judge=beside, judge_rows=judge_rows, judge_narrowed=judge_narrowed,
         narrowing=Narrowing(**narrowing_settings()), narrowing_choice=budget, injection=injection,
         injection_summary=injection_summary(injection), before_after=before_after, targets=targets,
         hand_checks=hand_checks, selective=selective, funnel=funnel,
