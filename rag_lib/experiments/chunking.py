@@ -41,6 +41,7 @@ from rag_lib.results.chunking import (
     StrategySizes,
 )
 from rag_lib.results.comparisons import Compared, FamilySummary, judge_compared, judged_fields
+from rag_lib.results.provenance import model_name
 from rag_lib.results.typed_json import Scalar, decode
 from rag_lib.retrieval import Ranking
 from rag_lib.text import approx_tokens
@@ -209,6 +210,7 @@ def findings(result: ChunkingResult) -> list[str]:
     points = result.halo.chunking.structural_hit_rate_points
     family = result.family()
     hit, compared = hit_name(result.k), compared_metrics(result.k)  # at the k the run stored
+    embedder = result.provenance.embedder
     for lang in result.languages:
         parts = []
         for s in result.strategies:
@@ -235,7 +237,8 @@ def findings(result: ChunkingResult) -> list[str]:
                    f"{large.coverage:.3f}.")
     out.append(f"Caveats: {result.n_answerable} answerable questions, labels of this benchmark placed as spans "
                f"({result.gold_span_differences} differences from the chunk-id labels on the structural chunks); "
-               "one offline embedder (multilingual-e5-small); structural chunks longer than its 512-token window are "
+               f"one offline embedder ({model_name(embedder)}); structural chunks longer than its "
+               f"{embedder['max_tokens']}-token window are "
                "embedded in windows whose vectors are averaged, while the other strategies fit the window by "
                "construction; no answers were generated from the Top-20, so the context comparison is cost and "
                "coverage, not answer quality.")

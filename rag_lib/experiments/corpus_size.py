@@ -55,6 +55,7 @@ from rag_lib.results.corpus_size import (
     TopDistractor,
     WideBatchLabels,
 )
+from rag_lib.results.provenance import model_name
 from rag_lib.results.typed_json import Scalar, decode
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
@@ -381,7 +382,8 @@ def findings(result: CorpusSizeResult) -> list[str]:
     out.append(f"Caveats: {result.n_answerable} answerable questions written for the {small}-page batch, so the "
                "added pages are distractors by construction unless they state a piece (they are then gold through "
                "the wide batch's own labels); intervals are bootstrap intervals over questions of the seed-averaged "
-               f"values, with {len(result.seeds)} page orders; one offline embedder (multilingual-e5-small); gate "
+               f"values, with {len(result.seeds)} page orders; one offline embedder "
+               f"({model_name(result.provenance.embedder)}); gate "
                f"parameters tuned on the labelled batch; unanswerable questions left out on the wide batch: {left}.")
     out.append(family.describe())
     return out

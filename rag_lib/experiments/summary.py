@@ -32,8 +32,10 @@ from rag_lib.results.baseline import bakeoff_q7, baseline_label
 from rag_lib.results.chunking import ChunkingResult
 from rag_lib.results.local_llm import LocalLLMResult
 from rag_lib.results.mechanism import FailedCalls, MechanismResult, mechanism_metrics, mechanism_results
+from rag_lib.results.provenance import model_name
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.recovery import RecoveryExperimentResult
+from rag_lib.results.store import MissingResult
 from rag_lib.results.summary import (
     CasebookRow,
     ComparisonRow,
@@ -94,6 +96,17 @@ class SummaryInputs:
         return cls(mechanisms=list(found.values()),
                    missing=[name for name, done in ran.items() if not done] + missing_mechanisms,
                    bakeoff=bakeoff, recovery=recovery, chunking=chunking, local_llm=local_llm, diagnosis=diagnosis)
+
+
+def baseline_embedder(bakeoff: BakeoffResult | None) -> str | None:
+    """The baseline's embedder as prose names it, from 01's stored provenance of the baseline configuration
+    (``None`` when 01 has no results)."""
+    if bakeoff is None:
+        return None
+    embedder = bakeoff.provenance[baseline_label()].embedder
+    if embedder is None:
+        raise MissingResult(f"01_embedding_bakeoff stores no embedder for {baseline_label()}; re-run it.")
+    return model_name(embedder)
 
 
 def side_by_side(lang: str, inputs: SummaryInputs) -> list[SideBySideRow]:
@@ -448,7 +461,7 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                                       ["row", *Q7_PIECES]),
         headline_findings=headline_findings(tables, q7_inside(tables.get("zh", []), evidence_k),
                                             [r for r in ranked if not is_more_context(r)], family.size, compared,
-                                            local, root),
+                                            local, baseline_embedder(inputs.bakeoff), root),
     )
 
 

@@ -21,8 +21,9 @@ from rag_lib.results.topk import TopkResult
 Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
 
 
-def q7_sentence(rows: Sequence[SideBySideRow], inside: Sequence[str], lang: str = "zh") -> Finding:
-    """Q7's baseline ranks and how many mechanism or recovery rows bring C1–C3 into the Top-10."""
+def q7_sentence(rows: Sequence[SideBySideRow], inside: Sequence[str], embedder: str, lang: str = "zh") -> Finding:
+    """Q7's baseline ranks (dense retrieval with ``embedder``, as prose names it) and how many mechanism or
+    recovery rows bring C1–C3 into the Top-10."""
     baseline = rows[0]
     first = [baseline.rank(p) if isinstance(baseline, Q7Ranks) else None for p in Q7_PIECES]
     ranks = " / ".join("—" if rank is None else str(rank) for rank in first)
@@ -30,7 +31,7 @@ def q7_sentence(rows: Sequence[SideBySideRow], inside: Sequence[str], lang: str 
     return {"run": "08_summary", "sentence": (
         f"Q7, asked in {'Chinese' if lang == 'zh' else 'English'}, stays incomplete: the baseline ranks its four "
         f"pieces C1–C4 at {ranks}, and {len(others)} of {len(rows) - 1} mechanism and recovery rows bring all of "
-        "C1–C3 into the Top-10 (caveat: one question, the offline multilingual-e5-small, not the casebook's bge-m3).")}
+        f"C1–C3 into the Top-10 (caveat: one question, the offline {embedder}, not the casebook's bge-m3).")}
 
 
 def mechanisms_sentence(ranked: Sequence[Mapping[str, Any]], family_size: int) -> Finding:
@@ -97,10 +98,12 @@ def answers_sentence(local: LocalLLMResult) -> Finding | None:
 
 def headline_findings(side_by_side: Mapping[str, Sequence[SideBySideRow]], inside: Sequence[str],
                       ranked: Sequence[Mapping[str, Any]], family_size: int,
-                      comparisons: Sequence[ComparisonRow], local: LocalLLMResult | None,
+                      comparisons: Sequence[ComparisonRow], local: LocalLLMResult | None, embedder: str | None,
                       root: Path | None = None) -> list[Finding]:
-    """The five headline findings, in reading order; a sentence whose run has no results is left out."""
-    out = [q7_sentence(side_by_side["zh"], inside)] if side_by_side.get("zh") else []
+    """The five headline findings, in reading order; a sentence whose run has no results is left out.
+    ``embedder``: the baseline's embedder as prose names it (:func:`rag_lib.results.provenance.model_name`), from
+    01's results (``None`` without them: then no Q7 sentence, whose baseline ranks are 01's)."""
+    out = [q7_sentence(side_by_side["zh"], inside, embedder)] if side_by_side.get("zh") and embedder else []
     if ranked:
         out.append(mechanisms_sentence(ranked, family_size))
     topk = TopkResult.find("04_q8_topk", root)

@@ -23,6 +23,12 @@ class RetrieverProvenance:
     embedder: ModelDescription | None = field(default=None, metadata=optional_key())
 
 
+def model_name(description: ModelDescription) -> str:
+    """A model as the reports name it in prose: its Hugging Face id without the organisation
+    (``intfloat/multilingual-e5-small`` -> ``multilingual-e5-small``)."""
+    return str(description["hf_id"]).rsplit("/", 1)[-1]
+
+
 def retriever_provenance(described: Mapping[str, Any]) -> RetrieverProvenance:
     """``Workbench.provenance(key)`` typed; raises :class:`~rag_lib.results.typed_json.ShapeError` on another
     shape, as reading a stored one would."""

@@ -6,8 +6,8 @@ declares its key with ``field(metadata=json_key("in top 10"))``; a key the write
 there is nothing to say (no failures, no LLM) declares it with ``field(default=…,
 metadata=optional_key())``. :func:`decode` builds the typed value back from JSON by the declared
 types and fails, naming the path, on a missing key, an undeclared one, or a value of another type. A
-type that involves ``Any`` is not checked at all: a field typed ``dict[str, Any]`` is still untyped and
-stays as stored (``tests/test_typed_results.py`` lists those left).
+type that involves ``Any`` is not checked at all; no result field has one (``tests/test_typed_results.py``
+fails on any).
 """
 
 from __future__ import annotations
