@@ -83,23 +83,23 @@ C3 {{ casebook.piece_ranks.C3 }}; {{ casebook.coverage_top10 }} in the Top-10.
 
 ## Piece ranks, every phrasing and language
 
-{{ rank_table }}
+{{ rank_rows | table(["phrasing", "language", "source", "C1", "C2", "C3", "C4", "in top " ~ k, "in top 10", "layer"]) }}
 
 ## Top-10, original question (zh)
 
-{{ cases.original.zh.top10_table }}
+{{ cases.original.zh.top10 | table(["rank", "score", "heading", "page", "covers"]) }}
 
 ## Top-10, original question (en)
 
-{{ cases.original.en.top10_table }}
+{{ cases.original.en.top10 | table(["rank", "score", "heading", "page", "covers"]) }}
 
 ## Top-10, terms phrasing (zh)
 
-{{ cases.terms.zh.top10_table }}
+{{ cases.terms.zh.top10 | table(["rank", "score", "heading", "page", "covers"]) }}
 
 ## Top-10, aligned phrasing (en)
 
-{{ cases.aligned.en.top10_table }}
+{{ cases.aligned.en.top10 | table(["rank", "score", "heading", "page", "covers"]) }}
 
 ## Findings
 

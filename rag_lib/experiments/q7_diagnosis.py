@@ -14,7 +14,6 @@ from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.casebook import published
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.evaluation.margins import margin_to_cut, median_gap
-from rag_lib.presentation.report import markdown_table
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.q7_diagnosis import CasebookQ7, Q7Case, Q7DiagnosisResult, TopChunk
 from rag_lib.retrieval import Ranking
@@ -65,7 +64,6 @@ def run_q7_diagnosis(
             cases.setdefault(name, {})[lang] = Q7Case(
                 question=q7.text(lang, phrasing),
                 top10=rows,
-                top10_table=markdown_table(rows, ["rank", "score", "heading", "page", "covers"]),
                 piece_ranks={f"C{i + 1}": r for i, r in enumerate(ranks)},
                 piece_layers={f"C{i + 1}": piece_layer(r, k) for i, r in enumerate(ranks)},
                 top10_margins={f"C{i + 1}": margin_to_cut(ranking, r) for i, r in enumerate(ranks)},
@@ -90,7 +88,6 @@ def run_q7_diagnosis(
         pieces={p.id: p.what for p in q7.gold},
         cases=cases,
         rank_rows=rank_rows,
-        rank_table=markdown_table(rank_rows),
         casebook=CasebookQ7(piece_ranks=dict(theirs["piece_ranks"]), coverage_top10=theirs["coverage_top10"],
                             note="THEIRS: bge-m3 on their 26-page snapshot; the casebook gives C4 only as 'in the "
                                  "Top-10'"),

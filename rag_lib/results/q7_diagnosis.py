@@ -26,7 +26,6 @@ class Q7Case:
 
     question: str
     top10: list[TopChunk]
-    top10_table: str
     piece_ranks: dict[str, int | None]  # piece → first rank (None: no chunk of it was ranked)
     piece_layers: dict[str, str]  # piece → rag_lib.evaluation.metrics.Layer
     top10_margins: dict[str, float | None]  # piece → cosine margin to the Top-10 cut (positive: inside)
@@ -60,5 +59,4 @@ class Q7DiagnosisResult(ExperimentResult):
     pieces: dict[str, str]  # piece id → what the piece is
     cases: dict[str, dict[str, Q7Case]]  # phrasing → language → case
     rank_rows: list[dict[str, str | int | None]]  # one row per phrasing and language: C1… first ranks, shares
-    rank_table: str
     casebook: CasebookQ7
