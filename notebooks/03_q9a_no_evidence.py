@@ -111,7 +111,7 @@ table([{"language": lang, "gate": gate, **encode(figures_)} for lang, by_gate in
 
 # %%
 for lang in languages:
-    display(page.markdown(f"### {lang}\n\n" + result.validation_tables[lang]))
+    display(Markdown(f"### {lang}"), table(result.validation_rows[lang]))
 
 # %% [markdown]
 # ## Every gate on each near-miss question (in-sample parameters)
@@ -187,7 +187,8 @@ evidence declined, per floor; the dotted line is the chosen floor](floor_sweep.p
 {% for lang in languages %}
 Gates on the whole benchmark, in-sample, {{ lang }}:
 
-{{ gate_tables[lang] }}
+{{ gate_rows[lang] | table(["gate", "precision", "recall", "refusal_correctness", "false_refusal_rate", "tp", "fp",
+                             "fn", "tn"]) }}
 {% endfor %}
 ## In-sample vs out-of-sample (k/n = rate [{{ validation_interval }}])
 
@@ -203,7 +204,8 @@ the LLM judge is {{ near_miss.llm_judge }}.
 {{ lang }} (floor+aspects fitted in-sample: floor {{ fitted.in_sample.floor }}, coverage {{ fitted.in_sample.min_coverage }};
 leave-one-out floors range over {{ fitted.leave_one_out.floor_range }}):
 
-{{ validation_tables[lang] }}
+{{ validation_rows[lang] | table(["gate", "figure", "in_sample", "leave_one_out", "grouped_by_page",
+                                   "near_miss_held_out"]) }}
 {% endfor %}
 ## The LLM sufficiency judge beside floor+aspects (whole benchmark, in-sample parameters for the gate)
 

@@ -8,6 +8,7 @@ import pytest
 from report_checks import load_results, report_numbers_not_in_json
 
 from rag_lib.config import RESULTS_DIR
+from rag_lib.experiments.q9a import FIGURES, VALIDATED_GATES
 
 # A number standing on its own (not part of an identifier such as "q9a" or "e5").
 
@@ -21,7 +22,7 @@ SCHEMAS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "casebook": dict, "question": dict, "k": int, "provenance": dict, "corpus_check": dict, "top": dict,
         "scores": dict, "calibration": dict, "floor_sweep": dict, "gates": dict, "gated_decline": dict,
         "bypass": dict, "llm_judge": dict, "llm_judge_rows": list, "generation": dict, "overlap": dict,
-        "validation": dict, "validation_tables": dict, "near_miss": dict,
+        "validation": dict, "validation_rows": dict, "gate_rows": dict, "near_miss": dict,
     },
 }
 
@@ -68,6 +69,10 @@ def test_q9a_figures_are_consistent() -> None:
             assert scores["n"] == scores["tp"] + scores["fp"] + scores["fn"] + scores["tn"]
         chosen = results["calibration"][lang]["floor"]
         assert (gates["floor"]["tp"], gates["floor"]["fp"]) == (chosen["tp"], chosen["fp"])  # sweep = measurement
+        # The report's gate table: the same figures, one row per gate in the order measured (the oracle first).
+        rows = results["gate_rows"][lang]
+        assert [row["gate"] for row in rows][:3] == ["checklist", "floor", "aspects"]
+        assert {row["gate"]: {k: v for k, v in row.items() if k != "gate"} for row in rows} == gates
     for lang, validation in results["validation"].items():
         measured = results["gates"][lang]
         n = measured["floor"]["n"]
@@ -84,6 +89,20 @@ def test_q9a_figures_are_consistent() -> None:
                     lo, hi = fig["wilson95"]
                     assert lo <= fig["rate"] <= hi
         assert {row["question"] for row in results["near_miss"]["rows"][lang]} == set(results["near_miss"]["ids"])
+        # The report's validation table: one row per gate and figure, each cell the stored rate as text.
+        rows = results["validation_rows"][lang]
+        assert [(row["gate"], row["figure"]) for row in rows] == [(gate, figure) for gate in VALIDATED_GATES
+                                                                   for figure in FIGURES]
+        for row in rows:
+            block = validation[row["gate"]]
+            for name in ("in_sample", "leave_one_out", "grouped_by_page"):
+                fig = block[name][row["figure"]]
+                assert row[name] == (f"{fig['k']}/{fig['n']} = {fig['rate']:.3f} "
+                                     f"[{fig['wilson95'][0]:.2f}, {fig['wilson95'][1]:.2f}]")
+            held_out = block["near_miss_held_out"]["refusal_near_miss"]
+            assert (row["near_miss_held_out"] is None) == (row["figure"] != "refusal_near_miss")
+            if row["near_miss_held_out"] is not None:
+                assert row["near_miss_held_out"].startswith(f"{held_out['k']}/{held_out['n']} = ")
     for lang, decline in results["gated_decline"].items():
         if decline["status"] == "insufficient":
             assert (decline["generator_called"], decline["recorded_calls"]) == (False, 0), lang

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from rag_lib.benchmark import Benchmark, collapse_ws, plain_text
@@ -29,11 +30,9 @@ from rag_lib.evidence import (
 from rag_lib.evidence.gated import GatedGenerator
 from rag_lib.generation import GenerationResult, SchemaLimits, get_generator
 from rag_lib.generation.scripted import CountingRecorder
-from rag_lib.presentation.report import markdown_table
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
-    gate_table,
     general_gate_key,
     judge_table_rows,
     measure_gates,
@@ -43,7 +42,7 @@ from rag_lib.question_sweeps.gates import (
 )
 from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.results.answer_rows import GenerationEval
-from rag_lib.results.gate_rows import ChosenGate, GateFigures, GateParameters, LLMJudge, SweepRow
+from rag_lib.results.gate_rows import ChosenGate, GateFigures, GateParameters, GateRow, LLMJudge, SweepRow
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.q9a import (
     BestScores,
@@ -67,6 +66,7 @@ from rag_lib.results.q9a import (
     ScoreComparison,
     ScoreOverlap,
     ValidationParameters,
+    ValidationRow,
 )
 from rag_lib.results.retrieval_rows import TopRow
 from rag_lib.results.typed_json import decode
@@ -211,18 +211,18 @@ def _validated(block: GateValidation, validation: str, figure: str) -> Rate | No
     return getattr(figures, figure)
 
 
-def _cell(figure: Rate | None) -> str:
+def _cell(figure: Rate | None) -> str | None:
+    """A rate as the validation table shows it, ``k/n = rate [lo, hi]``; ``None`` (a dash) when there is none."""
     if figure is None or figure.rate is None or figure.wilson95 is None:
-        return "—"
+        return None
     lo, hi = figure.wilson95
     return f"{figure.k}/{figure.n} = {figure.rate:.3f} [{lo:.2f}, {hi:.2f}]"
 
 
-def validation_table(validation: dict[str, GateValidation]) -> str:
+def validation_rows(validation: dict[str, GateValidation]) -> list[ValidationRow]:
     """One row per gate and figure; one column per validation (k/n = rate [Wilson 95%])."""
-    rows = [{"gate": gate, "figure": figure, **{v: _cell(_validated(block, v, figure)) for v in VALIDATIONS}}
+    return [ValidationRow(gate=gate, figure=figure, **{v: _cell(_validated(block, v, figure)) for v in VALIDATIONS})
             for gate, block in validation.items() for figure in FIGURES]
-    return markdown_table(rows)
 
 
 def near_miss_rows(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "dense",
@@ -345,10 +345,11 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
                      for lang, c in calibrations.items()},
         floor_sweep={lang: decode(list[SweepRow], c["floor_sweep"]) for lang, c in calibrations.items()},
         gates=measured,
-        gate_tables={lang: gate_table(m) for lang, m in measured.items()},
+        gate_rows={lang: [GateRow(gate=name, **asdict(m)) for name, m in by_gate.items()]
+                   for lang, by_gate in measured.items()},
         validation=validation,
         validation_interval="Wilson score interval, 95%",
-        validation_tables={lang: validation_table(v) for lang, v in validation.items()},
+        validation_rows={lang: validation_rows(v) for lang, v in validation.items()},
         near_miss=NearMiss(ids=[q.id for q in near_miss], ids_count=len(near_miss),
                            rows={lang: near_miss_rows(wb, gates[lang], lang, key, k) for lang in languages},
                            llm_judge="in the LLM judge table below (whole benchmark, beside floor+aspects)"),

@@ -28,7 +28,6 @@ from rag_lib.evidence import (
     score_cases,
     sweep,
 )
-from rag_lib.presentation.report import markdown_table
 from rag_lib.results.gate_rows import GateFigures, JudgeTableRow, LLMJudge
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
@@ -108,13 +107,6 @@ def measure_gates(wb: Workbench, gates: dict[str, Gate], lang: str, key: str = "
                               not decision.sufficient))
         out[name] = score_cases(cases).to_json()
     return out
-
-
-def gate_table(measured: dict[str, GateFigures]) -> str:
-    rows = [{"gate": name, **{c: getattr(m, c) for c in ("precision", "recall", "refusal_correctness",
-                                                            "false_refusal_rate", "tp", "fp", "fn", "tn")}}
-            for name, m in measured.items()]
-    return markdown_table(rows)
 
 
 def measure_llm_judge(wb: Workbench, judge: LLMJudgeGate | None = None, languages: Sequence[str] = ("zh", "en"),

@@ -10,6 +10,7 @@ from rag_lib.results.gate_rows import (
     ChosenGate,
     GateFigures,
     GateParameters,
+    GateRow,
     LLMJudge,
     JudgeTableRow,
     SweepRow,
@@ -164,6 +165,19 @@ class GateValidation:
 
 
 @dataclass(frozen=True)
+class ValidationRow:
+    """A row of the in-sample vs out-of-sample table: one gate's figure under each validation, as
+    "k/n = rate [Wilson 95%]" (``None``: that validation does not measure the figure, or it counted nothing)."""
+
+    gate: str
+    figure: str  # a field of RefusalFigures
+    in_sample: str | None
+    leave_one_out: str | None
+    grouped_by_page: str | None
+    near_miss_held_out: str | None  # measures refusal_near_miss only
+
+
+@dataclass(frozen=True)
 class NearMissRow:
     """A near-miss question: its best score, aspect coverage, top page, and each gate's decision."""
 
@@ -260,10 +274,10 @@ class Q9aResult(ExperimentResult):
     calibration: dict[str, Calibration]
     floor_sweep: dict[str, list[SweepRow]]
     gates: dict[str, dict[str, GateFigures]]  # language → gate name → figures
-    gate_tables: dict[str, str]  # language → Markdown
+    gate_rows: dict[str, list[GateRow]]  # language → the same figures, one row per gate in the order measured
     validation: dict[str, dict[str, GateValidation]]  # language → gate name → validations
     validation_interval: str
-    validation_tables: dict[str, str]  # language → Markdown
+    validation_rows: dict[str, list[ValidationRow]]  # language → one row per gate and figure
     near_miss: NearMiss
     gated_decline: dict[str, GatedDecline]
     bypass: Bypass
