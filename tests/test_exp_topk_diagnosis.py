@@ -75,6 +75,9 @@ def test_topk_results() -> None:
         assert [q8["covered"][k] for k in ks] == [coverage_at(ranks, int(k)) for k in ks]
         assert q8["first_full_k"] == first_full_k(ranks)
         assert results["q8_testable"][lang] == q8["testable"] == completes_late(ranks, 5)
+        # The report's Q8 table: one row per language, "covered/pieces" at every k.
+        row = results["q8_rows"][results["languages"].index(lang)]
+        assert row == {"language": lang, **{f"k={k}": f"{q8['covered'][k]}/{q8['n_pieces']}" for k in ks}}
         assert all(completes_late([r[p] for p in r if p.startswith("C")], 5) for r in results["late_complete"][lang])
         assert results["late_complete_count"][lang] == len(results["late_complete"][lang])
         curve = results["curve"][lang]

@@ -20,7 +20,6 @@ import numpy as np
 
 from rag_lib.casebook import published
 from rag_lib.evaluation import piece_ranks
-from rag_lib.presentation.report import markdown_table
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.topk import CasebookQ8, CurvePoint, CurveRow, Q8Case, TopkResult
 from rag_lib.results.typed_json import Scalar
@@ -73,7 +72,7 @@ def run_topk(
     tokens = {c.id: approx_tokens(c.text) for c in wb.embeddable}
 
     q8_out: dict[str, Q8Case] = {}
-    q8_rows = []
+    q8_rows: list[dict[str, str]] = []
     for lang in languages:
         ranks = piece_ranks(q8.pieces, wb.rank(q8.text(lang), key))
         n = len(ranks)
@@ -118,7 +117,7 @@ def run_topk(
         n_answerable=len(questions),
         token_estimate="1 token per CJK character + 1 per 4 other characters (approx_tokens)",
         q8={"id": q8.id, **q8_out},
-        q8_table=markdown_table(q8_rows),
+        q8_rows=q8_rows,
         q8_testable={lang: q8_out[lang].testable for lang in languages},
         q8_verdict={lang: verdict(q8_out[lang].piece_ranks, wb.config.k) for lang in languages},
         late_complete=late,

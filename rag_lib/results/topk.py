@@ -69,7 +69,7 @@ class TopkResult(ExperimentResult):
     n_answerable: int
     token_estimate: str
     q8: dict[str, Q8Case | str]  # "id" → Q8's benchmark id; language → Q8 in that language
-    q8_table: str
+    q8_rows: list[dict[str, str]]  # one row per language: "language", then "k=1" … "k=<max_k>" → "covered/pieces"
     q8_testable: dict[str, bool]  # language → both pieces ranked
     q8_verdict: dict[str, str]  # language → the verdict sentence
     # language → the compound questions completed only between k + 1 and 10: "question", "text", "first_full_k"
