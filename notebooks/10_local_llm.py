@@ -56,7 +56,6 @@ k = None  # None: retrieval.top_k in workbook.yaml
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.llm_eval import findings, run_local_llm
-from rag_lib.experiments.llm_eval.paired import table_rows as paired_table
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table
 from rag_lib.results.local_llm import ANSWER_COLUMNS
@@ -139,7 +138,7 @@ table(result.partly_checkable)
 # %%
 print("answerers:", report.prose({name: answer.label for name, answer in result.answers.items()}))
 print(result.paired_family.describe)
-table(paired_table(result.paired))
+table(result.paired_rows)
 
 # %% [markdown]
 # ### The narrowed pipeline against the answers issue's targets
@@ -267,7 +266,7 @@ The narrowed pipeline against the targets (`before each change`: the same figure
 
 Answer against answer, question by question (ungated; paired bootstrap, Holm-adjusted):
 
-{{ paired_table }}
+{{ paired_rows | table(["comparison", "lang", "metric", "questions", "answerer", "baseline", "difference", "95% interval", "adjusted (Holm)"]) }}
 
 How much evidence the narrowed pipeline sends (rule: {{ narrowing_choice.rule }}):
 

@@ -69,7 +69,7 @@ def _row(question: str, status: str, correct: bool | None, answerable: bool = Tr
 
 
 def test_answers_are_compared_question_by_question_over_the_questions_both_have() -> None:
-    from rag_lib.experiments.llm_eval.paired import paired_answer_rows
+    from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
 
     mine = [_row(f"a{i}", "answered", True) for i in range(30)] + [_row("u1", "answered", None, answerable=False)]
     base = [_row(f"a{i}", "insufficient", None) for i in range(29)] + [_row("a99", "answered", True)]
@@ -82,6 +82,12 @@ def test_answers_are_compared_question_by_question_over_the_questions_both_have(
     assert family.get("new − old", "en", "answer_correctness").effect
     wrong = by_metric["shown_wrong"]
     assert wrong.diff == 0 and not family.get("new − old", "en", "shown_wrong").in_family  # fixed
+    # 10's table of them: the answerer's and the baseline's rates, the signed difference and intervals as text.
+    shown = {r.metric: r for r in table_rows(rows)}
+    assert (shown["answer_correctness"].answerer, shown["answer_correctness"].baseline) == (1.0, 0.0)
+    assert (shown["answer_correctness"].difference, shown["shown_wrong"].difference) == ("+1.000", "+0.000")
+    assert shown["answer_correctness"].interval == "[+1.000, +1.000]"
+    assert shown["answer_correctness"].adjusted_holm == right.adjusted_holm
 
 
 def test_a_question_is_partly_checkable_when_it_has_checkable_and_uncheckable_facts() -> None:

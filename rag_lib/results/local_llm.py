@@ -19,6 +19,7 @@ from rag_lib.results.local_llm_choice import (
     NarrowingChoice,
     PairedFamily,
     PairedRow,
+    PairedTableRow,
 )
 from rag_lib.results.gate_rows import GateFigures, JudgeTableRow, LLMJudge
 from rag_lib.results.local_llm_judge import Selective
@@ -224,7 +225,7 @@ class LocalLLMResult(ExperimentResult):
     selective: dict[str, Selective]  # per language: selective answering (cross-validated logistic), its curve
     funnel: list[FunnelRow]  # per language: key facts in the Top-k → in the units sent → in the shown answer
     paired: list[PairedRow]  # answer against answer per question (llm_eval.paired), Holm-adjusted
-    paired_table: str  # Markdown: its cells format the rows (signed difference, interval text)
+    paired_rows: list[PairedTableRow]  # the same comparisons as the paired table shows them
     paired_family: PairedFamily  # the Holm family's size, fixed cells and how it was adjusted
     answer_languages: list[LanguageRow]  # per answerer and language (ungated): shown answers in its language
     partly_checkable: list[PartlyCheckable]  # questions whose key facts check only part of what they ask

@@ -188,6 +188,23 @@ class PairedRow:
 
 
 @dataclass(frozen=True)
+class PairedTableRow:
+    """A :class:`PairedRow` as 10's paired table shows it: no per-question differences; the difference, its 95%
+    interval and the Holm-adjusted figures as cell text (the difference signed, in a text column as the table shows
+    it)."""
+
+    comparison: str
+    lang: str
+    metric: str
+    questions: int
+    answerer: float  # the row's mechanism
+    baseline: float
+    difference: str  # "+0.193"
+    interval: str = field(metadata=json_key("95% interval"))  # "[+0.105, +0.298]"
+    adjusted_holm: str = field(metadata=json_key("adjusted (Holm)"))
+
+
+@dataclass(frozen=True)
 class PairedFamily:
     """The Holm family of the paired comparisons (``Family.summary``) and its sentence."""
 

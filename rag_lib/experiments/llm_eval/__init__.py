@@ -33,7 +33,7 @@ from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
 from rag_lib.generation import Generator, get_generator, get_task_generator
 from rag_lib.generation.local_models import local_models
 from rag_lib.io import write_json
-from rag_lib.presentation.report import markdown_table, prose
+from rag_lib.presentation.report import prose
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
@@ -286,7 +286,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         narrowing=Narrowing(**narrowing_settings()), narrowing_choice=budget, injection=injection,
         injection_summary=injection_summary(injection), before_after=before_after, targets=targets,
         hand_checks=hand_checks, selective=selective, funnel=funnel,
-        paired=paired, paired_table=markdown_table(table_rows(paired)),
+        paired=paired, paired_rows=table_rows(paired),
         answer_languages=languages_shown,
         partly_checkable=decode(list[PartlyCheckable], partly_checkable(default_key_facts())),
         paired_family=PairedFamily(**family.summary(), describe=family.describe()),

@@ -17,7 +17,7 @@ from typing import Any
 from rag_lib.evaluation.claims import Family, judge_rows
 from rag_lib.evaluation.correctness import has_checkable_fact
 from rag_lib.evaluation.stats import compare, interval_text
-from rag_lib.results.local_llm_choice import PairedRow
+from rag_lib.results.local_llm_choice import PairedRow, PairedTableRow
 from rag_lib.results.typed_json import decode
 
 N_BOOT = 10000
@@ -69,9 +69,9 @@ def paired_answer_rows(runs: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
     return [decode(PairedRow, r) for r in rows], family  # each row as judge_rows completed it
 
 
-def table_rows(rows: Sequence[PairedRow]) -> list[dict[str, Any]]:
+def table_rows(rows: Sequence[PairedRow]) -> list[PairedTableRow]:
     """The rows as 10's table shows them (no per-question differences)."""
-    return [{"comparison": r.comparison, "lang": r.lang, "metric": r.metric, "questions": r.questions,
-             "answerer": r.mechanism, "baseline": r.baseline, "difference": f"{r.diff:+.3f}",
-             "95% interval": interval_text(r.ci95), "adjusted (Holm)": r.adjusted_holm}
+    return [PairedTableRow(comparison=r.comparison, lang=r.lang, metric=r.metric, questions=r.questions,
+                           answerer=r.mechanism, baseline=r.baseline, difference=f"{r.diff:+.3f}",
+                           interval=interval_text(r.ci95), adjusted_holm=r.adjusted_holm)
             for r in rows]
