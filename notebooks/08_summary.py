@@ -30,12 +30,18 @@
 languages = ["zh", "en"]
 
 # %%
+import json
+
 from IPython.display import display
 
+from rag_lib.evaluation import hit_name
 from rag_lib.experiments.summary import findings, run_summary
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.label_archive import POOLED_METRICS
+from rag_lib.presentation.side_by_side import highlight, side_by_side_table
 from rag_lib.presentation.tables import table
 from rag_lib.results.local_llm import ANSWER_COLUMNS
+from rag_lib.results.mechanism import mechanism_metrics
 from rag_lib.results.summary import Relabelled
 from rag_lib.results.typed_json import encode
 
@@ -54,8 +60,9 @@ print("inputs missing:", summary.missing_inputs or "none")
 # metric did not move on any question, so it is left out of the Holm family.
 
 # %%
-display(table(summary.what_helps, ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence",
-                                   "hit@5", "coverage@10", "mrr"]))
+what_helps_columns = ["rank", "mechanism", "language", "questions", "verdict", "coverage@evidence",
+                      hit_name(summary.k), "coverage@10", "mrr"]
+display(table(summary.what_helps, what_helps_columns))
 page.show_figure(figures.forest(encode(summary.comparisons), "coverage@evidence", report.experiment_dir(NAME) / "forest.png",
                                 title="Each mechanism variant against the baseline (coverage@evidence)"))
 
@@ -68,7 +75,7 @@ page.show_figure(figures.forest(encode(summary.comparisons), "coverage@evidence"
 
 # %%
 for lang in languages:
-    display(page.markdown(f"### {lang}\n\n" + summary.side_by_side_tables[lang]))
+    display(page.markdown(f"### {lang}\n\n" + side_by_side_table(summary.side_by_side[lang], summary.evidence_k)))
     page.show_figure(figures.piece_ranks(encode(summary.side_by_side[lang]), report.experiment_dir(NAME) / f"q7_ranks_{lang}.png",
                                          title=f"Q7 ({lang}): first rank of each piece per configuration"))
 
@@ -80,7 +87,9 @@ for lang in languages:
 # evidence the variant sends to generation (Top-5; Top-k for the top-k rows), the one metric k changes.
 
 # %%
-display(page.markdown(summary.benchmark_table))
+benchmark_columns = ["mechanism", "language", *mechanism_metrics(summary.k),
+                     *(["failed"] if any("failed" in r for r in summary.benchmark_rows) else [])]
+display(table(summary.benchmark_rows, benchmark_columns))
 
 # %% [markdown]
 # ## Before and after the relabelling (labels v2 → v3)
@@ -93,8 +102,9 @@ display(page.markdown(summary.benchmark_table))
 # %%
 if isinstance(summary.relabel, Relabelled):
     display(table(summary.relabel.metrics), table(summary.relabel.q7))
+pooled_columns = ["batch", "configuration", "language", "n", *POOLED_METRICS]
 if summary.relabel.pooled.available:
-    display(page.markdown(summary.relabel.pooled.table))
+    display(table(summary.relabel.pooled.rows, pooled_columns))
 
 # %% [markdown]
 # ## The local LLM (notebook 10): answers and the LLM judge on the whole benchmark
@@ -135,7 +145,7 @@ changed, clear losses, then variants whose LLM calls failed on some questions. T
 baseline [Holm-adjusted bootstrap interval over questions, over the {{ multiplicity.comparisons }} comparisons of the
 family]; "no change (fixed)": the metric moved on no question, so it is left out of the family.
 
-{{ what_helps_table }}
+{% if what_helps %}{{ what_helps | table(""" + json.dumps(what_helps_columns) + """) }}{% else %}_(no mechanism results)_{% endif %}
 
 ![Each mechanism variant against the baseline, coverage@evidence with Holm-adjusted intervals](forest.png)
 
@@ -145,13 +155,13 @@ family]; "no change (fixed)": the metric moved on no question, so it is left out
 
 ## Q7: first rank of C1–C4 (bold = inside the Top-10, or inside a top-k row's larger evidence; ≈ = a tie at the Top-10 cut), question in Chinese
 
-{{ side_by_side_tables.zh }}
+{{ side_by_side.zh | highlight(evidence_k=evidence_k) | table(["row", "C1", "C2", "C3", "C4"]) }}
 
 ![Q7 (zh): first rank of each piece per configuration](q7_ranks_zh.png)
 
 ## Q7, question in English
 
-{{ side_by_side_tables.en }}
+{{ side_by_side.en | highlight(evidence_k=evidence_k) | table(["row", "C1", "C2", "C3", "C4"]) }}
 
 ![Q7 (en): first rank of each piece per configuration](q7_ranks_en.png)
 
@@ -165,7 +175,7 @@ adjusted interval is the bootstrap interval at the level Holm tests that compari
 {{ multiplicity.significant_holm_05 }} comparisons survive the adjustment ({{ multiplicity.significant_unadjusted_05 }} have p < {{ multiplicity.alpha }} unadjusted). `coverage@evidence` is the share of pieces inside the
 evidence sent to generation (Top-5, or the Top-k of a top-k row).
 
-{{ benchmark_table }}
+{% if benchmark_rows %}{{ benchmark_rows | table(""" + json.dumps(benchmark_columns) + """) }}{% else %}_(no mechanism results)_{% endif %}
 
 ## Before and after the relabelling
 
@@ -186,7 +196,7 @@ C4 {{ relabel.closing.en.q7.original.C4 }}.
 Every pooled configuration, scored from its Top-10 in the pool under labels v2 and v3 (hit@5 and coverage@10;
 `n`: questions it ranked; the reranker ranks a stated subset):
 
-{{ relabel.pooled.table }}
+{% if relabel.pooled.available %}{{ relabel.pooled.rows | table(""" + json.dumps(pooled_columns) + """) }}{% else %}(not available: {{ relabel.pooled.why }}){% endif %}
 
 ## The local LLM (notebook 10)
 
@@ -210,7 +220,7 @@ The LLM judge beside floor+aspects:
 """
 stored = report.write_experiment(
     "08_summary", summary, template,
-    findings=findings,
+    findings=findings, filters={"highlight": highlight},
 )
-report.write_headline(stored["headline_table"])
+report.write_headline(side_by_side_table(stored["side_by_side"][stored["languages"][0]], stored["evidence_k"]))
 page.closing(stored, {"inputs": {"languages": languages, "inputs missing": summary.missing_inputs or "none"}})

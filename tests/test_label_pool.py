@@ -152,9 +152,12 @@ def test_every_pooled_configuration_is_scored_under_both_label_versions(tmp_path
     v2.write_text(json.dumps({"gold": before}))
     archive_pool(pool, after, "abc", "test", {"new": 2}, out=v3)
     shown = pooled_relabel(v2, v3)
-    assert shown["available"] and shown["decisions"] == {"new": 2} and "| b1 | dense | en | 2 |" in shown["table"]
+    assert shown["available"] and shown["decisions"] == {"new": 2}
+    assert {"batch": "b1", "configuration": "dense", "language": "en", "n": 2} in [
+        {c: r[c] for c in ("batch", "configuration", "language", "n")} for r in shown["rows"]]
+    assert "table" not in shown  # rows are stored; 08's report renders them
     missing = pooled_relabel(tmp_path / "none.json", v3)
-    assert not missing["available"] and "not available" in missing["table"]  # 08's report still renders
+    assert not missing["available"] and missing["rows"] == [] and "none.json" in missing["why"]
 
 
 WIDE = "cloudflare-docs-wide-2026-11-30"

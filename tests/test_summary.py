@@ -17,11 +17,11 @@ from rag_lib.experiments.summary import (
     benchmark_rows,
     comparisons,
     failures,
-    highlight,
     side_by_side,
 )
 from rag_lib.presentation.label_archive import relabel_rows
-from rag_lib.presentation.report import update_readme_headline
+from rag_lib.presentation.report import render, update_readme_headline
+from rag_lib.presentation.side_by_side import highlight, side_by_side_table
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.mechanism import BaselineFigures, MechanismResult
 
@@ -162,3 +162,21 @@ def test_a_rank_tied_at_the_top_10_cut_is_neither_bold_nor_inside() -> None:
     marked = highlight(rows, evidence_k={"topk: k=20": 20})
     assert [r["C3"] for r in marked] == ["10≈", "**10**", "**12**"]  # a larger evidence is past the cut anyway
     assert q7_inside(rows, {"topk: k=20": 20}) == ["clear", "topk: k=20"]
+
+
+def test_the_side_by_side_table_is_rendered_from_the_stored_rows_with_its_marks() -> None:
+    from rag_lib.results.summary import Q7Note, Q7Ranks, Q7TiedRanks
+    from rag_lib.results.typed_json import encode
+
+    rows = [Q7TiedRanks("baseline", 20, 9, 10, None, ["C3"]), Q7Note("reranker: not run (unavailable)"),
+            Q7Ranks("recovery (llm) S1: x", 3, 30, 12, 1), Q7TiedRanks("topk: k=20", 20, 42, 12, 1, [])]
+    evidence_k = {"topk: k=20": 20}
+    stored = json.loads(json.dumps({"side_by_side": encode(rows), "evidence_k": evidence_k}))
+    shown = side_by_side_table(rows, evidence_k)
+    assert shown == side_by_side_table(stored["side_by_side"], stored["evidence_k"])
+    assert shown.splitlines()[2:] == ["| baseline | 20 | **9** | 10≈ | — |",
+                                      "| reranker: not run (unavailable) | — | — | — | — |",
+                                      "| recovery (llm) S1: x | **3** | 30 | 12 | **1** |",
+                                      "| topk: k=20 | **20** | 42 | **12** | **1** |"]
+    template = '{{ side_by_side | highlight(evidence_k=evidence_k) | table(["row", "C1", "C2", "C3", "C4"]) }}'
+    assert render(template, stored, {"highlight": highlight}) == shown

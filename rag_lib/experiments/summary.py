@@ -26,7 +26,7 @@ from rag_lib.evaluation.claims import ALPHA, Family, Judgement, Verdict, judge
 from rag_lib.evaluation.stats import effect_text
 from rag_lib.presentation.headline import headline_findings
 from rag_lib.presentation.label_archive import relabel_rows
-from rag_lib.presentation.report import markdown_table
+from rag_lib.presentation.side_by_side import BOLD_WITHIN
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import bakeoff_q7, baseline_label
 from rag_lib.results.chunking import ChunkingResult
@@ -55,9 +55,7 @@ from rag_lib.results.typed_json import Scalar, decode, encode
 
 # The compared metrics are mechanism_metrics(k) of the runs' k; coverage@evidence: pieces inside the evidence
 # the variant sends to generation (Top-5, or Top-k for the top-k variants), the one metric a larger k changes.
-# Bold in the Q7 tables: inside the Top-10 (the casebook's green cells), or inside a larger evidence. A fixed
-# cut of the tables, not the retrieval k.
-BOLD_WITHIN = 10
+# BOLD_WITHIN: the Top-10 cut of the Q7 tables (rag_lib.presentation.side_by_side), not the retrieval k.
 
 
 @dataclass(frozen=True)
@@ -382,26 +380,6 @@ def _earned(verdict: Verdict, row: Mapping[str, Scalar]) -> str:
     return f"{row['mechanism']} ({row['language']}): {first.text(scoped=False)}{more}"
 
 
-def highlight(rows: Sequence[SideBySideRow], k: int = BOLD_WITHIN, evidence_k: dict[str, int] | None = None
-              ) -> list[dict[str, Any]]:
-    """The rows as the tables show them: ranks inside the Top-k in bold (the casebook's green cells), or inside a
-    row's larger evidence; a rank tied at the Top-k cut (``ties``) is neither: it gets ``≈`` and no bold."""
-    out = []
-    for row in rows:
-        marked = encode(row)
-        cut = max(k, (evidence_k or {}).get(row.row, k))
-        for p in Q7_PIECES if isinstance(row, Q7Ranks) else ():
-            value = row.rank(p)
-            if value is not None and p in row.tied and cut == k:
-                marked[p] = f"{value}≈"
-            elif value is not None and value <= cut:
-                marked[p] = f"**{value}**"
-            elif value is None:
-                marked[p] = "—"
-        out.append(marked)
-    return out
-
-
 def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = None) -> SummaryResult:
     """Everything the summary notebook shows (metrics named at the k the mechanism runs stored)."""
     inputs = SummaryInputs.read(root)
@@ -422,26 +400,17 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                     f"{theirs['recovery']['s2_c3_rank']['before']} → {theirs['recovery']['s2_c3_rank']['after']}"),
         CasebookRow("Q8 coverage k=5 → k=6", f"{theirs['q8']['coverage']['k5']} → {theirs['q8']['coverage']['k6']}"),
     ]
-    headline_lang = languages[0]
     halo_claims = halo_rows(ranked, inputs.chunking, k, family)
     local = inputs.local_llm
     return SummaryResult(
         local_llm=LocalLLMSummary(local.tasks, local.answer_rows, local.judge_rows) if local else None,
         languages=list(languages),
+        k=k,
         missing_inputs=inputs.missing,
         missing_text=", ".join(inputs.missing) or "none",
         side_by_side=tables,
-        side_by_side_tables={
-            lang: markdown_table(highlight(rows, evidence_k=evidence_k), ["row", *Q7_PIECES])
-            for lang, rows in tables.items()
-        },
         evidence_k=evidence_k,
         benchmark_rows=bench,
-        benchmark_table=(
-            markdown_table(bench, ["mechanism", "language", *mechanism_metrics(k),
-                                   *(["failed"] if any("failed" in r for r in bench) else [])])
-            if bench else "_(no mechanism results)_"
-        ),
         comparisons=compared,
         q7_every_phrasing=q7_every_phrasing(inputs.mechanisms),
         multiplicity=Multiplicity(
@@ -451,14 +420,9 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
                    "(variants x languages x metrics); p from the same paired bootstrap as the interval, "
                    "two-sided; adjusted intervals at the level Holm tests each comparison at"),
         what_helps=ranked,
-        what_helps_table=markdown_table(ranked, ["rank", "mechanism", "language", "questions", "verdict",
-                                                 RANK_METRIC, hit_name(k), "coverage@10", "mrr"]) if ranked
-        else "_(no mechanism results)_",
         relabel=decode(Relabelled | Relabel, relabel_rows(inputs.bakeoff)),
         halo_rows=halo_claims,
         casebook_rows=casebook_rows,
-        headline_table=markdown_table(highlight(tables[headline_lang], evidence_k=evidence_k),
-                                      ["row", *Q7_PIECES]),
         headline_findings=headline_findings(tables, q7_inside(tables.get("zh", []), evidence_k),
                                             [r for r in ranked if not is_more_context(r)], family.size, compared,
                                             local, baseline_embedder(inputs.bakeoff), root),

@@ -21,7 +21,6 @@ from rag_lib.benchmark.pool import ORIGINAL, Pool, Source
 from rag_lib.config import RESULTS_DIR, results_dir
 from rag_lib.evaluation import hit_name
 from rag_lib.io import write_json
-from rag_lib.presentation.report import markdown_table
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import baseline_label
 from rag_lib.results.summary import SummaryResult
@@ -130,9 +129,10 @@ def pooled_relabel_rows(pool: Pool, before: Mapping[str, Mapping[str, Sequence[S
 
 
 def pooled_relabel(archive_before: Path = LABEL_ARCHIVE, archive_after: Path = POOL_ARCHIVE) -> dict[str, Any]:
-    """08's per-configuration table, v2 → v3, from the two archives (``available`` False without them)."""
-    missing = {"available": False, "rows": [], "table": f"(not available: {archive_before.name} with the gold of "
-               f"both batches and {archive_after.name} with the pool are both needed)"}
+    """08's per-configuration rows, v2 → v3, from the two archives (``available`` False without them, and
+    ``why``); 08's report shows ``rows`` under the configuration, ``n`` and :data:`POOLED_METRICS`."""
+    missing = {"available": False, "rows": [], "why": f"{archive_before.name} with the gold of both batches and "
+               f"{archive_after.name} with the pool are both needed"}
     if not archive_before.is_file() or not archive_after.is_file():
         return missing
     before = json.loads(archive_before.read_text(encoding="utf-8"))
@@ -141,8 +141,7 @@ def pooled_relabel(archive_before: Path = LABEL_ARCHIVE, archive_after: Path = P
         return missing
     pool = Pool.from_json(after["pool"])
     rows = pooled_relabel_rows(pool, before["gold"], after["gold"])
-    columns = ["batch", "configuration", "language", "n", *POOLED_METRICS]
-    return {"available": True, "rows": rows, "table": markdown_table(rows, columns),
+    return {"available": True, "rows": rows,
             "depth": pool.depth, "not_pooled": dict(pool.not_pooled), "sizes": after.get("sizes", {}),
             "decisions": after.get("decisions", {})}
 

@@ -68,18 +68,20 @@ def _select_row(rows: list[Any], selector: str, dotted: str) -> Any:
     return matches[0]
 
 
-def render(template: str, data: dict[str, Any]) -> str:
+def render(template: str, data: dict[str, Any], filters: Mapping[str, Callable[..., Any]] | None = None) -> str:
     """Fill the Jinja2 ``template`` from ``data`` (``results.json`` as read back): loops and branches over
     the results, each value shown with :func:`prose`, ``{{ x | fmt(".3f") }}`` for a format spec, a key
     that is not an identifier as ``x["hit@5"]``, stored rows as a Markdown table with
     ``{{ rows | table(["col", …], decimals=2) }}`` (:func:`markdown_table`; results store rows, never
-    Markdown). A name not in ``data`` is an error."""
+    Markdown). ``filters``: a report's own presentation of its rows (name → function), such as 08's marks on
+    ranks (``{{ rows | highlight(evidence_k=evidence_k) | table([…]) }}``). A name not in ``data`` is an error."""
     import jinja2
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
                              finalize=prose)
     env.filters["fmt"] = lambda value, spec: format(value, spec)
     env.filters["table"] = markdown_table
+    env.filters.update(filters or {})
     try:
         return env.from_string(template).render(data)
     except jinja2.UndefinedError as exc:
@@ -129,13 +131,14 @@ GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../
 
 
 def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str,
-                     findings: Callable[[Any], list[str]] | None = None) -> dict[str, Any]:
+                     findings: Callable[[Any], list[str]] | None = None,
+                     filters: Mapping[str, Callable[..., Any]] | None = None) -> dict[str, Any]:
     """Write ``results.json`` then ``report.md`` rendered from the JSON as read back from disk.
 
     ``findings`` turns the stored results into sentences; they are computed from what was read back
     (so every number in them is in ``results.json``; a typed result is rebuilt from it with
     ``from_json``), stored there as ``findings`` and rendered as a bullet list by the
-    ``{{ findings_text }}`` of the template.
+    ``{{ findings_text }}`` of the template. ``filters``: the template's own filters (:func:`render`).
     """
     out = experiment_dir(name)
     typed = not isinstance(results, dict)
@@ -146,13 +149,14 @@ def write_experiment(name: str, results: ExperimentResult | dict[str, Any], repo
         stored["findings"] = findings(type(results).from_json(stored, name) if typed else stored)
         stored["findings_text"] = bullets(stored["findings"])
         write_json(out / "results.json", stored)
-    write_text(out / "report.md", report_text(report_template, stored))
+    write_text(out / "report.md", report_text(report_template, stored, filters))
     return stored
 
 
-def report_text(template: str, stored: dict[str, Any]) -> str:
+def report_text(template: str, stored: dict[str, Any],
+                filters: Mapping[str, Callable[..., Any]] | None = None) -> str:
     """``report.md`` as written: the template rendered from the stored results, then the glossary link."""
-    return f"{render(template, stored).rstrip()}\n\n{GLOSSARY_LINK}\n"
+    return f"{render(template, stored, filters).rstrip()}\n\n{GLOSSARY_LINK}\n"
 
 
 def bullets(lines: Sequence[str]) -> str:
@@ -161,7 +165,8 @@ def bullets(lines: Sequence[str]) -> str:
 
 
 def write_headline(table: str) -> Path:
-    """``results/08_summary/headline.md``: the table the results index and the README show."""
+    """``results/08_summary/headline.md``: the table the results index and the README show, rendered from 08's
+    stored rows (:func:`rag_lib.presentation.side_by_side.side_by_side_table`)."""
     target = experiment_dir("08_summary") / "headline.md"
     write_text(target, table.rstrip() + "\n")
     return target

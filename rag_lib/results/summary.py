@@ -125,7 +125,13 @@ class PooledRelabel:
 
     available: bool
     rows: list[dict[str, Scalar]]  # columns: hit@5 and coverage@10, each before, after and changed
-    table: str
+
+
+@dataclass(frozen=True)
+class PooledUnavailable(PooledRelabel):
+    """The pooled relabelling without both archives: which are needed."""
+
+    why: str
 
 
 @dataclass(frozen=True)
@@ -145,7 +151,7 @@ class Relabel:
 
     available: bool
     archive: str
-    pooled: PooledRelabelled | PooledRelabel
+    pooled: PooledRelabelled | PooledUnavailable
 
 
 @dataclass(frozen=True)
@@ -195,21 +201,18 @@ class SummaryResult(ExperimentResult):
 
     local_llm: LocalLLMSummary | None  # None when 10_local_llm has not run
     languages: list[str]
+    k: int  # the top-k the mechanism runs compared at (hit@k names it)
     missing_inputs: list[str]  # declared runs without results
     missing_text: str
-    side_by_side: dict[str, list[SideBySideRow]]  # language → Q7 rows
-    side_by_side_tables: dict[str, str]  # language → Markdown
+    side_by_side: dict[str, list[SideBySideRow]]  # language → Q7 rows (the first language's: the README headline)
     evidence_k: dict[str, int]  # row label → evidence size, for rows that send more than the Top-10
     benchmark_rows: list[dict[str, str]]  # mechanism, language, a cell per metric (hit@k names the k), failed
-    benchmark_table: str
     comparisons: list[ComparisonRow]  # every mechanism comparison with its judgement (rag_lib.evaluation.claims)
     q7_every_phrasing: Q7EveryPhrasing  # Q7's mechanism rows of every phrasing that put all pieces in the Top-10
     multiplicity: Multiplicity
     # rank (int, or "—" for the unranked top-k rows), mechanism, language, questions, verdict, a cell per metric
     what_helps: list[dict[str, Scalar]]
-    what_helps_table: str
     relabel: Relabelled | Relabel
     halo_rows: list[HaloRow]
     casebook_rows: list[CasebookRow]
-    headline_table: str
     headline_findings: list[dict[str, str]]  # the README's five findings (rag_lib.experiments.headline)
