@@ -89,7 +89,7 @@ for lang in languages:
 # %%
 benchmark_columns = ["mechanism", "language", *mechanism_metrics(summary.k),
                      *(["failed"] if any("failed" in r for r in summary.benchmark_rows) else [])]
-display(table(summary.benchmark_rows, benchmark_columns))
+display(page.markdown(report.markdown_table(summary.benchmark_rows, benchmark_columns)))
 
 # %% [markdown]
 # ## Before and after the relabelling (labels v2 → v3)
@@ -104,7 +104,7 @@ if isinstance(summary.relabel, Relabelled):
     display(table(summary.relabel.metrics), table(summary.relabel.q7))
 pooled_columns = ["batch", "configuration", "language", "n", *POOLED_METRICS]
 if summary.relabel.pooled.available:
-    display(table(summary.relabel.pooled.rows, pooled_columns))
+    display(page.markdown(report.markdown_table(summary.relabel.pooled.rows, pooled_columns)))
 
 # %% [markdown]
 # ## The local LLM (notebook 10): answers and the LLM judge on the whole benchmark
