@@ -4,13 +4,16 @@ type, and no field typed with ``Any`` (issue 30)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.results.catalog import RESULT_TYPES, result_type
+from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.runs import planned_runs
 from rag_lib.results.store import MissingResult
@@ -96,3 +99,38 @@ def test_no_result_field_is_typed_with_any() -> None:
     # (a row whose columns are named by data is dict[str, Scalar], never Any).
     seen: set[type] = set()
     assert [name for cls in RESULT_TYPES.values() for name in untyped_fields(cls, seen)] == []
+
+
+def _reachable_result_classes() -> set[type]:
+    seen: set[type] = set()
+    for cls in RESULT_TYPES.values():
+        untyped_fields(cls, seen)  # walks every dataclass a result holds
+    return seen
+
+
+def test_every_row_with_a_column_per_piece_declares_exactly_q7s_pieces_and_reads_them_through_one_mixin() -> None:
+    reachable = _reachable_result_classes()
+    piece_rows = {cls for cls in reachable if any(re.fullmatch(r"[Cc]\d+", f.name) for f in fields(cls))}
+    assert len(piece_rows) >= 8, sorted(c.__name__ for c in piece_rows)  # the bake-off's, 06's, 11's, 12's, 13's, 08's
+    for cls in piece_rows:
+        assert issubclass(cls, PieceColumns), cls.__name__
+        assert [f.name for f in fields(cls) if re.fullmatch(r"[Cc]\d+", f.name)] == list(Q7_PIECES), cls.__name__
+    assert {cls for cls in reachable if issubclass(cls, PieceColumns)} == piece_rows
+
+
+@dataclass(frozen=True)
+class _PieceRow(PieceColumns[int | None]):
+    label: str
+    C1: int | None
+    C2: int | None
+    C3: int | None
+    C4: int | None
+
+
+def test_piece_columns_read_a_row_by_piece_name() -> None:
+    row = _PieceRow("a", 3, None, 1, 20)
+    assert row.rank("C2") is None and row.rank("C4") == 20
+    assert row.ranks == (3, None, 1, 20)
+    assert row.by_piece() == {"C1": 3, "C2": None, "C3": 1, "C4": 20}
+    with pytest.raises(KeyError, match="'label' is not one of Q7's pieces"):
+        row.rank("label")

@@ -182,7 +182,7 @@ def findings(result: AnnResult) -> list[str]:
     for batch in result.batches:
         for lang in result.languages:
             rows = [r for r in result.q7_rows if r.batch == batch and r.language == lang]
-            shown = "; ".join(f"{r.setting} " + " / ".join((r.c1, r.c2, r.c3, r.c4)) for r in rows)
+            shown = "; ".join(f"{r.setting} " + " / ".join(r.ranks) for r in rows)
             out.append(f"Q7 ({batch}, {lang}) first ranks C1 / C2 / C3 / C4 ('–': not returned by any build): "
                        f"{shown}.")
     out.append(f"Caveats: Postgres draws HNSW levels at random and cannot be seeded, so each setting was built "

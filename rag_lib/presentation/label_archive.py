@@ -66,7 +66,7 @@ def relabel_rows(bakeoff: BakeoffResult | None, archive: Path = LABEL_ARCHIVE,
     old_q7 = {key(r): r for r in before["q7_rows"]}
     q7 = [{"configuration": r.configuration, "phrasing": r.phrasing, "language": r.language,
            **{p: _arrow(old_q7.get((r.configuration, r.phrasing, r.language), {}).get(p, "—"), rank)
-              for p, rank in r.ranks().items()}} for r in bakeoff.q7_rows]
+              for p, rank in r.by_piece().items()}} for r in bakeoff.q7_rows]
     default = baseline_label()
     closing = {lang: {"baseline": next(m for m in metrics if m["configuration"] == default and m["language"] == lang),
                       "q7": {r["phrasing"]: r for r in q7 if r["configuration"] == default and r["language"] == lang}}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_lib.evaluation.claims import Judgement
+from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.provenance import ClaimsSummary, ModelDescription
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import json_key
@@ -73,17 +74,17 @@ class AnnComparisonRow:
 
 
 @dataclass(frozen=True)
-class AnnQ7Row:
+class AnnQ7Row(PieceColumns[str]):
     """Q7's first ranks under a setting (or exact search) on one batch and language: a rank, or its span over
     the builds ("–": no build returned the piece)."""
 
     batch: str
     setting: str  # HnswSetting.label, or "exact"
     language: str
-    c1: str = field(metadata=json_key("C1"))
-    c2: str = field(metadata=json_key("C2"))
-    c3: str = field(metadata=json_key("C3"))
-    c4: str = field(metadata=json_key("C4"))
+    C1: str
+    C2: str
+    C3: str
+    C4: str
 
 
 @dataclass(frozen=True)

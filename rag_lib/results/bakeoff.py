@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar
 
 
 @dataclass(frozen=True)
-class Q7RankRow:
+class Q7RankRow(PieceColumns[int | None]):
     """Q7's first rank of each piece under one configuration, phrasing and language (None: no chunk of the
     piece was ranked)."""
 
@@ -21,10 +22,6 @@ class Q7RankRow:
     C2: int | None
     C3: int | None
     C4: int | None
-
-    def ranks(self) -> dict[str, int | None]:
-        """Piece → first rank, C1 to C4."""
-        return {"C1": self.C1, "C2": self.C2, "C3": self.C3, "C4": self.C4}
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ def bakeoff_q7(bakeoff: BakeoffResult, label: str) -> dict[str, dict[str, dict[s
     q7: dict[str, dict[str, dict[str, int | None]]] = {}
     for row in bakeoff.q7_rows:
         if row.configuration == label:
-            q7.setdefault(row.phrasing, {})[row.language] = row.ranks()
+            q7.setdefault(row.phrasing, {})[row.language] = row.by_piece()
     return q7
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_lib.evaluation.claims import Family, Judgement
+from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.comparisons import FamilySummary, JudgedComparison
 from rag_lib.results.store import ExperimentResult, MissingResult
 from rag_lib.results.typed_json import Scalar, json_key
@@ -42,7 +43,7 @@ class StrategyComparison(JudgedComparison):
 
 
 @dataclass(frozen=True)
-class StrategyQ7:
+class StrategyQ7(PieceColumns[int | None]):
     """Q7's first rank of each piece under one strategy (None: not ranked)."""
 
     strategy: str
@@ -51,11 +52,6 @@ class StrategyQ7:
     C2: int | None
     C3: int | None
     C4: int | None
-
-    @property
-    def ranks(self) -> tuple[int | None, ...]:
-        """C1–C4's first ranks, in piece order."""
-        return self.C1, self.C2, self.C3, self.C4
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_lib.evaluation.claims import Family, Judgement
+from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.comparisons import FamilySummary, JudgedComparison
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
@@ -57,7 +58,7 @@ class SizeChange(JudgedComparison):
 
 
 @dataclass(frozen=True)
-class Q7Run:
+class Q7Run(PieceColumns[int | None]):
     """Q7's first rank of each piece in one nested corpus (size, language, page order; None: not ranked)."""
 
     pages: int
@@ -68,13 +69,9 @@ class Q7Run:
     C3: int | None
     C4: int | None
 
-    @property
-    def ranks(self) -> tuple[int | None, ...]:
-        return self.C1, self.C2, self.C3, self.C4
-
 
 @dataclass(frozen=True)
-class Q7Span:
+class Q7Span(PieceColumns[str]):
     """Q7's first rank of each piece per size and language, over the page orders (``rank_span``: "3–7 (median 5)")."""
 
     pages: int
@@ -83,10 +80,6 @@ class Q7Span:
     C2: str
     C3: str
     C4: str
-
-    @property
-    def ranks(self) -> tuple[str, ...]:
-        return self.C1, self.C2, self.C3, self.C4
 
 
 @dataclass(frozen=True)

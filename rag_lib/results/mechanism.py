@@ -12,6 +12,7 @@ from pathlib import Path
 from rag_lib.evaluation.claims import Comparison, Judgement
 from rag_lib.evaluation.metrics import hit_name
 from rag_lib.evaluation.stats import PairedDifference, no_question_changed
+from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.provenance import (
     ClaimsSummary,
     LLMDescription,
@@ -228,16 +229,16 @@ class MechanismProvenance:
 
 
 @dataclass(frozen=True)
-class Q7Row:
+class Q7Row(PieceColumns[int | None]):
     """One row of the Q7 table: a variant (or the baseline) on one phrasing and language."""
 
     variant: str
     phrasing: str
     language: str
-    c1: int | None = field(metadata=json_key("C1"))
-    c2: int | None = field(metadata=json_key("C2"))
-    c3: int | None = field(metadata=json_key("C3"))
-    c4: int | None = field(metadata=json_key("C4"))
+    C1: int | None
+    C2: int | None
+    C3: int | None
+    C4: int | None
     in_top_10: str = field(metadata=json_key("in top 10"))  # "2/4", or "failed (<kind>)"
     evidence_k: int = field(metadata=json_key("evidence k"))
     in_evidence: str = field(metadata=json_key("in evidence"))

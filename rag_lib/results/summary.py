@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.local_llm import AnswerRow
 from rag_lib.results.gate_rows import JudgeTableRow
 from rag_lib.results.store import ExperimentResult
@@ -19,7 +20,7 @@ class Q7Note:
 
 
 @dataclass(frozen=True)
-class Q7Ranks:
+class Q7Ranks(PieceColumns[int | None]):
     """A side-by-side row: the first rank of each of Q7's pieces (None: not ranked), fields named as the pieces.
 
     A recovery suggestion's row: its ranks are not checked for ties at the Top-10 cut.
@@ -30,10 +31,6 @@ class Q7Ranks:
     C2: int | None
     C3: int | None
     C4: int | None
-
-    def rank(self, piece: str) -> int | None:
-        """The first rank of ``piece`` (``"C1"`` … ``"C4"``)."""
-        return {"C1": self.C1, "C2": self.C2, "C3": self.C3, "C4": self.C4}[piece]
 
     @property
     def tied(self) -> list[str]:
@@ -99,7 +96,7 @@ class Multiplicity:
 
 
 @dataclass(frozen=True)
-class RelabelQ7Row:
+class RelabelQ7Row(PieceColumns[str]):
     """Q7's first ranks under one configuration, phrasing and language, "before → after" the relabelling."""
 
     configuration: str

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, judge
 from rag_lib.evaluation.stats import interval_text
 from rag_lib.results.mechanism import (
@@ -130,7 +131,7 @@ def tables(variants: Sequence[VariantResult], baseline_q7: Q7Ranks, k: int) -> d
                 in_evidence = sum(r is not None and r <= evidence_k for r in ranks.values())
                 q7_rows.append(Q7Row(
                     variant=name, phrasing=phrasing, language=lang,
-                    c1=ranks["C1"], c2=ranks["C2"], c3=ranks["C3"], c4=ranks["C4"],
+                    **{p: ranks[p] for p in Q7_PIECES},
                     in_top_10=f"failed ({failed})" if failed else f"{in10}/{len(ranks)}", evidence_k=evidence_k,
                     in_evidence=f"failed ({failed})" if failed else f"{in_evidence}/{len(ranks)}"))
     bench_rows = []
