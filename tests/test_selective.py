@@ -7,16 +7,18 @@ import json
 import numpy as np
 import pytest
 
-from rag_lib.evaluation.selective import (
-    NOTE,
-    accuracy_coverage,
-    answer_everything,
-    area_under_curve,
+from rag_lib.evaluation.logistic import (
     assign_folds,
     cross_validated_proba,
     cv_scheme,
     fit_logistic,
     penalised_gradient,
+)
+from rag_lib.evaluation.selective import (
+    NOTE,
+    accuracy_coverage,
+    answer_everything,
+    area_under_curve,
     selective_answering,
 )
 from rag_lib.evaluation.stats import wilson
