@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
 from rag_lib.benchmark import Benchmark, collapse_ws, plain_text
@@ -42,7 +41,7 @@ from rag_lib.question_sweeps.gates import (
 )
 from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.results.answer_rows import GenerationEval
-from rag_lib.results.gate_rows import ChosenGate, GateFigures, GateParameters, GateRow, LLMJudge, SweepRow
+from rag_lib.results.gate_rows import ChosenGate, GateFigures, GateParameters, LLMJudge, SweepRow
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.q9a import (
     BestScores,
@@ -345,8 +344,7 @@ def run_q9a(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en")
                      for lang, c in calibrations.items()},
         floor_sweep={lang: decode(list[SweepRow], c["floor_sweep"]) for lang, c in calibrations.items()},
         gates=measured,
-        gate_rows={lang: [GateRow(gate=name, **asdict(m)) for name, m in by_gate.items()]
-                   for lang, by_gate in measured.items()},
+        gate_order=list(next(iter(measured.values()), {})),
         validation=validation,
         validation_interval="Wilson score interval, 95%",
         validation_rows={lang: validation_rows(v) for lang, v in validation.items()},

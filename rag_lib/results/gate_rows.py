@@ -44,19 +44,6 @@ class SweepRow(GateFigures, GateParameters):
 
 
 @dataclass(frozen=True)
-class GateName:
-    """The name a gate is measured under (``checklist``, ``floor``, ``aspects``, ``floor_aspects``)."""
-
-    gate: str
-
-
-@dataclass(frozen=True)
-class GateRow(GateFigures, GateName):
-    """A gate's figures under its name: one row of a table of gates, in the order they were measured (which a
-    stored mapping of gate name → figures does not keep: results.json sorts its keys)."""
-
-
-@dataclass(frozen=True)
 class ChosenGate(SweepRow):
     """The sweep row ``rag_lib.evidence.choose`` picks, with the Youden J it maximised."""
 

@@ -10,7 +10,6 @@ from rag_lib.results.gate_rows import (
     ChosenGate,
     GateFigures,
     GateParameters,
-    GateRow,
     LLMJudge,
     JudgeTableRow,
     SweepRow,
@@ -274,7 +273,7 @@ class Q9aResult(ExperimentResult):
     calibration: dict[str, Calibration]
     floor_sweep: dict[str, list[SweepRow]]
     gates: dict[str, dict[str, GateFigures]]  # language → gate name → figures
-    gate_rows: dict[str, list[GateRow]]  # language → the same figures, one row per gate in the order measured
+    gate_order: list[str]  # the gates in the order measured, for tables (results.json sorts gates' keys)
     validation: dict[str, dict[str, GateValidation]]  # language → gate name → validations
     validation_interval: str
     validation_rows: dict[str, list[ValidationRow]]  # language → one row per gate and figure
