@@ -61,7 +61,7 @@ conda-finish:
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).
 reproduce: $(STAMP)
-	$(PY) -m rag_lib.workbook.reproduce $(RUNS) $(if $(filter-out 0,$(strip $(FORCE))),--force)
+	$(PY) -m rag_lib.runner.reproduce $(RUNS) $(if $(filter-out 0,$(strip $(FORCE))),--force)
 
 ## All tests: unit, property, notebook regression (nbval) and lint.
 test: $(STAMP)
@@ -82,7 +82,7 @@ test: $(STAMP)
 
 ## Compare the latest results with results/expected.yaml (OK / OKish / FAIL).
 check: $(STAMP)
-	$(PY) -m rag_lib.workbook.expected
+	$(PY) -m rag_lib.runner.expected
 
 ## Re-pair each notebook with its jupytext percent script (the newer file wins).
 sync: $(STAMP)
@@ -113,7 +113,7 @@ llm-models: $(LLM_STAMP)
 ## LLM_CONCURRENCY=N keeps N calls in flight. With a server, no local model is installed first (the yes/no
 ## judgements still load theirs: `make llm-models` when a run needs them).
 llm-runs: $(if $(LLM_SERVER),$(STAMP),llm-models)
-	$(PY) -m rag_lib.workbook.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS)) $(if $(PRUNE),--prune) \
+	$(PY) -m rag_lib.runner.llm_runs $(RUNS) $(if $(MAX_CALLS),--max-calls $(MAX_CALLS)) $(if $(PRUNE),--prune) \
 	  $(if $(LLM_SERVER),--server $(LLM_SERVER)) $(if $(LLM_SERVER_KIND),--server-kind $(LLM_SERVER_KIND)) \
 	  $(if $(LLM_CONCURRENCY),--concurrency $(LLM_CONCURRENCY))
 

@@ -239,7 +239,7 @@ def peer_comparison(texts: list[str]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--chunks", type=Path, default=batch_dir() / "chunks.jsonl")
-    parser.add_argument("--embedder", default=None, help="registry name (default: workbook.yaml)")
+    parser.add_argument("--embedder", default=None, help="registry name (default: config.yaml)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N chunks (quick check)")
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
     parser.add_argument("--native-engine", action="store_true",

@@ -16,7 +16,7 @@ For each model (default: both Qwen2.5-Coder models; they must be installed, `mak
 reads it once, at start), optionally beside ``--busy N`` processes that keep N cores busy, as when
 the cores are shared; it prints the ratio (the backend sets PASSIVE unless the user chose).
 
-Calls per minute, the way ``make llm-runs`` makes them (:func:`rag_lib.workbook.llm_runs.fill`): the
+Calls per minute, the way ``make llm-runs`` makes them (:func:`rag_lib.runner.llm_runs.fill`): the
 same ``--calls`` answer requests (different benchmark questions over their Top-5) in this process,
 then through llama.cpp's OpenAI-compatible server (``python -m llama_cpp.server``, started here on
 loopback with the same model file and threads) with 1 and 2 calls in flight; each printed as a ratio
@@ -49,8 +49,8 @@ from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator, passive_open
 from rag_lib.generation.llm_calls import CallRecorder, LLMRequest
 from rag_lib.generation.local_models import model_file
 from rag_lib.generation.openai_backend import ServerExecutor
+from rag_lib.runner import llm_runs
 from rag_lib.workbench import Workbench
-from rag_lib.workbook import llm_runs
 
 
 def _timed(fn: Any) -> tuple[Any, float]:

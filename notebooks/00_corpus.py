@@ -20,20 +20,20 @@
 # chunks, so this notebook builds them and compares their shape with the casebook's corpus
 # (section 01 and the reproduction notes of section 08).
 #
-# **Configuration.** Snapshot batch and chunk limit from `rag_lib/workbook.yaml` (printed below).
+# **Configuration.** Snapshot batch and chunk limit from `rag_lib/config.yaml` (printed below).
 # No model is used here. Normaliser: `rag_lib.corpus.normalize` with the section rules in
 # `data/snapshots/<batch>/sections.yaml`; chunker: `rag_lib.corpus.structural_chunking` (structure-aware, zero overlap).
 #
-# **Re-run.** `make reproduce` (all notebooks) or `.venv/bin/python -m rag_lib.workbook.reproduce 00_corpus`.
+# **Re-run.** `make reproduce` (all notebooks) or `.venv/bin/python -m rag_lib.runner.reproduce 00_corpus`.
 # Outputs: `data/snapshots/<batch>/normalized/`, `chunks.jsonl`, and `results/00_corpus/`.
 #
 # Corpus licence: Cloudflare documentation © Cloudflare, Inc., CC-BY-4.0
 # (source: github.com/cloudflare/cloudflare-docs; see `data/snapshots/<batch>/raw/README.md`).
 
 # %% tags=["parameters"]
-batch = None  # None: the batch named in rag_lib/workbook.yaml
-max_chars = None  # None: the chunk size limit in rag_lib/workbook.yaml
-batches = None  # None: every batch in snapshot.batches of rag_lib/workbook.yaml (compared side by side)
+batch = None  # None: the batch named in rag_lib/config.yaml
+max_chars = None  # None: the chunk size limit in rag_lib/config.yaml
+batches = None  # None: every batch in snapshot.batches of rag_lib/config.yaml (compared side by side)
 
 # %%
 import warnings

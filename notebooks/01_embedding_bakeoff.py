@@ -25,7 +25,7 @@
 # heading path + text, Chinese segmented with `jieba`. Hybrid: reciprocal rank fusion (k=60) of the
 # default embedder and BM25. The appendix at the end names each model, backend and version.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 01_embedding_bakeoff`.
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.runner.reproduce 01_embedding_bakeoff`.
 # Writes `results/01_embedding_bakeoff/`.
 
 # %% tags=["parameters"]
@@ -37,7 +37,7 @@ embedders = [
     "snowflake-arctic-embed-l-v2.0",
     "bge-small-en-v1.5",
 ]
-k = None  # None: retrieval.top_k in workbook.yaml
+k = None  # None: retrieval.top_k in config.yaml
 languages = ["zh", "en"]
 
 # %%
@@ -50,7 +50,7 @@ from rag_lib.experiments.bakeoff import findings, run_bakeoff
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table
 
-config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
 result = run_bakeoff(embedders, k=config.k, languages=languages)
 display(page.setup_line(result.provenance, {"k": config.k}))
 

@@ -24,17 +24,17 @@
 #
 # **Configuration.** Dense retrieval with the default embedder, Top-k from the parameters; gates
 # from `rag_lib.evidence` with parameters chosen by the sweep of notebook 03 (same rule, same
-# benchmark, recomputed here); the default generator of `workbook.yaml` behind the gate. Backend
+# benchmark, recomputed here); the default generator of `config.yaml` behind the gate. Backend
 # faults use a scripted LLM backend (no model). The first code cell after the parameters prints the
 # models, backends and versions from provenance.
 #
-# **Re-run.** `.venv/bin/python -m rag_lib.workbook.reproduce 02_q5_success`. Writes `results/02_q5_success/`.
+# **Re-run.** `.venv/bin/python -m rag_lib.runner.reproduce 02_q5_success`. Writes `results/02_q5_success/`.
 
 # %% tags=["parameters"]
 lang = "zh"  # the casebook asked Q5 in Chinese
 languages = ["zh", "en"]
-k = None  # None: retrieval.top_k in workbook.yaml
-generator = None  # None: generation.default in workbook.yaml
+k = None  # None: retrieval.top_k in config.yaml
+generator = None  # None: generation.default in config.yaml
 
 # %%
 from IPython.display import display
@@ -44,7 +44,7 @@ from rag_lib.experiments.q5 import findings, run_q5
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table
 
-config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
 result = run_q5(lang=lang, languages=languages, k=config.k, generator=generator)
 setup = {"retrieval": result.provenance.embedder, "generator": result.generator}
 page.setup_line(setup)

@@ -36,11 +36,11 @@
 # never as a decision). The cell after the parameters prints the models,
 # backends and versions from provenance.
 #
-# **Re-run.** `.venv/bin/python -m rag_lib.workbook.reproduce 03_q9a_no_evidence`. Writes `results/03_q9a_no_evidence/`.
+# **Re-run.** `.venv/bin/python -m rag_lib.runner.reproduce 03_q9a_no_evidence`. Writes `results/03_q9a_no_evidence/`.
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
-k = None  # None: retrieval.top_k in workbook.yaml
+k = None  # None: retrieval.top_k in config.yaml
 generators = ["extractive", "llama_cpp"]
 bypass_lang = "en"
 generation_lang = "en"
@@ -54,7 +54,7 @@ from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import settings, table
 from rag_lib.results.typed_json import encode
 
-config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
 result = run_q9a(languages=languages, k=config.k, generators=generators, bypass_lang=bypass_lang,
                  generation_lang=generation_lang)
 models = {"retrieval": result.provenance.embedder, "generation (whole benchmark)": result.generation.generator,

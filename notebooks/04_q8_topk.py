@@ -25,11 +25,11 @@
 # coverage grow with k (1..20), per language, against the evidence size that generation then has to
 # read (characters and approximate tokens of the top-k chunks)?
 #
-# **Configuration.** Dense retrieval with the default embedder (`workbook.yaml` → `embedding.default`)
+# **Configuration.** Dense retrieval with the default embedder (`config.yaml` → `embedding.default`)
 # unless `retriever` says otherwise. Tokens are estimated without a model: one per CJK character plus
 # one per four other characters. The casebook's Q8 figures are printed beside ours, marked as theirs.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 04_q8_topk`.
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.runner.reproduce 04_q8_topk`.
 # Writes `results/04_q8_topk/`.
 
 # %% tags=["parameters"]

@@ -22,16 +22,16 @@
 # outside the top k, or there but ranked deep? Asked for each of the casebook's three phrasings
 # (original, Chinese-terms, document-aligned) in Chinese and English.
 #
-# **Configuration.** Dense retrieval with the default embedder and k = `retrieval.top_k` (`workbook.yaml`)
+# **Configuration.** Dense retrieval with the default embedder and k = `retrieval.top_k` (`config.yaml`)
 # for the layer diagnosis (worst piece: ≤ k in top k; ≤ 2k just outside; deeper = ranked deep). The
 # casebook's published ranks (bge-m3 on their snapshot) are printed beside ours and marked as theirs.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 05_q7_diagnosis`.
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.runner.reproduce 05_q7_diagnosis`.
 # Writes `results/05_q7_diagnosis/`.
 
 # %% tags=["parameters"]
 retriever = "dense"
-k = None  # None: retrieval.top_k in workbook.yaml
+k = None  # None: retrieval.top_k in config.yaml
 languages = ["zh", "en"]
 
 # %%
@@ -43,7 +43,7 @@ from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table
 
 NAME = "05_q7_diagnosis"
-config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
 result = run_q7_diagnosis(retriever, k=config.k, languages=languages)
 display(table(result.pieces, label="piece", value="what the piece is"))
 page.setup_line(result.provenance)

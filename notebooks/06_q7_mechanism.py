@@ -22,7 +22,7 @@
 # coverage@10, MRR, and coverage at the mechanism's own evidence size), as a paired difference
 # against the baseline with a bootstrap 95% confidence interval over questions?
 #
-# **Configuration.** Baseline: dense retrieval, default embedder, top 5 (`workbook.yaml`).
+# **Configuration.** Baseline: dense retrieval, default embedder, top 5 (`config.yaml`).
 # Mechanisms: `topk` (k = 10 / 20), `dedup_mmr` (near-duplicate demotion and MMR over the top 50),
 # `reranker` (bge-reranker-v2-m3 over the top 20 when its files are here, and always the offline LLM
 # reranker `retrieval.offline_reranker`: P("yes") from a local Qwen2.5-Coder's next-token logits),
@@ -35,7 +35,7 @@
 # then says on how many questions it ran; it is never ranked as the original question.
 #
 # **Re-run.** `make reproduce` runs it once per mechanism, or
-# `.venv/bin/python -m rag_lib.workbook.reproduce 06_q7_mechanism-<mechanism>`.
+# `.venv/bin/python -m rag_lib.runner.reproduce 06_q7_mechanism-<mechanism>`.
 # Writes `results/06_q7_mechanism-<mechanism>/`.
 
 # %% tags=["parameters"]

@@ -22,7 +22,7 @@
 # answerable compound question of the benchmark.
 #
 # **Configuration.** Retriever: dense, default embedder. Suggestions come from three labelled
-# sources: `llm`, the local LLM of the `recovery` task (`generation.llm_tasks` in `workbook.yaml`; its
+# sources: `llm`, the local LLM of the `recovery` task (`generation.llm_tasks` in `config.yaml`; its
 # model is named in the report), one call per question and language, recorded in `results/llm_calls/`
 # and replayed after (a reply that fails the schema is a recorded outcome, counted as `failed`); `rule`, a deterministic
 # clause/aspect splitter with no model (a baseline); `casebook`, the casebook's own S1–S3 for Q7,
@@ -31,15 +31,15 @@
 # (the casebook's user picked S2); it is answered by the default generator (extractive offline) from
 # its own Top-5, citations checked.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 07_recovery_loop`.
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.runner.reproduce 07_recovery_loop`.
 # Writes `results/07_recovery_loop/`. The first run records the LLM calls (minutes on 2 cores);
 # later runs replay them.
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
-k = None  # None: retrieval.top_k in workbook.yaml
+k = None  # None: retrieval.top_k in config.yaml
 retriever = "dense"
-llm = None  # None: generation.llm_tasks.recovery in workbook.yaml
+llm = None  # None: generation.llm_tasks.recovery in config.yaml
 llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 
 # %%
@@ -58,7 +58,7 @@ from rag_lib.experiments.recovery import (
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table
 
-config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
 result = run_recovery_experiment(languages, k=config.k, retriever=retriever, llm=llm, llm_mode=llm_mode)
 print("unavailable sources:", result.unavailable or "none")
 

@@ -20,7 +20,7 @@
 # switch the embedder, the retriever or k?
 #
 # **Configuration.** Every retrieval configuration available on this machine (dense per embedder,
-# BM25, hybrid RRF); the default embedder is the one in `rag_lib/workbook.yaml`. Gold pieces are
+# BM25, hybrid RRF); the default embedder is the one in `rag_lib/config.yaml`. Gold pieces are
 # marked when the question is a benchmark question.
 #
 # **Re-run.** Open in JupyterLab with `make lab` and run all cells; the widget needs a live kernel.
@@ -30,9 +30,9 @@
 # %% tags=["parameters"]
 question = "q07"  # a benchmark id or any question text
 key = "dense"
-k = None  # None: retrieval.top_k in workbook.yaml
+k = None  # None: retrieval.top_k in config.yaml
 lang = "zh"
-live = True  # build the widget; headless runs set False (workbook.yaml): a client executing a widget cell can hang
+live = True  # build the widget; headless runs set False (config.yaml): a client executing a widget cell can hang
 
 # %% [markdown]
 # ## The default view, rendered for reviewers
@@ -47,7 +47,7 @@ from rag_lib.explain import explain
 from rag_lib.explore import build_explorer, retrieval_keys
 from rag_lib.workbench import Workbench
 
-config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
 workbench = Workbench(config=config)
 print("configurations available here:", ", ".join(retrieval_keys(config.embedder)))
 if not live:  # in JupyterLab the explorer below shows this view itself: one ranking on the page, not two

@@ -25,7 +25,7 @@
 #
 # **The narrowed pipeline** (`rag_lib/generation/narrowed.py`) sends the model the sentences, list items
 # and table rows of the Top-5 most relevant to the question (default embedder and lexical overlap,
-# fused; `generation.narrowing` in `workbook.yaml`), each with an id inside `<evidence>` tags marked as
+# fused; `generation.narrowing` in `config.yaml`), each with an id inside `<evidence>` tags marked as
 # data (a table row under its table's header row, `narrowed-units-v3`), and asks for the ids it quotes
 # first, then the reply in the question's language, then the status. Its judge lists the question's
 # parts with the id that answers each (or "none") and is sufficient only when every part is supported;
@@ -40,17 +40,17 @@
 #
 # **Configuration.** Local models from PyPI part packages (`rag_lib/generation/models.yaml`), run with
 # llama-cpp-python, temperature 0, seed 0, JSON-schema constrained. Which model serves which task is
-# `generation.llm_tasks` in `workbook.yaml`, chosen on the fixed sample of the first table (seconds per
+# `generation.llm_tasks` in `config.yaml`, chosen on the fixed sample of the first table (seconds per
 # call and a quality signal per task). Dense retrieval with the default embedder, Top-5. Every call is
 # recorded in `results/llm_calls/` and replayed; a call without a record is counted as *missing* and
 # left out of every rate (fill them with `make llm-runs`), never counted as a decline.
 #
-# **Re-run.** `make reproduce` (replays), or `.venv/bin/python -m rag_lib.workbook.reproduce 10_local_llm`;
+# **Re-run.** `make reproduce` (replays), or `.venv/bin/python -m rag_lib.runner.reproduce 10_local_llm`;
 # `make llm-runs RUNS=10_local_llm` makes the missing calls live. Writes `results/10_local_llm/`.
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
-k = None  # None: retrieval.top_k in workbook.yaml
+k = None  # None: retrieval.top_k in config.yaml
 
 # %%
 
@@ -63,7 +63,7 @@ from rag_lib.results.local_llm_judge import SelectiveAnswering, SelectiveNotRun
 from rag_lib.results.typed_json import encode
 
 NAME = "10_local_llm"
-config = RunConfig.from_settings(k=k)  # workbook.yaml, with this notebook's parameters
+config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
 result = run_local_llm(languages=languages, k=config.k)
 page.setup_line({"tasks": result.tasks})
 

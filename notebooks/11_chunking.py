@@ -23,7 +23,7 @@
 # Halo's context claim: five passages instead of twenty "cut cost per answer by roughly two thirds":
 # what does the Top-5 against the Top-20 cost and cover here?
 #
-# **Configuration.** Strategies: `chunking.strategies` in `workbook.yaml` (`rag_lib/corpus/chunkers.py`); token
+# **Configuration.** Strategies: `chunking.strategies` in `config.yaml` (`rag_lib/corpus/chunkers.py`); token
 # sizes by the default embedder's tokenizer. Every strategy is embedded with the default embedder
 # (multilingual-e5-small, offline) and ranked with dense retrieval. Gold pieces are the benchmark's
 # locators placed as character spans of the page (`rag_lib/evaluation/gold_spans.py`): a chunk counts when it holds
@@ -31,7 +31,7 @@
 # the benchmark's own labels exactly (checked below). Halo's figures are theirs (one production system,
 # internal documentation) and are printed beside ours, marked as theirs.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 11_chunking`. The first run
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.runner.reproduce 11_chunking`. The first run
 # embeds every strategy's chunks and, for the semantic chunker, every sentence of the corpus (several
 # minutes on 2 cores; cached after). Writes `results/11_chunking/`.
 

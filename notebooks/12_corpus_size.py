@@ -23,7 +23,7 @@
 # the unanswerable ones, which rising best scores should hurt), Q7's piece ranks, and which chunks take
 # the Top-5 slots away from the gold?
 #
-# **Configuration.** `scale` in `workbook.yaml`: the wide batch, the intermediate sizes and the seeds.
+# **Configuration.** `scale` in `config.yaml`: the wide batch, the intermediate sizes and the seeds.
 # Each corpus is the labelled batch's pages plus the first pages of one seeded random order of the
 # others, so the corpora are nested. Dense retrieval, default embedder (multilingual-e5-small,
 # offline); a smaller corpus's ranking is the whole batch's restricted to its chunks (exact search).
@@ -32,7 +32,7 @@
 # labelled batch's questions (in-sample for them), and also out of sample ("held out": each question
 # decided by the parameters fitted without it).
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 12_corpus_size`. The first
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.runner.reproduce 12_corpus_size`. The first
 # run embeds the wide batch (about 2,000 chunks; several minutes on 2 cores, resumable, cached after).
 # Writes `results/12_corpus_size/`.
 

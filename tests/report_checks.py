@@ -17,7 +17,7 @@ def load_results(name: str) -> tuple[dict[str, Any], str]:
     """``results/<name>/results.json`` (parsed) and ``report.md``; skip when not generated yet."""
     folder = RESULTS_DIR / name
     if not (folder / "results.json").is_file():
-        pytest.skip(f"{folder}/results.json not generated yet: run `python -m rag_lib.workbook.reproduce {name}`")
+        pytest.skip(f"{folder}/results.json not generated yet: run `python -m rag_lib.runner.reproduce {name}`")
     return json.loads((folder / "results.json").read_text()), (folder / "report.md").read_text()
 
 

@@ -53,7 +53,7 @@ def test_a_bakeoff_without_the_baseline_names_what_it_ran_and_the_fix() -> None:
 ])
 def test_a_baseline_measured_otherwise_is_refused_naming_why_and_the_run(args: tuple, problem: str) -> None:
     with pytest.raises(MissingResult, match=rf"cannot be compared with this run: .*{problem}.*"
-                                            r"`python -m rag_lib\.workbook\.reproduce 01_embedding_bakeoff`"):
+                                            r"`python -m rag_lib\.runner\.reproduce 01_embedding_bakeoff`"):
         BaselineMeasures.from_bakeoff(_bakeoff()).check(*args)
 
 
@@ -62,7 +62,7 @@ def test_a_mechanism_run_without_a_stored_baseline_says_which_run_to_execute(mon
 
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
     with pytest.raises(MissingResult, match=r"01_embedding_bakeoff/results\.json is missing: the topk mechanism "
-                                            r"run \(its baseline\) reads it; run `python -m rag_lib\.workbook"):
+                                            r"run \(its baseline\) reads it; run `python -m rag_lib\.runner"):
         run_mechanism("topk", languages=("en",), use_llm=False, n_boot=10)
 
 

@@ -109,7 +109,7 @@ def test_semantic_cuts_where_the_topic_changes() -> None:
 
 # -- registry ----------------------------------------------------------------------------------------
 def test_unknown_strategy_lists_the_declared_ones() -> None:
-    with pytest.raises(WorkbookError, match=r"declared in workbook\.yaml: structural, fixed-512"):
+    with pytest.raises(WorkbookError, match=r"declared in config\.yaml: structural, fixed-512"):
         get_chunker("fixed-1024")
 
 
@@ -153,7 +153,7 @@ CHUNKING = RESULTS_DIR / "11_chunking" / "results.json"
 BAKEOFF = RESULTS_DIR / "01_embedding_bakeoff" / "results.json"
 
 
-@pytest.mark.skipif(not CHUNKING.is_file(), reason="run `python -m rag_lib.workbook.reproduce 11_chunking` first")
+@pytest.mark.skipif(not CHUNKING.is_file(), reason="run `python -m rag_lib.runner.reproduce 11_chunking` first")
 def test_chunking_results_agree_with_the_bakeoff_and_their_findings() -> None:
     stored = json.loads(CHUNKING.read_text(encoding="utf-8"))
     assert stored["gold_span_differences"] == 0

@@ -1,4 +1,4 @@
-"""The run configuration: every ``workbook.yaml`` setting is read by the code, overrides are checked."""
+"""The run configuration: every ``config.yaml`` setting is read by the code, overrides are checked."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_run_config_reads_the_workbook_and_takes_overrides() -> None:
 
 
 def test_library_has_no_literal_top_k_default() -> None:
-    """``k`` and ``rrf_k`` are required or default to ``None`` (the workbench's ``config``, from ``workbook.yaml``),
+    """``k`` and ``rrf_k`` are required or default to ``None`` (the workbench's ``config``, from ``config.yaml``),
     never a literal."""
     offenders = []
     for path in PACKAGE_DIR.rglob("*.py"):
@@ -98,10 +98,10 @@ def test_library_has_no_literal_top_k_default() -> None:
 
 
 def test_no_notebook_fixes_top_k_in_its_parameters() -> None:
-    """A notebook's ``k`` parameter defaults to ``None`` (``retrieval.top_k`` of workbook.yaml): a literal
+    """A notebook's ``k`` parameter defaults to ``None`` (``retrieval.top_k`` of config.yaml): a literal
     there would override the workbook silently, so one edit of top_k would not reach every notebook."""
     from rag_lib.results.runs import NotebookRun
-    from rag_lib.workbook.notebooks import notebook_parameters
+    from rag_lib.runner.notebooks import notebook_parameters
 
     offenders = []
     for path in sorted(NOTEBOOKS_DIR.glob("*.py")):

@@ -11,7 +11,7 @@ from typed_results import blank, partial_result
 
 from rag_lib.errors import WorkbookError
 from rag_lib.results.corpus import CasebookCorpus, CorpusResult
-from rag_lib.workbook.expected import check_expected, freeze, verdicts
+from rag_lib.runner.expected import check_expected, freeze, verdicts
 
 
 def test_ok_okish_fail_and_missing(tmp_path: Path) -> None:
@@ -41,7 +41,7 @@ def test_ok_okish_fail_and_missing(tmp_path: Path) -> None:
 
 def test_figures_are_read_through_the_runs_declared_type(tmp_path: Path) -> None:
     """A results.json another version of the experiment wrote fails every figure, saying why; a run
-    workbook.yaml does not declare is an error, not a FAIL."""
+    config.yaml does not declare is an error, not a FAIL."""
     (tmp_path / "00_corpus").mkdir()
     (tmp_path / "00_corpus" / "results.json").write_text(json.dumps({"pages": 10}))
     (tmp_path / "expected.yaml").write_text("figures:\n- {experiment: 00_corpus, path: pages, value: 10}\n")

@@ -441,7 +441,7 @@ def test_module_commands_give_one_line_errors_on_damaged_input(tmp_path: Path) -
         (_run("rag_lib.benchmark", "--path", str(bad_yaml)), "is not valid YAML"),
         (_run("rag_lib.benchmark", "--chunks", str(bad_chunks)), "chunks.jsonl, line 1 column 2: not valid JSON"),
         (_run("rag_lib.corpus", "stats", "--batch", "no-such-batch"), "No manifest at"),
-        (_run("rag_lib.workbook.expected", env={"RAG_RESULTS_DIR": str(results)}), "results.json, line 1 column 11"),
+        (_run("rag_lib.runner.expected", env={"RAG_RESULTS_DIR": str(results)}), "results.json, line 1 column 11"),
         (_run("rag_lib.generation", "stamp", str(tmp_path / "no-such-folder")), "no call-record folder here"),
     ]
     for done, message in cases:
@@ -461,7 +461,7 @@ def test_unwritable_cache_keeps_the_vectors(tmp_path: Path) -> None:
 
 
 def test_second_reproduce_is_refused_and_leftovers_are_removed(tmp_path: Path) -> None:
-    from rag_lib.workbook.reproduce import ReproduceBusyError, reproduce_lock
+    from rag_lib.runner.reproduce import ReproduceBusyError, reproduce_lock
 
     leftover = tmp_path / "notebooks" / ".05_q7_diagnosis.running.ipynb"
     leftover.parent.mkdir()
@@ -479,7 +479,7 @@ def test_sigterm_removes_the_scratch_notebook(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import signal, time
         from pathlib import Path
-        from rag_lib.workbook.reproduce import _terminate, reproduce_lock
+        from rag_lib.runner.reproduce import _terminate, reproduce_lock
         signal.signal(signal.SIGTERM, _terminate)
         root = Path({str(tmp_path)!r})
         with reproduce_lock(root):
@@ -507,7 +507,7 @@ def test_a_failed_notebook_keeps_its_cause_in_the_index(tmp_path: Path) -> None:
 
     from rag_lib.presentation.report import write_results_index
     from rag_lib.results.runs import NotebookRun
-    from rag_lib.workbook.reproduce import failure_cause
+    from rag_lib.runner.reproduce import failure_cause
 
     error = PapermillExecutionError(3, 4, "1/0", "ZeroDivisionError", "division by zero", [])
     cause = failure_cause(error)

@@ -319,7 +319,7 @@ def _requests(n: int) -> list[LLMRequest]:
 @pytest.mark.parametrize(("max_calls", "made"), [(0, 0), (1, 1), (None, 3), (5, 3)])
 def test_max_calls_bounds_the_live_calls_and_zero_makes_none(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_calls: int | None, made: int) -> None:  # 28.4
-    import rag_lib.workbook.llm_runs as llm_runs
+    import rag_lib.runner.llm_runs as llm_runs
 
     calls: list[LLMRequest] = []
     monkeypatch.setattr(llm_runs, "executor_for", lambda request, cache: live(calls=calls))
@@ -329,7 +329,7 @@ def test_max_calls_bounds_the_live_calls_and_zero_makes_none(
 
 def test_a_negative_max_calls_is_a_named_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:  # 28.4
-    import rag_lib.workbook.llm_runs as llm_runs
+    import rag_lib.runner.llm_runs as llm_runs
 
     calls: list[LLMRequest] = []
     monkeypatch.setattr(llm_runs, "executor_for", lambda request, cache: live(calls=calls))
@@ -411,7 +411,7 @@ def test_atomic_writes_name_the_file_on_a_full_disk(tmp_path: Path, monkeypatch:
 def test_fill_on_a_full_disk_stops_with_a_named_outcome_not_a_traceback(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # 28.6
     import rag_lib.generation.llm_calls as llm_calls
-    import rag_lib.workbook.llm_runs as llm_runs
+    import rag_lib.runner.llm_runs as llm_runs
 
     calls: list[LLMRequest] = []
     monkeypatch.setattr(llm_runs, "executor_for", lambda request, cache: live(calls=calls))
@@ -454,7 +454,7 @@ def test_sigterm_while_a_record_is_written_finishes_it_and_resume_does_not_call_
 
 def test_a_stale_temporary_record_is_completed_not_called_again(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # 28.6
-    import rag_lib.workbook.llm_runs as llm_runs
+    import rag_lib.runner.llm_runs as llm_runs
 
     requests = _requests(2)
     CallRecorder(tmp_path / "made").call(requests[0], live("made before the kill"))
@@ -480,7 +480,7 @@ def test_a_young_temporary_record_is_left_to_its_writer(tmp_path: Path) -> None:
 
 def test_llm_runs_interrupted_ends_with_a_resume_hint_not_a_traceback(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:  # 28.6
-    import rag_lib.workbook.llm_runs as llm_runs
+    import rag_lib.runner.llm_runs as llm_runs
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
         raise KeyboardInterrupt("signal 15")
@@ -737,5 +737,5 @@ def test_corpus_build_outside_data_snapshots_writes_nothing(tmp_path: Path) -> N
 def test_make_reproduce_force_and_runs(variables: list[str], expected: str) -> None:  # 28.9
     done = subprocess.run(["make", "-n", "-o", ".venv/.installed", "reproduce", *variables], capture_output=True,
                           text=True, cwd=REPO_ROOT, timeout=60)
-    line = next(x for x in done.stdout.splitlines() if "rag_lib.workbook.reproduce" in x)
-    assert line.split("rag_lib.workbook.reproduce", 1)[1].split() == expected.split(), line
+    line = next(x for x in done.stdout.splitlines() if "rag_lib.runner.reproduce" in x)
+    assert line.split("rag_lib.runner.reproduce", 1)[1].split() == expected.split(), line

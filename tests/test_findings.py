@@ -32,7 +32,7 @@ def _metric(moved: int, n: int = 40) -> PairedDifference:
 
 
 def _mechanism(root: Path, name: str, given: list[dict]) -> None:
-    """A stored run of a declared mechanism (the summary reads the runs workbook.yaml declares)."""
+    """A stored run of a declared mechanism (the summary reads the runs config.yaml declares)."""
     folder = root / f"06_q7_mechanism-{name}"
     folder.mkdir()
     payload = partial_result(MechanismResult, mechanism=name, status="ran", variants=variants(*given, n_boot=2000),

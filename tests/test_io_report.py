@@ -75,8 +75,8 @@ def test_a_jinja_template_loops_over_the_results_and_fails_on_a_missing_name() -
 
 def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp_path, monkeypatch) -> None:
     from rag_lib.results.runs import NotebookRun
-    from rag_lib.workbook import expected
-    from rag_lib.workbook.notebooks import notebook_question
+    from rag_lib.runner import expected
+    from rag_lib.runner.notebooks import notebook_question
 
     (tmp_path / "00_corpus").mkdir()
     (tmp_path / "00_corpus" / "results.json").write_text('{"findings": ["32 pages."]}')

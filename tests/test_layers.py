@@ -21,7 +21,7 @@ from rag_lib.config import PACKAGE_DIR
 LAYERS: list[tuple[str, set[str]]] = [
     ("entry points", {"__main__", "explore", "label_pool", "label_propose", "label_review", "e5_fast_check",
                       "embed_corpus"}),
-    ("workbook", {"workbook"}),  # orchestration: make reproduce, notebook sources, make check, LLM runs
+    ("runner", {"runner"}),  # orchestration: make reproduce, notebook sources, make check, LLM runs
     ("experiments", {"experiments"}),  # one module per notebook
     ("question sweeps", {"question_sweeps"}),  # a stage swept over every benchmark question, shared by experiments
     ("questions", {"answer", "explain", "label_audit"}),  # one question through the pipeline

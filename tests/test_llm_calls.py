@@ -169,7 +169,7 @@ def test_api_key_is_sent_but_never_written(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_pruning_keeps_every_record_of_a_key_still_asked_for(tmp_path: Path) -> None:
-    from rag_lib.workbook.llm_runs import orphans
+    from rag_lib.runner.llm_runs import orphans
 
     for name in ("used.json", "used2.failed.json", "old.json", "old2.failed.json"):
         (tmp_path / name).write_text("{}")
@@ -179,7 +179,7 @@ def test_pruning_keeps_every_record_of_a_key_still_asked_for(tmp_path: Path) -> 
 
 def test_nothing_is_pruned_after_a_notebook_run_failed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from rag_lib.workbook import llm_runs
+    from rag_lib.runner import llm_runs
 
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
     (tmp_path / "llm_calls").mkdir()

@@ -21,7 +21,7 @@ import httpx2
 import pytest
 from llama_server import llama_server
 
-import rag_lib.workbook.llm_runs as llm_runs
+import rag_lib.runner.llm_runs as llm_runs
 from rag_lib.documents import Chunk
 from rag_lib.errors import ModelUnavailableError, SettingError
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse

@@ -19,7 +19,7 @@ from rag_lib.generation.llm_calls import MISSES_ENV, CallRecorder, LLMRequest, L
 from rag_lib.generation.local_models import LocalModelSpec, ModelPart, assemble, local_model_spec, local_models
 from rag_lib.generation.schema import DEFAULT_LIMITS, Answer, SchemaLimits
 from rag_lib.results.local_llm import AnswerRow
-from rag_lib.workbook.llm_runs import read_misses
+from rag_lib.runner.llm_runs import read_misses
 
 
 def _chunk(cid: str, text: str) -> Chunk:

@@ -166,7 +166,7 @@ def _numbers(node: Any) -> set[str]:
 def test_mechanism_results(mechanism: str) -> None:
     folder = RESULTS_DIR / f"06_q7_mechanism-{mechanism}"
     if not (folder / "results.json").is_file():
-        pytest.skip(f"{folder}/results.json not generated yet: python -m rag_lib.workbook.reproduce {folder.name}")
+        pytest.skip(f"{folder}/results.json not generated yet: python -m rag_lib.runner.reproduce {folder.name}")
     results = json.loads((folder / "results.json").read_text())
     report = (folder / "report.md").read_text()
     assert results["mechanism"] == mechanism and results["status"] in {"ran", "unavailable"}
@@ -258,7 +258,7 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
 def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrides(capsys) -> None:
     from rag_lib.experiments.__main__ import main
     from rag_lib.results.runs import NotebookRun
-    from rag_lib.workbook.notebooks import notebook_parameters
+    from rag_lib.runner.notebooks import notebook_parameters
 
     explore = notebook_parameters(NotebookRun("09_explore", "09_explore", {"live": False}))
     assert explore["live"] == "False" and explore["k"] == "None" and explore["question"] == "'q07'"
@@ -268,7 +268,7 @@ def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrid
         notebook_parameters(NotebookRun("09_explore", "09_explore", {"lives": False}))
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
-    assert f"    k = {RunConfig.from_settings().k}\n" in out  # the run configuration, from workbook.yaml
+    assert f"    k = {RunConfig.from_settings().k}\n" in out  # the run configuration, from config.yaml
     assert "09_explore  (09_explore)\n    question='q07', key='dense', k=None, lang='zh', live=False\n" in out
 
 

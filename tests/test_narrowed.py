@@ -155,6 +155,6 @@ def test_the_configured_narrowing_is_the_budget_notebook_10_picks():
     choice = LocalLLMResult.read("10_local_llm", root=RESULTS_DIR).narrowing_choice
     picked = {"budget_tokens": choice.picked.budget_tokens, "max_units": choice.picked.max_units}
     assert narrowing_settings() == picked, (
-        f"generation.narrowing in workbook.yaml is {narrowing_settings()}, 10's rule picks {picked}: set it to the "
+        f"generation.narrowing in config.yaml is {narrowing_settings()}, 10's rule picks {picked}: set it to the "
         "pick and re-run 10 (and record the calls it needs with make llm-runs)")
     assert choice.agrees

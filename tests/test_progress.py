@@ -11,8 +11,8 @@ import pytest
 
 from rag_lib.generation.local_models import pip_install
 from rag_lib.results.runs import NotebookRun
-from rag_lib.workbook import reproduce
-from rag_lib.workbook.reproduce import progress_line, remaining_note
+from rag_lib.runner import reproduce
+from rag_lib.runner.reproduce import progress_line, remaining_note
 
 # What `pip install --progress-bar raw` prints for two packages, the second from pip's cache.
 PIP_OUTPUT = """Collecting fake-part1==1.0

@@ -186,7 +186,7 @@ def test_suggestions_copied_from_the_prompt_are_dropped_never_run(tmp_path) -> N
 RESULTS = RESULTS_DIR / "07_recovery_loop" / "results.json"  # the committed results, not a scratch run
 
 
-@pytest.mark.skipif(not RESULTS.is_file(), reason="run `python -m rag_lib.workbook.reproduce 07_recovery_loop` first")
+@pytest.mark.skipif(not RESULTS.is_file(), reason="run `python -m rag_lib.runner.reproduce 07_recovery_loop` first")
 def test_results_json_schema_and_report() -> None:
     data = json.loads(RESULTS.read_text(encoding="utf-8"))
     assert data["experiment"] == "07_recovery_loop" and set(data["languages"]) == {"zh", "en"}

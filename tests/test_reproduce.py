@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from rag_lib.results.runs import NotebookRun
-from rag_lib.workbook.reproduce import fingerprint, strip_volatile
+from rag_lib.runner.reproduce import fingerprint, strip_volatile
 
 
 def test_fingerprint_follows_inputs_parameters_and_earlier_results(
@@ -48,7 +48,7 @@ def test_a_misspelt_parameter_stops_reproduce_before_any_notebook_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rag_lib.errors import WorkbookError
-    from rag_lib.workbook import reproduce
+    from rag_lib.runner import reproduce
 
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
     monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path / "cache"))
@@ -64,7 +64,7 @@ def test_a_misspelt_parameter_stops_reproduce_before_any_notebook_runs(
 def test_a_rendered_page_is_titled_by_the_notebook_s_first_heading() -> None:
     import nbformat
 
-    from rag_lib.workbook.reproduce import notebook_title
+    from rag_lib.runner.reproduce import notebook_title
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
                                          nbformat.v4.new_markdown_cell("Intro\n# 05 · Q7 diagnosis\n## More")])

@@ -35,7 +35,7 @@ def _write(root: Path, name: str, payload: object) -> None:
 def test_a_missing_result_is_none_to_find_and_an_error_to_read(tmp_path: Path) -> None:
     assert find_result("03_q9a_no_evidence", tmp_path) is None
     with pytest.raises(MissingResult, match=r"03_q9a_no_evidence/results\.json is missing: the gate reads it; "
-                                            r"run `python -m rag_lib\.workbook\.reproduce 03_q9a_no_evidence`"):
+                                            r"run `python -m rag_lib\.runner\.reproduce 03_q9a_no_evidence`"):
         read_result("03_q9a_no_evidence", tmp_path, needed_by="the gate")
 
 

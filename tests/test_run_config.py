@@ -82,7 +82,7 @@ def test_the_import_time_check_flags_what_it_should_and_nothing_else() -> None:
 
 def test_no_module_reads_the_configuration_at_import() -> None:
     """Only rag_lib/config.py defines the readers; every other module reads them when it runs, so a
-    ``RunConfig`` passed down (or a changed workbook.yaml) is never shadowed by a value frozen at import."""
+    ``RunConfig`` passed down (or a changed config.yaml) is never shadowed by a value frozen at import."""
     offenders = {str(path.relative_to(PACKAGE_DIR)): found for path in sorted(PACKAGE_DIR.rglob("*.py"))
                  if path != PACKAGE_DIR / "config.py"
                  and (found := import_time_reads(path.read_text(encoding="utf-8")))}

@@ -68,7 +68,7 @@ CORPUS_SIZE = RESULTS_DIR / "12_corpus_size" / "results.json"
 ANN = RESULTS_DIR / "13_ann" / "results.json"
 
 
-@pytest.mark.skipif(not CORPUS_SIZE.is_file(), reason="run `python -m rag_lib.workbook.reproduce 12_corpus_size` first")
+@pytest.mark.skipif(not CORPUS_SIZE.is_file(), reason="run `python -m rag_lib.runner.reproduce 12_corpus_size` first")
 def test_corpus_size_results_start_at_the_baseline_and_match_their_findings() -> None:
     stored = json.loads(CORPUS_SIZE.read_text(encoding="utf-8"))
     assert corpus_size.findings(CorpusSizeResult.from_json(stored)) == stored["findings"]  # generated from these
@@ -84,7 +84,7 @@ def test_corpus_size_results_start_at_the_baseline_and_match_their_findings() ->
         assert row["ci95"][0] <= row["change"] <= row["ci95"][1]
 
 
-@pytest.mark.skipif(not ANN.is_file(), reason="run `python -m rag_lib.workbook.reproduce 13_ann` first")
+@pytest.mark.skipif(not ANN.is_file(), reason="run `python -m rag_lib.runner.reproduce 13_ann` first")
 def test_ann_results_match_their_findings_and_exact_search_is_the_baseline() -> None:
     stored = json.loads(ANN.read_text(encoding="utf-8"))
     assert ann.findings(AnnResult.from_json(stored)) == stored["findings"]

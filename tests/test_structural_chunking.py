@@ -175,7 +175,7 @@ def test_anchor_slug_matches_the_docs_site() -> None:
 
 
 def test_the_chunk_limit_has_one_home(monkeypatch) -> None:
-    # workbook.yaml's chunking.max_chars reaches the corpus build and the structural chunker; no literal.
+    # config.yaml's chunking.max_chars reaches the corpus build and the structural chunker; no literal.
     from rag_lib.corpus import structural_chunking as chunking
     from rag_lib.corpus.chunkers import StructuralChunker
 

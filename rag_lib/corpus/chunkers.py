@@ -1,6 +1,6 @@
 """Chunking strategies side by side (Halo's four): structural, fixed-size, fixed-size with overlap, semantic.
 
-Each strategy is a :class:`Chunker` built by name from ``chunking.strategies`` in workbook.yaml
+Each strategy is a :class:`Chunker` built by name from ``chunking.strategies`` in config.yaml
 (:func:`get_chunker`). Every one returns the same :class:`~rag_lib.documents.Chunk` records as the
 structural chunker of :mod:`rag_lib.corpus.structural_chunking` — ids, offsets into the normalized page
 (``text == page.markdown[start:end]``), the heading path and deep link of the section where the
@@ -137,7 +137,7 @@ class FixedTokenChunker:
         if max_tokens < 1 or not 0 <= overlap < max_tokens:
             raise WorkbookError(f"chunker {name!r}: need max_tokens >= 1 and 0 <= overlap < max_tokens; "
                                 f"got max_tokens={max_tokens}, overlap={overlap}. Fix chunking.strategies "
-                                "in workbook.yaml.")
+                                "in config.yaml.")
         self.counter, self.max_tokens, self.overlap, self.name = counter, max_tokens, overlap, name
 
     def windows(self, text: str, header: Callable[[int], str]) -> list[tuple[int, int]]:
@@ -253,7 +253,7 @@ _KINDS: dict[str, Callable[..., Chunker]] = {}
 
 
 def chunker_kind(kind: str) -> Callable[[ChunkerFactory], ChunkerFactory]:
-    """Register a factory ``(name, embedder, store, **params) -> Chunker`` for a ``kind:`` of workbook.yaml."""
+    """Register a factory ``(name, embedder, store, **params) -> Chunker`` for a ``kind:`` of config.yaml."""
     def register(factory: ChunkerFactory) -> ChunkerFactory:
         _KINDS[kind] = factory
         return factory
@@ -283,7 +283,7 @@ def _need(embedder: BaseEmbedder | None, name: str) -> BaseEmbedder:
 
 
 def strategies() -> dict[str, dict[str, Any]]:
-    """``chunking.strategies`` of workbook.yaml: name → ``{kind, description, parameters…}``."""
+    """``chunking.strategies`` of config.yaml: name → ``{kind, description, parameters…}``."""
     return dict(settings()["chunking"]["strategies"])
 
 
@@ -291,7 +291,7 @@ def get_chunker(name: str, embedder: BaseEmbedder | None = None, store: Any = No
     """The chunker declared as ``name`` in ``chunking.strategies``; an unknown name lists the declared ones."""
     declared = strategies()
     if name not in declared:
-        raise WorkbookError(f"unknown chunking strategy {name!r}; declared in workbook.yaml: {', '.join(declared)}.")
+        raise WorkbookError(f"unknown chunking strategy {name!r}; declared in config.yaml: {', '.join(declared)}.")
     params = {k: v for k, v in declared[name].items() if k not in ("kind", "description")}
     kind = declared[name]["kind"]
     if kind not in _KINDS:

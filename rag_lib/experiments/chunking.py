@@ -1,6 +1,6 @@
 """Chunking strategies compared on the whole benchmark (Halo's headline claim), and context size against cost.
 
-For every strategy of ``chunking.strategies`` (workbook.yaml; :mod:`rag_lib.corpus.chunkers`): cut the
+For every strategy of ``chunking.strategies`` (config.yaml; :mod:`rag_lib.corpus.chunkers`): cut the
 normalized pages, embed the chunks with the default embedder, rank every answerable question with
 dense retrieval, and score it against gold pieces resolved by span (:mod:`rag_lib.evaluation.gold_spans`, one
 rule for every strategy). Reported per language: hit@5, coverage@10, MRR and the tokens the Top-5

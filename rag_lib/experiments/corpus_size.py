@@ -1,7 +1,7 @@
 """Corpus size: does "relevant but ranked deep" get worse as the corpus grows?
 
 Nested corpora from the labelled batch's pages up to the whole wide batch (``scale`` in
-workbook.yaml): the labelled batch's pages always, then the wide batch's other pages in a random
+config.yaml): the labelled batch's pages always, then the wide batch's other pages in a random
 order (one order per seed), the same questions. Dense retrieval with the default embedder ranks the
 whole wide batch once per question; a smaller corpus's ranking is that ranking restricted to its
 chunks, which is exactly what exact cosine search over the smaller corpus returns (a chunk's vector
@@ -74,7 +74,7 @@ def result_metrics(result: CorpusSizeResult) -> tuple[str, ...]:
 
 
 def scale_settings() -> dict[str, Any]:
-    """``scale`` of workbook.yaml: the wide batch, the intermediate sizes, the seeds."""
+    """``scale`` of config.yaml: the wide batch, the intermediate sizes, the seeds."""
     return dict(settings()["scale"])
 
 

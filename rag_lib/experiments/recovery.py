@@ -3,7 +3,7 @@
 Suggestion sources, each labelled in the results:
 
 ``llm``
-    The local LLM of the ``recovery`` task (``generation.llm_tasks`` in workbook.yaml), one
+    The local LLM of the ``recovery`` task (``generation.llm_tasks`` in config.yaml), one
     recorded call per question and language, replayed on later runs. A question whose call has no
     record yet is counted as ``missing`` and the source's "after" counts are left empty until every
     call is recorded: a partial run is never shown as if the loop had recovered nothing.

@@ -34,10 +34,10 @@ GENERATORS = LazyRegistry("generator", {
 
 
 def task_generator_name(task: str) -> str:
-    """The generator configured for an LLM task (``generation.llm_tasks`` in ``workbook.yaml``)."""
+    """The generator configured for an LLM task (``generation.llm_tasks`` in ``config.yaml``)."""
     tasks = RunConfig.from_settings().llm_tasks
     if task not in tasks:
-        raise WorkbookError(f"generation.llm_tasks in workbook.yaml has no entry {task!r}; it has {sorted(tasks)}.")
+        raise WorkbookError(f"generation.llm_tasks in config.yaml has no entry {task!r}; it has {sorted(tasks)}.")
     return str(tasks[task])
 
 
@@ -52,7 +52,7 @@ def available_generators() -> list[str]:
 
 
 def get_generator(name: str | None = None, **kwargs: Any) -> Generator:
-    """Build a generator by name (default: ``generation.default`` in ``workbook.yaml``).
+    """Build a generator by name (default: ``generation.default`` in ``config.yaml``).
 
     Parameters
     ----------

@@ -16,7 +16,7 @@ Modes
 
 The default mode is ``RAG_LLM_MODE`` when set (``make reproduce`` sets ``replay_only``: it never
 calls a model). When ``RAG_LLM_MISSES`` names a file, every replay miss appends its request there
-(one JSON line), so :mod:`rag_lib.workbook.llm_runs` can fill exactly the missing records.
+(one JSON line), so :mod:`rag_lib.runner.llm_runs` can fill exactly the missing records.
 
 Integrity
 ---------

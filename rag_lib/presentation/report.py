@@ -255,7 +255,7 @@ _GLOSSARY = {
     "phrasing": "another wording of a benchmark question with the same gold pieces (`phrasings:` in "
                 "`data/benchmark/questions.yaml`); Q7's runs report each phrasing separately.",
     "RRF": "reciprocal rank fusion: a chunk's fused score is the sum over rankings of 1 / (rrf_k + rank) "
-           "(`retrieval.rrf_k` in `workbook.yaml`); used by the hybrid retriever and by query splitting.",
+           "(`retrieval.rrf_k` in `config.yaml`); used by the hybrid retriever and by query splitting.",
     "round-robin": "a fusion that takes the first chunk of each ranking in turn, then the second, skipping chunks "
                    "already taken.",
     "MMR": "maximal marginal relevance: re-orders the top chunks so each next one is relevant to the question "

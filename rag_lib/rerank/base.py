@@ -131,7 +131,7 @@ class BaseReranker(ABC):
         texts : mapping of chunk id to str
             What the reranker reads for each candidate (e.g. ``Chunk.embed_input``).
         top_n : int
-            Candidates to re-score (``workbook.yaml`` ``retrieval.rerank_candidates``).
+            Candidates to re-score (``config.yaml`` ``retrieval.rerank_candidates``).
 
         Returns
         -------

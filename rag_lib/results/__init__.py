@@ -4,7 +4,7 @@
     The one reader of a run's ``results.json``, and :class:`~rag_lib.results.store.ExperimentResult`
     (typed by :mod:`~rag_lib.results.typed_json`).
 ``runs``
-    The runs ``workbook.yaml`` declares, with the runs each reads, in an order that respects those reads.
+    The runs ``config.yaml`` declares, with the runs each reads, in an order that respects those reads.
 ``catalog``
     Which result type each notebook stores (:func:`~rag_lib.results.catalog.result_type`).
 ``corpus``, ``bakeoff``, ``q5``, ``q9a``, ``topk``, ``q7_diagnosis``, ``mechanism``, ``recovery``,

@@ -13,7 +13,7 @@ from rag_lib.results.typed_json import json_key
 
 @dataclass(frozen=True)
 class HnswSetting:
-    """One HNSW setting of ``ann.settings`` (workbook.yaml)."""
+    """One HNSW setting of ``ann.settings`` (config.yaml)."""
 
     m: int
     ef_construction: int
@@ -89,7 +89,7 @@ class AnnQ7Row(PieceColumns[str]):
 
 @dataclass(frozen=True)
 class AnnSettings:
-    """``ann`` of workbook.yaml: the batches, how often each setting's index is built, the settings."""
+    """``ann`` of config.yaml: the batches, how often each setting's index is built, the settings."""
 
     batches: list[str]
     builds: int

@@ -30,10 +30,10 @@ RESULT_TYPES: dict[str, type[ExperimentResult]] = {
 
 
 def result_type(run: str) -> type[ExperimentResult]:
-    """The declared type of run ``run``'s results (the notebook ``workbook.yaml`` runs it with)."""
+    """The declared type of run ``run``'s results (the notebook ``config.yaml`` runs it with)."""
     notebooks = {r.name: r.notebook for r in planned_runs()}
     if notebooks.get(run) not in RESULT_TYPES:
         stores = sorted(name for name, notebook in notebooks.items() if notebook in RESULT_TYPES)
         raise WorkbookError(f"no declared run {run!r} stores results; the runs that do are {', '.join(stores)} "
-                            "(reproduce.notebooks in rag_lib/workbook.yaml).")
+                            "(reproduce.notebooks in rag_lib/config.yaml).")
     return RESULT_TYPES[notebooks[run]]

@@ -120,7 +120,7 @@ class ChunkingProvenance:
     n_boot: int
     seed: int
     claims: FamilySummary
-    strategies: dict[str, dict[str, Scalar]]  # strategy → its settings in workbook.yaml (keys differ by kind)
+    strategies: dict[str, dict[str, Scalar]]  # strategy → its settings in config.yaml (keys differ by kind)
     gold: str
     token_estimate: str
 

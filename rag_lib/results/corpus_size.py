@@ -138,7 +138,7 @@ class GateParameters:
 
 @dataclass(frozen=True)
 class ScaleSettings:
-    """``scale`` of workbook.yaml: the wide batch, the intermediate sizes, the seeds (page orders)."""
+    """``scale`` of config.yaml: the wide batch, the intermediate sizes, the seeds (page orders)."""
 
     batch: str
     sizes: list[int]

@@ -1,7 +1,7 @@
-"""The runs ``make reproduce`` executes, as ``workbook.yaml`` declares them: each run's notebook, parameters and
+"""The runs ``make reproduce`` executes, as ``config.yaml`` declares them: each run's notebook, parameters and
 the runs whose results it reads, in an order every run follows the runs it reads.
 
-Runs are the ones declared in ``workbook.yaml`` (``reproduce.notebooks``), never found by globbing folder
+Runs are the ones declared in ``config.yaml`` (``reproduce.notebooks``), never found by globbing folder
 names: a leftover folder of a removed run is not read, and a declared run that has not written its results
 is reported as missing (:mod:`rag_lib.results.store`).
 """
@@ -21,7 +21,7 @@ MECHANISM_NOTEBOOK = "06_q7_mechanism"
 @dataclass(frozen=True)
 class NotebookRun:
     """One execution of a notebook: its output name, source, papermill parameters, and the runs whose
-    results it reads (``reads:`` in ``workbook.yaml``: a run name, or a notebook name for all its runs)."""
+    results it reads (``reads:`` in ``config.yaml``: a run name, or a notebook name for all its runs)."""
 
     name: str
     notebook: str
@@ -42,7 +42,7 @@ RUN_ENV = "RAG_CURRENT_RUN"
 
 
 def planned_runs() -> list[NotebookRun]:
-    """The runs declared in ``workbook.yaml``, in the order their reads allow (a run after every run it
+    """The runs declared in ``config.yaml``, in the order their reads allow (a run after every run it
     reads; otherwise as listed).
 
     Raises
@@ -57,7 +57,7 @@ def planned_runs() -> list[NotebookRun]:
         unknown = sorted(set(run.reads) - known)
         if unknown:
             raise WorkbookError(f"run {run.name} declares reads {unknown}, which name no run or notebook of "
-                                "reproduce.notebooks in rag_lib/workbook.yaml; fix the spelling")
+                                "reproduce.notebooks in rag_lib/config.yaml; fix the spelling")
     return _in_read_order(declared)
 
 
@@ -69,7 +69,7 @@ def _in_read_order(runs: list[NotebookRun]) -> list[NotebookRun]:
         ready = next((r for r in waiting if not any(o is not r and r.may_read(o) for o in waiting)), None)
         if ready is None:
             raise WorkbookError(f"the reads of {[r.name for r in waiting]} go in a circle; fix reads: in "
-                                "reproduce.notebooks of rag_lib/workbook.yaml")
+                                "reproduce.notebooks of rag_lib/config.yaml")
         ordered.append(ready)
         waiting.remove(ready)
     return ordered
@@ -91,7 +91,7 @@ def check_declared_read(name: str) -> None:
     if reader is not None and target is not None and not reader.may_read(target):
         raise WorkbookError(f"run {current} reads the results of {name}, which it does not declare: add "
                             f"{name} (or {target.notebook}) to the reads: of {current} in reproduce.notebooks of "
-                            "rag_lib/workbook.yaml")
+                            "rag_lib/config.yaml")
 
 
 def runs_of(notebook: str) -> list[NotebookRun]:

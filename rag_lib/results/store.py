@@ -34,7 +34,7 @@ class MissingResult(WorkbookError):
 
 def rerun_command(name: str) -> str:
     """The command that executes run ``name`` again (what a :class:`MissingResult` tells the reader)."""
-    return f"python -m rag_lib.workbook.reproduce {name}"
+    return f"python -m rag_lib.runner.reproduce {name}"
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,7 @@ def fact_questions(wb: Workbench, lang: str, k: int, key: str = "dense") -> Iter
 
 
 def choice_rule() -> dict[str, Any]:
-    """``generation.narrowing_choice`` in ``workbook.yaml``."""
+    """``generation.narrowing_choice`` in ``config.yaml``."""
     rule = dict(settings()["generation"]["narrowing_choice"])
     rule["candidates"] = [{name: int(v) for name, v in c.items()} for c in rule["candidates"]]
     return rule

@@ -13,7 +13,7 @@ quality signal the labels allow:
 
 The sample is small (the models take seconds to minutes per call on 2 cores), so its figures pick a
 model per task; they are not the findings. The choice itself is data (``generation.llm_tasks`` in
-``workbook.yaml``) and the notebook states it beside these figures.
+``config.yaml``) and the notebook states it beside these figures.
 """
 
 from __future__ import annotations

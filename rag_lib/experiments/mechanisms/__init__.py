@@ -8,7 +8,7 @@ Every mechanism is a set of **variants**; a variant turns a question text into a
   the variant's own evidence size against the baseline's coverage@5), as paired differences
   against the baseline with bootstrap 95% intervals over questions.
 
-The baseline is dense retrieval with the default embedder and k = ``retrieval.top_k`` (``workbook.yaml``), measured
+The baseline is dense retrieval with the default embedder and k = ``retrieval.top_k`` (``config.yaml``), measured
 once, by 01: a mechanism run pairs its variants with 01's stored per-question values
 (:class:`~rag_lib.results.baseline.BaselineMeasures`), after checking they come from the same model
 and inputs. The result has one uniform shape for every mechanism (see :func:`run_mechanism`), which the summary
@@ -17,7 +17,7 @@ notebook reads.
 A mechanism is declared once, with its parameters written out (:func:`mechanism`); they go into
 each run's provenance, ``python -m rag_lib.experiments --list`` prints them, and an undeclared
 name is an error. Adding a mechanism = one module in :mod:`.catalog` (an ``@mechanism`` builder) + one
-run line in ``workbook.yaml``.
+run line in ``config.yaml``.
 
 Layout: :mod:`.registry` (variants, the declaration and the baseline), :mod:`.catalog` (the
 mechanisms), :mod:`.run` (measuring one mechanism), :mod:`.report` (its findings and tables).

@@ -89,7 +89,7 @@ class LLMQueries:
 
 @dataclass(frozen=True)
 class FromSettings:
-    """A mechanism parameter read from ``workbook.yaml`` when the mechanism runs (``"retrieval.rrf_k"``).
+    """A mechanism parameter read from ``config.yaml`` when the mechanism runs (``"retrieval.rrf_k"``).
 
     A path that is a field of :class:`~rag_lib.config.RunConfig` is read from the run's configuration
     (the workbench's), so an override of it reaches the mechanism too.
@@ -107,7 +107,7 @@ class FromSettings:
         return node
 
 
-# workbook.yaml paths that RunConfig holds -> its field (the run's value wins over the file's)
+# config.yaml paths that RunConfig holds -> its field (the run's value wins over the file's)
 RUN_CONFIG_PATHS = {"retrieval.top_k": "k", "retrieval.rrf_k": "rrf_k",
                     "retrieval.rerank_candidates": "rerank_candidates", "embedding.default": "embedder"}
 

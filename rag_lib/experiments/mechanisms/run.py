@@ -185,7 +185,7 @@ def run_mechanism(
         Languages in which LLM-based variants run on the whole benchmark (they always run on Q7's
         three phrasings in every language); fewer languages keep runtime modest.
     use_llm : bool
-        Build the LLM variants (rewrite, LLM split) with ``generation.llm`` from workbook.yaml.
+        Build the LLM variants (rewrite, LLM split) with ``generation.llm`` from config.yaml.
     baseline : BaselineMeasures, optional
         What the variants are compared with (default: the baseline 01 stored under ``RAG_RESULTS_DIR``,
         measured once there). It must have been measured with this workbench's model and inputs.

@@ -1,6 +1,6 @@
 """The declared mechanisms, one module each; importing this package registers every one of them.
 
-Adding a mechanism = one module here (an ``@mechanism`` builder) + one run line in ``workbook.yaml``:
+Adding a mechanism = one module here (an ``@mechanism`` builder) + one run line in ``config.yaml``:
 modules are found, not listed, so there is no third place to forget.
 """
 

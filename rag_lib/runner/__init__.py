@@ -5,7 +5,7 @@ command lines).
     Executes every declared run headless into ``results/`` (``make reproduce``), each with provenance,
     in the order of the runs it reads.
 ``notebooks``
-    A notebook's source read as a notebook, and its parameters cell (with ``workbook.yaml``'s overrides).
+    A notebook's source read as a notebook, and its parameters cell (with ``config.yaml``'s overrides).
 ``expected``
     ``make check``: the latest results against ``results/expected.yaml`` (OK / OKish / FAIL).
 ``llm_runs``

@@ -2,10 +2,10 @@
 
 Each notebook is authored as a jupytext percent script (``notebooks/NN_name.py``), paired with
 its ``.ipynb``. It is executed with papermill on the project's kernel, with the parameters of
-``rag_lib/workbook.yaml``, and written to ``results/notebooks/<name>.ipynb`` and ``.html``.
+``rag_lib/config.yaml``, and written to ``results/notebooks/<name>.ipynb`` and ``.html``.
 Volatile metadata (timings, papermill bookkeeping) is stripped, so an unchanged run is
 byte-identical. A failing notebook is reported with its error and the others still run; the
-command exits non-zero at the end if any failed. ``make check`` (:mod:`rag_lib.workbook.expected`) then
+command exits non-zero at the end if any failed. ``make check`` (:mod:`rag_lib.runner.expected`) then
 compares the figures in the experiments' ``results.json`` with ``results/expected.yaml``.
 """
 
@@ -46,7 +46,7 @@ from rag_lib.io import write_text
 from rag_lib.results.run_times import cache_state, duration, record_run_times
 from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
 from rag_lib.results.store import RESULTS_FILE
-from rag_lib.workbook.notebooks import notebook_parameters, notebook_question, read_notebook
+from rag_lib.runner.notebooks import notebook_parameters, notebook_question, read_notebook
 
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this notebook in JupyterLab (make lab) "
@@ -301,7 +301,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     unknown = sorted(set(only or ()) - {r.name for r in planned} - {r.notebook for r in planned})
     if unknown:
         raise SystemExit(f"unknown notebook run(s) {unknown}; planned: {[r.name for r in planned]} "
-                         "(register new notebooks under reproduce.notebooks in rag_lib/workbook.yaml)")
+                         "(register new notebooks under reproduce.notebooks in rag_lib/config.yaml)")
     runs = [r for r in planned if not only or r.name in only or r.notebook in only]
     for run in runs:  # before anything runs: a misspelt parameter would be ignored, not refused
         notebook_parameters(run)
@@ -322,7 +322,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
         stamp = _stamp(run)
         if not force and stamp.is_file() and stamp.read_text() == inputs and (out_dir / f"{run.name}.ipynb").is_file():
             skipped.append(run.name)
-            rerun = f"python -m rag_lib.workbook.reproduce --force {run.name}"
+            rerun = f"python -m rag_lib.runner.reproduce --force {run.name}"
             print(f"{head}  skipped (inputs unchanged; `{rerun}` re-runs it)", flush=True)
             continue
         if not embedded:  # before the first notebook that runs: none needs it when all are skipped
@@ -349,7 +349,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
             elapsed = time.perf_counter() - t0
             print(f"{head}  FAILED in {elapsed:.0f} s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
     from rag_lib.presentation.report import update_readme_headline, write_results_index
-    from rag_lib.workbook.expected import check_counts
+    from rag_lib.runner.expected import check_counts
 
     total = time.perf_counter() - started
     if set(took_s) == {r.name for r in planned}:  # a forced run of every notebook, none failed: a full timing
@@ -415,7 +415,7 @@ def _indent(text: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m rag_lib.workbook.reproduce", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python -m rag_lib.runner.reproduce", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Execute every notebook headless into results/ (what `make reproduce` runs). A notebook whose "
                     "inputs are unchanged since its last run here is skipped.",
         epilog="runs, in order:\n" + "\n".join(f"  {r.name}" for r in planned_runs()))

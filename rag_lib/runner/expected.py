@@ -5,7 +5,7 @@ dotted path into ``results/<experiment>/results.json``, read through the run's d
 (:func:`~rag_lib.results.catalog.result_type`). A figure is **OK** when it equals the
 expected value, **OKish** when it differs by at most ``tolerance`` (absolute), and **FAIL**
 otherwise, or when it is missing or its results do not read as their type. Values are recorded
-from a reference run with ``python -m rag_lib.workbook.expected --freeze`` (never typed by hand);
+from a reference run with ``python -m rag_lib.runner.expected --freeze`` (never typed by hand);
 tolerances are chosen by people.
 """
 
@@ -52,7 +52,7 @@ def load_expected(root: Path) -> list[dict[str, Any]]:
     path = root / "expected.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; record it from a reference run with "
-                                "`python -m rag_lib.workbook.expected --freeze`.")
+                                "`python -m rag_lib.runner.expected --freeze`.")
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as exc:
@@ -61,7 +61,7 @@ def load_expected(root: Path) -> list[dict[str, Any]]:
     if not isinstance(figures, list) or not all(isinstance(f, dict) and {"experiment", "path", "value"} <= f.keys()
                                                 for f in figures):
         raise ValueError(f"{path} must hold `figures:`, a list of {{experiment, path, value, tolerance}}; "
-                         "restore it with git or record it with `python -m rag_lib.workbook.expected --freeze`.")
+                         "restore it with git or record it with `python -m rag_lib.runner.expected --freeze`.")
     return list(figures)
 
 
@@ -144,7 +144,7 @@ def freeze(root: Path | None = None) -> Path:
         f["value"] = value
     header = (
         "# Expected figures of each experiment, checked by `make check` (OK / OKish / FAIL).\n"
-        "# Values are recorded from a reference run by `python -m rag_lib.workbook.expected --freeze`;\n"
+        "# Values are recorded from a reference run by `python -m rag_lib.runner.expected --freeze`;\n"
         "# tolerances (absolute) are chosen by people and say how much drift is acceptable.\n"
     )
     text = header + yaml.safe_dump({"figures": figures}, sort_keys=False, allow_unicode=True, width=110)
@@ -153,7 +153,7 @@ def freeze(root: Path | None = None) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.workbook.expected", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.runner.expected", description=__doc__)
     parser.add_argument("--freeze", action="store_true", help="record the current values as expected")
     args = parser.parse_args(argv)
     with cli_errors():

@@ -71,7 +71,7 @@ def collect_misses(runs: list[str] | None, used: set[str] | None = None) -> tupl
     """Execute ``runs`` (default: every planned notebook) in replay-only mode into a scratch copy of the
     results; return the requests that had no record and the number of runs that failed (a failed run
     asked for only some of its calls). ``used`` receives every key asked for."""
-    from rag_lib.workbook.reproduce import run_all
+    from rag_lib.runner.reproduce import run_all
 
     with tempfile.TemporaryDirectory(prefix="llm-runs-") as scratch:
         # The stored results first: a run may read an earlier one (06 compares against 01's baseline).
@@ -412,7 +412,7 @@ def _rounds(args: argparse.Namespace) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.workbook.llm_runs", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.runner.llm_runs", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="*", help="notebook runs to collect from (default: every planned run)")
     parser.add_argument("--max-calls", type=int, default=None,
