@@ -1,4 +1,5 @@
-"""The one registry style of the stages: a keyword names ``"module:attribute"``, imported on first use.
+"""The one registry style of the pipeline's families (retrievers, embedders, rerankers, generators, stores,
+gates, chunker kinds): a keyword names ``"module:attribute"``, imported on first use.
 
 Importing a backend pulls in its runtime (ONNX Runtime, llama.cpp, psycopg), so a registry holds
 only strings until a backend is asked for: a missing optional package never breaks the rest

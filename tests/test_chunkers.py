@@ -113,6 +113,17 @@ def test_unknown_strategy_lists_the_declared_ones() -> None:
         get_chunker("fixed-1024")
 
 
+def test_every_declared_strategy_has_a_known_kind_and_an_unknown_kind_names_its_strategy(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_lib.corpus import chunkers
+
+    assert {d["kind"] for d in chunkers.strategies().values()} <= set(chunkers.CHUNKER_KINDS)
+    assert all(callable(chunkers.CHUNKER_KINDS.load(kind)) for kind in chunkers.CHUNKER_KINDS)
+    monkeypatch.setattr(chunkers, "strategies", lambda: {"odd": {"kind": "recursive", "description": "x"}})
+    with pytest.raises(WorkbookError, match=r"'odd' has kind 'recursive'; known kinds: structural, fixed, semantic"):
+        get_chunker("odd")
+
+
 # -- gold spans --------------------------------------------------------------------------------------
 @pytest.mark.parametrize(("phrase", "text", "expected"), [
     ("attach encrypted text", "you attach encrypted text here", (4, 25)),

@@ -42,6 +42,7 @@ from rag_lib.corpus.structural_chunking import chunk_id, chunk_pages, max_chars_
 from rag_lib.documents import Chunk, NormalizedPage, embed_header
 from rag_lib.embedding.base import BaseEmbedder
 from rag_lib.errors import WorkbookError
+from rag_lib.registry import LazyRegistry
 from rag_lib.text import sentence_spans
 
 _WORD = re.compile(r"\S+")
@@ -249,31 +250,31 @@ class SemanticChunker:
 
 # --------------------------------------------------------------------------- registry
 ChunkerFactory = Callable[..., Chunker]
-_KINDS: dict[str, Callable[..., Chunker]] = {}
 
 
-def chunker_kind(kind: str) -> Callable[[ChunkerFactory], ChunkerFactory]:
-    """Register a factory ``(name, embedder, store, **params) -> Chunker`` for a ``kind:`` of config.yaml."""
-    def register(factory: ChunkerFactory) -> ChunkerFactory:
-        _KINDS[kind] = factory
-        return factory
-    return register
-
-
-@chunker_kind("structural")
-def _structural(name: str, embedder: BaseEmbedder | None, store: Any, max_chars: int | None = None) -> Chunker:
+def structural_chunker(name: str, embedder: BaseEmbedder | None, store: Any, max_chars: int | None = None) -> Chunker:
+    """``kind: structural``: headings and blocks within ``max_chars`` (default: ``chunking.max_chars``)."""
     return StructuralChunker(name, max_chars)
 
 
-@chunker_kind("fixed")
-def _fixed(name: str, embedder: BaseEmbedder | None, store: Any, max_tokens: int, overlap: int = 0) -> Chunker:
+def fixed_chunker(name: str, embedder: BaseEmbedder | None, store: Any, max_tokens: int, overlap: int = 0) -> Chunker:
+    """``kind: fixed``: windows of ``max_tokens`` embedding tokens with ``overlap``."""
     return FixedTokenChunker(TokenCounter(_need(embedder, name)), max_tokens, overlap, name)
 
 
-@chunker_kind("semantic")
-def _semantic(name: str, embedder: BaseEmbedder | None, store: Any, **params: Any) -> Chunker:
+def semantic_chunker(name: str, embedder: BaseEmbedder | None, store: Any, **params: Any) -> Chunker:
+    """``kind: semantic``: cuts where adjacent sentences' cosine falls below a percentile."""
     embedder = _need(embedder, name)
     return SemanticChunker(embedder, TokenCounter(embedder), store=store, name=name, **params)
+
+
+# A ``kind:`` of ``chunking.strategies`` → its factory ``(name, embedder, store, **params) -> Chunker``; a new
+# kind is one entry here, as for every other family of the pipeline (rag_lib.registry).
+CHUNKER_KINDS = LazyRegistry("chunker kind", {
+    "structural": "rag_lib.corpus.chunkers:structural_chunker",
+    "fixed": "rag_lib.corpus.chunkers:fixed_chunker",
+    "semantic": "rag_lib.corpus.chunkers:semantic_chunker",
+}, error=WorkbookError)
 
 
 def _need(embedder: BaseEmbedder | None, name: str) -> BaseEmbedder:
@@ -294,10 +295,20 @@ def get_chunker(name: str, embedder: BaseEmbedder | None = None, store: Any = No
         raise WorkbookError(f"unknown chunking strategy {name!r}; declared in config.yaml: {', '.join(declared)}.")
     params = {k: v for k, v in declared[name].items() if k not in ("kind", "description")}
     kind = declared[name]["kind"]
-    if kind not in _KINDS:
-        raise WorkbookError(f"chunking strategy {name!r} has kind {kind!r}; known kinds: {', '.join(_KINDS)}.")
-    return _KINDS[kind](name, embedder, store, **params)
+    if kind not in CHUNKER_KINDS:
+        raise WorkbookError(f"chunking strategy {name!r} has kind {kind!r}; known kinds: {', '.join(CHUNKER_KINDS)}.")
+    factory: ChunkerFactory = CHUNKER_KINDS.load(kind)
+    return factory(name, embedder, store, **params)
 
 
-__all__ = ["Chunker", "FixedTokenChunker", "SemanticChunker", "StructuralChunker", "TokenCounter",
-           "chunker_kind", "get_chunker", "spans_to_chunks", "strategies"]
+__all__ = [
+    "CHUNKER_KINDS",
+    "Chunker",
+    "FixedTokenChunker",
+    "SemanticChunker",
+    "StructuralChunker",
+    "TokenCounter",
+    "get_chunker",
+    "spans_to_chunks",
+    "strategies",
+]
