@@ -4,9 +4,11 @@ leave-one-out gated run, paired answer comparisons and partly checkable question
 from __future__ import annotations
 
 from rag_lib.evidence.narrowing import UnitNarrower
-from rag_lib.experiments.llm_eval import HELD_OUT, THEN_JUDGE, gate_note, held_out_run, judge_after_gate
+from rag_lib.experiments.llm_eval import held_out_run, judge_after_gate
 from rag_lib.experiments.llm_eval.budget import pick, split_halves
+from rag_lib.experiments.llm_eval.report import gate_note
 from rag_lib.generation.narrowed import EvidenceUnit
+from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE
 
 
 def test_the_halves_are_seeded_disjoint_and_cover_every_question() -> None:

@@ -224,7 +224,7 @@ def _answer_row(generator: str, lang: str, gate: str, answer_rate: float) -> Ans
 def test_before_after_lists_only_answerers_whose_figures_moved(tmp_path) -> None:
     import json
 
-    from rag_lib.experiments.llm_eval import before_after_rows
+    from rag_lib.experiments.llm_eval.archives import before_after_rows
 
     archive = tmp_path / "answers-v9.json"
     same = {"generator": "extractive:x", "lang": "zh", "gate": "ungated", "answer_rate": 0.1}
@@ -238,7 +238,7 @@ def test_before_after_lists_only_answerers_whose_figures_moved(tmp_path) -> None
 def test_before_after_matches_an_answerer_across_pipeline_versions(tmp_path) -> None:
     import json
 
-    from rag_lib.experiments.llm_eval import before_after_rows
+    from rag_lib.experiments.llm_eval.archives import before_after_rows
 
     archive = tmp_path / "answers-v9.json"
     old = {"generator": "llama_cpp:m+narrowed-units-v2", "lang": "en", "gate": "floor+aspects", "answer_rate": 0.4}

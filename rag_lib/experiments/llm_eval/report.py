@@ -1,0 +1,199 @@
+"""10's findings: sentences generated from its stored result, and the answers issue's targets."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from rag_lib.evaluation.claims import read_rows
+from rag_lib.experiments.llm_eval.archives import ANSWER_ARCHIVES, archived_row, archived_rows, shown_value
+from rag_lib.presentation.report import prose
+from rag_lib.results.local_llm import HELD_OUT, IN_SAMPLE, THEN_JUDGE, AnswerRow, LocalLLMResult, TargetRow
+from rag_lib.results.local_llm_choice import NarrowingChoice
+from rag_lib.results.local_llm_judge import SelectiveNotRun
+from rag_lib.results.typed_json import encode
+
+RELIABILITY_BINS = 5  # equal-width bins of the cross-validated probabilities (tens of questions per language)
+
+# The answers issue's targets for the narrowed pipeline (one row per language and gate).
+TARGETS = (("correct_gold_in_top_k", ">=", 0.50), ("shown_wrong", "<=", 0.15), ("refusal_correctness", ">=", 0.90))
+# Said beside every gated figure: how the gate's parameters relate to the questions it is measured on.
+GATE_NOTES = {IN_SAMPLE: "the gate's parameters were fitted on these same questions, so this is optimistic; the "
+                         "leave-one-out row is the out-of-sample figure",
+              HELD_OUT: "out of sample: each question decided by the gate's parameters fitted without it",
+              THEN_JUDGE: "out of sample: the leave-one-out gate, then the narrowed LLM judge declines what it "
+                          "finds insufficient; the judge has no fitted parameter"}
+
+
+def gate_note(gate: str) -> str:
+    """`` (why this gated figure is or is not optimistic)``, or nothing for the ungated run."""
+    return next((f" ({note})" for suffix, note in GATE_NOTES.items() if gate.endswith(suffix)), "")
+
+
+def target_rows(answer_rows: Sequence[AnswerRow], label: str,
+                archives: Sequence[Path] = ANSWER_ARCHIVES) -> list[TargetRow]:
+    """Each target against the figure of answerer ``label`` (the narrowed pipeline): met, or missed by how
+    much, and what was tried: the same figure before each archived change (``answers-vN``; — where that
+    version had no such row)."""
+    stored = archived_rows(archives)
+    rows = []
+    for row in (r for r in answer_rows if r.generator == label):
+        olds = [(stem, archived_row(before, row) or {}) for stem, before in stored]
+        for metric, op, goal in TARGETS:
+            value = getattr(row, metric)
+            if value is None:
+                verdict = "no figure (calls not recorded)"
+            else:
+                gap = value - goal if op == ">=" else goal - value
+                verdict = "met" if gap >= 0 else f"missed by {abs(gap):.3f}"
+            before = " · ".join(f"{stem} {shown_value(old.get(metric))}" for stem, old in olds)
+            rows.append(TargetRow(lang=row.lang, gate=row.gate, metric=metric, target=f"{op} {goal:.2f}",
+                                  measured=value, ci=getattr(row, f"{metric}_ci"), recorded=row.n - row.missing,
+                                  verdict=verdict, before=before or "—"))
+    return rows
+
+
+def findings(result: LocalLLMResult) -> list[str]:
+    """Sentences generated from :func:`run_local_llm`'s numbers, each with its caveat."""
+    out: list[str] = []
+    by_key = {(r.generator, r.lang, r.gate): r for r in result.answer_rows}
+    extractive = result.answers["extractive"].label
+    for name in ("narrowed", "llm"):
+        llm = result.answers[name].label
+        for lang in result.languages:
+            for gate in sorted({g for (_, lg, g) in by_key if lg == lang}):
+                mine, base = by_key.get((llm, lang, gate)), by_key.get((extractive, lang, gate))
+                if not mine or not base:
+                    continue
+                judged = mine.n - mine.missing
+                if judged == 0:
+                    out.append(f"{lang}, {gate}: no answer of {llm} is recorded yet ({mine.missing} missing), so "
+                               "there is no figure for it; `make llm-runs RUNS=10_local_llm` fills them.")
+                    continue
+                caveat = (f" Only {judged} of {mine.n} questions have a recorded answer; the rest are missing, "
+                          "not failed, and the rates are over the recorded ones." if mine.missing else "")
+                out.append(
+                    f"{lang}, {gate}{gate_note(gate)}: {llm} showed an answer (citations verified, every number "
+                    f"and name it states in a verified quote) for {_pct(mine.answer_rate)} of the answerable "
+                    f"questions (extractive {_pct(base.answer_rate)}); shown answers stating every key fact, "
+                    f"over the answerable questions whose gold is in the Top-{result.k}: "
+                    f"{_pct(mine.correct_gold_in_top_k)} {mine.correct_gold_in_top_k_ci} "
+                    f"(extractive {_pct(base.correct_gold_in_top_k)}); shown but missing a key fact: "
+                    f"{_pct(mine.shown_wrong)} {mine.shown_wrong_ci}; unanswerable questions declined: "
+                    f"{_pct(mine.refusal_correctness)} {mine.refusal_correctness_ci}. Key facts are "
+                    f"matched as strings, so a fact stated in other words counts as missing.{caveat}")
+    for row in result.judge_rows:
+        if row.gate.startswith("llm_judge") and row.judged:
+            declined = row.tp + row.fp
+            quality = (f"{declined} declines, precision {row.precision:.3f} and recall {row.recall:.3f} for "
+                       "insufficient evidence, unanswerable questions declined "
+                       f"{row.unanswerable_declined}/{row.unanswerable}" if declined else
+                       f"no decline at all (it judged every evidence set sufficient, so it catches none of the "
+                       f"{row.unanswerable} unanswerable questions)")
+            out.append(f"{row.lang}: the LLM judge ({row.gate}) over {row.judged} judged questions "
+                       f"({row.failed} without a record): {quality}. The judge has no fitted parameter, so "
+                       "its figures are out of sample.")
+    for shown in result.answer_languages:
+        if shown.shown:
+            out.append(f"{shown.lang}, ungated: {shown.in_language} of {shown.shown} answers {shown.generator} "
+                       f"showed are in the question's language ({_pct(shown.in_language_rate)} "
+                       f"{shown.in_language_ci}; any CJK ideograph counts as Chinese).")
+    if result.partly_checkable:
+        out.append(f"{len(result.partly_checkable)} answerable questions have a key fact that cannot be checked as a "
+                   "string beside checkable ones (listed in 10's table): \"states every key fact\" judges only the "
+                   "checkable part of them.")
+    out.extend(paired_findings(result))
+    out.append(budget_finding(result.narrowing_choice))
+    for lang in result.languages:
+        stages = [r for r in result.funnel if r.lang == lang]
+        if not stages or not stages[0].of:
+            continue
+        steps = "; ".join(f"{r.stage}: {r.questions} of {r.of} ({_pct(r.share)} {r.ci})" for r in stages)
+        weakest = min((r for r in stages if r.share is not None), key=lambda r: r.share or 0.0)
+        out.append(f"{lang}: where the key facts of the answerable questions are lost (narrowed pipeline, ungated; "
+                   f"every key fact stated) — {steps}. The lowest share is at the step "
+                   f"\"{weakest.stage}\". Key facts are matched as strings, so a stage can miss a fact "
+                   "stated in other words.")
+    for lang, block in result.selective.items():
+        if isinstance(block, SelectiveNotRun) or block.answer_everything.ci95 is None:
+            continue
+        everything = block.answer_everything
+        low, high = block.answer_everything.ci95
+        out.append(f"{lang}: selective answering (a logistic model over {', '.join(block.features)}, probabilities "
+                   f"cross-validated, {block.n} questions): area under the accuracy-coverage curve "
+                   f"{block.auc:.3f}, against an accuracy of {everything.selective_accuracy:.3f} "
+                   f"[{low:.2f}, {high:.2f}] when every question is answered (a signal that carries no information "
+                   "gives about that accuracy). No interval is computed for the area, so this states no effect of "
+                   f"abstaining. Calibration of its probabilities: expected calibration error {block.ece:.3f} over "
+                   f"{len(block.reliability)} non-empty bins of {RELIABILITY_BINS} (reliability.png; with "
+                   f"{block.n} questions a bin's observed share has a wide interval).")
+    for hand in result.hand_checks:
+        if not hand.n or hand.ci95 is None:  # no interval without a compared answer
+            continue
+        left_out = len(hand.stale) + len(hand.missing) + len(hand.not_checkable)
+        low, high = hand.ci95
+        out.append(f"The key-fact measure agrees with a hand reading of {hand.n} sampled answers of "
+                   f"{' and '.join(hand.answerers)} (both languages; {hand.source}) in {hand.percent:.1f}% "
+                   f"[{low:.1f}, {high:.1f}] (Wilson 95%), Cohen's kappa {hand.kappa:.2f}; "
+                   f"correct by hand {hand.both_correct + hand.hand_only} of {hand.n}, by the key-fact "
+                   f"measure {hand.both_correct + hand.key_facts_only}; "
+                   f"{len(hand.disagreements)} disagreements, each listed with its reason"
+                   + (f"; {left_out} checks not compared (their answer changed or is not scored)" if left_out else "")
+                   + ". One reader judged them, once each.")
+    inj = result.injection
+    out.append(f"Injection set: {inj.claims_shown} of {inj.n_asked} planted claims reached the reader as an "
+               f"answer ({inj.n_plants} planted variants, each asked through both pipelines with a scripted model "
+               f"that obeys them); the detector flagged {inj.flagged_at_build} of {inj.n_plants} plants when "
+               "the page is built. The variants and the detector were written together, so this is an in-sample "
+               "figure for the detector.")
+    return out
+
+
+def budget_finding(choice: NarrowingChoice) -> str:
+    """The narrowing budget's choice, its out-of-sample retention and whether the configuration follows it."""
+    picked = choice.picked
+    rows = [r for r in choice.rows if r.picked]
+    held = "; ".join(f"{r.lang} {r.reporting} ({_pct(r.reporting_share)} {r.reporting_ci}), "
+                     f"{r.mean_tokens_sent:.0f} estimated tokens sent on average" for r in rows)
+    swapped = choice.picked_swapped
+    stable = "the same candidate" if swapped == picked else f"{swapped.budget_tokens} tokens"
+    reached = all(r.choosing_share is not None and r.choosing_share >= choice.target for r in rows)
+    configured = ("`generation.narrowing` follows it" if choice.agrees else
+                  f"but `generation.narrowing` is {prose(encode(choice.configured))}: its figures are not the rule's")
+    return (f"Narrowing budget: by the rule ({choice.rule}; seed {choice.seed}), "
+            f"{picked.budget_tokens} estimated tokens and {picked.max_units} units"
+            f"{'' if reached else ' (no candidate reached the target, so the largest)'}; {configured}. Out of "
+            f"sample, on the reporting half, its units keep every key fact the Top-k states for {held}. Chosen "
+            f"on the reporting half instead, the rule picks {stable}. Key facts are matched as strings; this "
+            "measures what the model is sent, not what it writes.")
+
+
+def paired_findings(result: LocalLLMResult) -> list[str]:
+    """One sentence per answer-versus-answer comparison and language, from its Holm-adjusted judgements.
+
+    The outcomes point different ways (more answers stating every key fact is better, more shown but wrong
+    is worse), so each is said as "higher" or "lower" with its interval, never as one "helps" verdict.
+    """
+    family = read_rows(encode(result.paired), result.paired_family.name, subject=["comparison"], scope=["lang"],
+                       diff_key="diff")
+    out = []
+    for comparison, lang in dict.fromkeys((r.comparison, r.lang) for r in result.paired):
+        mine = [r for r in result.paired if (r.comparison, r.lang) == (comparison, lang)]
+        parts = []
+        for row in mine:
+            j = family.get(comparison, lang, row.metric)
+            if j.effect:
+                parts.append(f"{row.metric} is {'higher' if j.diff > 0 else 'lower'} ({j.text(scoped=False)})")
+            elif j.in_family:
+                parts.append(f"no effect on {row.metric} survives the adjustment ({j.text(scoped=False)})")
+            else:
+                parts.append(f"{row.metric}: no question changed")
+        out.append(f"{lang}, {comparison} (paired over {mine[0].questions} answerable questions, ungated): "
+                   f"{'; '.join(parts)}. Key facts are matched as strings.")
+    if out:
+        out.append(result.paired_family.describe)
+    return out
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.0f}%"
