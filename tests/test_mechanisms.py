@@ -22,6 +22,7 @@ from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
 from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
 from rag_lib.results.baseline import BaselineMeasures
 from rag_lib.results.mechanism import FailedCalls, LLMCalls, MechanismResult, QueryOutput, RetrieverVariant
+from rag_lib.results.typed_json import ShapeError, decode
 from rag_lib.retrieval import Ranking
 
 Q7_ZH = "环境变量、secret 和普通配置应该分别怎么设置？本地开发和线上部署有什么区别？"
@@ -136,14 +137,14 @@ def test_compare_paired_difference() -> None:
     assert same.ci95 == (0.0, 0.0) and same.no_question_changed
 
 
-def test_a_stored_paired_difference_reads_back_and_a_missing_field_is_named() -> None:
+def test_a_stored_paired_difference_decodes_typed_and_a_missing_field_is_named() -> None:
     c = compare([1.0, 0.0, 1.0], [0.0, 0.0, 1.0], n_boot=500, seed=3)
     stored = json.loads(json.dumps(c.stored()))
     assert list(stored) == ["baseline", "mechanism", "diff", "ci95", "p", "diffs"]  # the order results.json keeps
-    assert PairedDifference.read(stored) == c
+    assert decode(PairedDifference, stored) == c
     del stored["diffs"]
-    with pytest.raises(KeyError, match=r"lacks \['diffs'\].*re-run"):
-        PairedDifference.read(stored)
+    with pytest.raises(ShapeError, match=r"^PairedDifference: lacks diffs$"):
+        decode(PairedDifference, stored)
 
 
 # --------------------------------------------------------------------------- results of 06_q7_mechanism-*

@@ -147,20 +147,9 @@ class PairedDifference:
         return {"ci95": list(self.ci95), "95% CI": self.interval_text, "p": self.p, "diffs": list(self.diffs)}
 
     def stored(self) -> dict[str, Any]:
-        """As a results.json keeps it (read back by :meth:`read`)."""
+        """As a results.json keeps it: its fields under their names (``typed_json.decode`` reads it back)."""
         return {"baseline": self.baseline, "mechanism": self.mechanism, "diff": self.diff, "ci95": list(self.ci95),
                 "p": self.p, "diffs": list(self.diffs)}
-
-    @classmethod
-    def read(cls, stored: Mapping[str, Any]) -> PairedDifference:
-        """A comparison stored by :meth:`stored`; a missing field raises ``KeyError`` naming it."""
-        missing = [k for k in ("baseline", "mechanism", "diff", "ci95", "p", "diffs") if k not in stored]
-        if missing:
-            raise KeyError(f"a stored paired comparison lacks {missing} (it has {sorted(stored)}); re-run the "
-                           "notebook that made it")
-        lo, hi = stored["ci95"]
-        return cls(float(stored["baseline"]), float(stored["mechanism"]), float(stored["diff"]), (float(lo), float(hi)),
-                   float(stored["p"]), tuple(float(d) for d in stored["diffs"]))
 
 
 def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> PairedDifference:
