@@ -31,16 +31,8 @@ from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.explain import check_k
 from rag_lib.generation import Generator, get_generator
 from rag_lib.generation.base import WITHHELD_KINDS, GenerationResult, question_problem, result_fields
-from rag_lib.generation.llm_calls import (
-    DEFAULT_CALLS_DIR,
-    LOCAL_BACKENDS,
-    CallMode,
-    CallRecord,
-    CallRecorder,
-    LLMRequest,
-    LLMResponse,
-    default_mode,
-)
+from rag_lib.generation.call_records import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallRecord, LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallMode, CallRecorder, default_mode
 from rag_lib.results.q9a import Q9aResult
 from rag_lib.retrieval import Ranking
 from rag_lib.text import absolute_links, approx_tokens, language_of

@@ -32,11 +32,13 @@ from rag_lib.documents import Chunk
 from rag_lib.errors import SnapshotError, WorkbookError, printable
 from rag_lib.evidence.gated import GatedResult
 from rag_lib.generation.base import finish_answer
-from rag_lib.generation.llm_calls import REDACTED, CallRecorder, LLMCallError, LLMRequest, LLMResponse, ReplayMissError
-from rag_lib.generation.llm_calls import main as llm_calls_main
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.call_records import main as stamp_main
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, ReplayMissError
 from rag_lib.generation.openai_backend import OpenAIGenerator
 from rag_lib.generation.schema import Answer
 from rag_lib.io import DamagedFileError, read_jsonl, write_text
+from rag_lib.redaction import REDACTED
 
 KEY = "sk-fault-test-0123456789abcdef"
 CHUNK = Chunk(id="kv-limits-001-aaaaaaaa", page="kv/platform/limits", ordinal=1, title="Limits",
@@ -326,7 +328,7 @@ def test_unstamped_old_records_are_refused_until_stamped(tmp_path: Path) -> None
     path.write_text(json.dumps(row))
     with pytest.warns(RuntimeWarning, match="python -m rag_lib.generation stamp"):
         assert CallRecorder(tmp_path).load(REQUEST.key) is None
-    assert llm_calls_main(["stamp", str(tmp_path)]) == 0
+    assert stamp_main(["stamp", str(tmp_path)]) == 0
     assert CallRecorder(tmp_path).load(REQUEST.key) is not None
 
 
@@ -543,7 +545,7 @@ def test_ask_end_to_end_withholds_marks_replays_and_keeps_results_clean(
         fake_server: Callable[..., FakeServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     import rag_lib.answer as answer
-    from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR
+    from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
     from rag_lib.workbench import Workbench
 
     by_id = Workbench().by_id

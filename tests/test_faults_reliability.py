@@ -32,8 +32,9 @@ from rag_lib.config import REPO_ROOT, batch_dir
 from rag_lib.corpus import DERIVED_FILE, load_chunks
 from rag_lib.documents import Chunk
 from rag_lib.errors import SnapshotError, WorkbookError, cli_errors, printable
-from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
-from rag_lib.generation.llm_calls import main as llm_calls_main
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.call_records import main as stamp_main
+from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.io import file_sha256, read_jsonl, write_json
 
 KEY = "sk-reliability-0123456789abcdef"
@@ -427,7 +428,8 @@ def test_sigterm_while_a_record_is_written_finishes_it_and_resume_does_not_call_
         import os, sys, time
         import rag_lib.io as io
         from pathlib import Path
-        from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
+        from rag_lib.generation.call_records import LLMRequest, LLMResponse
+        from rag_lib.generation.llm_calls import CallRecorder
         real_fsync = os.fsync
         def slow_fsync(fd):  # the moment the record sits in its temporary file
             print("writing", flush=True)
@@ -563,7 +565,7 @@ def test_an_edited_latency_cost_or_time_is_not_replayed(tmp_path: Path, field: s
 ])
 def test_format_2_records_are_checked_without_a_meta_checksum(tmp_path: Path, field: str, value: Any,
                                                               message: str) -> None:  # 28.7
-    from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR
+    from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
 
     committed = next(p for p in sorted(DEFAULT_CALLS_DIR.glob("*.json")) if json.loads(p.read_text())["format"] == 2)
     row = json.loads(committed.read_text())
@@ -577,7 +579,7 @@ def test_format_2_records_are_checked_without_a_meta_checksum(tmp_path: Path, fi
 def test_every_committed_record_still_replays_unchanged() -> None:  # 28.7: backward compatible
     import warnings
 
-    from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR
+    from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
 
     recorder = CallRecorder(DEFAULT_CALLS_DIR, mode="replay_only")
     paths = [p for p in DEFAULT_CALLS_DIR.glob("*.json") if not p.name.endswith(".failed.json")]
@@ -694,11 +696,11 @@ def test_bidi_overrides_are_shown_escaped(capsys: pytest.CaptureFixture[str]) ->
 
 def test_stamp_names_the_broken_file_not_the_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / ("a" * 64 + ".json")).write_text('{"key": ', encoding="utf-8")  # 28.8
-    assert llm_calls_main(["stamp", str(tmp_path)]) == 2
+    assert stamp_main(["stamp", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert f"{'a' * 64}.json, line 1 column" in err and "not valid JSON" in err
     (tmp_path / ("a" * 64 + ".json")).write_text(json.dumps({"key": "a" * 64, "response": {}}), encoding="utf-8")
-    assert llm_calls_main(["stamp", str(tmp_path)]) == 2
+    assert stamp_main(["stamp", str(tmp_path)]) == 2
     assert f"{'a' * 64}.json: its request is incomplete" in capsys.readouterr().err
 
 

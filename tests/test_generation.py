@@ -18,8 +18,9 @@ from rag_lib.documents import Chunk
 from rag_lib.errors import ModelUnavailableError, WorkbookError
 from rag_lib.generation import Answer, SchemaLimits, available_generators, get_generator
 from rag_lib.generation.base import LLMGenerator
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.extractive import ExtractiveGenerator, sentences
-from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.openai_backend import OpenAIGenerator
 from rag_lib.generation.prompts import build_messages, decline_wording_problems
 from rag_lib.generation.schema import answer_json_schema

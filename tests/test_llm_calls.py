@@ -9,16 +9,10 @@ import httpx2
 import pytest
 
 from rag_lib.documents import Chunk
-from rag_lib.generation.llm_calls import (
-    REDACTED,
-    CallRecorder,
-    LLMCallError,
-    LLMRequest,
-    LLMResponse,
-    ReplayMissError,
-    estimate_cost,
-)
+from rag_lib.generation.call_records import LLMRequest, LLMResponse, estimate_cost
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, ReplayMissError
 from rag_lib.generation.openai_backend import OpenAIGenerator
+from rag_lib.redaction import REDACTED
 
 REQUEST = LLMRequest(
     backend="openai", model="qwen3.8-flash",

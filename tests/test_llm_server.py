@@ -24,7 +24,8 @@ from llama_server import llama_server
 import rag_lib.runner.llm_runs as llm_runs
 from rag_lib.documents import Chunk
 from rag_lib.errors import ModelUnavailableError, SettingError
-from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.openai_backend import LLAMA_CPP_SAMPLING, ServerExecutor
 from rag_lib.generation.schema import SchemaLimits
 

@@ -15,7 +15,8 @@ from rag_lib.documents import Chunk
 from rag_lib.errors import ModelUnavailableError, WorkbookError
 from rag_lib.generation import get_generator, get_task_generator
 from rag_lib.generation.base import LLMGenerator, parse_json_object
-from rag_lib.generation.llm_calls import MISSES_ENV, CallRecorder, LLMRequest, LLMResponse, ReplayMissError
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import MISSES_ENV, CallRecorder, ReplayMissError
 from rag_lib.generation.local_models import LocalModelSpec, ModelPart, assemble, local_model_spec, local_models
 from rag_lib.generation.schema import DEFAULT_LIMITS, Answer, SchemaLimits
 from rag_lib.results.local_llm import AnswerRow

@@ -18,7 +18,8 @@ from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.experiments.bakeoff import run_bakeoff
 from rag_lib.experiments.mechanisms import MECHANISMS, LLMQueries, RankFailed, mechanism_metrics, q7_piece_ranks
 from rag_lib.generation.base import LLMGenerator
-from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.query_ops import QueryLLM, RuleSplitter, fuse, round_robin
 from rag_lib.results.baseline import BaselineMeasures
 from rag_lib.results.mechanism import FailedCalls, LLMCalls, MechanismResult, QueryOutput, RetrieverVariant

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from rag_lib.documents import Chunk
 from rag_lib.evidence.narrowing import UnitNarrower
-from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.narrowed import (
     NarrowedGenerator,
     UnitPart,

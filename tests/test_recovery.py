@@ -13,7 +13,8 @@ from rag_lib.config import RESULTS_DIR
 from rag_lib.documents import Chunk
 from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, summarise
 from rag_lib.generation.base import LLMGenerator
-from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.recovery import (
     Decomposer,
     FixedSuggestions,

@@ -29,7 +29,7 @@ from rag_lib.documents import Chunk
 from rag_lib.evaluation import MRR, HitAt, PieceCoverage, hit_name, piece_ranks
 from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
 from rag_lib.evaluation.stats import compare
-from rag_lib.generation.llm_calls import price_table
+from rag_lib.generation.call_records import price_table
 from rag_lib.results.chunking import (
     ChunkingProvenance,
     ChunkingResult,

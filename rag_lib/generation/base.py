@@ -16,15 +16,9 @@ from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ValidationError
 
 from rag_lib.documents import Chunk
+from rag_lib.generation.call_records import CallRecord, LLMRequest, LLMResponse
 from rag_lib.generation.citations import CitationReport, check_citations
-from rag_lib.generation.llm_calls import (
-    CallRecord,
-    CallRecorder,
-    LLMCallError,
-    LLMRequest,
-    LLMResponse,
-    ReplayMissError,
-)
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, ReplayMissError
 from rag_lib.generation.prompts import build_messages, clip_text, decline_wording_problems, echoed_prompt
 from rag_lib.generation.schema import (
     DEFAULT_LIMITS,

@@ -20,7 +20,8 @@ import numpy as np
 from rag_lib.config import RunConfig
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
-from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.local_models import LocalModelSpec, local_model_spec, model_file
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults

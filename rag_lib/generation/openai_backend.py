@@ -20,7 +20,8 @@ from typing import Any
 from rag_lib.config import RunConfig
 from rag_lib.errors import ModelUnavailableError, SettingError
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
-from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, LLMRequest, LLMResponse
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
 from rag_lib.redaction import redact_text, shown_url

@@ -32,7 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag_lib.generation.base import LLMGenerator, question_problem
-from rag_lib.generation.llm_calls import LLMRequest
+from rag_lib.generation.call_records import LLMRequest
 from rag_lib.retrieval import Ranking
 from rag_lib.retrieval.hybrid import rrf
 from rag_lib.text import question_sentences

@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from rag_lib.generation.base import Generator
-from rag_lib.generation.llm_calls import CallRecord, CallRecorder, LLMRequest, LLMResponse
+from rag_lib.generation.call_records import CallRecord, LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallRecorder
 
 
 class CountingRecorder(CallRecorder):

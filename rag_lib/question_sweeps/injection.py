@@ -25,7 +25,8 @@ from typing import Any
 
 from rag_lib.documents import Chunk
 from rag_lib.generation.base import GenerationResult
-from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, LLMResponse
+from rag_lib.generation.call_records import LLMRequest, LLMResponse
+from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.narrowed import NarrowedGenerator, UnitSelector
 from rag_lib.generation.scripted import scripted_generator
 from rag_lib.injection import instruction_spans

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from rag_lib.generation.call_records import LLMRequest
 from rag_lib.generation.llama_cpp_backend import YES_NO_OPERATION, LlamaCppGenerator
-from rag_lib.generation.llm_calls import CallRecorder, LLMRequest, ReplayMissError
+from rag_lib.generation.llm_calls import CallRecorder, ReplayMissError
 from rag_lib.generation.prompts import clip_text
 from rag_lib.rerank.base import BaseReranker, RerankerSpec
 

@@ -42,17 +42,8 @@ from typing import Any
 
 from rag_lib.config import progress_bars, results_dir
 from rag_lib.errors import SettingError, WorkbookError, cli_errors
-from rag_lib.generation.llm_calls import (
-    LOCAL_BACKENDS,
-    MISSES_ENV,
-    MODE_ENV,
-    USED_ENV,
-    CallRecorder,
-    LLMCallError,
-    LLMRequest,
-    LLMResponse,
-    request_from_json,
-)
+from rag_lib.generation.call_records import LOCAL_BACKENDS, LLMRequest, LLMResponse, request_from_json
+from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV, USED_ENV, CallRecorder, LLMCallError
 from rag_lib.generation.openai_backend import ServerExecutor
 
 

@@ -41,7 +41,8 @@ from rag_lib.config import (
     shown_path,
 )
 from rag_lib.errors import WorkbookError, cli_errors
-from rag_lib.generation.llm_calls import DEFAULT_CALLS_DIR, MISSES_ENV, MODE_ENV
+from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
+from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV
 from rag_lib.io import write_text
 from rag_lib.results.run_times import cache_state, duration, record_run_times
 from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
