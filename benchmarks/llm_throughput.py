@@ -16,7 +16,7 @@ For each model (default: both Qwen2.5-Coder models; they must be installed, `mak
 reads it once, at start), optionally beside ``--busy N`` processes that keep N cores busy, as when
 the cores are shared; it prints the ratio (the backend sets PASSIVE unless the user chose).
 
-Calls per minute, the way ``make llm-runs`` makes them (:func:`rag_lib.runner.llm_runs.fill`): the
+Calls per minute, the way ``make llm-runs`` makes them (:func:`rag_lib.runner.llm_fill.fill`): the
 same ``--calls`` answer requests (different benchmark questions over their Top-5) in this process,
 then through llama.cpp's OpenAI-compatible server (``python -m llama_cpp.server``, started here on
 loopback with the same model file and threads) with 1 and 2 calls in flight; each printed as a ratio
@@ -50,7 +50,7 @@ from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator, passive_open
 from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.local_models import model_file
 from rag_lib.generation.openai_backend import ServerExecutor
-from rag_lib.runner import llm_runs
+from rag_lib.runner import llm_fill
 from rag_lib.workbench import Workbench
 
 
@@ -191,7 +191,7 @@ def calls_per_minute(model: str, calls: int, max_tokens: int, wb: Workbench) -> 
     requests: list[LLMRequest] = [generator.request("answer", q, [wb.by_id[c] for c in wb.rank(q).ids[:5]])
                                   for q in questions]
     cache: dict[tuple[str, str], object] = {}
-    llm_runs.executor_for(requests[0], cache)
+    llm_fill.executor_for(requests[0], cache)
     cache[("llama_cpp", model)].load()  # type: ignore[attr-defined]  # loading is not a call: not timed
     out: dict[str, Any] = {"model": model, "calls": len(requests), "max_tokens": max_tokens,
                            "load_before": os.getloadavg()}
@@ -199,7 +199,7 @@ def calls_per_minute(model: str, calls: int, max_tokens: int, wb: Workbench) -> 
     with tempfile.TemporaryDirectory() as tmp:
         def run(name: str, **kwargs: Any) -> None:
             recorder = CallRecorder(Path(tmp) / name, mode="replay_or_live")
-            report = llm_runs.fill(requests, recorder, progress=False, cache=cache, **kwargs)
+            report = llm_fill.fill(requests, recorder, progress=False, cache=cache, **kwargs)
             if report.made != len(requests):
                 raise RuntimeError(f"{name}: {report.made} of {len(requests)} calls made ({dict(report.failed)})")
             out[name] = report.made / report.wall_seconds * 60

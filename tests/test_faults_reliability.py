@@ -320,22 +320,23 @@ def _requests(n: int) -> list[LLMRequest]:
 @pytest.mark.parametrize(("max_calls", "made"), [(0, 0), (1, 1), (None, 3), (5, 3)])
 def test_max_calls_bounds_the_live_calls_and_zero_makes_none(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, max_calls: int | None, made: int) -> None:  # 28.4
-    import rag_lib.runner.llm_runs as llm_runs
+    import rag_lib.runner.llm_fill as llm_fill
 
     calls: list[LLMRequest] = []
-    monkeypatch.setattr(llm_runs, "executor_for", lambda request, cache: live(calls=calls))
-    report = llm_runs.fill(_requests(3), CallRecorder(tmp_path, mode="replay_or_live"), max_calls, progress=False)
+    monkeypatch.setattr(llm_fill, "executor_for", lambda request, cache: live(calls=calls))
+    report = llm_fill.fill(_requests(3), CallRecorder(tmp_path, mode="replay_or_live"), max_calls, progress=False)
     assert len(calls) == made == report.made
 
 
 def test_a_negative_max_calls_is_a_named_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:  # 28.4
+    import rag_lib.runner.llm_fill as llm_fill
     import rag_lib.runner.llm_runs as llm_runs
 
     calls: list[LLMRequest] = []
-    monkeypatch.setattr(llm_runs, "executor_for", lambda request, cache: live(calls=calls))
+    monkeypatch.setattr(llm_fill, "executor_for", lambda request, cache: live(calls=calls))
     with pytest.raises(WorkbookError, match=r"MAX_CALLS \(--max-calls\) must be 0 or more"):
-        llm_runs.fill(_requests(3), CallRecorder(tmp_path, mode="replay_or_live"), -1, progress=False)
+        llm_fill.fill(_requests(3), CallRecorder(tmp_path, mode="replay_or_live"), -1, progress=False)
     assert calls == []
     monkeypatch.setattr(llm_runs, "collect_misses", lambda *a, **k: pytest.fail("must refuse before collecting"))
     with pytest.raises(SystemExit) as info:
@@ -412,13 +413,13 @@ def test_atomic_writes_name_the_file_on_a_full_disk(tmp_path: Path, monkeypatch:
 def test_fill_on_a_full_disk_stops_with_a_named_outcome_not_a_traceback(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # 28.6
     import rag_lib.generation.llm_calls as llm_calls
-    import rag_lib.runner.llm_runs as llm_runs
+    import rag_lib.runner.llm_fill as llm_fill
 
     calls: list[LLMRequest] = []
-    monkeypatch.setattr(llm_runs, "executor_for", lambda request, cache: live(calls=calls))
+    monkeypatch.setattr(llm_fill, "executor_for", lambda request, cache: live(calls=calls))
     monkeypatch.setattr(llm_calls, "write_json", _full_disk)
     with pytest.warns(RuntimeWarning, match="could not be written"):
-        report = llm_runs.fill(_requests(3), CallRecorder(tmp_path, mode="replay_or_live"), progress=False)
+        report = llm_fill.fill(_requests(3), CallRecorder(tmp_path, mode="replay_or_live"), progress=False)
     assert len(calls) == 1 and report.failed["not_recorded"] == 1, "stops after the first unrecordable call"
     assert "free space there" in "\n".join(report.lines())
 
@@ -456,7 +457,7 @@ def test_sigterm_while_a_record_is_written_finishes_it_and_resume_does_not_call_
 
 def test_a_stale_temporary_record_is_completed_not_called_again(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # 28.6
-    import rag_lib.runner.llm_runs as llm_runs
+    import rag_lib.runner.llm_fill as llm_fill
 
     requests = _requests(2)
     CallRecorder(tmp_path / "made").call(requests[0], live("made before the kill"))
@@ -467,8 +468,8 @@ def test_a_stale_temporary_record_is_completed_not_called_again(tmp_path: Path,
     for tmp in tmp_path.glob(".*.tmp"):
         os.utime(tmp, (old, old))
     calls: list[LLMRequest] = []
-    monkeypatch.setattr(llm_runs, "executor_for", lambda request, cache: live(calls=calls))
-    report = llm_runs.fill(requests, CallRecorder(tmp_path, mode="replay_or_live"), progress=False)
+    monkeypatch.setattr(llm_fill, "executor_for", lambda request, cache: live(calls=calls))
+    report = llm_fill.fill(requests, CallRecorder(tmp_path, mode="replay_or_live"), progress=False)
     assert report.recovered == 1 and [r.key for r in calls] == [requests[1].key]
     assert not list(tmp_path.glob(".*.tmp")), "no temporary file left"
     assert CallRecorder(tmp_path).load(requests[0].key).response.content == "made before the kill"  # type: ignore[union-attr]

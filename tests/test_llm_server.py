@@ -21,6 +21,7 @@ import httpx2
 import pytest
 from llama_server import llama_server
 
+import rag_lib.runner.llm_fill as llm_fill
 import rag_lib.runner.llm_runs as llm_runs
 from rag_lib.documents import Chunk
 from rag_lib.errors import ModelUnavailableError, SettingError
@@ -44,7 +45,7 @@ def _answer_of(request: LLMRequest) -> LLMResponse:
 
 
 def _route_to(live: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(llm_runs, "executor_for", lambda request, cache: live)
+    monkeypatch.setattr(llm_fill, "executor_for", lambda request, cache: live)
 
 
 # -- N calls in flight, fake backends -------------------------------------------------------------------------------
@@ -64,7 +65,7 @@ def test_calls_in_flight_at_once_are_each_recorded_under_their_own_key(tmp_path:
 
     _route_to(live, monkeypatch)
     requests = _requests(6)
-    report = llm_runs.fill(requests, CallRecorder(tmp_path), progress=False, concurrency=4)
+    report = llm_fill.fill(requests, CallRecorder(tmp_path), progress=False, concurrency=4)
     assert report.made == 6 and not report.failed and report.concurrency == 4
     assert finished[:4] != [r.key for r in requests[:4]], "completion order differed from request order"
     replay = CallRecorder(tmp_path, mode="replay_only")
@@ -88,7 +89,7 @@ def test_in_process_model_calls_never_overlap(tmp_path: Path, monkeypatch: pytes
         return _answer_of(request)
 
     _route_to(live, monkeypatch)
-    report = llm_runs.fill(_requests(4, backend="llama_cpp"), CallRecorder(tmp_path), progress=False, concurrency=3)
+    report = llm_fill.fill(_requests(4, backend="llama_cpp"), CallRecorder(tmp_path), progress=False, concurrency=3)
     assert report.made == 4 and most[0] == 1
 
 
@@ -105,7 +106,7 @@ def test_a_recorded_latency_is_the_calls_own_not_its_wait_for_the_model(tmp_path
     _route_to(live, monkeypatch)
     requests = _requests(3, backend="llama_cpp")
     recorder = CallRecorder(tmp_path, clock=lambda: now[0])
-    report = llm_runs.fill(requests, recorder, progress=False, concurrency=3)
+    report = llm_fill.fill(requests, recorder, progress=False, concurrency=3)
     assert report.made == 3 and report.model_seconds == 3.0
     assert [recorder.load(r.key).latency_s for r in requests] == [1.0, 1.0, 1.0]  # type: ignore[union-attr]
 
@@ -125,7 +126,7 @@ def test_an_interrupt_records_the_calls_in_flight_and_starts_no_more(tmp_path: P
     _route_to(live, monkeypatch)
     requests = _requests(6)
     with pytest.raises(KeyboardInterrupt):
-        llm_runs.fill(requests, CallRecorder(tmp_path), progress=False, concurrency=3)
+        llm_fill.fill(requests, CallRecorder(tmp_path), progress=False, concurrency=3)
     assert sorted(started) == [0, 1, 2], "no call is started after the interrupt"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{requests[i].key}.json" for i in (0, 2))
 
@@ -139,8 +140,8 @@ def test_a_bounded_concurrent_run_resumes_where_it_stopped(tmp_path: Path, monke
 
     _route_to(live, monkeypatch)
     requests = _requests(5)
-    first = llm_runs.fill(requests, CallRecorder(tmp_path), 2, progress=False, concurrency=2)
-    second = llm_runs.fill(requests, CallRecorder(tmp_path), progress=False, concurrency=2)
+    first = llm_fill.fill(requests, CallRecorder(tmp_path), 2, progress=False, concurrency=2)
+    second = llm_fill.fill(requests, CallRecorder(tmp_path), progress=False, concurrency=2)
     assert (first.made, second.made) == (2, 3) and sorted(made) == sorted(r.key for r in requests)
 
 
@@ -153,7 +154,7 @@ def test_a_failed_call_is_recorded_as_a_failure_and_the_others_go_on(tmp_path: P
 
     _route_to(live, monkeypatch)
     requests = _requests(3)
-    report = llm_runs.fill(requests, CallRecorder(tmp_path), progress=False, concurrency=2)
+    report = llm_fill.fill(requests, CallRecorder(tmp_path), progress=False, concurrency=2)
     assert report.made == 2 and report.failed == {"timeout": 1}
     assert (tmp_path / f"{requests[1].key}.failed.json").is_file()
 
@@ -161,7 +162,7 @@ def test_a_failed_call_is_recorded_as_a_failure_and_the_others_go_on(tmp_path: P
 @pytest.mark.parametrize("value", [0, -2])
 def test_concurrency_below_one_is_refused(value: int, tmp_path: Path) -> None:
     with pytest.raises(SettingError, match="must be 1 or more"):
-        llm_runs.fill(_requests(1), CallRecorder(tmp_path), progress=False, concurrency=value)
+        llm_fill.fill(_requests(1), CallRecorder(tmp_path), progress=False, concurrency=value)
 
 
 def test_llm_concurrency_that_is_not_a_number_is_a_named_error(monkeypatch: pytest.MonkeyPatch,
@@ -240,7 +241,7 @@ def test_a_server_without_the_model_is_refused_before_any_call(tmp_path: Path) -
     seen: list[dict[str, Any]] = []
     server = ServerExecutor("http://llm.invalid/v1", environ={}, http_client=_fake_server(seen, models=("other",)))
     with pytest.raises(ModelUnavailableError, match=r"serves \['other'\], not \['qwen2.5-coder-0.5b'\].*model_alias"):
-        llm_runs.fill([LOCAL_REQUEST], CallRecorder(tmp_path), progress=False, server=server)
+        llm_fill.fill([LOCAL_REQUEST], CallRecorder(tmp_path), progress=False, server=server)
     assert seen == [] and not list(tmp_path.iterdir())
 
 
@@ -315,7 +316,7 @@ def test_llm_runs_through_a_real_server_records_the_in_process_replies_and_repla
 
     # One call at a time through the server: the same replies under the same keys.
     server = ServerExecutor(loopback, environ={})
-    llm_runs.fill(requests, CallRecorder(tmp_path / "one"), progress=False, concurrency=1, server=server)
+    llm_fill.fill(requests, CallRecorder(tmp_path / "one"), progress=False, concurrency=1, server=server)
     # In-process, the backend the records stand for: the same replies again.
     for request in requests:
         record = served[request.key]

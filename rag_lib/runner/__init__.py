@@ -10,6 +10,8 @@ command lines).
     ``make check``: the latest results against ``results/expected.yaml`` (OK / OKish / FAIL).
 ``llm_runs``
     ``make llm-runs``: fills the missing LLM call records of the notebooks, resumably.
+``llm_fill``
+    The fill step of ``llm_runs``: each missing call made live (N in flight) and recorded as it completes.
 
 What runs store is declared in :mod:`rag_lib.results`; how it is shown, in :mod:`rag_lib.presentation`.
 """

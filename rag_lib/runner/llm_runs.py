@@ -20,31 +20,30 @@ flight. Each call is recorded under its own request's key as it completes, whate
 yes/no judgements (next-token logits) and calls without a server are made in this process, one at
 a time. The key of a server, if it needs one, is read from ``RAG_LLM_SERVER_API_KEY`` only.
 """
+# This docstring is the command's --help. The collect step, the rounds and the command line are here; the
+# fill step (fill, FillReport, CallPool, executor_for, route, check_max_calls, check_concurrency) moved to
+# rag_lib.runner.llm_fill.
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import queue
 import shutil
 import signal
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rag_lib.config import progress_bars, results_dir
-from rag_lib.errors import SettingError, WorkbookError, cli_errors
-from rag_lib.generation.call_records import LOCAL_BACKENDS, LLMRequest, LLMResponse, request_from_json
-from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV, USED_ENV, CallRecorder, LLMCallError
+from rag_lib.errors import SettingError, cli_errors
+from rag_lib.generation.call_records import LLMRequest, request_from_json
+from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV, USED_ENV, CallRecorder
 from rag_lib.generation.openai_backend import ServerExecutor
+from rag_lib.runner.llm_fill import check_concurrency, check_max_calls, fill
 
 
 def read_misses(path: Path) -> list[LLMRequest]:
@@ -90,262 +89,6 @@ def orphans(recorder: CallRecorder, used: set[str]) -> list[Path]:
     (``<key>.failed.json``) of a key still asked for is kept, since replaying it is the run's outcome."""
     return sorted(p for p in recorder.directory.glob("*.json")
                   if p.name.removesuffix(".json").removesuffix(".failed") not in used)
-
-
-@dataclass
-class FillReport:
-    """What one fill pass did."""
-
-    made: int = 0
-    failed: Counter[str] = field(default_factory=Counter)
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    model_seconds: float = 0.0
-    by_model: Counter[str] = field(default_factory=Counter)
-    recovered: int = 0  # records an interrupted run had left complete in a temporary file
-    stopped: str | None = None  # why the pass ended early
-    wall_seconds: float = 0.0  # the pass's own time (with N calls in flight, less than the model time)
-    concurrency: int = 1
-
-    def lines(self) -> list[str]:
-        out = [f"{self.made} call(s) recorded, {sum(self.failed.values())} failed {dict(self.failed) or ''}".rstrip()]
-        if self.recovered:
-            out.append(f"{self.recovered} record(s) an interrupted run had written were completed (not called again)")
-        if self.stopped:
-            out.append(f"stopped early: {self.stopped}")
-        if self.model_seconds > 0:
-            out.append(f"{self.prompt_tokens:,} prompt + {self.completion_tokens:,} generated tokens in "
-                       f"{self.model_seconds:.0f} s of model time "
-                       f"({(self.prompt_tokens + self.completion_tokens) / self.model_seconds:.1f} tokens/s overall)")
-        if self.made and self.wall_seconds > 0:
-            out.append(f"{self.made / self.wall_seconds * 60:.1f} calls/min over {self.wall_seconds:.0f} s "
-                       f"with {self.concurrency} call(s) in flight at most")
-        out += [f"  {model}: {n} call(s)" for model, n in sorted(self.by_model.items())]
-        return out
-
-
-def executor_for(request: LLMRequest, cache: dict[tuple[str, str], object]) -> Callable[[LLMRequest], LLMResponse]:
-    """The live call of the backend and model ``request`` names (one loaded model per pair).
-
-    Raises
-    ------
-    WorkbookError
-        When the model here is not the version the request was built for (a record must never
-        claim a model that did not answer it).
-    """
-    from rag_lib.generation import get_generator
-
-    pair = (request.backend, request.model)
-    if pair not in cache:
-        cache[pair] = get_generator(f"{request.backend}:{request.model}", recorder=CallRecorder(mode="live"))
-    generator = cache[pair]
-    version = getattr(generator, "model_version", None)
-    if request.model_version and version and request.model_version != version:
-        raise WorkbookError(f"{request.backend}:{request.model} here is {version}, but the request was built for "
-                            f"{request.model_version}; unset RAG_GGUF_PATH or re-run the collect step.")
-    return generator._complete  # type: ignore[attr-defined]
-
-
-def check_max_calls(max_calls: int | None) -> None:
-    """Raise unless ``max_calls`` is ``None`` (no bound) or a count of 0 or more.
-
-    Raises
-    ------
-    SettingError
-        For a negative number (``[:-1]`` would silently make all calls but one).
-    """
-    if max_calls is not None and max_calls < 0:
-        raise SettingError(f"MAX_CALLS (--max-calls) must be 0 or more live calls (0 makes none; leave it unset for "
-                           f"no bound); got {max_calls}.")
-
-
-def check_concurrency(concurrency: int) -> None:
-    """Raise unless ``concurrency`` is 1 or more.
-
-    Raises
-    ------
-    SettingError
-        For 0 or a negative number (no call could ever be made).
-    """
-    if concurrency < 1:
-        raise SettingError(f"LLM_CONCURRENCY (--concurrency) must be 1 or more calls in flight; got {concurrency}.")
-
-
-_IN_PROCESS = threading.Lock()  # one loaded model answers one call at a time (llama.cpp is not reentrant)
-
-
-def route(request: LLMRequest, cache: dict[tuple[str, str], object],
-          server: ServerExecutor | None = None) -> tuple[Callable[[LLMRequest], LLMResponse], bool]:
-    """The live call for ``request``, and whether it must run alone: the server's when it can make it,
-    else this process's backend (a local model one call at a time, an endpoint's client as many as asked)."""
-    if server is not None and server.can_serve(request):
-        return server, False
-    return executor_for(request, cache), request.backend in LOCAL_BACKENDS
-
-
-@dataclass
-class _Done:
-    """A finished live call: its response or the exception it raised, and its latency."""
-
-    request: LLMRequest
-    response: LLMResponse | None
-    error: BaseException | None
-    latency_s: float
-
-
-class CallPool:
-    """``workers`` threads that make live calls; :meth:`next_done` hands them back as they complete.
-
-    The threads only make the calls; the caller records each in its own (main) thread, where a
-    record's write holds Ctrl-C and SIGTERM until it is whole. Daemon threads: a second Ctrl-C
-    leaves without waiting for a call that is still running.
-    """
-
-    def __init__(self, workers: int, clock: Callable[[], float] = time.perf_counter) -> None:
-        self._jobs: queue.Queue[tuple[LLMRequest, Callable[[LLMRequest], LLMResponse], bool] | None] = queue.Queue()
-        self._done: queue.Queue[_Done] = queue.Queue()
-        self._clock = clock
-        self.in_flight = 0
-        self._threads = [threading.Thread(target=self._work, daemon=True, name=f"llm-call-{i}") for i in range(workers)]
-        for thread in self._threads:
-            thread.start()
-
-    def _work(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            request, live, alone = job
-            # The lock is taken before the clock starts: a record's latency is the call's, not the wait.
-            with _IN_PROCESS if alone else contextlib.nullcontext():
-                started = self._clock()
-                try:
-                    response = live(request)
-                except BaseException as exc:  # handed to the main thread, which decides
-                    self._done.put(_Done(request, None, exc, self._clock() - started))
-                else:
-                    self._done.put(_Done(request, response, None, self._clock() - started))
-
-    def submit(self, request: LLMRequest, live: Callable[[LLMRequest], LLMResponse], alone: bool = False) -> None:
-        """Start ``live(request)`` on a free thread; ``alone``: never beside another such call."""
-        self.in_flight += 1
-        self._jobs.put((request, live, alone))
-
-    def next_done(self) -> _Done:
-        """The next call to complete (waits in short steps, so Ctrl-C is seen at once)."""
-        while True:
-            try:
-                done = self._done.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self.in_flight -= 1
-            return done
-
-    def close(self) -> None:
-        for _ in self._threads:
-            self._jobs.put(None)
-
-
-def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int | None = None,
-         progress: bool = True, *, concurrency: int = 1, server: ServerExecutor | None = None,
-         cache: dict[tuple[str, str], object] | None = None) -> FillReport:
-    """Make and record each request that still has no record.
-
-    Parameters
-    ----------
-    max_calls
-        Live calls at most; ``0`` makes none, ``None`` no bound; a negative number is a
-        :class:`~rag_lib.errors.SettingError`.
-    progress
-        Show a bar (calls done, ETA) on stderr.
-    concurrency
-        Live calls in flight at most (1: one after the other). Calls are started in the order of
-        ``requests``; each is recorded under its own request's key as it completes.
-    server
-        Make the local models' chat calls through this OpenAI-compatible server (checked first: it
-        must serve every model asked for under its workbook name).
-    cache
-        In-process generators by ``(backend, model)`` to reuse (:func:`executor_for` fills it), so that
-        a caller making several passes loads each model once.
-
-    Raises
-    ------
-    ModelUnavailableError
-        When ``server`` cannot be reached or lacks a model.
-    KeyboardInterrupt
-        After the calls in flight have completed and been recorded (a second one does not wait).
-    """
-    from tqdm.auto import tqdm
-
-    check_max_calls(max_calls)
-    check_concurrency(concurrency)
-    report = FillReport(concurrency=concurrency)
-    report.recovered = len(recorder.recover_interrupted()[0])  # a resume never repeats a completed call
-    todo = [r for r in requests if recorder.load(r.key) is None]
-    if max_calls is not None:  # 0 is a bound too (``or None`` made it unlimited)
-        todo = todo[:max_calls]
-    if server is not None and todo:
-        served = sorted({r.model for r in todo if server.can_serve(r)})
-        if served:
-            server.check_models(served)
-    cache = {} if cache is None else cache
-    bar = tqdm(total=len(todo), unit="call", desc="LLM calls", disable=not progress, file=sys.stderr)
-    pool = CallPool(min(concurrency, max(len(todo), 1)), clock=recorder._clock)  # latency as call() measures it
-    waiting = iter(todo)
-    started = time.perf_counter()
-
-    def feed() -> None:
-        while report.stopped is None and pool.in_flight < concurrency:
-            request = next(waiting, None)
-            if request is None:
-                return
-            pool.submit(request, *route(request, cache, server))
-
-    def record(done: _Done) -> None:
-        if done.error is not None:
-            if not isinstance(done.error, LLMCallError):
-                raise done.error  # Ctrl-C in a call, or a bug: after the calls in flight (below)
-            recorder.record_failure(done.request, done.error)
-            report.failed[done.error.kind] += 1
-        else:
-            assert done.response is not None
-            written = recorder.record(done.request, done.response, done.latency_s)
-            if not written.written:  # the warning names the file; the next calls would be lost the same way
-                report.failed["not_recorded"] += 1
-                report.stopped = (f"the record of call {done.request.key[:12]} could not be written to "
-                                  f"{recorder.directory}; free space there and run the same command again")
-            else:
-                report.made += 1
-                report.prompt_tokens += written.response.prompt_tokens or 0
-                report.completion_tokens += written.response.completion_tokens or 0
-                report.model_seconds += written.latency_s
-                report.by_model[f"{done.request.backend}:{done.request.model}"] += 1
-        bar.update(1)
-        flight = f", {pool.in_flight} in flight" if concurrency > 1 else ""
-        bar.set_postfix_str(f"{done.request.model}{flight}")
-
-    try:
-        feed()
-        while pool.in_flight:
-            done = pool.next_done()
-            try:
-                record(done)
-            except BaseException:
-                report.stopped = report.stopped or "interrupted"
-                raise
-            feed()
-    except BaseException:
-        if pool.in_flight:  # completed calls are never lost: the ones in flight are recorded too
-            print(f"\nwaiting for the {pool.in_flight} call(s) in flight to complete and be recorded (Ctrl-C again "
-                  "drops them) …", file=sys.stderr, flush=True)
-            report.stopped = report.stopped or "interrupted"
-            while pool.in_flight:
-                done = pool.next_done()
-                if done.error is None or isinstance(done.error, LLMCallError):
-                    record(done)
-        raise
-    finally:
-        pool.close()
-        bar.close()
-        report.wall_seconds = time.perf_counter() - started
-    return report
 
 
 def _terminate(signum: int, frame: Any) -> None:
