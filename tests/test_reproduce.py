@@ -8,7 +8,8 @@ import nbformat
 import pytest
 
 from rag_lib.results.runs import NotebookRun
-from rag_lib.runner.reproduce import fingerprint, strip_volatile
+from rag_lib.runner.execution import strip_volatile
+from rag_lib.runner.reproduce import fingerprint
 
 
 def test_fingerprint_follows_inputs_parameters_and_earlier_results(
@@ -64,7 +65,7 @@ def test_a_misspelt_parameter_stops_reproduce_before_any_notebook_runs(
 def test_a_rendered_page_is_titled_by_the_notebook_s_first_heading() -> None:
     import nbformat
 
-    from rag_lib.runner.reproduce import notebook_title
+    from rag_lib.runner.execution import notebook_title
 
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"),
                                          nbformat.v4.new_markdown_cell("Intro\n# 05 · Q7 diagnosis\n## More")])

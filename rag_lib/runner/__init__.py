@@ -4,6 +4,8 @@ command lines).
 ``reproduce``
     Executes every declared run headless into ``results/`` (``make reproduce``), each with provenance,
     in the order of the runs it reads.
+``execution``
+    One notebook executed headless (papermill) and written as ``.ipynb`` and ``.html``, volatile metadata stripped.
 ``notebooks``
     A notebook's source read as a notebook, and its parameters cell (with ``config.yaml``'s overrides).
 ``expected``

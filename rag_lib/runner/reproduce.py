@@ -7,6 +7,10 @@ Volatile metadata (timings, papermill bookkeeping) is stripped, so an unchanged 
 byte-identical. A failing notebook is reported with its error and the others still run; the
 command exits non-zero at the end if any failed. ``make check`` (:mod:`rag_lib.runner.expected`) then
 compares the figures in the experiments' ``results.json`` with ``results/expected.yaml``.
+
+Executing one notebook (papermill, the volatile metadata stripped, the HTML export) moved to
+:mod:`rag_lib.runner.execution`; here: which runs execute (a run whose inputs are unchanged is
+skipped), the lock, the progress lines and the summary, and the command line.
 """
 
 from __future__ import annotations
@@ -18,20 +22,14 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import time
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import nbformat
-
 from rag_lib.config import (
-    KERNEL_NAME,
-    NOTEBOOKS_DIR,
     REPO_ROOT,
     RESULTS_DIR,
     cache_dir,
@@ -47,112 +45,10 @@ from rag_lib.io import write_text
 from rag_lib.results.run_times import cache_state, duration, record_run_times
 from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
 from rag_lib.results.store import RESULTS_FILE
-from rag_lib.runner.notebooks import notebook_parameters, notebook_question, read_notebook
+from rag_lib.runner.execution import RUNNING_PREFIX, RUNNING_SUFFIX, execute
+from rag_lib.runner.notebooks import notebook_parameters, notebook_question
 
-_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-WIDGET_PLACEHOLDER = ("[interactive explorer: it needs a live kernel. Open this notebook in JupyterLab (make lab) "
-                      "and run all cells; the default view is rendered above.]")
-# papermill's scratch copy of a notebook while it runs; removed after, and at the next start if a
-# killed run left it behind (ignored by git and by nbval).
-RUNNING_PREFIX, RUNNING_SUFFIX = ".", ".running.ipynb"
 LOCK_NAME = ".reproduce.lock"
-
-
-def strip_volatile(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """Remove what changes from run to run without the results changing.
-
-    Execution counts stay: they are sequential (deterministic) and nbval needs them.
-    """
-    papermill = nb.metadata.get("papermill", {})
-    nb.metadata["papermill"] = {k: papermill[k] for k in ("parameters",) if k in papermill}
-    nb.metadata.pop("widgets", None)
-    widget_ids: dict[str, str] = {}
-    for index, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{index:02d}"  # jupytext and papermill draw random ids
-        cell.metadata.pop("papermill", None)
-        cell.metadata.pop("execution", None)
-        for output in cell.get("outputs", []):
-            view = output.get("data", {}).get(_WIDGET_VIEW)
-            if view and "model_id" in view:  # random per kernel: number them in order instead
-                view["model_id"] = widget_ids.setdefault(view["model_id"], f"widget-{len(widget_ids) + 1}")
-                # Without a kernel the widget cannot render: say so instead of its Python repr.
-                output["data"]["text/plain"] = WIDGET_PLACEHOLDER
-    return nb
-
-
-@cache
-def ipc_kernel_manager() -> type:
-    """A kernel manager whose kernels talk over local IPC sockets instead of TCP: no port is opened,
-    and ipykernel has no unencrypted-TCP warning to print on every run."""
-    from jupyter_client import AsyncKernelManager
-    from traitlets import default
-
-    class IPCKernelManager(AsyncKernelManager):  # type: ignore[misc]
-        @default("transport")
-        def _default_transport(self) -> str:
-            return "ipc"
-
-        @default("ip")
-        def _default_ip(self) -> str:  # the sockets' path prefix; by default the notebooks folder
-            return str(Path(tempfile.mkdtemp(prefix="rag-kernel-")) / "kernel-ipc")
-
-        async def _async_launch_kernel(self, kernel_cmd: list[str], **kw: Any) -> None:
-            # The kernel's own stderr (e.g. "KeyboardInterrupt caught in kernel" as it shuts down) goes to
-            # a log, not between the one-line-per-notebook progress; cell errors still come as messages.
-            log = cache_dir() / "reproduce" / "kernels.log"
-            log.parent.mkdir(parents=True, exist_ok=True)
-            with open(log, "ab") as stderr:  # the kernel process holds its own copy of the descriptor
-                await super()._async_launch_kernel(kernel_cmd, **{**kw, "stderr": stderr})
-
-    return IPCKernelManager
-
-
-# A cell tagged so holds the report template: a reviewer reads the rendered report, not the literal.
-REPORT_TAG = "report"
-
-
-def html_exporter() -> Any:
-    """The lab-style HTML exporter, with the input of ``REPORT_TAG`` cells hidden (their output stays)."""
-    from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import TagRemovePreprocessor
-
-    exporter = HTMLExporter(template_name="lab")
-    exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={REPORT_TAG}), enabled=True)
-    return exporter
-
-
-def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
-    """Execute one notebook; write ``<name>.ipynb`` and ``<name>.html`` atomically."""
-    import papermill as pm
-
-    nb = read_notebook(run.source)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    scratch = out_dir / f"{RUNNING_PREFIX}{run.name}{RUNNING_SUFFIX}"
-    try:
-        executed = pm.execute_notebook(
-            nb, str(scratch), parameters=run.parameters, kernel_name=KERNEL_NAME, cwd=str(NOTEBOOKS_DIR),
-            progress_bar=False, execution_timeout=cell_timeout, kernel_manager_class=ipc_kernel_manager(),
-        )
-    finally:
-        scratch.unlink(missing_ok=True)
-    executed = strip_volatile(executed)
-    target = out_dir / f"{run.name}.ipynb"
-    text = nbformat.writes(executed)
-    write_text(target, text if text.endswith("\n") else text + "\n")  # as nbformat.write; redacts any API key
-    title = notebook_title(executed, run.name)  # the browser tab's title (nbconvert's default is "Notebook")
-    html, _ = html_exporter().from_notebook_node(executed, resources={"metadata": {"name": title}})
-    write_text(out_dir / f"{run.name}.html", html)
-    return target
-
-
-def notebook_title(nb: Any, fallback: str) -> str:
-    """The page title a browser shows: the notebook's first Markdown heading (``# 05 · Q7 diagnosis``)."""
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            for line in cell.source.splitlines():
-                if line.startswith("# "):
-                    return line[2:].strip()
-    return fallback
 
 
 # What a notebook's results depend on. Derived corpus files (rebuilt by 00_corpus) and the caches
