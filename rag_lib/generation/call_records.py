@@ -5,8 +5,8 @@ canonical JSON of (backend, model, model version, messages, parameters). The fil
 request, the response, the latency, token counts and an estimated cost (prices per model are data,
 in ``rag_lib/generation/models.yaml``; local backends cost 0).
 
-Moved here from :mod:`rag_lib.generation.llm_calls`, which keeps the recorder that writes and
-replays these records (:class:`~rag_lib.generation.llm_calls.CallRecorder`) and its modes.
+The recorder that writes and replays these records, and its modes, are
+:class:`~rag_lib.generation.llm_calls.CallRecorder`'s.
 
 Integrity
 ---------

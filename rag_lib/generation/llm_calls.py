@@ -1,7 +1,7 @@
 """Recorded LLM calls: every request and response is kept, so a run can be replayed offline.
 
 The recorder (:class:`CallRecorder`) and its modes. What a record is, where it is stored, its
-checksums and the ``stamp`` command moved to :mod:`rag_lib.generation.call_records`.
+checksums and the ``stamp`` command: :mod:`rag_lib.generation.call_records`.
 
 Modes
 -----

@@ -1,6 +1,6 @@
 """Executing one notebook headless: papermill on the project's kernel, then ``<name>.ipynb`` and ``.html``.
 
-Moved here from :mod:`rag_lib.runner.reproduce`, which decides which runs execute (up to date or not),
+:mod:`rag_lib.runner.reproduce` decides which runs execute (up to date or not),
 holds the lock and reports. Here: :func:`execute` (one run, written atomically), the volatile metadata it
 strips so an unchanged run is byte-identical (:func:`strip_volatile`), the kernel manager that talks over
 IPC sockets (:func:`ipc_kernel_manager`), the HTML export with report-template cells hidden

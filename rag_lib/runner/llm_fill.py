@@ -1,7 +1,7 @@
 """The fill step of ``make llm-runs`` (:mod:`rag_lib.runner.llm_runs`): make each missing LLM call live
 and record it the moment it completes.
 
-Moved here from :mod:`rag_lib.runner.llm_runs`, which keeps the collect step, the collect/fill rounds
+:mod:`rag_lib.runner.llm_runs` holds the collect step, the collect/fill rounds
 and the command line. Here: :func:`fill` and what it reports (:class:`FillReport`), the live call a
 request names (:func:`executor_for`, :func:`route`: a server's when one can make it, else this
 process's backend), the threads that keep N calls in flight (:class:`CallPool`) and the checks of

@@ -21,7 +21,7 @@ yes/no judgements (next-token logits) and calls without a server are made in thi
 a time. The key of a server, if it needs one, is read from ``RAG_LLM_SERVER_API_KEY`` only.
 """
 # This docstring is the command's --help. The collect step, the rounds and the command line are here; the
-# fill step (fill, FillReport, CallPool, executor_for, route, check_max_calls, check_concurrency) moved to
+# fill step (fill, FillReport, CallPool, executor_for, route, check_max_calls, check_concurrency) is in
 # rag_lib.runner.llm_fill.
 
 from __future__ import annotations

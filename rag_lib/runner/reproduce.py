@@ -8,7 +8,7 @@ byte-identical. A failing notebook is reported with its error and the others sti
 command exits non-zero at the end if any failed. ``make check`` (:mod:`rag_lib.runner.expected`) then
 compares the figures in the experiments' ``results.json`` with ``results/expected.yaml``.
 
-Executing one notebook (papermill, the volatile metadata stripped, the HTML export) moved to
+Executing one notebook (papermill, the volatile metadata stripped, the HTML export) is
 :mod:`rag_lib.runner.execution`; here: which runs execute (a run whose inputs are unchanged is
 skipped), the lock, the progress lines and the summary, and the command line.
 """
