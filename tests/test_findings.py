@@ -15,6 +15,10 @@ from typed_results import blank, partial_result
 from rag_lib.config import RESULTS_DIR
 from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.experiments import q9a, recovery, summary, topk
+from rag_lib.experiments.summary.family import comparisons, failures, family_of, judgement
+from rag_lib.experiments.summary.inputs import SummaryInputs
+from rag_lib.experiments.summary.q7 import q7_every_phrasing
+from rag_lib.experiments.summary.ranking import what_helps
 from rag_lib.results.answer_rows import GenerationEval, GeneratorInfo
 from rag_lib.results.gate_rows import JudgeTableRow
 from rag_lib.results.mechanism import FailedCalls, MechanismResult, mechanism_metrics
@@ -52,14 +56,14 @@ def test_what_helps_ranks_gains_first_losses_last_and_never_judges_a_failed_vari
         {"name": "llm", "benchmark": {"zh": {**flat, "coverage@evidence": _metric(20)}},
          "compared_on": {"zh": 1}, "failures": {"zh": FailedCalls(19, 20, {"replay_miss": 19})}},
     ])
-    mechanisms = summary.SummaryInputs.read(tmp_path).mechanisms
-    compared = summary.comparisons(mechanisms)
-    rows = summary.what_helps(compared, summary.failures(mechanisms), k=5)
+    mechanisms = SummaryInputs.read(tmp_path).mechanisms
+    compared = comparisons(mechanisms)
+    rows = what_helps(compared, failures(mechanisms), k=5)
     assert [(r["mechanism"], r["verdict"]) for r in rows] == [
         ("dedup_mmr: up", "helps"), ("dedup_mmr: noise", "no clear effect"), ("dedup_mmr: flat", "nothing moved"),
         ("dedup_mmr: down", "hurts"), ("reranker: llm", "incomplete: 19 of 20 questions failed")]
-    up = summary.judgement(next(c for c in compared if c.variant == "dedup_mmr: up"
-                                and c.metric == "coverage@evidence"))
+    up = judgement(next(c for c in compared if c.variant == "dedup_mmr: up"
+                        and c.metric == "coverage@evidence"))
     assert up.effect and rows[0]["coverage@evidence"] == up.cell(p_holm=False) and rows[0]["hit@5"] == (
         "no change (fixed)")
     # Only the 4 comparisons in which some question moved form the family; the 16 others are marked fixed.
@@ -73,12 +77,12 @@ def test_summary_findings_name_the_metric_that_earned_each_verdict_with_its_adju
     # The loss is earned on MRR alone: the sentence must quote MRR, not coverage@evidence or hit@5.
     _mechanism(tmp_path, "query_split", [{"name": "split", "benchmark": {"en": {**flat, "mrr": _metric(-20),
                                                                                  "hit@5": _metric(-1)}}}])
-    mechanisms = summary.SummaryInputs.read(tmp_path).mechanisms
-    compared = summary.comparisons(mechanisms)
-    ranked = summary.what_helps(compared, {}, k=5)
-    family = summary.family_of(compared)
+    mechanisms = SummaryInputs.read(tmp_path).mechanisms
+    compared = comparisons(mechanisms)
+    ranked = what_helps(compared, {}, k=5)
+    family = family_of(compared)
     stored = partial_result(SummaryResult, comparisons=compared, what_helps=ranked, languages=[],
-                            q7_every_phrasing=summary.q7_every_phrasing(mechanisms),
+                            q7_every_phrasing=q7_every_phrasing(mechanisms),
                             multiplicity=Multiplicity(family.size, family.fixed, 0.05, 95, "", family.effects(), 1,
                                                       ""))
     lines = summary.findings(stored)

@@ -12,13 +12,9 @@ from typed_results import partial_result
 
 from rag_lib.config import RunConfig
 from rag_lib.evaluation.stats import compare
-from rag_lib.experiments.summary import (
-    SummaryInputs,
-    benchmark_rows,
-    comparisons,
-    failures,
-    side_by_side,
-)
+from rag_lib.experiments.summary.family import benchmark_rows, comparisons, failures
+from rag_lib.experiments.summary.inputs import SummaryInputs
+from rag_lib.experiments.summary.q7 import side_by_side
 from rag_lib.presentation.label_archive import relabel_rows
 from rag_lib.presentation.report import render, update_readme_headline
 from rag_lib.presentation.side_by_side import highlight, side_by_side_table
@@ -154,7 +150,7 @@ def test_an_archived_label_version_reads_back_unchanged_until_the_figures_move(t
 
 
 def test_a_rank_tied_at_the_top_10_cut_is_neither_bold_nor_inside() -> None:
-    from rag_lib.experiments.summary import q7_inside
+    from rag_lib.experiments.summary.q7 import q7_inside
     from rag_lib.results.summary import Q7TiedRanks
 
     rows = [Q7TiedRanks("tied", 3, 4, 10, 1, ["C3"]), Q7TiedRanks("clear", 3, 4, 10, 1, []),
