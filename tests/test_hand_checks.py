@@ -12,15 +12,14 @@ import pytest
 from rag_lib.benchmark import read_yaml
 from rag_lib.config import BENCHMARK_DIR, SNAPSHOTS_DIR
 from rag_lib.errors import BenchmarkError
+from rag_lib.evaluation.hand_check_agreement import agreement, cohen_kappa
+from rag_lib.evaluation.hand_check_draw import draw_sample
 from rag_lib.evaluation.hand_checks import (
     DEFAULT_PATHS,
     JUDGEMENTS,
     HandCheck,
-    agreement,
     answer_rows,
     answer_sha256,
-    cohen_kappa,
-    draw_sample,
     load_hand_checks,
     parse_hand_checks,
     results_at_commit,

@@ -3,7 +3,8 @@
 The key-fact measure (:mod:`rag_lib.evaluation.correctness`) calls an answer correct when it contains
 every checkable key fact as a string. It cannot see a fact stated in other words, nor a right number
 attached to the wrong thing. A reviewer therefore read a seeded sample of answers against the
-documentation and judged each one; this module loads those judgements, reproduces the draw, and
+documentation and judged each one. This module loads those judgements and the answers they judge;
+:mod:`rag_lib.evaluation.hand_check_draw` reproduces the draw, and :mod:`rag_lib.evaluation.hand_check_agreement`
 reports the agreement (2×2 table, percent with a Wilson interval, Cohen's kappa, the disagreements).
 
 Judgements
@@ -23,6 +24,7 @@ requires every fact of every gold piece.
 Example
 -------
 >>> checks = load_hand_checks()                                            # doctest: +SKIP
+>>> from rag_lib.evaluation.hand_check_agreement import agreement            # doctest: +SKIP
 >>> rows = answer_rows(results_at_commit(checks.results_commit, checks.results_path))  # doctest: +SKIP
 >>> agreement(checks, rows).percent                                        # doctest: +SKIP
 """
@@ -31,10 +33,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,6 @@ from typing import Any
 from rag_lib.benchmark import read_yaml
 from rag_lib.config import BENCHMARK_DIR, REPO_ROOT
 from rag_lib.errors import BenchmarkError
-from rag_lib.evaluation.stats import wilson
 
 DEFAULT_PATH = BENCHMARK_DIR / "answer_checks.yaml"
 # One file per sample: the first (Qwen 0.5B and extractive) and the narrowed pipeline's.
@@ -112,56 +112,6 @@ class HandChecks:
         return out
 
 
-@dataclass(frozen=True)
-class Disagreement:
-    """An answer the reviewer and the key-fact measure judged differently."""
-
-    check: HandCheck
-    key_fact_correct: bool
-
-    def describe(self) -> str:
-        c = self.check
-        note = f" Key facts: {c.key_fact_note}" if c.key_fact_note else ""
-        return (f"{c.lang}/{c.generator}/{c.question}: hand {c.judgement}, key facts "
-                f"{'correct' if self.key_fact_correct else 'not correct'}: {c.reason}{note}")
-
-
-@dataclass(frozen=True)
-class Agreement:
-    """Agreement of the key-fact measure with the hand judgements.
-
-    ``table[(hand, key_facts)]`` counts answers by (hand judgement is ``correct``, key-fact
-    ``correct`` is True). ``stale`` are checks whose answer changed since it was judged (hash
-    mismatch), ``missing`` checks with no row, ``not_checkable`` rows whose key-fact ``correct`` is
-    None; none of them is compared.
-    """
-
-    n: int
-    table: dict[tuple[bool, bool], int]
-    percent: float
-    interval: tuple[float, float] | None
-    kappa: float
-    disagreements: tuple[Disagreement, ...]
-    stale: tuple[HandCheck, ...] = ()
-    missing: tuple[HandCheck, ...] = ()
-    not_checkable: tuple[HandCheck, ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain figures (for results.json or a table)."""
-        return {
-            "n": self.n,
-            "both_correct": self.table[(True, True)],
-            "hand_only": self.table[(True, False)],
-            "key_facts_only": self.table[(False, True)],
-            "both_not_correct": self.table[(False, False)],
-            "percent": round(self.percent, 2) if self.n else float("nan"),
-            "ci95": [round(100 * v, 2) for v in self.interval] if self.interval else None,
-            "kappa": round(self.kappa, 4) if not math.isnan(self.kappa) else float("nan"),
-            "disagreements": [d.describe() for d in self.disagreements],
-            "stale": [f"{c.lang}/{c.generator}/{c.question}" for c in self.stale],
-            "missing": [f"{c.lang}/{c.generator}/{c.question}" for c in self.missing],
-            "not_checkable": [f"{c.lang}/{c.generator}/{c.question}" for c in self.not_checkable],
-        }
 
 
 # ---------------------------------------------------------------- loading
@@ -329,140 +279,3 @@ def answer_rows(results: Mapping[str, Any], run: str = "ungated",
             for row in runs[f"{lang}:{run}"]["rows"]:
                 rows.append({**row, "lang": lang, "generator": generator})
     return rows
-
-
-# ---------------------------------------------------------------- the draw
-
-
-def _in_pool(row: Mapping[str, Any]) -> bool:
-    # Only answers the key-fact measure scores can be compared: answered, answerable, checkable.
-    return (row.get("answerable") is True and row.get("status") == "answered"
-            and row.get("correct") is not None and bool(row.get("answer")))
-
-
-def _order_key(seed: int, row: Mapping[str, Any]) -> str:
-    # A hash, not a PRNG: the order cannot change with a Python or NumPy version.
-    return hashlib.sha256(f"{seed}:{row['lang']}:{row['generator']}:{row['question']}".encode()).hexdigest()
-
-
-def draw_sample(rows: Iterable[Mapping[str, Any]], seed: int = 0, per_language: int = 24,
-                langs: Sequence[str] = LANGS,
-                generators: Sequence[str] = DEFAULT_GENERATORS) -> list[dict[str, Any]]:
-    """The seeded, stratified sample of answers to check by hand.
-
-    Rule: the pool is the rows of answerable questions that were answered and that the key-fact
-    measure scores (``correct`` True or False). Within each (language, generator) stratum rows are
-    ordered by ``sha256("<seed>:<lang>:<generator>:<question>")``. Each language gets
-    ``per_language`` rows, split evenly over ``generators``; a stratum with too few rows gives all it
-    has, and the shortfall is taken, one at a time in ``generators`` order, from the strata of the
-    same language that have rows left.
-
-    Parameters
-    ----------
-    rows
-        Rows as returned by :func:`answer_rows` (with ``lang`` and ``generator``).
-    seed
-        Seed of the order.
-    per_language
-        Rows drawn per language (fewer when the pool is smaller).
-    langs, generators
-        The strata.
-
-    Returns
-    -------
-    list of dict
-        The drawn rows, sorted by language (in ``langs`` order), generator, question id.
-    """
-    pools: dict[tuple[str, str], list[Mapping[str, Any]]] = {(lang, g): [] for lang in langs for g in generators}
-    for row in rows:
-        k = (row.get("lang"), row.get("generator"))
-        if k in pools and _in_pool(row):
-            pools[k].append(row)
-    drawn: list[dict[str, Any]] = []
-    for lang in langs:
-        take = {g: min(per_language // len(generators), len(pools[(lang, g)])) for g in generators}
-        left = per_language - sum(take.values())
-        while left > 0:
-            spare = [g for g in generators if take[g] < len(pools[(lang, g)])]
-            if not spare:
-                break
-            for g in spare[:left]:
-                take[g] += 1
-                left -= 1
-        for g in generators:
-            ordered = sorted(pools[(lang, g)], key=lambda r: _order_key(seed, r))
-            drawn.extend(dict(r) for r in sorted(ordered[: take[g]], key=lambda r: r["question"]))
-    return drawn
-
-
-# ---------------------------------------------------------------- agreement
-
-
-def cohen_kappa(table: Mapping[tuple[bool, bool], int]) -> float:
-    """Cohen's kappa of a 2×2 table ``{(rater_a, rater_b): count}``; NaN when chance agreement is 1.
-
-    ``(p_o − p_e) / (1 − p_e)``, with ``p_e`` from the two raters' marginal rates. When both raters
-    put every item in the same class, ``p_e`` is 1 and kappa is undefined (NaN), not 1.
-    """
-    n = sum(table.values())
-    if n == 0:
-        return float("nan")
-    a, b = table.get((True, True), 0), table.get((True, False), 0)
-    c, d = table.get((False, True), 0), table.get((False, False), 0)
-    p_o = (a + d) / n
-    p_e = ((a + b) * (a + c) + (c + d) * (b + d)) / (n * n)
-    return float("nan") if p_e == 1 else (p_o - p_e) / (1 - p_e)
-
-
-def agreement(checks: HandChecks | Iterable[HandCheck], rows: Iterable[Mapping[str, Any]]) -> Agreement:
-    """How often the key-fact measure's ``correct`` agrees with the hand judgement.
-
-    Parameters
-    ----------
-    checks
-        The hand checks (:func:`load_hand_checks`).
-    rows
-        Answer rows with ``lang``, ``generator``, ``question``, ``answer`` and ``correct``
-        (:func:`answer_rows`).
-
-    Returns
-    -------
-    Agreement
-        ``n`` compared answers, the 2×2 ``table`` of (hand ``correct``, key facts ``correct``),
-        ``percent`` agreement with its Wilson 95% ``interval`` (as rates), Cohen's ``kappa``, the
-        ``disagreements`` with their reasons, and the checks left out: ``stale`` (the answer's hash
-        no longer matches: re-judge it), ``missing`` (no such row), ``not_checkable`` (``correct`` is None).
-    """
-    by_key = {(r.get("lang"), r.get("generator"), r.get("question")): r for r in rows}
-    table = {(h, k): 0 for h in (True, False) for k in (True, False)}
-    disagreements: list[Disagreement] = []
-    stale: list[HandCheck] = []
-    missing: list[HandCheck] = []
-    not_checkable: list[HandCheck] = []
-    for check in checks:
-        row = by_key.get(check.key)
-        if row is None:
-            missing.append(check)
-        elif answer_sha256(str(row.get("answer") or "")) != check.answer_sha256:
-            stale.append(check)  # the judgement is about another text; comparing it would mislead
-        elif row.get("correct") is None:
-            not_checkable.append(check)
-        else:
-            kf = bool(row["correct"])
-            table[(check.hand_correct, kf)] += 1
-            if check.hand_correct != kf:
-                disagreements.append(Disagreement(check, kf))
-    n = sum(table.values())
-    agree = table[(True, True)] + table[(False, False)]
-    return Agreement(
-        n=n,
-        table=table,
-        percent=100.0 * agree / n if n else float("nan"),
-        interval=wilson(agree, n),
-        kappa=cohen_kappa(table),
-        disagreements=tuple(disagreements),
-        stale=tuple(stale),
-        missing=tuple(missing),
-        not_checkable=tuple(not_checkable),
-    )
-

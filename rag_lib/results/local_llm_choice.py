@@ -145,7 +145,7 @@ class Injection:
 
 @dataclass(frozen=True)
 class HandCheckAgreement:
-    """The key-fact measure against one hand-checked sample (``evaluation.hand_checks.Agreement``)."""
+    """The key-fact measure against one hand-checked sample (``evaluation.hand_check_agreement.Agreement``)."""
 
     source: str | None
     n_checks: int

@@ -16,7 +16,8 @@ from typing import Any
 
 from rag_lib.config import REPO_ROOT, RunConfig, settings
 from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
-from rag_lib.evaluation.hand_checks import agreement, answer_rows, load_all_hand_checks
+from rag_lib.evaluation.hand_check_agreement import agreement
+from rag_lib.evaluation.hand_checks import answer_rows, load_all_hand_checks
 from rag_lib.evaluation.key_facts import default_key_facts, partly_checkable
 from rag_lib.evaluation.reliability import expected_calibration_error, reliability_bins
 from rag_lib.evaluation.selective import selective_answering
