@@ -50,7 +50,7 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
     import ipywidgets as w
     from IPython.display import HTML, display
 
-    from rag_lib.presentation.figures import rank_moves_figure
+    from rag_lib.presentation.figures.ranks import rank_moves_figure
 
     wb = workbench or Workbench()
     k = wb.config.top_k(k)
