@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from rag_lib import label_review as lr
-from rag_lib.label_review import LabelDecision, agreement, cohen_kappa, sample, sheet
+from rag_lib.label_review.decisions import FRACTION, LABELS, SEED, LabelDecision, sample
+from rag_lib.label_review.review import agreement, cohen_kappa, load_review, recorded_first
+from rag_lib.label_review.sheet import FORBIDDEN_FIELDS, SHEET_PATH, dump, sheet
 
 
 def _decisions(n_chunk: int = 100, n_question: int = 37, n_fact: int = 12) -> list[LabelDecision]:
@@ -28,7 +29,7 @@ def test_sample_is_deterministic_and_a_fifth_of_each_kind() -> None:
     first, again = sample(decisions), sample(list(reversed(decisions)))
     assert {k: [d.key for d in v] for k, v in first.items()} == {k: [d.key for d in v] for k, v in again.items()}
     assert {k: len(v) for k, v in first.items()} == {"chunk": 20, "question": 7, "key_fact": 2}
-    other = sample(decisions, seed=lr.SEED + 1)
+    other = sample(decisions, seed=SEED + 1)
     assert [d.key for d in other["chunk"]] != [d.key for d in first["chunk"]]
 
 
@@ -51,30 +52,30 @@ def test_the_sheet_holds_no_first_decision_reason_or_revealing_id() -> None:
     decisions = _decisions()
     data = sheet(decisions)
     for item in data["items"]:
-        assert not set(item) & lr.FORBIDDEN_FIELDS, item
+        assert not set(item) & FORBIDDEN_FIELDS, item
         if item["kind"] == "question":
             assert "question" not in item  # u03 / a12 would give the decision away
-    text = lr.dump(data)
+    text = dump(data)
     assert "pool" not in text and "questions.yaml" not in text and "key_facts.yaml" not in text  # origins
-    labels = {label for pair in lr.LABELS.values() for label in pair}
+    labels = {label for pair in LABELS.values() for label in pair}
     assert not any(isinstance(v, str) and v in labels for it in data["items"] for v in it.values())
     assert data["kinds"]["chunk"] == {"population": 100, "sampled": 20}
 
 
 def test_committed_sheet_is_blind_and_a_fifth_per_kind() -> None:
-    data = yaml.safe_load(lr.SHEET_PATH.read_text(encoding="utf-8"))
-    assert data["seed"] == lr.SEED and data["fraction"] == lr.FRACTION
+    data = yaml.safe_load(SHEET_PATH.read_text(encoding="utf-8"))
+    assert data["seed"] == SEED and data["fraction"] == FRACTION
     for kind, counts in data["kinds"].items():
-        assert counts["sampled"] == round(lr.FRACTION * counts["population"]), kind
+        assert counts["sampled"] == round(FRACTION * counts["population"]), kind
         assert sum(it["kind"] == kind for it in data["items"]) == counts["sampled"]
     for item in data["items"]:
-        assert not set(item) & lr.FORBIDDEN_FIELDS, item["id"]
+        assert not set(item) & FORBIDDEN_FIELDS, item["id"]
         assert item["kind"] != "question" or "question" not in item, item["id"]
 
 
 def test_committed_review_judges_sheet_items_with_known_labels() -> None:
-    ids = {it["id"]: it["kind"] for it in yaml.safe_load(lr.SHEET_PATH.read_text(encoding="utf-8"))["items"]}
-    review = lr.load_review()
+    ids = {it["id"]: it["kind"] for it in yaml.safe_load(SHEET_PATH.read_text(encoding="utf-8"))["items"]}
+    review = load_review()
     assert review and all(ids.get(i) == row["kind"] for i, row in review.items())
 
 
@@ -122,8 +123,8 @@ def test_a_corrected_item_is_compared_with_its_recorded_first_decision(tmp_path)
     resolutions = tmp_path / "resolutions.yaml"
     resolutions.write_text("resolutions:\n- {id: c1, kind: chunk, first_decision: not_gold, right: second}\n"
                            "- {id: c9, kind: chunk, right: first}\n")  # no recorded first decision: not used
-    assert lr.recorded_first(resolutions) == {"c1": ("not_gold", "")}
-    rows, disagreements = agreement(items, review, {d.ref: d for d in decisions}, lr.recorded_first(resolutions))
+    assert recorded_first(resolutions) == {"c1": ("not_gold", "")}
+    rows, disagreements = agreement(items, review, {d.ref: d for d in decisions}, recorded_first(resolutions))
     chunk = next(r for r in rows if r.kind == "chunk")
     assert (chunk.judged, chunk.agree) == (2, 1) and [d["id"] for d in disagreements] == ["c1"]
     assert disagreements[0]["first"] == "not_gold"

@@ -1,0 +1,59 @@
+"""A second, blind pass over the benchmark's label decisions (issue 27, item 2).
+
+    python -m rag_lib.label_review sheet        # writes data/benchmark/blind_review_sheet.yaml
+    python -m rag_lib.label_review agreement    # kappa per kind, disagreements, resolutions still missing
+
+What the pass decides, and how it draws: :mod:`rag_lib.label_review`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from rag_lib.label_review.decisions import all_decisions
+from rag_lib.label_review.review import (
+    RESOLUTIONS_PATH,
+    REVIEW_PATH,
+    agreement,
+    load_review,
+    recorded_first,
+    table,
+    unresolved,
+)
+from rag_lib.label_review.sheet import SHEET_PATH, dump, sheet
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.label_review", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("sheet", help=f"write the blind sheet ({SHEET_PATH.name})")
+    s.add_argument("--out", type=Path, default=SHEET_PATH)
+    g = sub.add_parser("agreement", help="kappa per kind against the first decisions; the disagreements")
+    g.add_argument("--sheet", type=Path, default=SHEET_PATH)
+    g.add_argument("--review", type=Path, default=REVIEW_PATH)
+    args = parser.parse_args(argv)
+    if args.command == "sheet":
+        data = sheet(all_decisions())
+        args.out.write_text(dump(data), encoding="utf-8")
+        print(f"wrote {args.out}: " + ", ".join(f"{k} {v['sampled']} of {v['population']}"
+                                                 for k, v in data["kinds"].items()))
+        return
+    items = (yaml.safe_load(args.sheet.read_text(encoding="utf-8")) or {})["items"]
+    first = {d.ref: d for d in all_decisions(with_context=False)}
+    rows, disagreements = agreement(items, load_review(args.review), first, recorded_first())
+    print(table(rows))
+    chunk = next(r for r in rows if r.kind == "chunk")
+    if chunk.both_gold:
+        print(f"\nchunk pairs both call gold: same pieces in {chunk.piece_agree} of {chunk.both_gold}")
+    print(f"\n{len(disagreements)} disagreements:")
+    print(dump(disagreements) if disagreements else "(none)")
+    missing = unresolved(disagreements)
+    print(f"unresolved (no entry in {RESOLUTIONS_PATH.name}): {', '.join(missing) or 'none'}")
+
+
+if __name__ == "__main__":
+    main()
