@@ -27,7 +27,7 @@ from rag_lib.documents import Chunk
 from rag_lib.errors import ModelUnavailableError, SettingError
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
-from rag_lib.generation.openai_backend import LLAMA_CPP_SAMPLING, ServerExecutor
+from rag_lib.generation.llm_server import LLAMA_CPP_SAMPLING, ServerExecutor
 from rag_lib.generation.schema import SchemaLimits
 
 SERVER_KEY = "sk-server-not-a-real-key-77"

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from rag_lib.errors import SettingError, WorkbookError
 from rag_lib.generation.call_records import LOCAL_BACKENDS, LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
-from rag_lib.generation.openai_backend import ServerExecutor
+from rag_lib.generation.llm_server import ServerExecutor
 
 
 @dataclass

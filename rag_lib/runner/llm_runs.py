@@ -42,7 +42,7 @@ from rag_lib.config import progress_bars, results_dir
 from rag_lib.errors import SettingError, cli_errors
 from rag_lib.generation.call_records import LLMRequest, request_from_json
 from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV, USED_ENV, CallRecorder
-from rag_lib.generation.openai_backend import ServerExecutor
+from rag_lib.generation.llm_server import ServerExecutor
 from rag_lib.runner.llm_fill import check_concurrency, check_max_calls, fill
 
 
