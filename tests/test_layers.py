@@ -173,3 +173,12 @@ def test_no_import_cycle_inside_a_package() -> None:
             if circles := cycles(graph):
                 found[name] = [{unit: graph[unit] for unit in sorted(circle)} for circle in circles]
     assert not found, f"import cycles inside packages (module -> imported module: where): {found}"
+
+
+MAX_MODULE_LINES = 400  # a module longer than this holds more than one job: split it where the jobs part
+
+
+def test_no_module_is_over_the_size_limit() -> None:
+    sizes = {str(p.relative_to(PACKAGE_DIR)): len(p.read_text(encoding="utf-8").splitlines())
+             for p in sorted(PACKAGE_DIR.rglob("*.py"))}
+    assert {path: n for path, n in sizes.items() if n > MAX_MODULE_LINES} == {}
