@@ -212,3 +212,16 @@ def test_the_clis_k_default_follows_retrieval_top_k(monkeypatch: pytest.MonkeyPa
 def test_top_k_is_the_callers_k_else_the_configured_one() -> None:
     config = RunConfig.from_settings(k=7)
     assert (config.top_k(), config.top_k(None), config.top_k(3)) == (7, 7, 3)
+
+
+@pytest.mark.parametrize("k", [3, 5])
+def test_a_changed_k_reaches_ask(k: int) -> None:
+    # `ask` (rag_lib.answer.answer_question) shows and gates the configured Top-k when no --k is given.
+    from rag_lib.answer import answer_question
+    from rag_lib.generation import get_generator
+
+    wb = tiny_workbench(RunConfig.from_settings(k=k))
+    outcome = answer_question("wrangler", workbench=wb, generator=get_generator("extractive"))
+    assert [row["id"] for row in outcome.evidence] == list("abcdef")[:k]
+    assert [row["id"] for row in answer_question("wrangler", k=2, workbench=wb,
+                                                 generator=get_generator("extractive")).evidence] == ["a", "b"]
