@@ -215,8 +215,9 @@ def test_top_k_is_the_callers_k_else_the_configured_one() -> None:
 
 
 @pytest.mark.parametrize("k", [3, 5])
-def test_a_changed_k_reaches_ask(k: int) -> None:
+def test_a_changed_k_reaches_ask(k: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # `ask` (rag_lib.answer.answer_question) shows and gates the configured Top-k when no --k is given.
+    monkeypatch.delenv("RAG_RESULTS_DIR", raising=False)  # the gate's parameters: the committed 03 results
     from rag_lib.answer import answer_question
     from rag_lib.generation import get_generator
 
