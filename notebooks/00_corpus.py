@@ -157,25 +157,18 @@ table([{"batch": b, **hit, "pages": ", ".join(hit["pages"][:4]) + (" …" if len
        for b, v in labels.items() for hit in v["absent_hits"]])
 
 # %%
-rows = [
+# The report's side-by-side table: one row per figure (label, key in results.json), one column per batch.
+batch_rows = [
     ("pages", "pages"), ("partials", "partials"), ("chunks", "chunks"), ("embeddable chunks", "embeddable_chunks"),
     ("median length (chars)", "median_chars"), ("longest chunk (chars)", "max_chars"),
     ("over the limit", "oversized"), ("removals", "removals"), ("removed chars", "removed_chars"),
     ("warnings", "n_warnings"), ("unknown components", "unknown_components"),
 ]
-def cells(collection: str, key: str) -> str:
-    """One report placeholder per batch, ``collection["<batch>"].key`` (batch names hold hyphens)."""
-    return " | ".join(f'{{{{ {collection}["{b}"].{key} }}}}' for b in batch_table)
-
-
-side_by_side = "\n".join(
-    [f"| figure | {' | '.join(f'`{b}`' for b in batch_table)} |", "| --- |" + " --- |" * len(batch_table)]
-    + [f"| {label} | {cells('batches', key)} |" for label, key in rows]
-    + [f"| {label} | {cells('labels', key)} |" for label, key in (
-        ("unresolved locators", "n_unresolved"), ("absent check fails", "absent_failed"),
-        ("extra gold locators", "extra_locators"), ("answered in this batch", "answered_here"),
-        ("unreviewed", "unreviewed"))]
-)
+label_rows = [
+    ("unresolved locators", "n_unresolved"), ("absent check fails", "absent_failed"),
+    ("extra gold locators", "extra_locators"), ("answered in this batch", "answered_here"),
+    ("unreviewed", "unreviewed"),
+]
 
 # %% tags=["report"]
 template = """# 00 · Corpus
@@ -199,8 +192,11 @@ Normalisation removed {{ removed_chars }} characters ({{ n_removals }} removals,
 
 ## Every batch
 
-""" + side_by_side + """
-
+| figure |{% for b in batch_order %} `{{ b }}` |{% endfor %}
+| --- |{% for b in batch_order %} --- |{% endfor %}
+{% for label, key in batch_rows %}| {{ label }} |{% for b in batch_order %} {{ batches[b][key] }} |{% endfor %}
+{% endfor %}{% for label, key in label_rows %}| {{ label }} |{% for b in batch_order %} {{ labels[b][key] }} |{% endfor %}
+{% endfor %}
 An unanswerable question whose absent check fails in a batch has a page there that may answer it;
 `results.json` (`labels.<batch>.absent_hits`) names the strings and pages.
 
@@ -209,7 +205,8 @@ An unanswerable question whose absent check fails in a batch has a page there th
 {{ findings_text }}
 """
 stored = report.write_experiment(
-    "00_corpus", corpus_result(stats, len(removals), theirs, batch_table, labels), template, findings=findings
+    "00_corpus", corpus_result(stats, len(removals), theirs, batch_table, labels), template, findings=findings,
+    layout={"batch_order": list(batch_table), "batch_rows": batch_rows, "label_rows": label_rows},
 )
 page.closing(stored, {"corpus": {"batch": stats["batch"], "chunk limit (characters)": stats["max_chars_limit"],
                                   "batches compared": batches or snapshot_batches()}})

@@ -41,8 +41,6 @@ k = None  # None: retrieval.top_k in config.yaml
 languages = ["zh", "en"]
 
 # %%
-import json
-
 from IPython.display import display
 
 from rag_lib.config import RunConfig
@@ -100,14 +98,12 @@ table(result.q7_rows, ["configuration", "phrasing", "language", "C1", "C2", "C3"
 table(result.layers, label="configuration")
 
 # %% tags=["report"]
-# The summary's columns in the order the measures were taken (results.json keeps each row's keys sorted).
-summary_columns = json.dumps(list(result.summary_rows[0]))
 template = """# 01 · Embedding bake-off
 
 Answerable benchmark questions: {{ n_answerable }} (each asked in Chinese and English); k = {{ k }}.
 Configurations run: {{ configurations_text }}. Not available on this machine: {{ unavailable_text }}.
 
-{{ summary_rows | table(""" + summary_columns + """) }}
+{{ summary_rows | table(summary_columns) }}
 
 Q7 piece ranks (first rank of C1, C2, C3, C4):
 
@@ -121,5 +117,7 @@ Q7 piece ranks (first rank of C1, C2, C3, C4):
 
 {{ findings_text }}
 """
-stored = report.write_experiment("01_embedding_bakeoff", result, template, findings=findings)
+# The summary's columns in the order the measures were taken (results.json sorts a row's keys).
+stored = report.write_experiment("01_embedding_bakeoff", result, template, findings=findings,
+                                 layout={"summary_columns": list(result.summary_rows[0])})
 page.closing(stored, result.provenance)

@@ -187,9 +187,8 @@ evidence declined, per floor; the dotted line is the chosen floor](floor_sweep.p
 {% for lang in languages %}
 Gates on the whole benchmark, in-sample, {{ lang }}:
 
-{% set rows = [] %}{% for gate in gate_order %}{% set _ = rows.append(dict(gates[lang][gate], gate=gate)) %}{% endfor -%}
-{{ rows | table(["gate", "precision", "recall", "refusal_correctness", "false_refusal_rate", "tp", "fp",
-                             "fn", "tn"]) }}
+{{ gates[lang] | table(["precision", "recall", "refusal_correctness", "false_refusal_rate", "tp", "fp", "fn", "tn"],
+                      label="gate", order=gate_order) }}
 {% endfor %}
 ## In-sample vs out-of-sample (k/n = rate [{{ validation_interval }}])
 

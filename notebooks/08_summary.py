@@ -30,8 +30,6 @@
 languages = ["zh", "en"]
 
 # %%
-import json
-
 from IPython.display import display
 
 from rag_lib.evaluation import hit_name
@@ -145,7 +143,7 @@ changed, clear losses, then variants whose LLM calls failed on some questions. T
 baseline [Holm-adjusted bootstrap interval over questions, over the {{ multiplicity.comparisons }} comparisons of the
 family]; "no change (fixed)": the metric moved on no question, so it is left out of the family.
 
-{% if what_helps %}{{ what_helps | table(""" + json.dumps(what_helps_columns) + """) }}{% else %}_(no mechanism results)_{% endif %}
+{% if what_helps %}{{ what_helps | table(what_helps_columns) }}{% else %}_(no mechanism results)_{% endif %}
 
 ![Each mechanism variant against the baseline, coverage@evidence with Holm-adjusted intervals](forest.png)
 
@@ -175,7 +173,7 @@ adjusted interval is the bootstrap interval at the level Holm tests that compari
 {{ multiplicity.significant_holm_05 }} comparisons survive the adjustment ({{ multiplicity.significant_unadjusted_05 }} have p < {{ multiplicity.alpha }} unadjusted). `coverage@evidence` is the share of pieces inside the
 evidence sent to generation (Top-5, or the Top-k of a top-k row).
 
-{% if benchmark_rows %}{{ benchmark_rows | table(""" + json.dumps(benchmark_columns) + """) }}{% else %}_(no mechanism results)_{% endif %}
+{% if benchmark_rows %}{{ benchmark_rows | table(benchmark_columns) }}{% else %}_(no mechanism results)_{% endif %}
 
 ## Before and after the relabelling
 
@@ -196,7 +194,7 @@ C4 {{ relabel.closing.en.q7.original.C4 }}.
 Every pooled configuration, scored from its Top-10 in the pool under labels v2 and v3 (hit@5 and coverage@10;
 `n`: questions it ranked; the reranker ranks a stated subset):
 
-{% if relabel.pooled.available %}{{ relabel.pooled.rows | table(""" + json.dumps(pooled_columns) + """) }}{% else %}(not available: {{ relabel.pooled.why }}){% endif %}
+{% if relabel.pooled.available %}{{ relabel.pooled.rows | table(pooled_columns) }}{% else %}(not available: {{ relabel.pooled.why }}){% endif %}
 
 ## The local LLM (notebook 10)
 
@@ -221,6 +219,8 @@ The LLM judge beside floor+aspects:
 stored = report.write_experiment(
     "08_summary", summary, template,
     findings=findings, filters={"highlight": highlight},
+    layout={"what_helps_columns": what_helps_columns, "benchmark_columns": benchmark_columns,
+            "pooled_columns": pooled_columns},
 )
 report.write_headline(side_by_side_table(stored["side_by_side"][stored["languages"][0]], stored["evidence_k"]))
 page.closing(stored, {"inputs": {"languages": languages, "inputs missing": summary.missing_inputs or "none"}})

@@ -53,6 +53,7 @@ languages = ["zh", "en"]
 k = None  # None: retrieval.top_k in config.yaml
 
 # %%
+from IPython.display import display
 
 from rag_lib.config import RunConfig
 from rag_lib.experiments.llm_eval import findings, run_local_llm
@@ -196,10 +197,13 @@ for hand in result.hand_checks:
 #
 # The floor+aspects rows come twice: in-sample (its parameters fitted on these same questions, so
 # optimistic) and leave-one-out (each question decided by parameters fitted without it). The judges
-# fit nothing, so their figures are out of sample.
+# fit nothing, so their figures are out of sample. Two tables of the same rows: the rates, then the counts.
 
 # %%
-table(result.judge_rows)
+judge_rates = ["lang", "gate", "precision", "recall", "refusal_correctness", "false_refusal_rate", "unanswerable",
+               "unanswerable_declined", "complete", "complete_declined"]
+judge_counts = ["lang", "gate", "judged", "failed", "tp", "fp", "fn", "tn", "n"]
+display(table(result.judge_rows, judge_rates), table(result.judge_rows, judge_counts))
 
 # %% [markdown]
 # ## Selective answering (Joren et al., ICLR 2025)
@@ -278,7 +282,11 @@ Where the key facts are lost (narrowed pipeline, ungated; each share is of the r
 
 ## The LLM judge beside floor+aspects
 
-{{ judge_rows | table(["lang", "gate", "judged", "failed", "tp", "fp", "fn", "tn", "n", "precision", "recall", "refusal_correctness", "false_refusal_rate", "unanswerable", "unanswerable_declined", "complete", "complete_declined"]) }}
+{{ judge_rows | table(judge_rates) }}
+
+Counts of the same rows ("insufficient" is the positive class):
+
+{{ judge_rows | table(judge_counts) }}
 
 ## Injection
 
@@ -288,5 +296,6 @@ Where the key facts are lost (narrowed pipeline, ungated; each share is of the r
 
 {{ findings_text }}
 """
-stored = report.write_experiment(NAME, result, template, findings=findings)
+stored = report.write_experiment(NAME, result, template, findings=findings,
+                                 layout={"judge_rates": judge_rates, "judge_counts": judge_counts})
 page.closing(stored, {"models": encode(result.models), "tasks": result.tasks})

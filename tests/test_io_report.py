@@ -106,3 +106,22 @@ def test_stored_rows_render_as_a_markdown_table_in_a_template() -> None:
     data = {"rows": [{"model": "a", "hit@5": 0.91234, "note": None}, {"model": "b", "hit@5": 0.5, "note": "x"}]}
     assert report.render('{{ rows | table(["model", "hit@5"], decimals=2) }}', data) == (
         "| model | hit@5 |\n| --- | ---: |\n| a | 0.91 |\n| b | 0.50 |")
+
+
+def test_a_stored_mapping_renders_as_rows_in_the_order_given() -> None:
+    # results.json sorts a mapping's keys: `order` (a stored list) puts the rows back in the order measured
+    data = {"gates": {"floor": {"tp": 3}, "abstain": {"tp": 1}}, "gate_order": ["floor", "abstain"]}
+    template = '{{ gates | table(["tp"], label="gate", order=gate_order) }}'
+    assert report.render(template, data) == "| gate | tp |\n| --- | ---: |\n| floor | 3 |\n| abstain | 1 |"
+    assert report.render('{{ gates | table(["tp"], label="gate") }}', data).endswith("| floor | 3 |\n| abstain | 1 |")
+    with pytest.raises(KeyError, match="does not name the rows"):
+        report.render('{{ gates | table(["tp"], order=["floor"]) }}', data)
+
+
+def test_layout_names_reach_the_template_but_never_shadow_a_result() -> None:
+    data = {"rows": [{"language": "zh", "k=1": "0/2", "k=10": "2/2", "k=2": "1/2"}]}
+    columns = ["language", "k=1", "k=2", "k=10"]
+    assert report.render("{{ rows | table(columns) }}", data, layout={"columns": columns}).splitlines()[0] == (
+        "| language | k=1 | k=2 | k=10 |")
+    with pytest.raises(KeyError, match=r"layout names \['rows'\] are also in results.json"):
+        report.render("{{ rows | table(rows) }}", data, layout={"rows": columns})

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rag_lib import __version__
 from rag_lib.config import results_dir
 from rag_lib.io import read_json, write_json, write_text
-from rag_lib.presentation.tables import Table
+from rag_lib.presentation.tables import table
 from rag_lib.results.run_times import load_run_times, run_time_text, totals_text
 
 if TYPE_CHECKING:
@@ -68,13 +68,16 @@ def _select_row(rows: list[Any], selector: str, dotted: str) -> Any:
     return matches[0]
 
 
-def render(template: str, data: dict[str, Any], filters: Mapping[str, Callable[..., Any]] | None = None) -> str:
+def render(template: str, data: dict[str, Any], filters: Mapping[str, Callable[..., Any]] | None = None,
+           layout: Mapping[str, Any] | None = None) -> str:
     """Fill the Jinja2 ``template`` from ``data`` (``results.json`` as read back): loops and branches over
     the results, each value shown with :func:`prose`, ``{{ x | fmt(".3f") }}`` for a format spec, a key
     that is not an identifier as ``x["hit@5"]``, stored rows as a Markdown table with
     ``{{ rows | table(["col", …], decimals=2) }}`` (:func:`markdown_table`; results store rows, never
     Markdown). ``filters``: a report's own presentation of its rows (name → function), such as 08's marks on
-    ranks (``{{ rows | highlight(evidence_k=evidence_k) | table([…]) }}``). A name not in ``data`` is an error."""
+    ranks (``{{ rows | highlight(evidence_k=evidence_k) | table([…]) }}``). ``layout``: names the template reads
+    besides the results, for choices of presentation only, such as the order of a table's columns (results.json
+    sorts a row's keys); never a figure, and never a name the results also hold. A name in neither is an error."""
     import jinja2
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
@@ -82,8 +85,11 @@ def render(template: str, data: dict[str, Any], filters: Mapping[str, Callable[.
     env.filters["fmt"] = lambda value, spec: format(value, spec)
     env.filters["table"] = markdown_table
     env.filters.update(filters or {})
+    clash = sorted(set(layout or {}) & set(data))
+    if clash:
+        raise KeyError(f"report template: layout names {clash} are also in results.json; rename them")
     try:
-        return env.from_string(template).render(data)
+        return env.from_string(template).render({**data, **(layout or {})})
     except jinja2.UndefinedError as exc:
         raise KeyError(f"report template: {exc.message}; it is not in results.json") from exc
 
@@ -102,11 +108,13 @@ def prose(value: Any) -> str:
     return str(value)
 
 
-def markdown_table(rows: Sequence[Mapping[str, Any] | Any], columns: Sequence[str] | None = None,
+def markdown_table(rows: Sequence[Mapping[str, Any] | Any] | Mapping[str, Any], columns: Sequence[str] | None = None,
+                   *, label: str = "", order: Sequence[str] | None = None,
                    decimals: int | dict[str, int] = 3) -> str:
-    """A GitHub-flavoured Markdown table of ``rows`` (dicts or typed rows), formatted by
-    :class:`rag_lib.presentation.tables.Table`."""
-    return Table(rows, columns, decimals=decimals).to_markdown()
+    """A GitHub-flavoured Markdown table of ``rows`` (dicts or typed rows), or of a mapping of row name → row
+    whose names fill a first column headed ``label``, in ``order`` when given; see
+    :func:`rag_lib.presentation.tables.table`."""
+    return table(rows, columns, label=label, order=order, decimals=decimals).to_markdown()
 
 
 def rank_span(ranks: Sequence[int | None]) -> str:
@@ -132,13 +140,15 @@ GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../
 
 def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str,
                      findings: Callable[[Any], list[str]] | None = None,
-                     filters: Mapping[str, Callable[..., Any]] | None = None) -> dict[str, Any]:
+                     filters: Mapping[str, Callable[..., Any]] | None = None,
+                     layout: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Write ``results.json`` then ``report.md`` rendered from the JSON as read back from disk.
 
     ``findings`` turns the stored results into sentences; they are computed from what was read back
     (so every number in them is in ``results.json``; a typed result is rebuilt from it with
     ``from_json``), stored there as ``findings`` and rendered as a bullet list by the
-    ``{{ findings_text }}`` of the template. ``filters``: the template's own filters (:func:`render`).
+    ``{{ findings_text }}`` of the template. ``filters`` and ``layout``: the template's own filters and
+    presentation choices (:func:`render`).
     """
     out = experiment_dir(name)
     typed = not isinstance(results, dict)
@@ -149,14 +159,14 @@ def write_experiment(name: str, results: ExperimentResult | dict[str, Any], repo
         stored["findings"] = findings(type(results).from_json(stored, name) if typed else stored)
         stored["findings_text"] = bullets(stored["findings"])
         write_json(out / "results.json", stored)
-    write_text(out / "report.md", report_text(report_template, stored, filters))
+    write_text(out / "report.md", report_text(report_template, stored, filters, layout))
     return stored
 
 
-def report_text(template: str, stored: dict[str, Any],
-                filters: Mapping[str, Callable[..., Any]] | None = None) -> str:
+def report_text(template: str, stored: dict[str, Any], filters: Mapping[str, Callable[..., Any]] | None = None,
+                layout: Mapping[str, Any] | None = None) -> str:
     """``report.md`` as written: the template rendered from the stored results, then the glossary link."""
-    return f"{render(template, stored, filters).rstrip()}\n\n{GLOSSARY_LINK}\n"
+    return f"{render(template, stored, filters, layout).rstrip()}\n\n{GLOSSARY_LINK}\n"
 
 
 def bullets(lines: Sequence[str]) -> str:

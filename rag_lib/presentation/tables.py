@@ -148,10 +148,16 @@ class Table:
 
 
 def table(data: Any, columns: Sequence[str] | None = None, *, label: str = "", value: str = "value",
-          decimals: int | Mapping[str, int] = 3, signed: Sequence[str] = ()) -> Table:
+          order: Sequence[str] | None = None, decimals: int | Mapping[str, int] = 3,
+          signed: Sequence[str] = ()) -> Table:
     """A :class:`Table` from rows (a list of dicts or typed rows) or from a mapping of row name → dict or typed
-    row (or → one value, headed ``value``), whose names become the first column (headed ``label``)."""
+    row (or → one value, headed ``value``), whose names become the first column (headed ``label``), in the
+    mapping's order or in ``order`` (results.json sorts a mapping's keys; a stored list keeps the order)."""
     if isinstance(data, Mapping):
+        if order is not None:
+            if sorted(order) != sorted(data):
+                raise KeyError(f"table: order {list(order)} does not name the rows {sorted(data)} once each")
+            data = {name: data[name] for name in order}
         encoded = {name: encode(values) for name, values in data.items()}  # typed rows under their JSON keys
         rows = [{label: name, **(dict(values) if isinstance(values, Mapping) else {value: values})}
                 for name, values in encoded.items()]
