@@ -9,8 +9,8 @@ from typed_results import partial_result
 from rag_lib.evaluation.claims import ALPHA
 from rag_lib.experiments.mechanisms.report import judge_variants
 from rag_lib.experiments.mechanisms.run import MeasuredVariant
+from rag_lib.results.comparisons import FamilySummary
 from rag_lib.results.mechanism import BaselineProvenance, MechanismProvenance, VariantResult
-from rag_lib.results.provenance import ClaimsSummary
 
 
 def provenance(k: int = 5, **given: Any) -> MechanismProvenance:
@@ -18,7 +18,7 @@ def provenance(k: int = 5, **given: Any) -> MechanismProvenance:
     given)."""
     return partial_result(MechanismProvenance, **{
         "baseline": BaselineProvenance("dense", {}, k), "n_boot": 10000, "seed": 0,
-        "claims": ClaimsSummary("this run", 0, 0, ALPHA, 0, "Holm"), **given})
+        "claims": FamilySummary("this run", 0, 0, ALPHA, 0, "Holm"), **given})
 
 
 def variants(*given: dict[str, Any], n_boot: int = 1000, seed: int = 0) -> list[VariantResult]:

@@ -43,7 +43,7 @@ from rag_lib.results.ann import (
     HnswSetting,
     RecallRow,
 )
-from rag_lib.results.provenance import ClaimsSummary
+from rag_lib.results.comparisons import FamilySummary
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
@@ -138,7 +138,7 @@ def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: 
                             for s in conf.settings} for batch in conf.batches},
         provenance=AnnProvenance(
             retriever="dense", embedder=Workbench().embedder().describe(), n_boot=n_boot, seed=seed,
-            claims=ClaimsSummary(**family.summary()), ann=conf,
+            claims=FamilySummary.of(family), ann=conf,
             store=f"Postgres {versions['postgres']}, pgvector {versions['pgvector']}", recall_k=RECALL_K,
             hnsw_returns="at most ef_search rows; the rest are unmatched, never filled from exact search"),
     )

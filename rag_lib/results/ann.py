@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from rag_lib.evaluation.claims import Judgement
 from rag_lib.results.pieces import PieceColumns
-from rag_lib.results.provenance import ClaimsSummary, ModelDescription
+from rag_lib.results.comparisons import FamilySummary
+from rag_lib.results.provenance import ModelDescription
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import json_key
 
@@ -102,7 +103,7 @@ class AnnProvenance:
     embedder: ModelDescription
     n_boot: int
     seed: int
-    claims: ClaimsSummary
+    claims: FamilySummary
     ann: AnnSettings
     store: str  # the Postgres and pgvector versions
     recall_k: int

@@ -29,6 +29,25 @@ class FamilySummary:
 
 
 @dataclass(frozen=True)
+class JudgedDifference:
+    """A stored paired difference against a baseline (:meth:`~rag_lib.evaluation.stats.PairedDifference.stored`)
+    and its judgement in the run's Holm family (:meth:`~rag_lib.evaluation.claims.Judgement.stored`): a
+    mechanism's variant (06) or an answerer against another (10)."""
+
+    baseline: float
+    mechanism: float
+    diff: float
+    ci95: tuple[float, float]
+    p: float
+    diffs: list[float]
+    changed: int
+    in_family: bool
+    p_holm: float | None
+    adjusted: tuple[float, float] | None
+    adjusted_confidence: float | None
+
+
+@dataclass(frozen=True)
 class JudgedComparison:
     """What a comparison table's row keeps beside its own columns (a row type adds those): the paired bootstrap
     interval (:func:`rag_lib.evaluation.stats.compare`) and its judgement in the notebook's Holm family

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rag_lib.results.comparisons import FamilySummary, JudgedDifference
 from rag_lib.results.typed_json import json_key
 
 
@@ -166,24 +167,13 @@ class HandCheckAgreement:
 
 
 @dataclass(frozen=True)
-class PairedRow:
+class PairedRow(JudgedDifference):
     """One answer-versus-answer comparison in one language and outcome (``llm_eval.paired``), Holm-adjusted."""
 
     comparison: str
     lang: str
     metric: str
     questions: int
-    baseline: float
-    mechanism: float
-    diff: float
-    ci95: tuple[float, float]
-    p: float
-    diffs: list[float]
-    changed: int
-    in_family: bool
-    p_holm: float | None
-    adjusted: tuple[float, float] | None
-    adjusted_confidence: float | None
     adjusted_holm: str = field(metadata=json_key("adjusted (Holm)"))
 
 
@@ -205,13 +195,7 @@ class PairedTableRow:
 
 
 @dataclass(frozen=True)
-class PairedFamily:
+class PairedFamily(FamilySummary):
     """The Holm family of the paired comparisons (``Family.summary``) and its sentence."""
 
-    name: str
-    comparisons: int
-    fixed: int
-    alpha: float
-    effects: int
-    method: str
     describe: str

@@ -12,9 +12,9 @@ from pathlib import Path
 from rag_lib.evaluation.claims import Comparison, Judgement
 from rag_lib.evaluation.metrics import hit_name
 from rag_lib.evaluation.stats import PairedDifference, no_question_changed
+from rag_lib.results.comparisons import FamilySummary, JudgedDifference
 from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.provenance import (
-    ClaimsSummary,
     LLMDescription,
     ModelDescription,
     NestedModelDescription,
@@ -36,22 +36,8 @@ def mechanism_metrics(k: int) -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class MechanismComparison:
-    """A variant against the baseline on one metric and language: the paired difference
-    (:meth:`~rag_lib.evaluation.stats.PairedDifference.stored`) and its judgement in the run's Holm family
-    (:meth:`~rag_lib.evaluation.claims.Judgement.stored`)."""
-
-    baseline: float
-    mechanism: float
-    diff: float
-    ci95: tuple[float, float]
-    p: float
-    diffs: list[float]
-    changed: int
-    in_family: bool
-    p_holm: float | None
-    adjusted: tuple[float, float] | None
-    adjusted_confidence: float | None
+class MechanismComparison(JudgedDifference):
+    """A variant against the baseline on one metric and language, judged in the run's Holm family."""
 
     @property
     def no_question_changed(self) -> bool:
@@ -223,7 +209,7 @@ class MechanismProvenance:
     n_answerable: int
     languages: list[str]
     parameters: dict[str, Parameter]
-    claims: ClaimsSummary
+    claims: FamilySummary
     llm: LLMSettings | None = field(default=None, metadata=optional_key())
     rerankers: dict[str, bool] | None = field(default=None, metadata=optional_key())  # name -> here
 

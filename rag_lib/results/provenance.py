@@ -44,14 +44,3 @@ class LLMDescription:
     model_version: str | None
     prompts_version: int
 
-
-@dataclass(frozen=True)
-class ClaimsSummary:
-    """A Holm family as stored beside its comparisons (``Family.summary()``)."""
-
-    name: str
-    comparisons: int
-    fixed: int
-    alpha: float
-    effects: int
-    method: str

@@ -20,6 +20,7 @@ from rag_lib.experiments.mechanisms.registry import (
 )
 from rag_lib.experiments.mechanisms.report import judge_variants, tables
 from rag_lib.results.baseline import BaselineMeasures
+from rag_lib.results.comparisons import FamilySummary
 from rag_lib.results.mechanism import (
     BaselineFigures,
     BaselineProvenance,
@@ -30,7 +31,6 @@ from rag_lib.results.mechanism import (
     VariantResult,
     mechanism_metrics,
 )
-from rag_lib.results.provenance import ClaimsSummary
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import RunKey, Workbench
 
@@ -226,7 +226,7 @@ def run_mechanism(
     provenance = MechanismProvenance(
         baseline=BaselineProvenance(**base_provenance, k=wb.config.k), n_boot=n_boot, seed=seed, ci_percent=95,
         n_answerable=len(questions), languages=list(languages), parameters=spec.resolved_parameters(wb.config),
-        claims=ClaimsSummary(**family.summary()), llm=ctx.llm, rerankers=ctx.rerankers)
+        claims=FamilySummary.of(family), llm=ctx.llm, rerankers=ctx.rerankers)
     return MechanismResult(mechanism=mechanism, status=status, reason=reason, variants=entries,
                            baseline=base_result, unavailable=unavailable, provenance=provenance,
                            **tables(entries, base_result.q7, wb.config.k))
