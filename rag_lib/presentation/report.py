@@ -91,7 +91,8 @@ def render(template: str, data: dict[str, Any], filters: Mapping[str, Callable[.
     try:
         return env.from_string(template).render({**data, **(layout or {})})
     except jinja2.UndefinedError as exc:
-        raise KeyError(f"report template: {exc.message}; it is not in results.json") from exc
+        raise KeyError(f"report template: {exc.message}; it is not in results.json "
+                       "(nor in the report's layout)") from exc
 
 
 def prose(value: Any) -> str:
