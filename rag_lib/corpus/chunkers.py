@@ -119,6 +119,17 @@ class StructuralChunker:
         return chunk_pages(pages, self.max_chars)
 
 
+def _largest_fit(lo: int, hi: int, fits: Callable[[int], bool]) -> int:
+    """The largest j in [lo, hi] with ``fits(j)``, for a ``fits`` true up to some j and false after (lo if none)."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 class FixedTokenChunker:
     """Windows of at most ``max_tokens`` tokens cut between words, each overlapping the last by ``overlap``.
 
@@ -148,14 +159,18 @@ class FixedTokenChunker:
         i = 0
         while i < len(words):
             start, head = words[i][0], header(words[i][0])
-            lo, hi = i + 1, len(words)  # the largest j whose words i..j-1 fit (one word always does)
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if self.counter.input(head + text[start:words[mid - 1][1]]) <= self.max_tokens:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            j = lo
+
+            def fits(j: int, head: str = head, start: int = start) -> bool:
+                return self.counter.input(head + text[start:words[j - 1][1]]) <= self.max_tokens
+
+            # The largest j whose words i..j-1 fit (one word always does). A word is a token or more, so it
+            # lies within max_tokens words of i: searching there first keeps each count to about a window
+            # of text, not the rest of the page. Counts only grow with j, so a j found at that bound is
+            # searched on from there, and the answer is the one a search of the whole page finds.
+            bound = min(len(words), i + self.max_tokens)
+            j = _largest_fit(i + 1, bound, fits)
+            if j == bound < len(words):
+                j = _largest_fit(bound, len(words), fits)
             spans.append((start, words[j - 1][1]))
             if j >= len(words):
                 break

@@ -13,8 +13,8 @@
  * compiled with -mavx2 -mfma (ENGINE_FLAGS), so the intrinsics need no guard.
  */
 /* AVX-512 variants (VNNI for the integer dot products, 16 lanes for the attention), chosen at run time
- * where the CPU has them (a quarter of the AVX2 path's time on the corpus; ``benchmarks/embed_throughput.py
- * --kernels-only`` measures both). Each lane still does e5.c's multiplies and adds in e5.c's order: a 512-bit
+ * where the CPU has them (`benchmarks/embed_throughput.py --kernels-only` times both paths). Each lane
+ * still does e5.c's multiplies and adds in e5.c's order: a 512-bit
  * register holds two of the AVX2 code's 256-bit ones side by side (two weight rows, or sixteen keys,
  * or sixteen dimensions), and VNNI's dot product of four u8 x s8 pairs into one int32 lane is the
  * exact integer that maddubs + madd give (no int16 saturation: |15 x 128 x 2| < 32767). So the
@@ -38,9 +38,15 @@ static int rag_use_avx512(void) {
  * expf in its softmax and erff in its GELU, one value at a time: a fifth of the engine's time.
  * rag_expf16 is glibc 2.36's expf as its x86-64 FMA variant (__expf_fma) computes it, the same fused
  * and unfused double operations in the same order (from the routine's machine code); lanes outside
- * its main path (|x| >= 88 and not finite) are left to glibc's expf itself. rag_erff16 is glibc's
- * erff (s_erff.c, Sun's fdlibm in float) on |x| in [2^-28, 6), with rag_expf16 for its expf: the same
- * float operations in the same order; other lanes are left to glibc's erff. */
+ * its main path (|x| above about 88, infinities, NaNs) are left to glibc's expf itself. rag_erff16 is
+ * glibc's erff (s_erff.c, Sun's fdlibm in float) on |x| in [2^-28, 6), with rag_expf16 for its expf: the
+ * same float operations in the same order; other lanes are left to glibc's erff.
+ * The table, coefficients and order of operations are those of the routines glibc ships: expf from
+ * Arm's optimized-routines (Copyright (c) 2017-2018 Arm Limited, MIT licence) and erff from fdlibm:
+ *   Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
+ *   Developed at SunPro, a Sun Microsystems, Inc. business.
+ *   Permission to use, copy, modify, and distribute this software is freely granted, provided that
+ *   this notice is preserved. */
 static const uint64_t RAG_EXP2F_TAB[32] = {
     0x3ff0000000000000, 0x3fefd9b0d3158574, 0x3fefb5586cf9890f, 0x3fef9301d0125b51,
     0x3fef72b83c7d517b, 0x3fef54873168b9aa, 0x3fef387a6e756238, 0x3fef1e9df51fdee1,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from rag_lib.documents import Chunk
@@ -24,6 +25,7 @@ OTHER_SCRIPTS = re.compile(rf"[^\W\d_A-Za-z\u00C0-\u024F{CJK_RANGES}]+")
 # Longest first: the first suffix that leaves a stem of >= 4 characters is removed (one only).
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s", "e")
 
+@lru_cache(maxsize=1 << 16)  # called for every token of every evidence set: millions of calls on few words
 def stem(word: str) -> str:
     """Light suffix stripping (see the module docstring); identifiers with '.' or '-' stay whole."""
     if not word.isalpha():

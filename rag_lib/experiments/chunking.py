@@ -155,7 +155,7 @@ def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = 
         if name == BASELINE:  # the span rule must reproduce the benchmark's own labels on these chunks
             gold_diff = sum(a != b for q, r in zip(base.benchmark.items, bench.items, strict=True)
                             for a, b in zip(q.resolved or (), r.resolved or (), strict=True))
-        wb = Workbench.over(chunks, bench, base.store, base.config)
+        wb = Workbench.over(chunks, bench, base.store, base.config, embedders_of=base)
         threshold = round(float(chunker.threshold or 0.0), 4) if isinstance(chunker, SemanticChunker) else None
         stats.append(_size_stats(name, declared[name], chunks, counter, threshold))
         for lang in languages:
