@@ -95,6 +95,35 @@ def test_ranx_sees_our_order_including_ties() -> None:
     assert evaluate({"q": [{"a"}]}, {"q": tied}, [MRR()]).loc["q", "mrr"] == 0.5
 
 
+def test_mrr_reads_past_every_cutoff_to_a_gold_chunk_at_rank_250() -> None:
+    row = evaluate({"q": [{"c250"}]}, {"q": ranking(400)}, MEASURES).loc["q"]
+    assert row["mrr"] == 1 / 250
+    assert row["hit@5"] == row["recall@3"] == row["ndcg@10"] == 0.0
+
+
+def test_scores_are_ranx_on_the_whole_rankings() -> None:
+    """Runs are cut where the measures stop reading before ranx sees them: the scores must be ranx's on the
+    uncut rankings, for gold anywhere in a long ranking, absent, or split over pieces."""
+    import ranx
+
+    rng = np.random.default_rng(7)
+    ids = [f"c{i}" for i in range(1, 501)]
+    gold, runs = {}, {}
+    for q in range(60):
+        order = list(rng.permutation(ids))
+        runs[f"q{q}"] = Ranking(tuple(order), tuple(float(500 - i) for i in range(500)))
+        picks = rng.choice([*ids, "absent"], size=int(rng.integers(1, 5)), replace=False)
+        gold[f"q{q}"] = [{str(c)} for c in picks]
+    measures = [HitAt(5), RecallAt(5), MRR(), NDCGAt(10)]
+    got = evaluate(gold, runs, measures)
+    qrels = ranx.Qrels({q: {c: 1 for piece in g for c in piece} for q, g in gold.items()})
+    run = ranx.Run({q: {c: float(500 - i) for i, c in enumerate(r.ids)} for q, r in runs.items()})
+    expected = ranx.evaluate(qrels, run, [m.ranx_metric for m in measures], return_mean=False)
+    order = list(qrels.keys())  # ranx's order of the per-query arrays
+    for m in measures:
+        assert got[m.name].to_dict() == dict(zip(order, map(float, expected[m.ranx_metric]), strict=True)), m.name
+
+
 def test_paired_bootstrap() -> None:
     a, b = [1.0, 0.5, 1.0, 0.0], [0.5, 0.5, 0.0, 0.0]
     mean, lo, hi = paired_bootstrap(a, b, n=2000, seed=0)

