@@ -124,6 +124,16 @@ static const uint64_t RAG_EXP2F_TAB[32] = {
     0x3fef5818dcfba487, 0x3fef7c97337b9b5f, 0x3fefa4afa2a490da, 0x3fefd0765b6e4540,
 };
 
+/* y, with the lanes of `lanes` replaced by the system's scalar function f of x's. */
+static inline RAG_AVX512 __m512 rag_libm_lanes(float (*f)(float), __mmask16 lanes, __m512 x, __m512 y) {
+    if (!lanes) return y;
+    float xs[16], ys[16];
+    _mm512_storeu_ps(xs, x);
+    _mm512_storeu_ps(ys, y);
+    for (int i = 0; i < 16; i++) if (lanes >> i & 1) ys[i] = f(xs[i]);
+    return _mm512_loadu_ps(ys);
+}
+
 static inline RAG_AVX512 __m512d rag_expf8(__m256 xf) {
     const __m512d xd = _mm512_cvtps_pd(xf);
     const __m512d shift = _mm512_set1_pd(0x1.8p+52);
@@ -153,15 +163,7 @@ static inline RAG_AVX512 __m512 rag_expf16(__m512 x) {
     const __m256 hi = _mm512_cvtpd_ps(rag_expf8(_mm512_extractf32x8_ps(x, 1)));
     __m512 y = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
     const __m512i top = _mm512_and_si512(_mm512_srli_epi32(_mm512_castps_si512(x), 20), _mm512_set1_epi32(0x7ff));
-    __mmask16 other = _mm512_cmpgt_epi32_mask(top, _mm512_set1_epi32(0x42a));
-    if (other) {
-        float xs[16], ys[16];
-        _mm512_storeu_ps(xs, x);
-        _mm512_storeu_ps(ys, y);
-        for (int i = 0; i < 16; i++) if (other >> i & 1) ys[i] = expf(xs[i]);
-        y = _mm512_loadu_ps(ys);
-    }
-    return y;
+    return rag_libm_lanes(expf, _mm512_cmpgt_epi32_mask(top, _mm512_set1_epi32(0x42a)), x, y);
 }
 
 static inline RAG_AVX512 __m512 rag_erff16(__m512 x) {
@@ -255,15 +257,7 @@ static inline RAG_AVX512 __m512 rag_erff16(__m512 x) {
         const __m512 large_y = _mm512_mask_blend_ps(neg, _mm512_sub_ps(RAG_F(1.f), rx), _mm512_sub_ps(rx, RAG_F(1.f)));
         y = _mm512_mask_blend_ps(large, y, large_y);
     }
-    const __mmask16 other = (__mmask16)~(small | mid | large);
-    if (other) {
-        float xs[16], ys[16];
-        _mm512_storeu_ps(xs, x);
-        _mm512_storeu_ps(ys, y);
-        for (int i = 0; i < 16; i++) if (other >> i & 1) ys[i] = erff(xs[i]);
-        y = _mm512_loadu_ps(ys);
-    }
-    return y;
+    return rag_libm_lanes(erff, (__mmask16)~(small | mid | large), x, y);
 #undef RAG_F
 }
 
@@ -455,14 +449,7 @@ static inline __attribute__((always_inline)) RAG_AVX512 void rag_attend_block512
     __m512 sum = _mm512_setzero_ps();
     for (s = 0; s < n; s++) {
         const __m512 x = _mm512_sub_ps(_mm512_load_ps(probT + 16 * s), mx);
-        __m512 ex;
-        if (vmath) {
-            ex = rag_expf16(x);
-        } else {
-            _mm512_store_ps(tile, x);
-            for (int i = 0; i < 16; i++) tile[i] = expf(tile[i]);
-            ex = _mm512_load_ps(tile);
-        }
+        const __m512 ex = vmath ? rag_expf16(x) : rag_libm_lanes(expf, 0xFFFF, x, x);
         _mm512_store_ps(probT + 16 * s, ex);
         sum = _mm512_add_ps(sum, ex);
     }
