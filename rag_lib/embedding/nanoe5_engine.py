@@ -83,7 +83,7 @@ _REPLACEMENTS = (
      "        for (size_t i = 0; i < (size_t)T * FF; i++) mid[i] = gelu(mid[i]);\n",
      "        rag_gelu(mid, (size_t)T * FF);\n"),
     (_VITERBI_LOOP, "        rag_viterbi_from(t, buf, cs, n, i, best, bp, bf);\n"),
-    (_HASH_TABLE_FIELD, _HASH_TABLE_FIELD + "    uint64_t *rag_prefixes; size_t rag_prefix_mask; /* rag_lib */\n"),
+    (_HASH_TABLE_FIELD, _HASH_TABLE_FIELD + "    uint32_t *rag_prefixes; size_t rag_prefix_mask; /* rag_lib */\n"),
     (_HASH_TABLE_BUILT, _HASH_TABLE_BUILT + "    rag_build_prefixes(t);\n"),
     ("free(m->tok.ht);", "free(m->tok.ht); free(m->tok.rag_prefixes);"),
     (_INSERT_BEFORE, None),  # the kernels, then this

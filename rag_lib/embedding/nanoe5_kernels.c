@@ -37,23 +37,28 @@ static int rag_use_avx512(void) {
 /* tok_content's Viterbi step from one start (e5.c tries every span up to its longest piece's length, hashing
  * each span from its first byte and looking it up), with the same candidates in the same order and the
  * same updates: the span's FNV-1a hash grows a byte at a time, and the search stops at the first span that
- * no piece begins with (the hashes of every prefix of every piece are kept in a set; a set built from
+ * no piece begins with (32 bits of the hash of every prefix of every piece are kept in a set; a set of
  * hashes can only say yes too often, which costs a lookup e5.c would make anyway). The spans skipped are
  * ones e5.c looks up and finds nothing for, so the tokens are the same. */
 #define RAG_FNV_BASIS 1469598103934665603ULL
 #define RAG_FNV_PRIME 1099511628211ULL
+static uint32_t rag_prefix_key(uint64_t h) { /* 32 bits of the hash (0 marks an empty slot) */
+    const uint32_t key = (uint32_t)(h >> 32) ^ (uint32_t)h;
+    return key ? key : 1;
+}
+
 static void rag_build_prefixes(tokenizer *t) {
     size_t total = 0;
     for (int i = 0; i < t->n_pieces; i++) total += t->offs[i + 1] - t->offs[i];
     size_t size = 1;
-    while (size < 2 * total) size <<= 1;
-    t->rag_prefixes = (uint64_t *)calloc(size, sizeof(uint64_t)); /* 0 = empty; where this fails, e5.c's search */
+    while (size < total) size <<= 1; /* prefixes shared by many pieces are stored once: the set stays sparse */
+    t->rag_prefixes = (uint32_t *)calloc(size, sizeof(uint32_t)); /* where this fails, e5.c's search */
     t->rag_prefix_mask = size - 1;
     for (int i = 0; t->rag_prefixes && i < t->n_pieces; i++) {
         uint64_t h = RAG_FNV_BASIS;
         for (uint32_t j = t->offs[i]; j < t->offs[i + 1]; j++) {
             h = (h ^ (uint8_t)t->blob[j]) * RAG_FNV_PRIME;
-            const uint64_t key = h ? h : 1;
+            const uint32_t key = rag_prefix_key(h);
             size_t k = key & t->rag_prefix_mask;
             while (t->rag_prefixes[k] && t->rag_prefixes[k] != key) k = (k + 1) & t->rag_prefix_mask;
             t->rag_prefixes[k] = key;
@@ -63,7 +68,7 @@ static void rag_build_prefixes(tokenizer *t) {
 
 static int rag_may_begin_a_piece(const tokenizer *t, uint64_t h) {
     if (!t->rag_prefixes) return 1;
-    const uint64_t key = h ? h : 1;
+    const uint32_t key = rag_prefix_key(h);
     for (size_t k = key & t->rag_prefix_mask;; k = (k + 1) & t->rag_prefix_mask) {
         if (t->rag_prefixes[k] == key) return 1;
         if (!t->rag_prefixes[k]) return 0;
