@@ -171,6 +171,37 @@ static inline RAG_AVX512 __m512 rag_expf16(__m512 x) {
     return rag_libm_lanes(expf, _mm512_cmpgt_epi32_mask(top, _mm512_set1_epi32(0x42a)), x, y);
 }
 
+/* fdlibm's erff polynomials, lowest degree first (pp0, pp1, ...), and their evaluation as fdlibm writes it:
+ * c[0] + v * (c[1] + v * (... + v * c[n - 1])), one rounded multiply and one rounded add per step. */
+static const float RAG_ERFF_PP[5] = {
+    1.2837916613e-01f, -3.2504209876e-01f, -2.8481749818e-02f, -5.7702702470e-03f, -2.3763017452e-05f};
+static const float RAG_ERFF_QQ[6] = {
+    1.f, 3.9791721106e-01f, 6.5022252500e-02f, 5.0813062117e-03f, 1.3249473704e-04f, -3.9602282413e-06f};
+static const float RAG_ERFF_PA[7] = {
+    -2.3621185683e-03f, 4.1485610604e-01f, -3.7220788002e-01f, 3.1834661961e-01f, -1.1089469492e-01f,
+    3.5478305072e-02f, -2.1663755178e-03f};
+static const float RAG_ERFF_QA[7] = {
+    1.f, 1.0642088205e-01f, 5.4039794207e-01f, 7.1828655899e-02f, 1.2617121637e-01f, 1.3637083583e-02f,
+    1.1984500103e-02f};
+static const float RAG_ERFF_RA[8] = {
+    -9.8649440333e-03f, -6.9385856390e-01f, -1.0558626175e+01f, -6.2375331879e+01f, -1.6239666748e+02f,
+    -1.8460508728e+02f, -8.1287437439e+01f, -9.8143291473e+00f};
+static const float RAG_ERFF_SA[9] = {
+    1.f, 1.9651271820e+01f, 1.3765776062e+02f, 4.3456588745e+02f, 6.4538726807e+02f, 4.2900814819e+02f,
+    1.0863500214e+02f, 6.5702495575e+00f, -6.0424413532e-02f};
+static const float RAG_ERFF_RB[7] = {
+    -9.8649431020e-03f, -7.9928326607e-01f, -1.7757955551e+01f, -1.6063638306e+02f, -6.3756646729e+02f,
+    -1.0250950928e+03f, -4.8351919556e+02f};
+static const float RAG_ERFF_SB[8] = {
+    1.f, 3.0338060379e+01f, 3.2579251099e+02f, 1.5367296143e+03f, 3.1998581543e+03f, 2.5530502930e+03f,
+    4.7452853394e+02f, -2.2440952301e+01f};
+
+static inline __attribute__((always_inline)) RAG_AVX512 __m512 rag_horner16(__m512 v, const float *c, const int n) {
+    __m512 acc = _mm512_set1_ps(c[n - 1]);
+    for (int i = n - 2; i >= 0; i--) acc = _mm512_add_ps(_mm512_set1_ps(c[i]), _mm512_mul_ps(v, acc));
+    return acc;
+}
+
 static inline RAG_AVX512 __m512 rag_erff16(__m512 x) {
 #define RAG_F(v) _mm512_set1_ps(v)
     const __m512i ix = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
@@ -181,34 +212,13 @@ static inline RAG_AVX512 __m512 rag_erff16(__m512 x) {
                           _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32(0x3fa00000));
     /* |x| < 0.84375: x + x * (r / s) */
     const __m512 z = _mm512_mul_ps(x, x);
-    __m512 r = RAG_F(-2.3763017452e-05f); /* pp4 */
-    r = _mm512_add_ps(RAG_F(-5.7702702470e-03f), _mm512_mul_ps(z, r));  /* pp3 + z * pp4 */
-    r = _mm512_add_ps(RAG_F(-2.8481749818e-02f), _mm512_mul_ps(z, r));
-    r = _mm512_add_ps(RAG_F(-3.2504209876e-01f), _mm512_mul_ps(z, r));
-    r = _mm512_add_ps(RAG_F(1.2837916613e-01f), _mm512_mul_ps(z, r));
-    __m512 sq = RAG_F(-3.9602282413e-06f); /* qq5 */
-    sq = _mm512_add_ps(RAG_F(1.3249473704e-04f), _mm512_mul_ps(z, sq));
-    sq = _mm512_add_ps(RAG_F(5.0813062117e-03f), _mm512_mul_ps(z, sq));
-    sq = _mm512_add_ps(RAG_F(6.5022252500e-02f), _mm512_mul_ps(z, sq));
-    sq = _mm512_add_ps(RAG_F(3.9791721106e-01f), _mm512_mul_ps(z, sq));
-    sq = _mm512_add_ps(RAG_F(1.f), _mm512_mul_ps(z, sq));
+    const __m512 r = rag_horner16(z, RAG_ERFF_PP, 5); /* pp0 + z (pp1 + ...) */
+    const __m512 sq = rag_horner16(z, RAG_ERFF_QQ, 6); /* qq0 + z (qq1 + ...) */
     const __m512 small_y = _mm512_add_ps(x, _mm512_mul_ps(x, _mm512_div_ps(r, sq)));
     /* 0.84375 <= |x| < 1.25: +-(erx + P / Q) with s = |x| - 1 */
     const __m512 s = _mm512_sub_ps(_mm512_castsi512_ps(ix), RAG_F(1.f));
-    __m512 P = RAG_F(-2.1663755178e-03f); /* pa6 */
-    P = _mm512_add_ps(RAG_F(3.5478305072e-02f), _mm512_mul_ps(s, P));
-    P = _mm512_add_ps(RAG_F(-1.1089469492e-01f), _mm512_mul_ps(s, P));
-    P = _mm512_add_ps(RAG_F(3.1834661961e-01f), _mm512_mul_ps(s, P));
-    P = _mm512_add_ps(RAG_F(-3.7220788002e-01f), _mm512_mul_ps(s, P));
-    P = _mm512_add_ps(RAG_F(4.1485610604e-01f), _mm512_mul_ps(s, P));
-    P = _mm512_add_ps(RAG_F(-2.3621185683e-03f), _mm512_mul_ps(s, P));
-    __m512 Q = RAG_F(1.1984500103e-02f); /* qa6 */
-    Q = _mm512_add_ps(RAG_F(1.3637083583e-02f), _mm512_mul_ps(s, Q));
-    Q = _mm512_add_ps(RAG_F(1.2617121637e-01f), _mm512_mul_ps(s, Q));
-    Q = _mm512_add_ps(RAG_F(7.1828655899e-02f), _mm512_mul_ps(s, Q));
-    Q = _mm512_add_ps(RAG_F(5.4039794207e-01f), _mm512_mul_ps(s, Q));
-    Q = _mm512_add_ps(RAG_F(1.0642088205e-01f), _mm512_mul_ps(s, Q));
-    Q = _mm512_add_ps(RAG_F(1.f), _mm512_mul_ps(s, Q));
+    const __m512 P = rag_horner16(s, RAG_ERFF_PA, 7); /* pa0 + s (pa1 + ...) */
+    const __m512 Q = rag_horner16(s, RAG_ERFF_QA, 7); /* qa0 + s (qa1 + ...) */
     const __m512 pq = _mm512_div_ps(P, Q);
     const __m512 mid_y = _mm512_mask_blend_ps(neg, _mm512_add_ps(RAG_F(8.4506291151e-01f), pq),
                                               _mm512_sub_ps(RAG_F(-8.4506291151e-01f), pq));
@@ -220,38 +230,10 @@ static inline RAG_AVX512 __m512 rag_erff16(__m512 x) {
     if (large) {
         const __m512 ax = _mm512_castsi512_ps(ix);
         const __m512 w = _mm512_div_ps(RAG_F(1.f), _mm512_mul_ps(ax, ax));
-        __m512 Ra = RAG_F(-9.8143291473e+00f); /* ra7 */
-        Ra = _mm512_add_ps(RAG_F(-8.1287437439e+01f), _mm512_mul_ps(w, Ra));
-        Ra = _mm512_add_ps(RAG_F(-1.8460508728e+02f), _mm512_mul_ps(w, Ra));
-        Ra = _mm512_add_ps(RAG_F(-1.6239666748e+02f), _mm512_mul_ps(w, Ra));
-        Ra = _mm512_add_ps(RAG_F(-6.2375331879e+01f), _mm512_mul_ps(w, Ra));
-        Ra = _mm512_add_ps(RAG_F(-1.0558626175e+01f), _mm512_mul_ps(w, Ra));
-        Ra = _mm512_add_ps(RAG_F(-6.9385856390e-01f), _mm512_mul_ps(w, Ra));
-        Ra = _mm512_add_ps(RAG_F(-9.8649440333e-03f), _mm512_mul_ps(w, Ra));
-        __m512 Sa = RAG_F(-6.0424413532e-02f); /* sa8 */
-        Sa = _mm512_add_ps(RAG_F(6.5702495575e+00f), _mm512_mul_ps(w, Sa));
-        Sa = _mm512_add_ps(RAG_F(1.0863500214e+02f), _mm512_mul_ps(w, Sa));
-        Sa = _mm512_add_ps(RAG_F(4.2900814819e+02f), _mm512_mul_ps(w, Sa));
-        Sa = _mm512_add_ps(RAG_F(6.4538726807e+02f), _mm512_mul_ps(w, Sa));
-        Sa = _mm512_add_ps(RAG_F(4.3456588745e+02f), _mm512_mul_ps(w, Sa));
-        Sa = _mm512_add_ps(RAG_F(1.3765776062e+02f), _mm512_mul_ps(w, Sa));
-        Sa = _mm512_add_ps(RAG_F(1.9651271820e+01f), _mm512_mul_ps(w, Sa));
-        Sa = _mm512_add_ps(RAG_F(1.f), _mm512_mul_ps(w, Sa));
-        __m512 Rb = RAG_F(-4.8351919556e+02f); /* rb6 */
-        Rb = _mm512_add_ps(RAG_F(-1.0250950928e+03f), _mm512_mul_ps(w, Rb));
-        Rb = _mm512_add_ps(RAG_F(-6.3756646729e+02f), _mm512_mul_ps(w, Rb));
-        Rb = _mm512_add_ps(RAG_F(-1.6063638306e+02f), _mm512_mul_ps(w, Rb));
-        Rb = _mm512_add_ps(RAG_F(-1.7757955551e+01f), _mm512_mul_ps(w, Rb));
-        Rb = _mm512_add_ps(RAG_F(-7.9928326607e-01f), _mm512_mul_ps(w, Rb));
-        Rb = _mm512_add_ps(RAG_F(-9.8649431020e-03f), _mm512_mul_ps(w, Rb));
-        __m512 Sb = RAG_F(-2.2440952301e+01f); /* sb7 */
-        Sb = _mm512_add_ps(RAG_F(4.7452853394e+02f), _mm512_mul_ps(w, Sb));
-        Sb = _mm512_add_ps(RAG_F(2.5530502930e+03f), _mm512_mul_ps(w, Sb));
-        Sb = _mm512_add_ps(RAG_F(3.1998581543e+03f), _mm512_mul_ps(w, Sb));
-        Sb = _mm512_add_ps(RAG_F(1.5367296143e+03f), _mm512_mul_ps(w, Sb));
-        Sb = _mm512_add_ps(RAG_F(3.2579251099e+02f), _mm512_mul_ps(w, Sb));
-        Sb = _mm512_add_ps(RAG_F(3.0338060379e+01f), _mm512_mul_ps(w, Sb));
-        Sb = _mm512_add_ps(RAG_F(1.f), _mm512_mul_ps(w, Sb));
+        const __m512 Ra = rag_horner16(w, RAG_ERFF_RA, 8); /* ra0 + w (ra1 + ...) */
+        const __m512 Sa = rag_horner16(w, RAG_ERFF_SA, 9); /* sa0 + w (sa1 + ...) */
+        const __m512 Rb = rag_horner16(w, RAG_ERFF_RB, 7); /* rb0 + w (rb1 + ...) */
+        const __m512 Sb = rag_horner16(w, RAG_ERFF_SB, 8); /* sb0 + w (sb1 + ...) */
         const __mmask16 near = _mm512_cmplt_epi32_mask(ix, _mm512_set1_epi32(0x4036db6e));
         const __m512 R = _mm512_mask_blend_ps(near, Rb, Ra), S = _mm512_mask_blend_ps(near, Sb, Sa);
         const __m512 z = _mm512_castsi512_ps(_mm512_and_si512(ix, _mm512_set1_epi32((int)0xfffff000)));
@@ -587,6 +569,21 @@ static void rag_quantize_acts(const float *X, int L, int nin, int8_t *q, float *
  * are exact, the fused multiply-add into facc is e5.c's own instruction, and each output is
  * finished with e5.c's expression, so every output is bit-for-bit e5.c's. */
 #define RO 8
+/* Rows oo .. oo + RO - 1 of W with their nibbles unpacked as e5.c unpacks them (low nibbles, then high), row r's
+ * block b at wexp + r * row_stride + b * block_stride, and their scales at dw[b * RO + r]. */
+static inline void rag_unpack_rows(const block_q4_0 *W, int oo, int nb, int8_t *wexp, float *dw, size_t row_stride,
+                                   size_t block_stride) {
+    for (int r = 0; r < RO; r++) {
+        const block_q4_0 *wr = W + (size_t)(oo + r) * nb;
+        for (int b = 0; b < nb; b++) {
+            dw[b * RO + r] = fp16_to_fp32(wr[b].d);
+            const uint8_t *qs = wr[b].qs;
+            int8_t *o = wexp + r * row_stride + b * block_stride;
+            for (int j = 0; j < 16; j++) { o[j] = (qs[j] & 0x0F); o[j + 16] = (qs[j] >> 4); }
+        }
+    }
+}
+
 /* rag_matmul_q4q8 with two rows per 512-bit register: row r in the low eight lanes, row r + 1 in the
  * high eight, each lane doing the AVX2 code's convert, multiply-add and sums. Weights are laid out
  * [block][row][32] so that one load gives both rows' block. */
@@ -604,14 +601,7 @@ static RAG_AVX512 void rag_matmul_q4q8_512(const block_q4_0 *W, const float *bia
                                          _mm256_set1_epi32(2 * p + 1), 1);
 #pragma omp for schedule(static)
         for (int oo = 0; oo < nout; oo += RO) {
-            for (int r = 0; r < RO; r++) {
-                const block_q4_0 *wr = W + (size_t)(oo + r) * nb;
-                for (int b = 0; b < nb; b++) {
-                    dw[b * RO + r] = fp16_to_fp32(wr[b].d);
-                    const uint8_t *qs = wr[b].qs; int8_t *o = wexp + ((size_t)b * RO + r) * QK;
-                    for (int j = 0; j < 16; j++) { o[j] = (qs[j] & 0x0F); o[j + 16] = (qs[j] >> 4); }
-                }
-            }
+            rag_unpack_rows(W, oo, nb, wexp, dw, QK, RO * QK); /* [block][row][32] */
             for (int t = 0; t < L; t++) {
                 const int8_t *a = aq + (size_t)t * nin;
                 const float *dT = ad + (size_t)t * nb;
@@ -665,15 +655,7 @@ static void rag_matmul_q4q8(const block_q4_0 *W, const float *bias, const int8_t
         float *dw = (float *)aligned_alloc(32, sizeof(float) * (size_t)RO * nb); /* [block][row] */
 #pragma omp for schedule(static)
         for (int oo = 0; oo < nout; oo += RO) {
-            for (int r = 0; r < RO; r++) {
-                const block_q4_0 *wr = W + (size_t)(oo + r) * nb;
-                int8_t *we = wexp + (size_t)r * nin;
-                for (int b = 0; b < nb; b++) {
-                    dw[b * RO + r] = fp16_to_fp32(wr[b].d);
-                    const uint8_t *qs = wr[b].qs; int8_t *o = we + b * QK;
-                    for (int j = 0; j < 16; j++) { o[j] = (qs[j] & 0x0F); o[j + 16] = (qs[j] >> 4); }
-                }
-            }
+            rag_unpack_rows(W, oo, nb, wexp, dw, nin, QK); /* [row][nin] */
             const __m256i ones = _mm256_set1_epi16(1);
             for (int t = 0; t < L; t++) {
                 const int8_t *a = aq + (size_t)t * nin;
