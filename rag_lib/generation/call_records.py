@@ -79,9 +79,15 @@ class LLMResponse:
     served_model: str | None = None  # the model id the server says it used
     model_version: str | None = None
     attempts: int = 1  # live attempts, retries included
+    # The local runtime that answered (version, llama.cpp build flags, what it reports of the CPU features it
+    # uses); absent for endpoints and for records made before it was kept (their checksums stay as they were).
+    runtime: Mapping[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        row = asdict(self)
+        if self.runtime is None:
+            del row["runtime"]
+        return row
 
     @classmethod
     def from_json(cls, row: Mapping[str, Any]) -> LLMResponse:
@@ -89,7 +95,7 @@ class LLMResponse:
             content=str(row["content"]), finish_reason=row.get("finish_reason"),
             prompt_tokens=row.get("prompt_tokens"), completion_tokens=row.get("completion_tokens"),
             served_model=row.get("served_model"), model_version=row.get("model_version"),
-            attempts=int(row.get("attempts", 1)),
+            attempts=int(row.get("attempts", 1)), runtime=row.get("runtime"),
         )
 
 

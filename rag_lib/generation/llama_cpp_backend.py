@@ -22,6 +22,7 @@ from rag_lib.errors import ModelUnavailableError
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
+from rag_lib.generation.llm_runtime import guard, runtime_description
 from rag_lib.generation.local_models import LocalModelSpec, local_model_spec, model_file
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
@@ -223,6 +224,9 @@ class LlamaCppGenerator(LLMGenerator):
                 raise ModelUnavailableError(
                     "llama-cpp-python is not installed; run `make llm-runtime` (pinned in requirements-llm.txt)."
                 ) from exc
+            # A runtime that crashes on this CPU (SIGILL) would end this process without a word: show first,
+            # in a child process, that this build loads this model here (once per build, model and CPU).
+            guard(self.model_path)
             try:
                 llm = Llama(model_path=str(self.model_path), n_ctx=self.n_ctx, n_threads=self.n_threads,
                             seed=self.seed, verbose=False)
@@ -261,7 +265,8 @@ class LlamaCppGenerator(LLMGenerator):
                 raise LLMCallError("backend_error", f"yes/no judgement failed: {exc}") from exc
             return LLMResponse(content=reply.content, finish_reason=reply.finish_reason,
                                prompt_tokens=reply.prompt_tokens, completion_tokens=0,
-                               served_model=self.model, model_version=self.model_version)
+                               served_model=self.model, model_version=self.model_version,
+                               runtime=runtime_description())
         longest = _longest_string_cap(params.get("response_format", {}).get("schema", {}))
         if longest > self.max_grammar_string:
             # llama.cpp expands maxLength into one grammar rule per character and aborts the whole
@@ -279,5 +284,5 @@ class LlamaCppGenerator(LLMGenerator):
         return LLMResponse(
             content=choice["message"].get("content") or "", finish_reason=choice.get("finish_reason"),
             prompt_tokens=usage.get("prompt_tokens"), completion_tokens=usage.get("completion_tokens"),
-            served_model=self.model, model_version=self.model_version,
+            served_model=self.model, model_version=self.model_version, runtime=runtime_description(),
         )

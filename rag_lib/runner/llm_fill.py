@@ -16,13 +16,16 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rag_lib.errors import SettingError, WorkbookError
 from rag_lib.generation.call_records import LOCAL_BACKENDS, LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.llm_server import ServerExecutor
+from rag_lib.io import exclusive_lock
 
 
 @dataclass
@@ -176,9 +179,31 @@ class CallPool:
             self._jobs.put(None)
 
 
+FILL_LOCK_NAME = ".fill.lock"  # in the calls folder: one fill at a time writes into it
+
+
+class FillBusyError(WorkbookError):
+    """Another fill (``make llm-runs``) is making calls into the same calls folder."""
+
+
+@contextmanager
+def fill_lock(directory: Path) -> Iterator[None]:
+    """Hold the calls folder for one fill; another process's fill into it is refused at once, naming its pid.
+
+    Two fills side by side would both see a call as missing and both make it (a paid call made twice).
+    """
+    def busy(holder: str) -> FillBusyError:
+        return FillBusyError(f"another fill (pid {holder}) is making calls into {directory}; wait for it to finish "
+                             "(its calls are recorded as they complete), then run the same command again: it "
+                             "resumes and makes only what is still missing.")
+
+    with exclusive_lock(directory / FILL_LOCK_NAME, busy):
+        yield
+
+
 def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int | None = None,
          progress: bool = True, *, concurrency: int = 1, server: ServerExecutor | None = None,
-         cache: dict[tuple[str, str], object] | None = None) -> FillReport:
+         cache: dict[tuple[str, str], object] | None = None, locked: bool = False) -> FillReport:
     """Make and record each request that still has no record.
 
     Parameters
@@ -197,18 +222,32 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
     cache
         In-process generators by ``(backend, model)`` to reuse (:func:`executor_for` fills it), so that
         a caller making several passes loads each model once.
+    locked
+        The caller already holds :func:`fill_lock` on ``recorder.directory`` (``make llm-runs`` holds it
+        for all its rounds); otherwise it is held for this pass.
 
     Raises
     ------
     ModelUnavailableError
         When ``server`` cannot be reached or lacks a model.
+    FillBusyError
+        When another process fills the same calls folder.
     KeyboardInterrupt
         After the calls in flight have completed and been recorded (a second one does not wait).
     """
-    from tqdm.auto import tqdm
-
     check_max_calls(max_calls)
     check_concurrency(concurrency)
+    if not locked:
+        with fill_lock(recorder.directory):
+            return _fill(requests, recorder, max_calls, progress, concurrency, server, cache)
+    return _fill(requests, recorder, max_calls, progress, concurrency, server, cache)
+
+
+def _fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int | None, progress: bool,
+          concurrency: int, server: ServerExecutor | None, cache: dict[tuple[str, str], object] | None) -> FillReport:
+    """:func:`fill`'s pass, with the calls folder held."""
+    from tqdm.auto import tqdm
+
     report = FillReport(concurrency=concurrency)
     report.recovered = len(recorder.recover_interrupted()[0])  # a resume never repeats a completed call
     todo = [r for r in requests if recorder.load(r.key) is None]

@@ -43,7 +43,7 @@ from rag_lib.errors import SettingError, cli_errors
 from rag_lib.generation.call_records import LLMRequest, request_from_json
 from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV, USED_ENV, CallRecorder
 from rag_lib.generation.llm_server import ServerExecutor
-from rag_lib.runner.llm_fill import check_concurrency, check_max_calls, fill
+from rag_lib.runner.llm_fill import check_concurrency, check_max_calls, fill, fill_lock
 
 
 def read_misses(path: Path) -> list[LLMRequest]:
@@ -96,8 +96,14 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 def _rounds(args: argparse.Namespace) -> None:
-    """The collect/fill rounds of :func:`main`."""
+    """The collect/fill rounds of :func:`main`, with the calls folder held for all of them (a second
+    ``make llm-runs`` into the same folder is refused before it collects anything)."""
     recorder = CallRecorder(results_dir() / "llm_calls", mode="replay_or_live")
+    with fill_lock(recorder.directory):
+        _held_rounds(args, recorder)
+
+
+def _held_rounds(args: argparse.Namespace, recorder: CallRecorder) -> None:
     server = ServerExecutor(args.server, kind=args.server_kind) if args.server else None
     progress = progress_bars()
     if server is not None:
@@ -131,7 +137,7 @@ def _rounds(args: argparse.Namespace) -> None:
                 print("  --max-calls 0: no live call made; run without MAX_CALLS (or with a positive one) to make "
                       "them.")
             break
-        report = fill(missing, recorder, budget, progress, concurrency=args.concurrency, server=server)
+        report = fill(missing, recorder, budget, progress, concurrency=args.concurrency, server=server, locked=True)
         for line in report.lines():
             print("  " + line, flush=True)
         if report.stopped:
@@ -175,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
                                    f"got {text!r}.") from None
         check_max_calls(args.max_calls)
         check_concurrency(args.concurrency)
+        if args.rounds < 1:  # no round would run: the job would exit 0 having done nothing
+            raise SettingError(f"--rounds must be 1 or more collect/fill rounds (default 3); got {args.rounds}.")
     except SettingError as exc:
         parser.error(str(exc))
     if args.prune and args.runs:

@@ -16,7 +16,6 @@ skipped), the lock, the progress lines and the summary, and the command line.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import json
 import os
@@ -41,7 +40,7 @@ from rag_lib.config import (
 from rag_lib.errors import WorkbookError, cli_errors
 from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
 from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV
-from rag_lib.io import write_text
+from rag_lib.io import exclusive_lock, write_text
 from rag_lib.results.run_times import cache_state, duration, record_run_times
 from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
 from rag_lib.results.store import RESULTS_FILE
@@ -154,28 +153,14 @@ def reproduce_lock(root: Path) -> Iterator[None]:
 
     Leftover scratch notebooks of a killed run are removed once the lock is held.
     """
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / LOCK_NAME, "a+", encoding="utf-8") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "unknown"
-            raise ReproduceBusyError(
-                f"another `make reproduce` (pid {holder}) is writing into {root}; wait for it to finish. "
-                f"(If no such process exists, delete {root / LOCK_NAME}.)"
-            ) from None
-        fh.seek(0)
-        fh.truncate()
-        fh.write(str(os.getpid()))
-        fh.flush()
+    def busy(holder: str) -> ReproduceBusyError:
+        return ReproduceBusyError(f"another `make reproduce` (pid {holder}) is writing into {root}; wait for it to "
+                                  f"finish. (If no such process exists, delete {root / LOCK_NAME}.)")
+
+    with exclusive_lock(root / LOCK_NAME, busy):
         for leftover in (root / "notebooks").glob(f"{RUNNING_PREFIX}*{RUNNING_SUFFIX}"):
             leftover.unlink(missing_ok=True)
-        try:
-            yield
-        finally:
-            fh.truncate(0)
-            fcntl.flock(fh, fcntl.LOCK_UN)
+        yield
 
 
 def failure_cause(exc: BaseException) -> str:
