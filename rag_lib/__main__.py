@@ -142,6 +142,11 @@ def main(argv: list[str] | None = None) -> int:
         from rag_lib.answer import MAX_EVIDENCE_TOKENS
 
         args.max_evidence_tokens = MAX_EVIDENCE_TOKENS
+    elif args.command == "ask" and args.max_evidence_tokens < 1:  # every paid call would be refused "over the cap"
+        from rag_lib.answer import MAX_EVIDENCE_TOKENS
+
+        parser.error(f"--max-evidence-tokens must be 1 or more estimated tokens (default {MAX_EVIDENCE_TOKENS}); "
+                     f"got {args.max_evidence_tokens}.")
     # Retry notices of the LLM backends go to stderr, so a slow endpoint is never silent.
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     try:

@@ -25,7 +25,7 @@ from typing import Any
 
 from rag_lib.config import cache_dir, progress_bars
 from rag_lib.documents import Chunk
-from rag_lib.errors import WorkbookError
+from rag_lib.errors import SettingError, WorkbookError
 from rag_lib.evidence import get_gate
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.explain import check_k
@@ -216,7 +216,15 @@ def answer_question(
     ``generator`` is a name (default: ``config.yaml``) or a built :class:`Generator`; a paid
     endpoint (any backend that is not local) is sent at most ``max_evidence_tokens`` of evidence. ``k``
     defaults to the workbench's ``config.k``.
+
+    Raises
+    ------
+    SettingError
+        When ``max_evidence_tokens`` is below 1 (no call to a paid endpoint could be made).
     """
+    if max_evidence_tokens < 1:  # every call to a paid endpoint would be refused as over the cap
+        raise SettingError(f"max_evidence_tokens must be 1 or more estimated tokens (default {MAX_EVIDENCE_TOKENS}); "
+                           f"got {max_evidence_tokens}.")
     if key != "dense":
         raise WorkbookError(f"ask uses the gate calibrated on dense scores of the default embedder; got {key!r}. "
                             "Use --retriever dense, or `rank` to compare retrievers.")

@@ -72,7 +72,7 @@ def test_calls_in_flight_at_once_are_each_recorded_under_their_own_key(tmp_path:
     for request in requests:
         record = replay.call(request, live)
         assert record.replayed and record.response.content == _answer_of(request).content
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{r.key}.json" for r in requests)
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == sorted(f"{r.key}.json" for r in requests)
 
 
 def test_in_process_model_calls_never_overlap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,7 +128,7 @@ def test_an_interrupt_records_the_calls_in_flight_and_starts_no_more(tmp_path: P
     with pytest.raises(KeyboardInterrupt):
         llm_fill.fill(requests, CallRecorder(tmp_path), progress=False, concurrency=3)
     assert sorted(started) == [0, 1, 2], "no call is started after the interrupt"
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"{requests[i].key}.json" for i in (0, 2))
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == sorted(f"{requests[i].key}.json" for i in (0, 2))
 
 
 def test_a_bounded_concurrent_run_resumes_where_it_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -242,7 +242,7 @@ def test_a_server_without_the_model_is_refused_before_any_call(tmp_path: Path) -
     server = ServerExecutor("http://llm.invalid/v1", environ={}, http_client=_fake_server(seen, models=("other",)))
     with pytest.raises(ModelUnavailableError, match=r"serves \['other'\], not \['qwen2.5-coder-0.5b'\].*model_alias"):
         llm_fill.fill([LOCAL_REQUEST], CallRecorder(tmp_path), progress=False, server=server)
-    assert seen == [] and not list(tmp_path.iterdir())
+    assert seen == [] and not list(tmp_path.glob("*.json"))
 
 
 def test_llm_runs_with_a_server_that_is_down_ends_with_one_line_not_a_traceback(

@@ -1,7 +1,7 @@
 """The generation protocol, its result types, and the shared logic of the LLM backends.
 
-Every way a generation can fail (empty or oversized question, backend timeout, non-JSON reply,
-JSON that fails the schema, an answer that cites nothing) becomes a visible
+Every way a generation can fail (empty or oversized question, backend timeout, a reply over the size
+cap, non-JSON reply, JSON that fails the schema, an answer that cites nothing) becomes a visible
 :class:`GenerationResult` with ``status="error"`` and an ``error_kind``; nothing is retried
 silently and nothing crashes the caller.
 """
@@ -38,7 +38,7 @@ ERROR_KINDS = (
     "empty_question", "question_too_long", "timeout", "rate_limited", "server_error", "backend_error",
     "connection_failed", "bad_reply", "evidence_too_large", "replay_miss", "model_unavailable", "truncated",
     "non_json", "schema_invalid", "no_citations", "no_valid_citations", "unsupported_claims", "restates_question",
-    "echoes_prompt",
+    "echoes_prompt", "reply_too_large",
 )
 # Answers that are not shown: the model answered, but its text is not carried by verified quotes.
 WITHHELD_KINDS = ("no_citations", "no_valid_citations", "unsupported_claims", "restates_question", "echoes_prompt")

@@ -21,7 +21,8 @@ Integrity
 A record whose checksums do not match (:mod:`rag_lib.generation.call_records`) is not replayed. A
 live call that fails (after its retries) is recorded as ``<key>.failed.json`` (kind and
 message, no response) for the audit trail; it is never replayed as an answer, and only replayed as
-the same failure when asked (``replay_failures=True``).
+the same failure when asked (``replay_failures=True``). A reply over :data:`MAX_REPLY_BYTES` is refused
+(``reply_too_large``): its failure record keeps its size, sha256 and a short prefix, never the reply.
 
 Completed calls are never lost: a record is written atomically with SIGINT and SIGTERM held until it
 is in place; a write that fails (full disk) warns naming the file and still hands the response back;
@@ -35,11 +36,12 @@ and in the response handed back to the caller, so nothing built from it carries 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -63,6 +65,10 @@ from rag_lib.redaction import redact
 CallMode = Literal["replay_or_live", "live", "replay_only"]
 CALL_MODES: tuple[str, ...] = ("replay_or_live", "live", "replay_only")
 STALE_TMP_S = 60.0  # a temporary record file older than this belongs to no writer still running
+# The largest reply recorded: 1 MiB of the response as its record stores it (UTF-8 JSON). Replies are short JSON
+# (max_tokens keeps them in kilobytes): a larger one is a misbehaving endpoint, not a record for the repository.
+MAX_REPLY_BYTES = 1024 * 1024
+REPLY_PREFIX_CHARS = 200  # what a reply_too_large failure record keeps of the reply's text
 
 
 class ReplayMissError(WorkbookError):
@@ -72,9 +78,28 @@ class ReplayMissError(WorkbookError):
 class LLMCallError(WorkbookError):
     """A live backend call failed; ``kind`` names the failure (``timeout``, ``rate_limited`` …)."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, details: Mapping[str, Any] | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+        self.details = dict(details) if details else None  # kept in the failure record (e.g. a reply's size)
+
+
+def check_reply_size(response: LLMResponse, where: str = "", limit: int = MAX_REPLY_BYTES) -> LLMResponse:
+    """``response`` when its record stays within ``limit`` bytes (``where``: e.g. "from <endpoint>"); else
+    :class:`LLMCallError` ``reply_too_large`` whose ``details`` (size, sha256, a short prefix) are all that
+    its failure record keeps of the reply."""
+    canonical = json.dumps(response.to_json(), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    encoded = canonical.encode("utf-8", errors="surrogatepass")
+    if len(encoded) <= limit:
+        return response
+    size, digest = len(encoded), hashlib.sha256(encoded).hexdigest()
+    source = f" {where}" if where else ""
+    raise LLMCallError("reply_too_large", (
+        f"The reply{source} is {size:,} bytes, over the cap of {limit:,} bytes on one reply (MAX_REPLY_BYTES); it "
+        f"was refused and not recorded (sha256 {digest[:16]}…). A chat reply this large is no answer: check the "
+        "endpoint and the model it serves, or lower max_tokens."),
+        {"bytes": size, "max_bytes": limit, "response_sha256": digest,
+         "content_prefix": response.content[:REPLY_PREFIX_CHARS]})
 
 
 MODE_ENV = "RAG_LLM_MODE"
@@ -226,7 +251,7 @@ class CallRecorder:
                 )
         started = self._clock()
         try:
-            response = live(request)
+            response = check_reply_size(live(request))  # every backend: a 20 MB reply is never written
         except LLMCallError as exc:
             clean = self.record_failure(request, exc)
             if clean is not exc:
@@ -244,19 +269,29 @@ class CallRecorder:
             ``exc`` itself, or a copy with any credential redacted from its message (raise that one).
         """
         clean, _ = redact(str(exc))
+        details = redact(exc.details)[0] if exc.details else None  # a reply's prefix may echo a key too
+        failure: dict[str, Any] = {"kind": exc.kind, "message": clean, **({"reply": details} if details else {})}
         self._save(self.failure_path_for(request.key), {
             "format": RECORD_FORMAT, "key": request.key, "request": request.to_json(),
-            "failure": {"kind": exc.kind, "message": clean},
-            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "failure": failure, "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
         }, "the failure is reported but not recorded")
-        return exc if clean == str(exc) else LLMCallError(exc.kind, clean)
+        return exc if clean == str(exc) else LLMCallError(exc.kind, clean, details)
 
     def record(self, request: LLMRequest, response: LLMResponse, latency_s: float) -> CallRecord:
         """Record a live call of ``request`` that returned ``response`` after ``latency_s`` seconds.
 
         :meth:`call` makes the call and records it; a caller that makes calls elsewhere (several at
         once, in other threads) records each here, under its request's key, as it completes.
+
+        Raises
+        ------
+        LLMCallError
+            ``reply_too_large`` for a reply over :data:`MAX_REPLY_BYTES` (recorded as a failure instead).
         """
+        try:
+            check_reply_size(response)
+        except LLMCallError as exc:
+            raise self.record_failure(request, exc) from None
         key = request.key
         latency = round(latency_s, 6)
         try:
@@ -355,4 +390,4 @@ class CallRecorder:
         return None
 
 
-__all__ = ["CALL_MODES", "CallRecorder", "LLMCallError", "ReplayMissError"]
+__all__ = ["CALL_MODES", "MAX_REPLY_BYTES", "CallRecorder", "LLMCallError", "ReplayMissError", "check_reply_size"]

