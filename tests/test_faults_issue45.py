@@ -246,3 +246,17 @@ def test_a_reply_under_the_cap_is_recorded_as_before(tmp_path: Path) -> None:  #
     assert record.written and record.response == reply
     assert [p.name for p in tmp_path.iterdir()] == [f"{REQUEST.key}.json"]
     assert os.path.getsize(tmp_path / f"{REQUEST.key}.json") < SMALL_FILE
+
+
+def test_an_oversized_local_reply_in_llm_runs_is_a_named_failure_and_the_fill_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # 45.6: a local model's reply, recorded in fill
+    from rag_lib.runner import llm_fill
+
+    big, small = (LLMRequest("llama_cpp", "m", ({"role": "user", "content": text},), {"temperature": 0.0})
+                  for text in ("a huge reply", "a normal reply"))
+    replies = {big.key: LLMResponse(content="z" * BIG), small.key: LLMResponse(content="ok")}
+    monkeypatch.setattr(llm_fill, "executor_for", lambda request, cache: lambda r: replies[r.key])
+    report = llm_fill.fill([big, small], CallRecorder(tmp_path, mode="replay_or_live"), progress=False)
+    assert dict(report.failed) == {"reply_too_large": 1} and report.made == 1
+    assert sorted(p.name for p in tmp_path.glob("*.json")) == sorted([f"{big.key}.failed.json", f"{small.key}.json"])
+    assert all(p.stat().st_size < SMALL_FILE for p in tmp_path.iterdir())

@@ -278,7 +278,12 @@ def _fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int
             report.failed[done.error.kind] += 1
         else:
             assert done.response is not None
-            written = recorder.record(done.request, done.response, done.latency_s)
+            try:
+                written = recorder.record(done.request, done.response, done.latency_s)
+            except LLMCallError as exc:  # refused as it is recorded (a reply over the size cap): already recorded
+                report.failed[exc.kind] += 1  # as a small failure; the fill goes on
+                bar.update(1)
+                return
             if not written.written:  # the warning names the file; the next calls would be lost the same way
                 report.failed["not_recorded"] += 1
                 report.stopped = (f"the record of call {done.request.key[:12]} could not be written to "
