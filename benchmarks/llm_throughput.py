@@ -48,8 +48,8 @@ from typing import Any
 from rag_lib.generation.call_records import LLMRequest
 from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator, passive_openmp
 from rag_lib.generation.llm_calls import CallRecorder
+from rag_lib.generation.llm_server import ServerExecutor
 from rag_lib.generation.local_models import model_file
-from rag_lib.generation.openai_backend import ServerExecutor
 from rag_lib.runner import llm_fill
 from rag_lib.workbench import Workbench
 
