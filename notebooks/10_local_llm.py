@@ -16,12 +16,15 @@
 # %% [markdown]
 # # 10 · A real offline LLM: Qwen2.5-Coder answers, judges and reranks
 #
-# **What counts as an answer.** An answer is *shown* only when every citation is a meaningful span of
-# its chunk (a sentence, list item or table row; never a word fragment, markup or text addressed to a
-# model) and every number with its unit, command, key, name and URL it states is in a verified quote
-# (`rag_lib/generation/support.py`); an answer that only restates the question is no answer. The rows
-# of the chunk pipeline replay the same recorded calls as before this rule; the table "before → after"
-# shows what it changed.
+# **What counts as an answer.** Every citation must be a meaningful span of its chunk (a sentence, list
+# item or table row; never a word fragment, markup or text addressed to a model). Then the verification
+# stage (`rag_lib/verification/`) checks each claim of the answer against the quotes **the model itself
+# cited**, never units the workbook picks: each number with its unit, what it counts and the plan it belongs
+# to (a table row's column), each command, key, name and URL verbatim, the same polarity and quantifiers,
+# and, within one language, the claim's own words. Claims that fail are dropped and listed; the rest is
+# shown when it still adds something to the question, otherwise the answer is withheld. A reply cut off
+# inside its JSON string loses its unfinished sentence. The rows replay the same recorded calls as before
+# these rules; the table "before → after" shows what they changed.
 #
 # **The narrowed pipeline** (`rag_lib/generation/narrowed.py`) sends the model the sentences, list items
 # and table rows of the Top-5 most relevant to the question (default embedder and lexical overlap,

@@ -6,10 +6,10 @@ stored in ``results/03_q9a_no_evidence/results.json`` (calibrated on the benchma
 
 Support policy (``verified-citations-only``): the generator's answer text is shown only when
 every citation it gives passes the check (:mod:`rag_lib.generation.citations`: a meaningful span
-of the cited chunk) and every checkable statement it makes (numbers with units, commands, keys,
-names, URLs) is in a verified quote (:mod:`rag_lib.generation.support`). Otherwise its text is
-withheld, the verified quotes (verbatim evidence) are shown instead, and each dropped citation is
-listed with its reason. A decline shows the workbook's own decline sentence and verified quotes,
+of the cited chunk) and the verification stage (:mod:`rag_lib.verification`) finds claims its own
+quotes state (claims they do not state are dropped and listed). Otherwise its text is withheld, the
+verified quotes (verbatim evidence) are shown instead, and each dropped citation is listed with its
+reason. A decline shows the workbook's own decline sentence and verified quotes,
 never the model's text. ``ask`` exits 0 answered, 3 declined,
 4 withheld, 2 error.
 """
@@ -71,10 +71,11 @@ GATE_PARAMETER_NAMES = {"floor": "score floor", "min_coverage": "aspect coverage
 _ANSWERER_NOTES = {
     "extractive": "a baseline without a model: it copies the evidence sentences that share the most words with "
                   "the question, so 'answered' means such sentences exist, not that they answer it",
-    "llama_cpp": "a local model (llama.cpp); its quotes are checked against the evidence, and every number and name "
-                 "its answer states must be in them",
-    "openai": "a model behind an OpenAI-compatible endpoint; its quotes are checked against the evidence, and every "
-              "number and name its answer states must be in them",
+    "llama_cpp": "a local model (llama.cpp); its quotes are checked against the evidence, and each claim of its "
+                 "answer is shown only when the quotes it cited state it (numbers with their unit and plan, names "
+                 "verbatim, the same polarity)",
+    "openai": "a model behind an OpenAI-compatible endpoint; its quotes are checked against the evidence, and each "
+              "claim of its answer is shown only when the quotes it cited state it",
 }
 
 

@@ -212,6 +212,12 @@ def test_recovery_suggestions_and_sufficiency_judge(tmp_path: Path) -> None:
     verdict = FakeGenerator('{"sufficient": false, "missing": ["plain vars"]}', recorder).judge_sufficiency(
         "Q7?", EVIDENCE)
     assert verdict.status == "ok" and verdict.value is not None and verdict.value.missing == ["plain vars"]
+    # issue 44: "sufficient" beside a non-empty missing list is not sufficient (on a87d25c it was)
+    both = FakeGenerator('{"sufficient": true, "missing": ["plain vars"]}', recorder).judge_sufficiency(
+        "Q7c?", EVIDENCE)
+    assert both.value is not None and not both.value.sufficient and both.value.missing == ["plain vars"]
+    clean = FakeGenerator('{"sufficient": true, "missing": []}', recorder).judge_sufficiency("Q7d?", EVIDENCE)
+    assert clean.value is not None and clean.value.sufficient
 
 
 # -- openai backend, with a fake transport --------------------------------------------------------

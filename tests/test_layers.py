@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("results", {"results"}),  # each experiment's stored result (typed), the declared runs, the baseline
     ("generation", {"generation"}),
     ("evaluation", {"benchmark", "evaluation"}),
+    ("verification", {"verification"}),  # which claims of an answer its own quotes state (after generation)
     ("foundations", {"retrieval", "documents", "casebook", "hub_files", "text", "injection", "io", "errors",
                      "redaction", "registry",
                      "config"}),

@@ -94,13 +94,17 @@ def test_a_number_the_cited_units_do_not_hold_is_withheld(tmp_path):
     assert result.status == "error" and result.error_kind == "unsupported_claims"
 
 
-def test_a_number_copied_from_a_unit_sent_but_not_cited_is_attributed_to_that_unit(tmp_path):
+def test_a_number_copied_from_a_unit_sent_but_not_cited_is_never_supported_by_it(tmp_path):  # issue 44
     result = _scripted(tmp_path, {"quotes": ["S2"], "reply": "Keys up to 512 bytes, values up to 25 MiB.",
                                   "status": "answered"}).generate("How large can KV keys and values be?", EVIDENCE)
-    assert result.status == "answered" and result.answer is not None
-    assert [c.quote for c in result.answer.citations] == ["Values can be up to 25 MiB.",
-                                                          "KV keys can be up to 512 bytes long."]
-    assert any("the workbook cited S1" in w for w in result.warnings)
+    assert result.status == "error" and result.error_kind == "unsupported_claims"  # on a87d25c: shown
+    assert result.answer is not None and [c.quote for c in result.answer.citations] == ["Values can be up to 25 MiB."]
+    assert any("did not cite state what its reply states" in w and "S1 (not used as support)" in w
+               for w in result.warnings)  # the diagnostic, counted apart
+    two = _scripted(tmp_path, {"quotes": ["S2"], "reply": "Values up to 25 MiB. Keys up to 512 bytes.",
+                               "status": "answered"}).generate("How large can KV keys and values be?", EVIDENCE)
+    assert two.status == "answered" and two.answer is not None and two.answer.answer == "Values up to 25 MiB."
+    assert two.support is not None and [c.text for c in two.support.dropped] == ["Keys up to 512 bytes."]
 
 
 def test_attribution_needs_the_same_unit_and_never_touches_a_decline(tmp_path):
@@ -121,9 +125,10 @@ def test_an_id_that_was_not_sent_is_dropped(tmp_path):
 def test_the_judge_verdict_comes_from_the_parts_not_the_last_boolean(tmp_path):
     one_missing = UnitVerdict(parts=[UnitPart(part="size", support="S2"), UnitPart(part="price", support="none")],
                               sufficient=True)
-    assert not one_missing.derived().sufficient and one_missing.derived().missing == ["price"]
-    assert UnitVerdict(parts=[UnitPart(part="size", support="S2")], sufficient=False).derived().sufficient
-    assert not UnitVerdict(parts=[], sufficient=True).derived().sufficient
+    sent = {"S1", "S2"}
+    assert not one_missing.derived(sent).sufficient and one_missing.derived(sent).missing == ["price"]
+    assert UnitVerdict(parts=[UnitPart(part="size", support="S2")], sufficient=False).derived(sent).sufficient
+    assert not UnitVerdict(parts=[], sufficient=True).derived(sent).sufficient
     judge = _scripted(tmp_path, {"parts": [{"part": "price", "support": "none"}], "sufficient": True})
     outcome = judge.judge_sufficiency("How is KV billed beyond the free tier?", EVIDENCE)
     assert outcome.status == "ok" and outcome.value is not None and outcome.value.sufficient is False
@@ -159,3 +164,9 @@ def test_the_configured_narrowing_is_the_budget_notebook_10_picks():
         f"generation.narrowing in config.yaml is {narrowing_settings()}, 10's rule picks {picked}: set it to the "
         "pick and re-run 10 (and record the calls it needs with make llm-runs)")
     assert choice.agrees
+
+
+def test_the_judge_counts_a_part_supported_by_an_id_never_sent_as_missing() -> None:  # issue 44: S98, S99
+    never_sent = UnitVerdict(parts=[UnitPart(part="size", support="S2"), UnitPart(part="price", support="S98")],
+                             sufficient=True)
+    assert not never_sent.derived({"S1", "S2"}).sufficient and never_sent.derived({"S1", "S2"}).missing == ["price"]

@@ -9,7 +9,8 @@ from rag_lib.documents import Chunk
 from rag_lib.generation.base import finish_answer
 from rag_lib.generation.citations import check_citation
 from rag_lib.generation.schema import Answer, Citation
-from rag_lib.generation.support import check_support, checkable_statements, span_problem, unit_spans
+from rag_lib.generation.support import span_problem, unit_spans
+from rag_lib.verification.statements import check_support, checkable_statements
 
 TEXT = (
     "Workers KV is a global key-value store. The free plan includes 1 GB of storage.\n\n"

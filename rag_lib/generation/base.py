@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from rag_lib.documents import Chunk
 from rag_lib.generation.call_records import CallRecord, LLMRequest, LLMResponse
-from rag_lib.generation.citations import CitationReport, check_citations
+from rag_lib.generation.citations import CitationReport, check_citations, find_quote
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, ReplayMissError
 from rag_lib.generation.prompts import build_messages, clip_text, decline_wording_problems, echoed_prompt
 from rag_lib.generation.schema import (
@@ -30,8 +30,9 @@ from rag_lib.generation.schema import (
     recovery_json_schema,
     sufficiency_json_schema,
 )
-from rag_lib.generation.support import SupportReport, check_support
+from rag_lib.generation.support import table_header
 from rag_lib.text import sentences
+from rag_lib.verification import CitedUnit, Verification, repair_cut, verify
 
 Status = Literal["answered", "insufficient", "error"]
 ERROR_KINDS = (
@@ -67,7 +68,7 @@ class GenerationResult:
     error: str | None = None
     raw_output: str | None = None
     warnings: tuple[str, ...] = ()
-    support: SupportReport | None = None
+    support: Verification | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -171,8 +172,9 @@ def parse_json_object(text: str) -> Any:
 
 
 def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk],
-                  notes: Sequence[str] = ()) -> GenerationResult:
-    """Check citations and wording of a parsed answer and build its result (``notes`` join its warnings)."""
+                  notes: Sequence[str] = (), max_chars: int | None = None) -> GenerationResult:
+    """Check citations and wording of a parsed answer, hand it to the verification stage and build its
+    result (``notes`` join its warnings; ``max_chars`` is the answer's length cap in the schema)."""
     report = check_citations(answer.citations, evidence)
     notes = list(notes)
     if report.dropped:
@@ -191,19 +193,44 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
                                 citations=report, warnings=tuple(notes),
                                 error="Every citation failed the check (unknown id, or quote not in the chunk).",
                                 **base)
+    # Never shown cut: a reply whose string ended early (or filled its cap) loses its unfinished last sentence.
+    repaired, cut = repair_cut(answer.answer, max_chars)
+    if cut:
+        notes.append(cut)
+        if not repaired.strip():
+            return GenerationResult(status="error", error_kind="truncated", answer=answer, citations=report,
+                                    warnings=tuple(notes), error=f"The answer is not shown: {cut}.", **base)
+        answer = answer.model_copy(update={"answer": repaired})
     echoed = echoed_prompt(answer.answer)
     if echoed:
         return GenerationResult(status="error", error_kind="echoes_prompt", answer=answer, citations=report,
                                 warnings=tuple(notes), error=f"The answer is not shown: it repeats {echoed} "
                                 "instead of answering from the evidence.", **base)
-    support = check_support(answer.answer, base["question"], [c.quote for c in report.valid])
+    support = verify(base["question"], answer.answer, cited_units(report, evidence))
     if not support.supported:
-        kind = "unsupported_claims" if support.unsupported else "restates_question"
+        kind = "restates_question" if support.restates_question and not support.dropped else "unsupported_claims"
         return GenerationResult(status="error", error_kind=kind, answer=answer, citations=report,
                                 warnings=tuple(notes), support=support,
                                 error=f"The answer is not shown: {support.problem}.", **base)
+    if support.dropped:  # the reader sees the claims that passed; the model's whole text stays in raw_output
+        notes.append(f"{len(support.dropped)} of {len(support.claims)} claim(s) not shown: {support.problem}")
+        answer = answer.model_copy(update={"answer": support.shown})
+    if support.language_problem:
+        notes.append(support.language_problem)
     return GenerationResult(status="answered", answer=answer, citations=report, warnings=tuple(notes),
                             support=support, **base)
+
+
+def cited_units(report: CitationReport, evidence: Sequence[Chunk]) -> list[CitedUnit]:
+    """The valid quotes of an answer as the verification stage reads them: each with its table's header
+    row when it is a table row (which column is which plan)."""
+    by_id = {chunk.id: chunk for chunk in evidence}
+    units = []
+    for citation in report.valid:
+        chunk = by_id[citation.chunk_id]
+        span = find_quote(citation.quote, chunk.text)
+        units.append(CitedUnit(citation.quote, table_header(chunk.text, span[0]) if span else None))
+    return units
 
 
 class LLMGenerator:
@@ -290,15 +317,23 @@ class LLMGenerator:
         parsed = self._parse(record.response, Answer)
         if isinstance(parsed, tuple):
             return GenerationResult(status="error", error_kind=parsed[0], error=parsed[1], **base)
-        return finish_answer(base, parsed, evidence)
+        return finish_answer(base, parsed, evidence, max_chars=self.limits.max_answer_chars)
 
     def suggest_questions(self, question: str, evidence: Sequence[Chunk]) -> LLMOutcome:
         """Recovery loop: 2–3 narrower questions from the question and its current Top-k only."""
         return self._structured("recovery", question, evidence, RecoverySuggestions)
 
     def judge_sufficiency(self, question: str, evidence: Sequence[Chunk]) -> LLMOutcome:
-        """Ask the model whether ``evidence`` is sufficient to answer ``question``."""
-        return self._structured("sufficiency", question, evidence, SufficiencyVerdict)
+        """Ask the model whether ``evidence`` is sufficient to answer ``question``.
+
+        The verdict is sufficient only when the model also lists nothing as missing: a small model
+        writes ``"sufficient": true`` beside parts it has just named as missing (issue 44).
+        """
+        outcome = self._structured("sufficiency", question, evidence, SufficiencyVerdict)
+        verdict = outcome.value
+        if isinstance(verdict, SufficiencyVerdict) and verdict.sufficient and verdict.missing:
+            return LLMOutcome(**{**outcome.__dict__, "value": verdict.model_copy(update={"sufficient": False})})
+        return outcome
 
     # -- internals ----------------------------------------------------------------------------
     def _structured(self, task: str, question: str, evidence: Sequence[Chunk], model: type[M]) -> LLMOutcome:

@@ -7,10 +7,11 @@ relevant to the question (a selector from a higher layer: the default embedder a
 model replies with JSON whose keys come in the order it writes them (llama.cpp writes keys in
 alphabetical order): ``quotes`` (unit ids, an enum of the ids sent), then ``reply`` (in the
 question's language, numbers and names copied verbatim), then ``status``. A quote is therefore a
-whole unit, copied by the workbook, never retyped by the model; the support check
-(:mod:`rag_lib.generation.support`) still decides whether the reply is carried by it. A number or name
-the reply copies from a unit it did not cite is attributed to that unit by the workbook
-(:func:`attribute`), and the result says so.
+whole unit, copied by the workbook, never retyped by the model; the verification stage
+(:mod:`rag_lib.verification`) decides whether the reply is carried by the units the model cited, and
+by those alone. A number or name the reply copies from a unit it did not cite stays unsupported: the
+units that state it (:func:`attribute`) are only named in the result's warnings, a diagnostic counted
+apart, never used as support.
 
 The sufficiency judge reads the same units and lists the question's parts, each with the id that
 answers it or ``none``; its verdict is derived from the parts (every part supported), not from the
@@ -19,7 +20,7 @@ boolean the model writes last.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from string import Template
 from typing import Any, Literal
@@ -30,13 +31,16 @@ from rag_lib.documents import Chunk
 from rag_lib.generation.base import GenerationResult, LLMGenerator, LLMOutcome, finish_answer, result_fields
 from rag_lib.generation.prompts import prompts
 from rag_lib.generation.schema import Answer, Citation, SufficiencyVerdict
-from rag_lib.generation.support import check_support, states, table_header, unit_spans
+from rag_lib.generation.support import table_header, unit_spans
 from rag_lib.text import language_name
+from rag_lib.verification.statements import check_support, states
 
 # v2: the workbook cites a unit sent that states what the reply states and its quotes do not.
 # v3: a table row is shown under its table's header row (which column is which plan, unit, limit).
+# The prompt is unchanged since v3; since issue 44 the workbook adds no citation (attribute() is a diagnostic).
 PIPELINE = "narrowed-units-v3"
 PIPELINE_WITHOUT_HEADERS = "narrowed-units-v2"
+MAX_REPLY_CHARS = 600  # the reply's maxLength in the schema
 
 
 @dataclass(frozen=True)
@@ -83,10 +87,8 @@ def attribute(reply: str, question: str, cited: Sequence[EvidenceUnit],
     """Units sent to the model that state what ``reply`` states and its cited units do not.
 
     A small model often copies a number or a name from one unit and cites another. For each such
-    statement the workbook cites the first unit sent (in id order) that states it, verbatim as the
-    support check reads it; a statement no unit sent states stays unsupported, and the answer is
-    withheld as before. A reply citing no unit sent is not rescued: it has shown no grounding of its
-    own. The result's warnings name the units the workbook added.
+    statement this finds the first unit sent (in id order) that states it. A diagnostic only (how often a
+    reply rests on a unit it did not cite): the answer is verified against its own citations alone.
     """
     if not cited:
         return []
@@ -152,9 +154,13 @@ class UnitVerdict(BaseModel):
     parts: list[UnitPart] = Field(default_factory=list)
     sufficient: bool
 
-    def derived(self) -> SufficiencyVerdict:
-        """Sufficient when there is at least one part and every part names a supporting unit."""
-        missing = [p.part for p in self.parts if p.support.strip().lower() in {"", "none"}]
+    def derived(self, sent: Collection[str]) -> SufficiencyVerdict:
+        """Sufficient when there is at least one part and every part names a unit that was ``sent``.
+
+        An id that was not sent (``S98`` from an endpoint whose decoder the schema's enum does not bind)
+        supports nothing: its part counts as missing.
+        """
+        missing = [p.part for p in self.parts if p.support.strip() not in sent]
         return SufficiencyVerdict(sufficient=bool(self.parts) and not missing, missing=missing)
 
 
@@ -162,7 +168,8 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-def answer_units_schema(unit_ids: Sequence[str], max_reply_chars: int = 600, max_quotes: int = 4) -> dict[str, Any]:
+def answer_units_schema(unit_ids: Sequence[str], max_reply_chars: int = MAX_REPLY_CHARS,
+                        max_quotes: int = 4) -> dict[str, Any]:
     """JSON schema of :class:`UnitAnswer`: ``quotes`` restricted to the ids sent."""
     quote = {"type": "string", "enum": list(unit_ids)} if unit_ids else {"type": "string"}
     return _object({
@@ -238,16 +245,17 @@ class NarrowedGenerator:
         reply = outcome.value
         cited = [ids[q] for q in dict.fromkeys(reply.quotes) if q in ids]
         unknown = [q for q in reply.quotes if q not in ids]
-        added, notes = [], []
+        notes = []
         if reply.status == "answered":
-            added = attribute(reply.reply, question, cited, list(ids.values()))
-            if added:
-                names = ", ".join(unit_id for unit_id, unit in ids.items() if unit in added)
-                notes.append(f"the workbook cited {names}: the reply states what they state and its own quotes do not")
-        citations = [Citation(chunk_id=u.chunk_id, quote=u.text) for u in (*cited, *added)]
+            uncited = attribute(reply.reply, question, cited, list(ids.values()))
+            if uncited:  # a diagnostic only: the workbook never adds support the model did not give
+                names = ", ".join(unit_id for unit_id, unit in ids.items() if unit in uncited)
+                notes.append(f"units the model did not cite state what its reply states and its quotes do not: "
+                             f"{names} (not used as support)")
+        citations = [Citation(chunk_id=u.chunk_id, quote=u.text) for u in cited]
         citations += [Citation(chunk_id=q, quote=q) for q in unknown]  # checked, and dropped as unknown ids
         answer = Answer(status=reply.status, answer=reply.reply, citations=citations)
-        return finish_answer(base, answer, evidence, notes)
+        return finish_answer(base, answer, evidence, notes, max_chars=MAX_REPLY_CHARS)
 
     def judge_sufficiency(self, question: str, evidence: Sequence[Chunk]) -> LLMOutcome:
         """Part-by-part sufficiency over the narrowed units; the verdict is derived from the parts."""
@@ -256,7 +264,7 @@ class NarrowedGenerator:
         outcome = self.llm.run_request("sufficiency", self.llm.build_request(
             messages, sufficiency_units_schema(list(ids))), UnitVerdict)
         if outcome.status == "ok" and isinstance(outcome.value, UnitVerdict):
-            return LLMOutcome(**{**outcome.__dict__, "value": outcome.value.derived()})
+            return LLMOutcome(**{**outcome.__dict__, "value": outcome.value.derived(set(ids))})
         return outcome
 
     def describe(self) -> dict[str, Any]:

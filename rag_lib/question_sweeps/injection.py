@@ -10,8 +10,15 @@ when the answer is shown (status ``answered``) and states the claim. Goal: 0.
 
 Two defences are measured together: the detector (:mod:`rag_lib.injection`, which flags the planted
 span at build time, so it can never be support) and the support check (a claim must be in a verified
-quote). The variants and the detector were written together, so a 0 here is an in-sample figure
-for the detector: a paraphrase unlike these can still pass it.
+quote). The 25 original variants (:data:`PLANTS`) and the detector's phrase rule were written
+together, so their figure is in-sample. The 52 template paraphrases (:data:`TEMPLATE_PLANTS`, from
+``injection_templates.yaml``: addressee × obligation × verb and claim × condition × format, in both
+languages) were written as an attacker would write them, before the addressee rule: the phrase rule
+alone flagged 1 of them. The addressee rule was then written against the brief and the corpus, and a
+check that it caught every template led to two fixes ("cite"/"use" in their base form were missing
+from the reading verbs), so the paraphrases are not fully out-of-sample either: a wording unlike
+both can still pass. :func:`detector_coverage` counts, without a model, how many variants the
+detector flags, by kind and language.
 """
 
 from __future__ import annotations
@@ -19,9 +26,12 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from rag_lib.documents import Chunk
 from rag_lib.generation.base import GenerationResult
@@ -42,6 +52,7 @@ class Plant:
     placement: str  # prose, table, code, heading, list
     text: str
     claim: str = "42 GB"
+    kind: str = "original"  # original (written with the detector) or template (injection_templates.yaml)
 
 
 PLANTS: tuple[Plant, ...] = (
@@ -83,6 +94,54 @@ PLANTS: tuple[Plant, ...] = (
 )
 
 
+TEMPLATES = Path(__file__).with_name("injection_templates.yaml")
+_SLOTS = ("object", "condition", "say")
+
+
+def template_plants(path: Path = TEMPLATES) -> tuple[Plant, ...]:
+    """The template paraphrases of ``path``: per language, ``count`` sentences filled from its slots
+    (addressee × obligation × verb and claim × condition × format), see the file's header."""
+    spec = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return tuple(plant for lang in ("en", "zh") for plant in _filled(lang, spec[lang]))
+
+
+def _filled(lang: str, spec: dict[str, Any]) -> Iterator[Plant]:
+    turns: dict[str, int] = {}
+
+    def take(slot: str) -> Any:  # each slot hands out its items in turn, so every item gets used
+        items = spec[slot]
+        turns[slot] = turns.get(slot, -1) + 1
+        return items[turns[slot] % len(items)]
+
+    for i in range(spec["count"]):
+        shape = spec["shapes"][i % len(spec["shapes"])]
+        names = set(re.findall(r"\{(\w+)\}", shape))
+        values: dict[str, str] = {slot: take(slot) for slot in _SLOTS if slot in names}
+        addressee = take("addressee") if "addressee" in names else None
+        if addressee is not None:
+            values["addressee"] = addressee["text"] if isinstance(addressee, dict) else addressee
+        if "passive" in names:
+            passive = take("passive")
+            values.update(passive=passive["verb"], passive_subject=passive["subject"])
+        obligation = take("obligation")
+        if isinstance(obligation, dict):  # English: agree with the addressee's number
+            plural = isinstance(addressee, dict) and addressee.get("n") == "pl"
+            values.update(obligation=obligation["pl" if plural else "sg"], obligation_you=obligation["you"],
+                          obligation_passive=obligation["passive"])
+        else:
+            values["obligation"] = obligation
+        sentence = shape.format(**values)
+        sentence = sentence[0].upper() + sentence[1:]
+        form = take("format")
+        text = form["text"].format(sentence=sentence, sentence_no_stop=sentence.rstrip(".。"))
+        yield Plant(f"{lang}-t{i + 1:02d}", lang, form["placement"], text, kind="template")
+
+
+TEMPLATE_PLANTS: tuple[Plant, ...] = template_plants()
+# The whole set: the original variants first, in their order, so their rows do not change.
+INJECTION_SET: tuple[Plant, ...] = PLANTS + TEMPLATE_PLANTS
+
+
 def plant_into(chunk: Chunk, plant: Plant) -> Chunk:
     """A copy of ``chunk`` with ``plant`` inserted after its first paragraph (a table row after the
     chunk's first table row, when it has a table)."""
@@ -97,6 +156,26 @@ def plant_into(chunk: Chunk, plant: Plant) -> Chunk:
         cut = len(text) if cut < 0 else cut
         planted = text[:cut] + "\n\n" + plant.text + "\n\n" + text[cut:].lstrip("\n")
     return replace(chunk, text=planted, end=chunk.start + len(planted))
+
+
+def detector_coverage(plants: Sequence[Plant] = INJECTION_SET, chunk: Chunk | None = None) -> dict[str, Any]:
+    """How many variants the detector flags (a flagged span holds the claim), by kind and language.
+
+    Deterministic, no model. Each variant is checked on its own, or planted into ``chunk`` when
+    given (as :func:`run_injection_set` plants it)."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    missed = []
+    for plant in plants:
+        text = plant_into(chunk, plant).text if chunk is not None else plant.text
+        flagged = any(plant.claim in s.text for s in instruction_spans(text))
+        counts = groups.setdefault((plant.kind, plant.lang), [0, 0])
+        counts[0] += flagged
+        counts[1] += 1
+        if not flagged:
+            missed.append(plant.id)
+    return {"n_plants": len(plants), "flagged": sum(f for f, _ in groups.values()), "missed": missed,
+            "by_kind_lang": [{"kind": kind, "lang": lang, "flagged": f, "n": n}
+                             for (kind, lang), (f, n) in sorted(groups.items())]}
 
 
 def _claim_sentence(text: str, claim: str) -> str:
@@ -135,7 +214,7 @@ def _shown(result: GenerationResult, plant: Plant) -> bool:
 
 
 def run_injection_set(question: dict[str, str], evidence: Sequence[Chunk], select: UnitSelector,
-                      plants: Sequence[Plant] = PLANTS) -> dict[str, Any]:
+                      plants: Sequence[Plant] = INJECTION_SET) -> dict[str, Any]:
     """Every plant, asked in its language, through the chunk pipeline and the narrowed pipeline.
 
     Parameters

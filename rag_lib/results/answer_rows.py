@@ -75,13 +75,24 @@ class CitationReportRecord:
 
 
 @dataclass(frozen=True)
+class ClaimCheckRecord:
+    """One claim of an answer and what the verification stage found wrong with it (``ClaimCheck.to_json``)."""
+
+    claim: str
+    problems: list[str]
+
+
+@dataclass(frozen=True)
 class SupportRecord:
-    """Whether an answer is carried by its verified quotes (``SupportReport.to_json``)."""
+    """What the verification stage decided about an answer (``rag_lib.verification.Verification.to_json``)."""
 
     supported: bool
     statements: list[str]
     unsupported: list[str]
     restates_question: bool
+    claims: list[ClaimCheckRecord]
+    shown: str | None
+    language_problem: str | None
 
 
 @dataclass(frozen=True)

@@ -73,8 +73,8 @@ def findings(result: LocalLLMResult) -> list[str]:
                 caveat = (f" Only {judged} of {mine.n} questions have a recorded answer; the rest are missing, "
                           "not failed, and the rates are over the recorded ones." if mine.missing else "")
                 out.append(
-                    f"{lang}, {gate}{gate_note(gate)}: {llm} showed an answer (citations verified, every number "
-                    f"and name it states in a verified quote) for {_pct(mine.answer_rate)} of the answerable "
+                    f"{lang}, {gate}{gate_note(gate)}: {llm} showed an answer (citations verified, each claim "
+                    f"stated by the quotes it cited) for {_pct(mine.answer_rate)} of the answerable "
                     f"questions (extractive {_pct(base.answer_rate)}); shown answers stating every key fact, "
                     f"over the answerable questions whose gold is in the Top-{result.k}: "
                     f"{_pct(mine.correct_gold_in_top_k)} {mine.correct_gold_in_top_k_ci} "

@@ -1,0 +1,145 @@
+"""The blind claim-by-claim hand check of shown answers (issue 44 item 6), as RAGChecker's meta-evaluation does.
+
+Two readers judge every claim of a seeded draw of the answers the workbook *showed*, against the snapshot's
+pages, seeing neither the key facts, nor the workbook's verdicts, nor each other's judgements:
+
+- :func:`draw_sheet` writes the sheet: question, the shown answer and its claims as the verification stage
+  split them (:func:`rag_lib.verification.claims_of`), nothing else;
+- each reader returns, per claim, ``true`` (the pages state it), ``false`` (they contradict it or do not
+  state it) or ``not_a_claim`` (an introduction, a restated question), and per answer whether it answers
+  what was asked: ``complete``, ``partial`` or ``no``;
+- :func:`agreement` gives the precision of "shown" (answers whose every claim both readers accept), with
+  Wilson intervals per language, the readers' Cohen's kappa on claims (the ceiling a measure can reach),
+  and the key-fact measure's precision and recall against answers both readers call true and complete.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_lib.config import REPO_ROOT
+from rag_lib.evaluation.hand_check_agreement import cohen_kappa
+from rag_lib.evaluation.stats import wilson_text
+from rag_lib.verification import claims_of
+
+CLAIM_VERDICTS = ("true", "false", "not_a_claim")
+ANSWER_VERDICTS = ("complete", "partial", "no")
+SHEET_RUN = "ungated"  # every question answered, so the draw is not shaped by a gate
+
+
+def draw_sheet(results: Mapping[str, Any], questions: Mapping[tuple[str, str], str], *, seed: int = 0,
+               generator: str = "narrowed", at_least: int = 80) -> list[dict[str, Any]]:
+    """Every shown answer of ``generator`` (both languages) in a seeded order, as the readers see them.
+
+    ``questions`` maps ``(lang, id)`` to the question's text. All shown answers are drawn when there are
+    fewer than ``at_least``; the sheet says how many there were.
+    """
+    shown = [(lang, row) for lang in ("zh", "en")
+             for row in results["answers"][generator]["runs"][f"{lang}:{SHEET_RUN}"]["rows"]
+             if row["status"] == "answered"]
+    random.Random(seed).shuffle(shown)
+    drawn = shown if len(shown) <= at_least else shown[:at_least]
+    return [{"id": f"{lang}:{row['question']}", "question": questions[(lang, row["question"])],
+             "answer": row["answer"], "claims": [{"n": n, "claim": claim} for n, claim in
+                                                 enumerate(claims_of(row["answer"]), start=1)]}
+            for lang, row in drawn]
+
+
+@dataclass(frozen=True)
+class ClaimAgreement:
+    """What the two readers' judgements say about the shown answers and about the key-fact measure."""
+
+    by_language: dict[str, tuple[int, int]]  # lang → (accepted by both readers: every claim true, shown)
+    kappa_claims: float  # the readers' agreement on true/false per claim
+    claims_judged: int
+    keyfact_precision: tuple[int, int]  # "correct" by key facts that both readers call true and complete
+    keyfact_recall: tuple[int, int]  # true-and-complete answers (both readers) the key-fact measure calls correct
+
+    def lines(self) -> list[str]:
+        """The figures as sentences, each with its denominator and Wilson 95% interval."""
+        def rate(pair: tuple[int, int]) -> str:
+            return f"{pair[0]}/{pair[1]} = {pair[0] / pair[1]:.2f} {wilson_text(*pair)}" if pair[1] else "0/0"
+
+        out = [f"precision of shown ({lang}): {rate(pair)} of shown answers have every claim accepted by both "
+               "readers" for lang, pair in self.by_language.items()]
+        out.append(f"readers' agreement on {self.claims_judged} claims: Cohen's kappa {self.kappa_claims:.2f}")
+        out.append(f"key-fact measure against the readers (true and complete): precision "
+                   f"{rate(self.keyfact_precision)}, recall {rate(self.keyfact_recall)}")
+        return out
+
+
+def verdict(value: Any) -> str:
+    """A claim verdict as the readers wrote it (YAML reads a bare ``true`` / ``false`` as a boolean)."""
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    if text not in CLAIM_VERDICTS:
+        raise ValueError(f"claim verdict {value!r} is none of {', '.join(CLAIM_VERDICTS)}")
+    return text
+
+
+def _accepts(judged: Mapping[str, Any]) -> bool:
+    """Whether a reader accepts every claim of an answer (a claim that is no claim is left out)."""
+    return all(verdict(v) != "false" for v in judged["claims"].values())
+
+
+def agreement(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[str, Any]],
+              second: Mapping[str, Mapping[str, Any]], correct: Mapping[str, bool | None]) -> ClaimAgreement:
+    """Compare two readers' judgements (answer id → ``{"claims": {n: verdict}, "answers": verdict}``) and the
+    key-fact measure's ``correct`` (answer id → bool, ``None`` when it cannot judge)."""
+    table: dict[tuple[bool, bool], int] = {}
+    shown: dict[str, list[int]] = {}
+    hits = misses = false_alarms = 0
+    for entry in sheet:
+        a, b = first[entry["id"]], second[entry["id"]]
+        for n in a["claims"]:
+            pair = (verdict(a["claims"][n]), verdict(b["claims"][n]))
+            if "not_a_claim" not in pair:
+                key = (pair[0] == "true", pair[1] == "true")
+                table[key] = table.get(key, 0) + 1
+        counts = shown.setdefault(entry["id"].split(":", 1)[0], [0, 0])
+        accepted = _accepts(a) and _accepts(b)
+        counts[0] += accepted
+        counts[1] += 1
+        good = accepted and a["answers"] == b["answers"] == "complete"
+        measured = correct.get(entry["id"])
+        if measured is None:
+            continue
+        hits += measured and good
+        false_alarms += measured and not good
+        misses += good and not measured
+    return ClaimAgreement({lang: (c[0], c[1]) for lang, c in shown.items()}, round(cohen_kappa(table), 3),
+                          sum(table.values()), (hits, hits + false_alarms), (hits, hits + misses))
+
+
+CHECKS_DIR = REPO_ROOT / "data" / "claim_checks"
+LEFT_OUT = ("zh:a44",)  # its verdict was written into both readers' instructions as the format's example
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m rag_lib.evaluation.claim_checks``: the agreement figures of ``data/claim_checks/``."""
+    import argparse
+    import json
+
+    import yaml
+
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.evaluation.claim_checks", description=main.__doc__)
+    parser.add_argument("--results", default=str(REPO_ROOT / "results" / "10_local_llm" / "results.json"))
+    args = parser.parse_args(argv)
+    sheet = yaml.safe_load((CHECKS_DIR / "sheet.yaml").read_text(encoding="utf-8"))["answers"]
+    readers = [yaml.safe_load((CHECKS_DIR / f"reader_{r}.yaml").read_text(encoding="utf-8"))["answers"]
+               for r in ("a", "b")]
+    results = json.loads(Path(args.results).read_text(encoding="utf-8"))
+    correct = {f"{lang}:{row['question']}": row["correct"] for lang in ("zh", "en")
+               for row in results["answers"]["narrowed"]["runs"][f"{lang}:{SHEET_RUN}"]["rows"]}
+    blind = [entry for entry in sheet if entry["id"] not in LEFT_OUT]
+    print(f"{len(blind)} of {len(sheet)} drawn answers ({', '.join(LEFT_OUT)} left out: not blind)")
+    for line in agreement(blind, *readers, correct).lines():
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,161 @@
+"""Verification: the stage after generation that decides which claims of an answer may be shown.
+
+Every generator (extractive, whole chunks, narrowed units, an OpenAI-compatible endpoint) ends in
+:func:`rag_lib.generation.base.finish_answer`, which checks the citations and hands the answer and its
+valid quotes here. :func:`verify`:
+
+1. splits the answer into **claims** (its sentences, list items and table rows) and binds each to the
+   units **its model cited**: the workbook never adds support the model did not give;
+2. checks each claim with :mod:`rag_lib.verification.rules` (numbers with their unit, count noun and
+   plan; names and commands verbatim; polarity and quantifiers; content-word coverage);
+3. checks the reply's language against the question's;
+4. decides: every claim passes → shown as written; some pass → the passing claims are shown, the others
+   listed with why, when what remains still adds something to the question; none pass, or what remains
+   only restates the question → withheld (the verified quotes are shown instead).
+
+A claim that passes is *stated by its quotes*, not proven true: prose beyond numbers and names is
+compared by its words, and a true quote can still be misread in ways these rules do not see.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rag_lib.text import LANGUAGE_NAMES, language_of, sentence_spans
+from rag_lib.verification.rules import CitedUnit, claim_problems
+from rag_lib.verification.statements import Statement, check_support
+
+MIN_CLAIM_CHARS = 2  # a claim shorter than this (a stray bullet, a lone digit) is no claim
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One claim of an answer and what the rules found wrong with it (nothing: it is shown)."""
+
+    text: str
+    problems: tuple[str, ...] = ()
+
+    @property
+    def supported(self) -> bool:
+        return not self.problems
+
+    def to_json(self) -> dict[str, Any]:
+        return {"claim": self.text, "problems": list(self.problems)}
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What the stage decided about one answer.
+
+    ``statements`` / ``unsupported`` / ``restates_question`` are the whole answer's checkable statements
+    (numbers, names, URLs), those no valid quote states, and whether it adds nothing to the question;
+    ``claims`` are its claims one by one; ``shown`` is the text a reader may see (``None``: withheld).
+    """
+
+    statements: tuple[Statement, ...]
+    unsupported: tuple[Statement, ...]
+    restates_question: bool
+    claims: tuple[ClaimCheck, ...] = ()
+    shown: str | None = None
+    language_problem: str | None = None
+
+    @property
+    def supported(self) -> bool:
+        """Something may be shown (every claim, or the claims that pass)."""
+        return self.shown is not None
+
+    @property
+    def dropped(self) -> tuple[ClaimCheck, ...]:
+        return tuple(c for c in self.claims if not c.supported)
+
+    @property
+    def problem(self) -> str | None:
+        """One sentence for a reader about what was withheld or dropped, or ``None``."""
+        if self.dropped:
+            first = self.dropped[0]
+            more = f" (and {len(self.dropped) - 1} more claim(s))" if len(self.dropped) > 1 else ""
+            return f"the claim '{first.text}' is not stated by its own quotes: {'; '.join(first.problems)}{more}"
+        if self.restates_question:
+            return "it adds nothing from its quotes to the question (it restates the question)"
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"supported": self.supported, "statements": [s.text for s in self.statements],
+                "unsupported": [s.text for s in self.unsupported], "restates_question": self.restates_question,
+                "claims": [c.to_json() for c in self.claims], "shown": self.shown,
+                "language_problem": self.language_problem}
+
+
+# "如下：1." ends with the next item's number, which is no part of the claim.
+_ENUMERATOR = re.compile(r"(?:(?<=[:：;；])|(?<=[:：;；]\s))\d{1,2}[.)、]$")
+
+
+def claims_of(answer: str) -> list[str]:
+    """The claims of an answer: its sentences, list items and table rows, whitespace collapsed, each once
+    (a small model repeats itself), without a list's enumerators ("1.")."""
+    claims = (_ENUMERATOR.sub("", " ".join(answer[a:b].split())).strip() for a, b in sentence_spans(answer))
+    return list(dict.fromkeys(c for c in claims if len(c) >= MIN_CLAIM_CHARS and any(ch.isalpha() for ch in c)))
+
+
+# How a reply ends when its JSON string was closed early (the model's own `"` inside it: `from "cloudflare:workers"`
+# leaves `from `) or stopped at the schema's length cap: an opener with nothing after it.
+_CUT_END = re.compile(r"(?:[=(\[{<,，、:：]|(?<=\s)(?:from|import|as|the|a|an|to|of|in|with|and|or|such as|like)"
+                      r"|例如|和|或)$", re.IGNORECASE)
+CUT_NOTE = ("the reply was cut off (its JSON string ended early or reached its length cap); its last sentence is "
+            "not shown")
+
+
+def repair_cut(reply: str, max_chars: int | None = None) -> tuple[str, str | None]:
+    """``reply`` without a last sentence that was cut, and a note saying so (``None``: it was whole).
+
+    A reply is cut when it fills its length cap, leaves a code span open (an odd number of backticks),
+    or ends on an opener (``from ``, ``KEY=``, ``(``). What remains is its complete sentences; nothing of
+    a cut sentence is ever shown, and a reply with no complete sentence becomes empty.
+    """
+    full = max_chars is not None and len(reply) >= max_chars - 2
+    if not (full or reply.count("`") % 2 == 1 or _CUT_END.search(reply.rstrip())):
+        return reply, None
+    spans = sentence_spans(reply)
+    return (reply[:spans[-1][0]].rstrip() if spans else ""), CUT_NOTE
+
+
+def language_problem(question: str, answer: str) -> str | None:
+    """Whether the answer is in another language than the question (named, for a label), else ``None``."""
+    asked, written = language_of(question), language_of(answer)
+    if asked == written:
+        return None
+    return (f"the model answered in {LANGUAGE_NAMES[written]}, not in {LANGUAGE_NAMES[asked]}, the language of the "
+            "question")
+
+
+def verify(question: str, answer: str, units: Sequence[CitedUnit]) -> Verification:
+    """Check each claim of ``answer`` against the ``units`` its model cited, and decide what may be shown.
+
+    Parameters
+    ----------
+    question
+        The question as asked (what it names is the asker's, not a claim).
+    answer
+        The answer text as the model wrote it.
+    units
+        The valid quotes the model itself cited, with their table header rows.
+    """
+    whole = check_support(answer, question, [u.text for u in units])
+    checks = tuple(ClaimCheck(claim, tuple(claim_problems(claim, units, question))) for claim in claims_of(answer))
+    kept = [c.text for c in checks if c.supported]
+    stated = [c for c in kept if not c.endswith((":", "："))]  # an introduction ("as follows:") states nothing
+    shown: str | None
+    if len(kept) == len(checks) and not whole.restates_question:  # every claim passes (or none to check)
+        shown = answer
+    elif stated and not check_support(" ".join(kept), question, [u.text for u in units]).restates_question:
+        shown = "\n".join(kept)
+    else:
+        shown = None
+    return Verification(whole.statements, whole.unsupported, whole.restates_question, checks, shown,
+                        language_problem(question, answer))
+
+
+__all__ = ["CitedUnit", "ClaimCheck", "Verification", "claims_of", "language_problem", "repair_cut", "verify"]

@@ -1,0 +1,120 @@
+"""The verification stage (issue 44): each claim must be stated by the units its own model cited.
+
+The cases are the ones found from outside on a87d25c, where each of these answers was shown: a number
+bound to digits but not to its unit or what it counts, a Paid figure for a Free question, a true quote
+carrying a false claim, a Chinese question answered in English, and support the workbook added.
+"""
+
+from __future__ import annotations
+
+from rag_lib.verification import CitedUnit, claims_of, verify
+from rag_lib.verification.rules import (
+    claim_problems,
+    coverage,
+    identifier_problems,
+    number_problems,
+    plans_in,
+    polarity_problems,
+)
+
+TIMEOUT = CitedUnit("Builds will timeout after 20 minutes.")
+SIZE = CitedUnit("The maximum file size for a single asset is 25 MiB.")
+LIMITS_HEADER = "| Feature | Workers Free | Workers Paid |"
+SCRIPT_SIZE = CitedUnit("| Worker size | 3 MB | 10 MB |", LIMITS_HEADER)
+SECRET_LIST = CitedUnit("`wrangler secret list`")
+SECRET_VALUES = CitedUnit("Secret values are not visible within Wrangler or Cloudflare dashboard after you define "
+                          "them.")
+
+
+def test_a_number_without_a_unit_never_matches_a_number_with_one() -> None:
+    problems = number_problems("Pages uploads up to 20 files at once.", [TIMEOUT], "How many files can I upload?")
+    assert problems == ["'20' with no unit is stated by none of its cited units"]
+    assert not verify("How many files can I upload?", "Up to 20 files.", [TIMEOUT]).supported
+
+
+def test_a_number_with_another_unit_or_count_noun_is_unsupported() -> None:
+    assert number_problems("A project holds up to 25 files.", [SIZE], "How many files?")
+    assert number_problems("Each request may read 20 keys.", [CitedUnit("You can read 20 values per request.")],
+                           "How many keys?") == ["'20' counts 'keys' in the claim, but its cited units count "
+                                                 "something else"]
+    assert not number_problems("A single asset can be up to 25 MiB.", [SIZE], "How large can an asset be?")
+
+
+def test_a_free_question_answered_with_the_paid_column_is_unsupported() -> None:
+    question = "How large can a Worker be on the Free plan?"
+    problems = number_problems("A Worker can be up to 10 MB.", [SCRIPT_SIZE], question)
+    assert problems == ["'10 MB' is the paid figure in its cited units, not the free one the question names"]
+    assert not number_problems("A Worker can be up to 3 MB.", [SCRIPT_SIZE], question)
+    assert number_problems("On the Paid plan a Worker can be 3 MB.", [SCRIPT_SIZE], question)  # the claim's plan
+    assert plans_in("免费计划下 Worker 最大多少？") == {"free"}
+    assert number_problems("Worker 最大 10 MB。", [SCRIPT_SIZE], "免费计划下 Worker 最大多少？")
+
+
+def test_a_true_quote_does_not_carry_a_false_claim() -> None:
+    claim = "`wrangler secret list` prints the names and the values of every secret."
+    problems = claim_problems(claim, [SECRET_LIST], "How do I see my secrets?")
+    assert any("'every'" in p for p in problems) and any("own words" in p for p in problems)
+    assert polarity_problems("Wrangler shows the secret values after you define them.", [SECRET_VALUES], "?") == [
+        "its closest cited unit negates what it states"]
+    asset = "There is no size limit for a single asset; 25 MiB is only a recommendation."
+    assert not verify("Is there a size limit for an asset?", asset, [SIZE]).supported
+
+
+def test_names_and_commands_must_be_in_the_claims_own_units() -> None:
+    assert identifier_problems("Run `wrangler secret put` then `--https-key-path`.",
+                               [CitedUnit("Run `wrangler secret put <KEY>` to add a secret.")], "?") == [
+        "'--https-key-path' occurs in none of its cited units"]
+
+
+def test_the_claims_that_pass_are_shown_and_the_others_listed() -> None:
+    units = [SIZE, CitedUnit("Assets are cached at the edge.")]
+    checked = verify("How large can an asset be?",
+                     "A single asset can be up to 25 MiB. Assets are cached for 30 days.", units)
+    assert checked.shown == "A single asset can be up to 25 MiB."
+    assert [c.text for c in checked.dropped] == ["Assets are cached for 30 days."]
+    assert "30 days" in (checked.problem or "")
+
+
+def test_a_reply_in_another_language_than_the_question_is_labelled() -> None:
+    checked = verify("单个资源最大多大？", "A single asset can be up to 25 MiB.", [SIZE])
+    assert checked.language_problem == ("the model answered in English, not in Chinese, the language of the "
+                                        "question")
+    assert verify("单个资源最大多大？", "单个资源最大 25 MiB。", [SIZE]).language_problem is None
+
+
+def test_coverage_is_measured_in_one_language_only() -> None:
+    assert coverage("A single asset can be up to 25 MiB.", [SIZE], "How large?") == 1.0
+    assert coverage("单个资源最大 25 MiB。", [SIZE], "多大？") is None  # across languages: not comparable
+    assert claims_of("First claim. Second one; 第三。") == ["First claim.", "Second one; 第三。"]
+
+
+def test_the_recorded_replies_cut_by_their_own_quote_are_repaired_or_refused() -> None:
+    import json
+    from pathlib import Path
+
+    from rag_lib.verification import CUT_NOTE, repair_cut
+
+    fixture = json.loads((Path(__file__).parent / "fixtures" / "cut_replies.json").read_text(encoding="utf-8"))
+    assert len(fixture["replies"]) == 7
+    for row in fixture["replies"]:
+        repaired, note = repair_cut(row["reply"], 600)
+        assert note == CUT_NOTE, row["question"]
+        assert row["reply"].startswith(repaired) and len(repaired) < len(row["reply"].rstrip())
+        assert repaired.count("`") % 2 == 0 and not repaired.rstrip().endswith(("=", "from"))
+    a18 = next(r for r in fixture["replies"] if r["question"] == "a18")
+    assert repair_cut(a18["reply"], 600) == ("", CUT_NOTE)  # nothing whole is left: refused as truncated
+    assert repair_cut("The limit is 3 MB.", 600) == ("The limit is 3 MB.", None)
+
+
+def test_claims_drop_enumerators_and_repeats_but_keep_numbers() -> None:
+    text = "具体步骤如下：1. 在配置文件中添加绑定；2. 在代码中访问。Steps: 1. Do it. Do it. The limit is 2."
+    assert claims_of(text) == ["具体步骤如下：", "在配置文件中添加绑定；", "在代码中访问。", "Steps:", "Do it.",
+                               "The limit is 2."]
+
+
+def test_a_lettered_name_must_be_in_the_claims_units_even_when_the_question_names_it() -> None:
+    question = "R2 的 Class A 和 Class B 操作分别包括哪些？"
+    units = [CitedUnit("Class B Operations include `HeadBucket`, `HeadObject`, `GetObject`.")]
+    assert identifier_problems("R2 的 Class A 操作包括 `HeadBucket`。", units, question) == [
+        "'Class A' occurs in none of its cited units"]
+    assert not identifier_problems("R2 的 Class B 操作包括 `HeadBucket`。", units, question)
