@@ -15,11 +15,10 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
+from doubles import LoopbackServer
 
 from rag_lib.generation.call_records import LLMRequest
 from rag_lib.runner.llm_fill import FILL_LOCK_NAME, FillBusyError, fill_lock
@@ -42,38 +41,23 @@ else:
 """
 
 
-class CountingEndpoint:
+class CountingEndpoint(LoopbackServer):
     """A chat-completions endpoint that counts each request body and answers after ``delay_s``."""
 
     def __init__(self, delay_s: float) -> None:
         self.bodies: Counter[str] = Counter()
         self.lock = threading.Lock()
-        endpoint = self
+        super().__init__(self.answer)
+        self.delay_s = delay_s
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers["Content-Length"]))
-                messages = json.loads(raw)["messages"]
-                with endpoint.lock:
-                    endpoint.bodies[messages[-1]["content"]] += 1
-                time.sleep(delay_s)
-                body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model",
-                                   "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                       "role": "assistant", "content": '{"ok": true}'}}],
-                                   "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+    def answer(self, path: str, raw: bytes) -> tuple[int, bytes]:
+        with self.lock:
+            self.bodies[json.loads(raw)["messages"][-1]["content"]] += 1
+        time.sleep(self.delay_s)
+        return 200, json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model",
+                                "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                                    "role": "assistant", "content": '{"ok": true}'}}],
+                                "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode()
 
     @property
     def total(self) -> int:
@@ -85,8 +69,7 @@ class CountingEndpoint:
 def endpoint() -> Iterator[CountingEndpoint]:
     server = CountingEndpoint(delay_s=0.5)
     yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    server.close()
 
 
 def test_two_fills_of_one_folder_make_each_call_exactly_once(endpoint: CountingEndpoint, tmp_path: Path) -> None:
