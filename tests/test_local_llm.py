@@ -248,3 +248,18 @@ def test_before_after_matches_an_answerer_across_pipeline_versions(tmp_path) -> 
     now = _answer_row("llama_cpp:m+narrowed-units-v3", "en", "floor+aspects (in-sample)", 0.5)
     rows = before_after_rows([now], archives=[archive])
     assert [(r.generator, r.answer_rate) for r in rows] == [("llama_cpp:m+narrowed-units-v3", "0.400 → 0.500")]
+
+
+def test_a_refusal_target_is_met_only_with_few_false_refusals() -> None:  # issue 46: not met by refusing everything
+    from dataclasses import replace
+
+    from rag_lib.experiments.llm_eval.report import target_rows
+
+    refusing = replace(_answer_row("narrowed", "zh", "gate", 0.2), n=91, missing=0, refusal_correctness=0.95,
+                       refusal_correctness_ci="[0.8, 1.0]", false_refusal=0.58, false_refusal_ci="[0.43, 0.71]")
+    row = next(r for r in target_rows([refusing], "narrowed", archives=()) if r.metric == "refusal_correctness")
+    assert row.target == ">= 0.90 and false refusal <= 0.20"
+    assert row.verdict.startswith("not met: false refusal 0.58")
+    fair = replace(refusing, false_refusal=0.10, false_refusal_ci="[0.04, 0.2]")
+    assert next(r for r in target_rows([fair], "narrowed", archives=())
+                if r.metric == "refusal_correctness").verdict == "met"

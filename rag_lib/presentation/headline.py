@@ -87,7 +87,9 @@ def answers_sentence(local: LocalLLMResult) -> Finding | None:
 
     judged = local.narrowed_rows(THEN_JUDGE)
     trade = (f"; with the LLM judge after the gate, unanswerable questions declined rise from "
-             f"{rates(rows, 'refusal_correctness')} to {rates(judged, 'refusal_correctness')}, and every key fact "
+             f"{rates(rows, 'refusal_correctness')} to {rates(judged, 'refusal_correctness')} while answerable "
+             f"questions with their gold in the Top-{local.k} declined (false refusal) rise from "
+             f"{rates(rows, 'false_refusal')} to {rates(judged, 'false_refusal')}, and every key fact "
              f"is stated for {rates(judged, 'correct_gold_in_top_k')}") if judged else ""
     return {"run": "10_local_llm", "sentence": (
         f"Local answers are not yet trustworthy: the narrowed {rows[0].model} behind that gate (out of sample) "

@@ -92,6 +92,10 @@ class AnswerFigures:
     unanswerable: int
     refusal_correctness: float | None
     refusal_correctness_ci: str
+    # Declines of answerable questions whose gold is all in the Top-k: what every refusal rate is shown beside.
+    complete_evidence: int
+    false_refusal: float | None
+    false_refusal_ci: str
     citations_valid: int
     citations_total: int
     citation_validity: float | None

@@ -99,7 +99,8 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
     with a checkable fact (not answering counts as not correct); ``correct_when_answered`` the same over
     answered ones; ``correct_gold_in_top_k`` the same over answerable questions whose gold pieces are
     all in the Top-k; ``shown_wrong`` shown answers missing a key fact / answerable questions with a
-    checkable fact; ``refusal_correctness`` declined / unanswerable; ``citation_validity`` valid /
+    checkable fact; ``refusal_correctness`` declined / unanswerable, always beside ``false_refusal``:
+    declined / answerable questions whose gold is all in the Top-k; ``citation_validity`` valid /
     cited. Each rate of questions has its Wilson 95% interval (``…_ci``). Questions whose call has no record are left
     out (``missing``). ``recorded`` restricts the rates to those questions (the ones whose ungated call is
     recorded), so that a gated run is not measured over mostly gate-declined questions while the
@@ -119,6 +120,8 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
     correct_gold = sum(r["correct"] is True for r in gold_in_top)
     shown_wrong = sum(r["correct"] is False for r in answered_checkable)
     declined = sum(r["status"] == "insufficient" for r in unanswerable)
+    complete = [r for r in answerable if r["label"] == "sufficient"]  # every gold piece in the Top-k
+    refused = sum(r["status"] == "insufficient" for r in complete)
     shown = [r for r in rows if r["status"] == "answered"]
     in_language = sum(language_of(r["answer"]) == result["lang"] for r in shown)
     return AnswerFigures(
@@ -136,6 +139,8 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
         unanswerable=len(unanswerable),
         refusal_correctness=rounded_rate(declined, len(unanswerable)),
         refusal_correctness_ci=wilson_text(declined, len(unanswerable)),
+        complete_evidence=len(complete), false_refusal=rounded_rate(refused, len(complete)),
+        false_refusal_ci=wilson_text(refused, len(complete)),
         citations_valid=valid, citations_total=total, citation_validity=rounded_rate(valid, total),
         errors=dict(sorted(errors.items())),
         # Shown answers written in the question's language (rag_lib.text.language_of: any CJK ideograph is zh).

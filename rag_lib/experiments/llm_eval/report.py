@@ -17,6 +17,13 @@ RELIABILITY_BINS = 5  # equal-width bins of the cross-validated probabilities (t
 
 # The answers issue's targets for the narrowed pipeline (one row per language and gate).
 TARGETS = (("correct_gold_in_top_k", ">=", 0.50), ("shown_wrong", "<=", 0.15), ("refusal_correctness", ">=", 0.90))
+# A target is met only when its paired constraint holds too: declining by refusing everything meets nothing.
+PAIRED = {"refusal_correctness": ("false_refusal", "<=", 0.20)}
+
+
+def _gap(value: float, op: str, goal: float) -> float:
+    """How far ``value`` is on the right side of ``goal`` (negative: missed)."""
+    return value - goal if op == ">=" else goal - value
 # Said beside every gated figure: how the gate's parameters relate to the questions it is measured on.
 GATE_NOTES = {IN_SAMPLE: "the gate's parameters were fitted on these same questions, so this is optimistic; the "
                          "leave-one-out row is the out-of-sample figure",
@@ -41,13 +48,20 @@ def target_rows(answer_rows: Sequence[AnswerRow], label: str,
         olds = [(stem, archived_row(before, row) or {}) for stem, before in stored]
         for metric, op, goal in TARGETS:
             value = getattr(row, metric)
+            pair = PAIRED.get(metric)
+            paired = getattr(row, pair[0]) if pair else None
             if value is None:
                 verdict = "no figure (calls not recorded)"
+            elif _gap(value, op, goal) < 0:
+                verdict = f"missed by {abs(_gap(value, op, goal)):.3f}"
+            elif pair and (paired is None or _gap(paired, pair[1], pair[2]) < 0):
+                verdict = (f"not met: {pair[0].replace('_', ' ')} {shown_value(paired)} "
+                           f"{getattr(row, f'{pair[0]}_ci')} is not {pair[1]} {pair[2]:.2f}")
             else:
-                gap = value - goal if op == ">=" else goal - value
-                verdict = "met" if gap >= 0 else f"missed by {abs(gap):.3f}"
+                verdict = "met"
+            target = f"{op} {goal:.2f}" + (f" and {pair[0].replace('_', ' ')} {pair[1]} {pair[2]:.2f}" if pair else "")
             before = " · ".join(f"{stem} {shown_value(old.get(metric))}" for stem, old in olds)
-            rows.append(TargetRow(lang=row.lang, gate=row.gate, metric=metric, target=f"{op} {goal:.2f}",
+            rows.append(TargetRow(lang=row.lang, gate=row.gate, metric=metric, target=target,
                                   measured=value, ci=getattr(row, f"{metric}_ci"), recorded=row.n - row.missing,
                                   verdict=verdict, before=before or "—"))
     return rows
@@ -80,7 +94,9 @@ def findings(result: LocalLLMResult) -> list[str]:
                     f"{_pct(mine.correct_gold_in_top_k)} {mine.correct_gold_in_top_k_ci} "
                     f"(extractive {_pct(base.correct_gold_in_top_k)}); shown but missing a key fact: "
                     f"{_pct(mine.shown_wrong)} {mine.shown_wrong_ci}; unanswerable questions declined: "
-                    f"{_pct(mine.refusal_correctness)} {mine.refusal_correctness_ci}. Key facts are "
+                    f"{_pct(mine.refusal_correctness)} {mine.refusal_correctness_ci}, while answerable questions "
+                    f"whose gold is in the Top-{result.k} were declined (false refusal): "
+                    f"{_pct(mine.false_refusal)} {mine.false_refusal_ci}. Key facts are "
                     f"matched as strings, so a fact stated in other words counts as missing.{caveat}")
     for row in result.judge_rows:
         if row.gate.startswith("llm_judge") and row.judged:
