@@ -118,3 +118,15 @@ def test_a_lettered_name_must_be_in_the_claims_units_even_when_the_question_name
     assert identifier_problems("R2 的 Class A 操作包括 `HeadBucket`。", units, question) == [
         "'Class A' occurs in none of its cited units"]
     assert not identifier_problems("R2 的 Class B 操作包括 `HeadBucket`。", units, question)
+
+
+def test_a_duration_or_size_question_is_not_answered_by_another_kind_of_number() -> None:  # ask, 2026-12-05
+    from rag_lib.verification import unasked_problem
+
+    limits = [CitedUnit("| Maximum database size | 10 GB |"), CitedUnit("| Maximum SQL query duration | 30 seconds |")]
+    off = verify("D1 的单个 SQL 查询最长可以执行多久？", "D1 的单个 SQL 查询最长可以执行 10 GB 的数据。", limits)
+    assert off.shown is None and off.unasked == "the question asks for a duration and no shown claim states one"
+    assert verify("D1 的单个 SQL 查询最长可以执行多久？", "最长 30 秒。", limits).shown == "最长 30 秒。"
+    assert unasked_problem("How large can a D1 database be?", "It can be large.") == (
+        "the question asks for a size and no shown claim states one")
+    assert unasked_problem("How do I create a database?", "Run the create command.") is None

@@ -132,10 +132,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     readers = [yaml.safe_load((CHECKS_DIR / f"reader_{r}.yaml").read_text(encoding="utf-8"))["answers"]
                for r in ("a", "b")]
     results = json.loads(Path(args.results).read_text(encoding="utf-8"))
-    correct = {f"{lang}:{row['question']}": row["correct"] for lang in ("zh", "en")
-               for row in results["answers"]["narrowed"]["runs"][f"{lang}:{SHEET_RUN}"]["rows"]}
-    blind = [entry for entry in sheet if entry["id"] not in LEFT_OUT]
-    print(f"{len(blind)} of {len(sheet)} drawn answers ({', '.join(LEFT_OUT)} left out: not blind)")
+    rows = {f"{lang}:{row['question']}": row for lang in ("zh", "en")
+            for row in results["answers"]["narrowed"]["runs"][f"{lang}:{SHEET_RUN}"]["rows"]}
+    correct = {key: row["correct"] for key, row in rows.items()}
+    # Judged answers the pipeline still shows with the same text; a later rule that withholds one takes it out.
+    still = [entry for entry in sheet if entry["id"] not in LEFT_OUT and rows[entry["id"]]["status"] == "answered"
+             and rows[entry["id"]]["answer"] == entry["answer"]]
+    print(f"{len(still)} of {len(sheet)} drawn answers ({', '.join(LEFT_OUT)} left out: not blind; "
+          f"{len(sheet) - len(LEFT_OUT) - len(still)} no longer shown as judged)")
+    blind = still
     for line in agreement(blind, *readers, correct).lines():
         print(line)
     return 0

@@ -39,10 +39,11 @@ ERROR_KINDS = (
     "empty_question", "question_too_long", "timeout", "rate_limited", "server_error", "backend_error",
     "connection_failed", "bad_reply", "evidence_too_large", "replay_miss", "model_unavailable", "truncated",
     "non_json", "schema_invalid", "no_citations", "no_valid_citations", "unsupported_claims", "restates_question",
-    "echoes_prompt", "reply_too_large",
+    "echoes_prompt", "reply_too_large", "off_question",
 )
 # Answers that are not shown: the model answered, but its text is not carried by verified quotes.
-WITHHELD_KINDS = ("no_citations", "no_valid_citations", "unsupported_claims", "restates_question", "echoes_prompt")
+WITHHELD_KINDS = ("no_citations", "no_valid_citations", "unsupported_claims", "restates_question", "echoes_prompt",
+                  "off_question")
 MAX_QUESTION_CHARS = 4000  # a longer "question" is refused, not truncated: truncation changes its meaning
 
 M = TypeVar("M", bound=BaseModel)
@@ -208,7 +209,8 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
                                 "instead of answering from the evidence.", **base)
     support = verify(base["question"], answer.answer, cited_units(report, evidence))
     if not support.supported:
-        kind = "restates_question" if support.restates_question and not support.dropped else "unsupported_claims"
+        kind = ("off_question" if support.unasked else
+                "restates_question" if support.restates_question and not support.dropped else "unsupported_claims")
         return GenerationResult(status="error", error_kind=kind, answer=answer, citations=report,
                                 warnings=tuple(notes), support=support,
                                 error=f"The answer is not shown: {support.problem}.", **base)

@@ -93,6 +93,7 @@ class SupportRecord:
     claims: list[ClaimCheckRecord]
     shown: str | None
     language_problem: str | None
+    unasked: str | None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from typing import Any
 
 from rag_lib.text import LANGUAGE_NAMES, language_of, sentence_spans
 from rag_lib.verification.rules import CitedUnit, claim_problems
-from rag_lib.verification.statements import Statement, check_support
+from rag_lib.verification.statements import Statement, check_support, checkable_statements
 
 MIN_CLAIM_CHARS = 2  # a claim shorter than this (a stray bullet, a lone digit) is no claim
 
@@ -61,6 +61,7 @@ class Verification:
     claims: tuple[ClaimCheck, ...] = ()
     shown: str | None = None
     language_problem: str | None = None
+    unasked: str | None = None  # what the shown claims leave unanswered (a duration asked, none stated)
 
     @property
     def supported(self) -> bool:
@@ -74,6 +75,8 @@ class Verification:
     @property
     def problem(self) -> str | None:
         """One sentence for a reader about what was withheld or dropped, or ``None``."""
+        if self.unasked:
+            return self.unasked
         if self.dropped:
             first = self.dropped[0]
             more = f" (and {len(self.dropped) - 1} more claim(s))" if len(self.dropped) > 1 else ""
@@ -86,7 +89,7 @@ class Verification:
         return {"supported": self.supported, "statements": [s.text for s in self.statements],
                 "unsupported": [s.text for s in self.unsupported], "restates_question": self.restates_question,
                 "claims": [c.to_json() for c in self.claims], "shown": self.shown,
-                "language_problem": self.language_problem}
+                "language_problem": self.language_problem, "unasked": self.unasked}
 
 
 # "如下：1." ends with the next item's number, which is no part of the claim.
@@ -122,6 +125,25 @@ def repair_cut(reply: str, max_chars: int | None = None) -> tuple[str, str | Non
     return (reply[:spans[-1][0]].rstrip() if spans else ""), CUT_NOTE
 
 
+# A question that asks for a duration or a size is answered only by a claim with a number of that kind:
+# "D1 的单个查询最长可以执行多久？" is not answered by "10 GB", however true 10 GB is of something else.
+_ASKS = {
+    "a duration": (re.compile(r"\bhow long\b|多久|多长时间", re.IGNORECASE),
+                   frozenset({"ms", "s", "min", "h", "d", "week", "month", "year"})),
+    "a size": (re.compile(r"\bhow (?:large|big)\b|\bmaximum size\b|多大", re.IGNORECASE),
+               frozenset({"b", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "pb"})),
+}
+
+
+def unasked_problem(question: str, shown: str) -> str | None:
+    """Why ``shown`` does not answer the kind of quantity ``question`` asks for (``None``: it may)."""
+    units = {s.unit for s in checkable_statements(shown) if s.kind == "number"}
+    for kind, (asks, fitting) in _ASKS.items():
+        if asks.search(question) and not units & fitting:
+            return f"the question asks for {kind} and no shown claim states one"
+    return None
+
+
 def language_problem(question: str, answer: str) -> str | None:
     """Whether the answer is in another language than the question (named, for a label), else ``None``."""
     asked, written = language_of(question), language_of(answer)
@@ -154,8 +176,9 @@ def verify(question: str, answer: str, units: Sequence[CitedUnit]) -> Verificati
         shown = "\n".join(kept)
     else:
         shown = None
-    return Verification(whole.statements, whole.unsupported, whole.restates_question, checks, shown,
-                        language_problem(question, answer))
+    unasked = unasked_problem(question, shown) if shown is not None else None
+    return Verification(whole.statements, whole.unsupported, whole.restates_question, checks,
+                        None if unasked else shown, language_problem(question, answer), unasked)
 
 
 __all__ = ["CitedUnit", "ClaimCheck", "Verification", "claims_of", "language_problem", "repair_cut", "verify"]
