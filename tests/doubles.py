@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -28,19 +30,46 @@ class FixedEmbedder:
         return np.array([self.table[t] for t in texts], dtype=np.float32)
 
 
-class LoopbackServer:
-    """An HTTP server on 127.0.0.1 whose every POST is answered by ``respond(path, body) -> (status, body)``
-    (a stand-in for an OpenAI-compatible endpoint); ``url`` ends in ``/v1``; :meth:`close` stops it."""
+Reply = tuple[int, dict[str, str], bytes, float]  # status, headers, body, delay before answering
+JSON = {"Content-Type": "application/json"}
 
-    def __init__(self, respond: Callable[[str, bytes], tuple[int, bytes]]) -> None:
+
+def completion(content: str, model: str = "fake-model") -> bytes:
+    """An OpenAI chat-completion body whose first choice says ``content``."""
+    return json.dumps({
+        "id": "c", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }).encode()
+
+
+class FakeServer:
+    """An OpenAI-compatible endpoint on 127.0.0.1 (``url`` ends in ``/v1``): answers each POST with the next
+    scripted reply (the last one repeats), or with ``replies(body, headers)``; keeps every request body."""
+
+    def __init__(self, replies: list[Reply] | Callable[[dict[str, Any], dict[str, str]], Reply]) -> None:
+        self.replies = replies
+        self.requests: list[dict[str, Any]] = []
+        server = self
+
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
-                status, body = respond(self.path, self.rfile.read(int(self.headers["Content-Length"])))
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.requests.append(body)
+                if callable(server.replies):
+                    status, headers, payload, delay = server.replies(body, dict(self.headers))
+                else:
+                    status, headers, payload, delay = server.replies[min(len(server.requests), len(server.replies)) - 1]
+                time.sleep(delay)
+                try:
+                    self.send_response(status)
+                    for name, value in headers.items():
+                        self.send_header(name, value)
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:  # the client gave up (timeout test)
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -15,14 +15,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
-import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from doubles import JSON, FakeServer, Reply, completion  # tests/doubles.py (pytest puts tests/ on the path)
 
 from rag_lib.__main__ import main
 from rag_lib.answer import AskOutcome, EvidenceCap, cli_recorder
@@ -52,62 +50,8 @@ UNKNOWN = {"chunk_id": "made-up-000-00000000", "quote": "42 GB"}
 
 # -- a scripted OpenAI-compatible server on loopback ------------------------------------------------
 
-Reply = tuple[int, dict[str, str], bytes, float]  # status, headers, body, delay before answering
-
-
-def completion(content: str, model: str = "fake-model") -> bytes:
-    return json.dumps({
-        "id": "c", "object": "chat.completion", "created": 0, "model": model,
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }).encode()
-
-
 def answer_json(*citations: dict[str, str], text: str = "KV is on the Free plan.") -> str:
     return json.dumps({"status": "answered", "answer": text, "citations": list(citations), "missing": []})
-
-
-JSON = {"Content-Type": "application/json"}
-
-
-class FakeServer:
-    """Answers each POST with the next scripted reply (the last one repeats); counts requests."""
-
-    def __init__(self, replies: list[Reply] | Callable[[dict[str, Any]], Reply]) -> None:
-        self.replies = replies
-        self.requests: list[dict[str, Any]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                if callable(server.replies):
-                    status, headers, payload, delay = server.replies(body)
-                else:
-                    status, headers, payload, delay = server.replies[min(len(server.requests), len(server.replies)) - 1]
-                time.sleep(delay)
-                try:
-                    self.send_response(status)
-                    for name, value in headers.items():
-                        self.send_header(name, value)
-                    self.send_header("Content-Length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except OSError:  # the client gave up (timeout test)
-                    pass
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
@@ -115,7 +59,7 @@ def fake_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., FakeS
     """``fake_server(replies)`` starts a server and points the openai generator's env at it."""
     started: list[FakeServer] = []
 
-    def start(replies: list[Reply] | Callable[[dict[str, Any]], Reply]) -> FakeServer:
+    def start(replies: list[Reply] | Callable[[dict[str, Any], dict[str, str]], Reply]) -> FakeServer:
         server = FakeServer(replies)
         started.append(server)
         monkeypatch.setenv("RAG_LLM_API_KEY", KEY)
@@ -555,7 +499,7 @@ def test_ask_end_to_end_withholds_marks_replays_and_keeps_results_clean(
 
     by_id = Workbench().by_id
 
-    def reply(body: dict[str, Any]) -> Reply:  # cite the first evidence chunk truly, and once falsely
+    def reply(body: dict[str, Any], headers: dict[str, str]) -> Reply:  # cite the first chunk truly, once falsely
         first = re.search(r"chunk_id: (\S+)", body["messages"][-1]["content"]).group(1)  # type: ignore[union-attr]
         quote = " ".join(by_id[first].text.split()[:6])
         content = answer_json({"chunk_id": first, "quote": quote}, FABRICATED | {"chunk_id": first},

@@ -18,14 +18,13 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from doubles import JSON, FakeServer, Reply, completion  # tests/doubles.py (pytest puts tests/ on the path)
 
 from rag_lib.__main__ import main
 from rag_lib.config import REPO_ROOT, batch_dir
@@ -178,49 +177,26 @@ def test_a_server_killed_mid_query_is_a_named_error_and_the_next_open_reconnects
 
 # == 28.3: credentials in the endpoint URL, keys and Authorization values are never written ============
 
-class EchoServer:
+class EchoServer(FakeServer):
     """Answers every POST with what it received: the Authorization header, the path and the body's
     model; ``statuses`` are the HTTP statuses of successive replies (the last repeats)."""
 
     def __init__(self, statuses: list[int]) -> None:
         self.statuses = statuses
         self.seen: list[str] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers["Content-Length"]))
-                auth = self.headers.get("Authorization", "")
-                server.seen.append(auth)
-                status = server.statuses[min(len(server.seen), len(server.statuses)) - 1]
-                echo = f"auth={auth} key={KEY} password={PASSWORD} url={server.url}"
-                if status == 200:
-                    body = json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": f"m {echo}",
-                                       "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                           "role": "assistant", "content": json.dumps({
-                                               "status": "answered", "answer": echo, "citations": [
-                                                   {"chunk_id": CHUNK.id, "quote": "Workers Free plan"}],
-                                               "missing": []})}}],
-                                       "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
-                else:
-                    body = json.dumps({"error": {"message": echo}}).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        super().__init__(self.echo)
         self.url = f"http://user:{PASSWORD}@127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+    def echo(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        auth = headers.get("Authorization", "")
+        self.seen.append(auth)
+        status = self.statuses[min(len(self.seen), len(self.statuses)) - 1]
+        echo = f"auth={auth} key={KEY} password={PASSWORD} url={self.url}"
+        if status != 200:
+            return status, JSON, json.dumps({"error": {"message": echo}}).encode(), 0.0
+        content = json.dumps({"status": "answered", "answer": echo, "missing": [],
+                              "citations": [{"chunk_id": CHUNK.id, "quote": "Workers Free plan"}]})
+        return status, JSON, completion(content, model=f"m {echo}"), 0.0
 
 
 @pytest.fixture

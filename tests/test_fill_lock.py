@@ -11,14 +11,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from doubles import LoopbackServer
+from doubles import JSON, FakeServer, completion  # tests/doubles.py (pytest puts tests/ on the path)
 
 from rag_lib.generation.call_records import LLMRequest
 from rag_lib.runner.llm_fill import FILL_LOCK_NAME, FillBusyError, fill_lock
@@ -41,28 +40,20 @@ else:
 """
 
 
-class CountingEndpoint(LoopbackServer):
-    """A chat-completions endpoint that counts each request body and answers after ``delay_s``."""
+class CountingEndpoint(FakeServer):
+    """A chat-completions endpoint that answers each request after ``delay_s``; ``bodies`` counts them by
+    their last message."""
 
     def __init__(self, delay_s: float) -> None:
-        self.bodies: Counter[str] = Counter()
-        self.lock = threading.Lock()
-        super().__init__(self.answer)
-        self.delay_s = delay_s
+        super().__init__(lambda body, headers: (200, JSON, completion('{"ok": true}'), delay_s))
 
-    def answer(self, path: str, raw: bytes) -> tuple[int, bytes]:
-        with self.lock:
-            self.bodies[json.loads(raw)["messages"][-1]["content"]] += 1
-        time.sleep(self.delay_s)
-        return 200, json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "fake-model",
-                                "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                                    "role": "assistant", "content": '{"ok": true}'}}],
-                                "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode()
+    @property
+    def bodies(self) -> Counter[str]:
+        return Counter(body["messages"][-1]["content"] for body in list(self.requests))
 
     @property
     def total(self) -> int:
-        with self.lock:
-            return sum(self.bodies.values())
+        return len(self.requests)
 
 
 @pytest.fixture
