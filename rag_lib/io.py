@@ -1,5 +1,5 @@
-"""Atomic file writes (a reader never sees a half-written result; no API key reaches a file) and
-file checksums.
+"""Atomic file writes (a reader never sees a half-written result; no API key reaches a file), file
+checksums, an exclusive lock per folder, and this CPU's flags as /proc/cpuinfo lists them.
 
 Text written through :func:`write_text`, :func:`write_json` and :func:`write_jsonl` passes
 through :func:`rag_lib.redaction.redact_text` first (results, reports, notebooks, call records).
@@ -24,6 +24,16 @@ from typing import IO, Any
 
 from rag_lib.errors import WorkbookError
 from rag_lib.redaction import redact_text
+
+
+def cpu_flags() -> set[str] | None:
+    """This CPU's feature flags as /proc/cpuinfo names them (``avx2``, ``amx_tile`` …); None where there is
+    no /proc/cpuinfo to read."""
+    info = Path("/proc/cpuinfo")
+    if not info.is_file():
+        return None
+    return {flag for line in info.read_text().splitlines() if line.startswith("flags")
+            for flag in line.split(":", 1)[1].split()}
 
 
 def file_sha256(*paths: str | os.PathLike[str]) -> str:

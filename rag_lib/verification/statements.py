@@ -11,9 +11,8 @@ nothing from its quotes to the question *restates the question*.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from rag_lib.text import identifiers
 
@@ -90,20 +89,6 @@ class SupportReport:
     def supported(self) -> bool:
         return not self.unsupported and not self.restates_question
 
-    @property
-    def problem(self) -> str | None:
-        """One sentence for a reader, or ``None`` when supported."""
-        if self.unsupported:
-            listed = ", ".join(f"'{s.text}'" for s in self.unsupported[:5])
-            return f"it states {listed}, which no verified quote contains"
-        if self.restates_question:
-            return "it adds nothing from its quotes to the question (it restates the question)"
-        return None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"supported": self.supported, "statements": [s.text for s in self.statements],
-                "unsupported": [s.text for s in self.unsupported], "restates_question": self.restates_question}
-
 
 def states(statement: Statement, quotes: str) -> bool:
     """Whether ``quotes`` state ``statement``: a number with the same digits and the same unit (none
@@ -165,8 +150,3 @@ def check_support(answer: str, question: str, quotes: Iterable[str]) -> SupportR
     adds = bool(quoted) or bool((_terms(answer) - asked_terms) & quoted_terms)
     restates = not joined.strip() or not (adds or (asked_terms and asked_terms <= quoted_terms))
     return SupportReport(tuple(statements), tuple(unsupported), restates)
-
-
-def quotes_of(citations: Sequence[Any]) -> list[str]:
-    """The quotes of verified citations (objects with ``quote``)."""
-    return [c.quote for c in citations]
