@@ -117,6 +117,6 @@ def correctness_summary(results: Sequence[CorrectnessResult]) -> dict[str, Any]:
     }
 
 
-def has_checkable_fact(question_id: str) -> bool:
+def has_checkable_fact(question_id: str, key_facts: KeyFacts | None = None) -> bool:
     """Whether the question has a checkable key fact (else it is left out of correctness)."""
-    return answer_correct(question_id, "").checkable
+    return answer_correct(question_id, "", key_facts).checkable

@@ -15,6 +15,7 @@ from typing import Any
 
 from rag_lib.answer import gated_answer
 from rag_lib.evaluation.correctness import answer_correct
+from rag_lib.evaluation.key_facts import KeyFacts
 from rag_lib.evidence import Gate, label_insufficient
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import Generator
@@ -25,9 +26,11 @@ from rag_lib.workbench import Workbench
 
 
 def run_generation_eval(
-    wb: Workbench, gate: Gate, generator: Generator, lang: str = "en", k: int | None = None, key: str = "dense"
+    wb: Workbench, gate: Gate, generator: Generator, lang: str = "en", k: int | None = None, key: str = "dense",
+    key_facts: KeyFacts | None = None,
 ) -> dict[str, Any]:
-    """Answer every benchmark question behind ``gate``; return JSON-ready counts and per-question rows."""
+    """Answer every benchmark question behind ``gate``; return JSON-ready counts and per-question rows.
+    ``key_facts`` (default: the development set's) decide which answers are correct."""
     k = wb.config.top_k(k)
     gated = GatedGenerator(generator, gate)
     rows = []
@@ -38,7 +41,8 @@ def run_generation_eval(
         text = out.result.answer.answer if out.result.answer else ""
         # Correct = states every checkable key fact (data/benchmark/key_facts.yaml); only answered
         # answerable questions are judged, and a question without a checkable fact is None.
-        correct = answer_correct(q.id, text).correct if q.answerable and out.result.status == "answered" else None
+        correct = (answer_correct(q.id, text, key_facts).correct
+                   if q.answerable and out.result.status == "answered" else None)
         rows.append({
             "question": q.id, "answerable": q.answerable,
             "label": "insufficient" if label_insufficient(q, evidence_ids) else "sufficient",

@@ -18,7 +18,7 @@ from rag_lib.config import REPO_ROOT, RunConfig, settings
 from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
 from rag_lib.evaluation.hand_check_agreement import agreement
 from rag_lib.evaluation.hand_checks import answer_rows, load_all_hand_checks
-from rag_lib.evaluation.key_facts import default_key_facts, partly_checkable
+from rag_lib.evaluation.key_facts import KeyFacts, default_key_facts, partly_checkable
 from rag_lib.evaluation.reliability import expected_calibration_error, reliability_bins
 from rag_lib.evaluation.selective import selective_answering
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
@@ -91,7 +91,8 @@ class Ungated:
         return GateDecision(True, self.name, "no gate: the generator decides")
 
 
-def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> AnswerFigures:
+def answer_figures(result: dict[str, Any], recorded: set[str] | None = None,
+                   key_facts: KeyFacts | None = None) -> AnswerFigures:
     """Rates of one :func:`run_generation_eval` result over the questions whose calls are recorded.
 
     ``answer_rate`` is answered (shown: citations verified and the answer supported by them) /
@@ -104,7 +105,8 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
     cited. Each rate of questions has its Wilson 95% interval (``…_ci``). Questions whose call has no record are left
     out (``missing``). ``recorded`` restricts the rates to those questions (the ones whose ungated call is
     recorded), so that a gated run is not measured over mostly gate-declined questions while the
-    calls it let through are still missing.
+    calls it let through are still missing. ``key_facts`` (default: the development set's) say which
+    questions have a checkable fact.
     """
     rows = [r for r in result["rows"] if r["error_kind"] != "replay_miss"
             and (recorded is None or r["question"] in recorded)]
@@ -113,7 +115,7 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None) -> 
     valid = sum(r["citations_valid"] for r in rows)
     total = sum(r["citations_total"] for r in rows)
     errors = Counter(r["error_kind"] for r in rows if r["status"] == "error")
-    checkable = [r for r in answerable if has_checkable_fact(r["question"])]
+    checkable = [r for r in answerable if has_checkable_fact(r["question"], key_facts)]
     correct = sum(r["correct"] is True for r in checkable)
     answered_checkable = [r for r in checkable if r["status"] == "answered"]
     gold_in_top = [r for r in checkable if r["label"] == "sufficient"]  # every gold piece in the Top-k

@@ -1,0 +1,104 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python (ragbench-workbook)
+#     language: python
+#     name: ragbench-workbook
+# ---
+
+# %% [markdown]
+# # 14 · The sealed test set: notebook 10's pipeline on questions it was not developed on
+#
+# **Question.** Every prompt, model choice and gate parameter of notebook 10 was chosen on the benchmark's
+# 91 questions: they are the **development set**, and its answer figures are optimistic. How does the same
+# narrowed pipeline do on 66 new questions (per language) that were written and sealed before the pipeline
+# ever ran on them?
+#
+# **The set.** `data/test_set/` (how the pages were drawn, what the questions ask, the rules:
+# its README): 44 answerable and 22 unanswerable questions about pages drawn from the wide batch, each in
+# Chinese and English, with key facts. `SHA256SUMS` records each file's hash; the run stops if one differs.
+# It is evaluated once per pipeline version: `results/14_test_set/results.json` names the version it ran.
+#
+# **Configuration.** Retrieval from the whole wide batch (dense, default embedder, Top-5); the narrowed
+# answerer of notebook 10 (`generation.llm_tasks.answer_narrowed`), ungated; behind the floor+aspects gate
+# with the parameters fitted on the **whole development set**; and that gate followed by the narrowed LLM
+# judge. Beside each row, the development set's row of the same pipeline from notebook 10 (its gate there
+# is leave-one-out). Every call is recorded and replayed; a call without a record counts as *missing*.
+#
+# **Re-run.** `make reproduce RUNS=14_test_set` (replays; needs notebook 10's results and the wide batch
+# embedded, about 15 minutes cold: notebook 12 does it); `make llm-runs RUNS=14_test_set` makes the missing
+# calls live. Writes `results/14_test_set/`.
+
+# %% tags=["parameters"]
+languages = ["zh", "en"]
+k = None  # None: retrieval.top_k in config.yaml
+
+# %%
+from rag_lib.config import RunConfig
+from rag_lib.experiments.test_set import findings, run_test_set
+from rag_lib.presentation import page, report
+from rag_lib.presentation.tables import table
+from rag_lib.results.local_llm import LocalLLMResult
+
+NAME = "14_test_set"
+COLUMNS = ["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
+           "correct_gold_in_top_k_ci", "shown_wrong", "shown_wrong_ci", "refusal_correctness",
+           "refusal_correctness_ci", "false_refusal", "false_refusal_ci", "citation_validity", "errors"]
+config = RunConfig.from_settings(k=k)
+development = LocalLLMResult.read("10_local_llm", needed_by=NAME)
+result = run_test_set(languages=languages, k=config.k, development=development)
+page.setup_line({"answerer": result.answerer, "batch": result.batch, "gates": result.gates})
+
+# %% [markdown]
+# ## Test set (out of sample)
+
+# %%
+table(result.rows, COLUMNS)
+
+# %% [markdown]
+# ## Development set, the same pipeline (notebook 10)
+
+# %%
+table(result.development_rows, COLUMNS)
+
+# %% [markdown]
+# ## The sealed files, as checked before this run
+
+# %%
+table(result.sealed)
+
+# %% tags=["report"]
+template = """# 14 · The sealed test set
+
+{{ answerer }} on {{ n_questions }} sealed questions per language ({{ n_answerable }} answerable), retrieved from
+`{{ batch }}`; the gate's parameters were fitted on the development set only.
+
+## Test set (out of sample)
+
+{{ rows | table(["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
+                 "correct_gold_in_top_k_ci", "shown_wrong", "refusal_correctness", "refusal_correctness_ci",
+                 "false_refusal", "false_refusal_ci"]) }}
+
+## Development set, the same pipeline (notebook 10)
+
+{{ development_rows | table(["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
+                             "correct_gold_in_top_k_ci", "shown_wrong", "refusal_correctness",
+                             "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
+
+## Sealed files
+
+{{ sealed | table(["file", "sha256"]) }}
+
+## Findings
+
+{{ findings_text }}
+"""
+stored = report.write_experiment(NAME, result, template, findings=findings)
+page.closing(stored, {"setup": {"answerer": result.answerer, "batch": result.batch}})

@@ -1,0 +1,182 @@
+"""The sealed test set (``data/test_set/``, issue #46 item 2): notebook 10's pipeline out of sample.
+
+The benchmark's 91 questions are the **development set**: the gate was calibrated on them, the prompts
+and the model for each task were chosen on them. The 66 questions of the test set were written about
+pages drawn from the wide batch before the pipeline ever ran on them, and sealed by sha256
+(``data/test_set/SHA256SUMS``). This experiment runs the narrowed pipeline on them, retrieved from the
+whole wide batch, in three forms: ungated; behind the floor+aspects gate with the parameters fitted on
+the whole development set; and that gate followed by the narrowed LLM judge (10's cascade). Nothing here
+is fitted on the test set, so these are the only answer figures the workbook calls out of sample.
+
+A sealed file that no longer matches its sha256 stops the run (:class:`TestSetChanged`): the set is
+evaluated once per pipeline version, never relabelled to fit a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rag_lib.benchmark import Benchmark, load_benchmark
+from rag_lib.config import DATA_DIR
+from rag_lib.corpus import load_chunks
+from rag_lib.errors import WorkbookError
+from rag_lib.evaluation.key_facts import KeyFacts, load_key_facts
+from rag_lib.evidence.narrowing import narrowed_generator
+from rag_lib.experiments.llm_eval import Ungated, answer_figures, held_out_run, judge_after_gate
+from rag_lib.question_sweeps.gates import (
+    calibrate,
+    chosen_gates,
+    general_gate_key,
+    measure_narrowed_judge,
+)
+from rag_lib.question_sweeps.generation import run_generation_eval
+from rag_lib.results.gate_rows import LLMJudge
+from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnsweredQuestion, AnswerRow, LocalLLMResult
+from rag_lib.results.test_set import SealedFile, TestSetResult, TestSetRun
+from rag_lib.results.typed_json import decode
+from rag_lib.workbench import Workbench
+
+TEST_SET_DIR = DATA_DIR / "test_set"
+SEALED_FILES = ("questions.yaml", "key_facts.yaml", "drawn_pages.txt")
+# The gate's parameters are fitted on the whole development set: out of sample on the test set.
+FITTED_ON_DEV = " (fitted on the development set)"
+
+
+class TestSetChanged(WorkbookError):
+    """A sealed file of the test set differs from the sha256 recorded when it was sealed."""
+
+
+def sealed_files(folder: Path = TEST_SET_DIR) -> list[SealedFile]:
+    """Each sealed file with its recorded sha256, checked against the file as it is now."""
+    sums = folder / "SHA256SUMS"
+    if not sums.is_file():
+        raise TestSetChanged(f"{sums} is missing: the test set cannot be shown to be the sealed one. Restore it "
+                             "from git (`git checkout -- data/test_set`).")
+    recorded = dict(reversed(m.groups()) for m in re.finditer(r"^([0-9a-f]{64}) [ *](\S+)$",
+                                                                 sums.read_text(encoding="utf-8"), re.M))
+    out = []
+    for name in SEALED_FILES:
+        path = folder / name
+        actual = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "(missing)"
+        if recorded.get(name) != actual:
+            raise TestSetChanged(f"{path} does not match its sealed sha256 ({recorded.get(name, 'not recorded')}; "
+                                 f"now {actual}). The test set is evaluated as sealed, never edited to fit a run: "
+                                 "restore it with `git checkout -- data/test_set` (see data/test_set/README.md).")
+        out.append(SealedFile(name, actual))
+    return out
+
+
+def test_set_batch(folder: Path = TEST_SET_DIR) -> str:
+    """The snapshot batch the test set's locators resolve on (``snapshot`` in its questions.yaml)."""
+    return str(yaml.safe_load((folder / "questions.yaml").read_text(encoding="utf-8"))["snapshot"])
+
+
+def test_set_workbench(dev: Workbench, folder: Path = TEST_SET_DIR) -> tuple[Workbench, KeyFacts]:
+    """A workbench over the test set's batch, scored with the test set (its embedders shared with ``dev``),
+    and the test set's key facts."""
+    chunks = load_chunks(test_set_batch(folder))
+    benchmark: Benchmark = load_benchmark(folder / "questions.yaml", chunks)
+    key_facts = load_key_facts(folder / "key_facts.yaml", load_benchmark(folder / "questions.yaml"))
+    return Workbench.over(chunks, benchmark, config=dev.config, embedders_of=dev), key_facts
+
+
+def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, key: str = "dense",
+                 development: LocalLLMResult | None = None) -> TestSetResult:
+    """The narrowed pipeline on the sealed test set (see the module docstring), beside ``development``
+    (notebook 10's stored result: its narrowed rows)."""
+    sealed = sealed_files()
+    dev = Workbench()
+    k = dev.config.top_k(k)
+    wb, key_facts = test_set_workbench(dev)
+    answerer = narrowed_generator("answer_narrowed", dev.embedder())
+    judge = decode(LLMJudge, measure_narrowed_judge(wb, languages, k, key))
+    rows: list[AnswerRow] = []
+    runs: list[TestSetRun] = []
+    gates: dict[str, dict[str, Any]] = {}
+    for lang in languages:
+        calibration = calibrate(dev, lang, key, k)
+        fitted = chosen_gates(calibration, dev)
+        chosen = general_gate_key(fitted)
+        gate = fitted[chosen]
+        gates[lang] = {"gate": gate.name, **{p: calibration[chosen][p] for p in ("floor", "min_coverage")
+                                             if p in calibration[chosen]}}
+        ungated = run_generation_eval(wb, Ungated(), answerer, lang, k, key, key_facts)
+        declined = {q.id: not gate.decide(q.text(lang), wb.evidence(wb.rank(q.text(lang), key), k),
+                                          wb.rank(q.text(lang), key)).sufficient for q in wb.benchmark}
+        recorded = {r["question"] for r in ungated["rows"] if r["error_kind"] != "replay_miss"}
+        name = gate.name + FITTED_ON_DEV
+        for result in (ungated, held_out_run(ungated, declined, name),
+                       held_out_run(ungated, judge_after_gate(declined, judge.by_lang[lang]), name + THEN_JUDGE)):
+            figures = answer_figures(result, None if result is ungated else recorded, key_facts)
+            rows.append(AnswerRow(**vars(figures), generator=answerer.label))
+            runs.append(TestSetRun(lang, result["gate"], [AnsweredQuestion(**r) for r in result["rows"]]))
+    return TestSetResult(
+        languages=list(languages), k=k, retriever=key, batch=test_set_batch(), sealed=sealed,
+        n_questions=len(wb.benchmark), n_answerable=len(wb.benchmark.questions(answerable=True)),
+        answerer=answerer.label, pipeline=answerer.describe(), gates=gates,
+        rows=rows, development_rows=development_rows(development, answerer.label),
+        runs=runs, embedder=dev.embedder().describe(),
+    )
+
+
+def development_rows(development: LocalLLMResult | None, label: str) -> list[AnswerRow]:
+    """Notebook 10's rows of the same pipeline: ungated, the leave-one-out gate, and the gate then judge."""
+    if development is None:
+        return []
+    wanted = ("ungated", HELD_OUT, HELD_OUT + THEN_JUDGE)
+    return [r for r in development.answer_rows if r.generator == label
+            and (r.gate == "ungated" or r.gate.endswith(wanted[1]) or r.gate.endswith(wanted[2]))]
+
+
+def _count(rate: float | None, n: int) -> int:
+    return round((rate or 0.0) * n)
+
+
+def _set_figures(row: AnswerRow) -> dict[str, str]:
+    """One row's sentence parts, each with its own denominator."""
+    correct = _count(row.correct_gold_in_top_k, row.gold_in_top_k)
+    declined = _count(row.refusal_correctness, row.unanswerable)
+    refused = _count(row.false_refusal, row.complete_evidence)
+    return {
+        "correct": f"{correct}/{row.gold_in_top_k} answerable questions with every gold piece in the Top-k get a "
+                   f"shown answer stating every key fact ({row.correct_gold_in_top_k} {row.correct_gold_in_top_k_ci})",
+        "refusal": f"{declined}/{row.unanswerable} unanswerable questions declined ({row.refusal_correctness} "
+                   f"{row.refusal_correctness_ci}), beside false refusal {refused}/{row.complete_evidence} of "
+                   f"answerable questions with every gold piece in the Top-k ({row.false_refusal} "
+                   f"{row.false_refusal_ci})",
+    }
+
+
+def findings(result: TestSetResult) -> list[str]:
+    """Per language and gate: the test set's figures, then the development set's for the same pipeline."""
+    out = []
+    for row in result.rows:
+        if row.missing == row.n:
+            out.append(f"{row.lang}, {row.gate}: no recorded call yet on the test set ({row.n} questions missing; "
+                       "`make llm-runs RUNS=14_test_set` makes them).")
+            continue
+        dev_gate = row.gate.replace(FITTED_ON_DEV, HELD_OUT)
+        dev = next((d for d in result.development_rows if d.lang == row.lang and d.gate == dev_gate), None)
+        test = _set_figures(row)
+        missing = f" ({row.missing} of {row.n} questions have no recorded call yet and are left out)" \
+            if row.missing else ""
+        for part in ("correct", "refusal"):
+            beside = (f"; development set ({dev.gate}, in sample for the prompts and the model): "
+                      f"{_set_figures(dev)[part]}" if dev else "")
+            out.append(f"Test set, out of sample ({row.lang}, {row.gate}){missing}: {test[part]}{beside}.")
+    out.append(f"Caveats: the test set has {result.n_answerable} answerable questions of {result.n_questions} per "
+               "language, so each interval (Wilson 95%) is wide; 'correct' is the key-fact measure (each checkable key "
+               "fact stated), whose agreement with people is measured on the development set in notebook 10; the "
+               "gate's parameters were fitted on the development set only, and retrieval ranks the whole "
+               f"{result.batch} batch.")
+    return out
+
+
+__all__ = ["FITTED_ON_DEV", "TestSetChanged", "development_rows", "findings", "run_test_set", "sealed_files",
+           "test_set_workbench"]

@@ -1,0 +1,47 @@
+"""What notebook 14 (the sealed test set) returns: :class:`TestSetResult`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rag_lib.results.local_llm import AnsweredQuestion, AnswerRow
+from rag_lib.results.store import ExperimentResult
+
+
+@dataclass(frozen=True)
+class SealedFile:
+    """One sealed file of ``data/test_set`` and the sha256 it was checked against before the run."""
+
+    file: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class TestSetRun:
+    """One language and gate of the narrowed pipeline on the test set: per-question rows (as 10 stores them)."""
+
+    lang: str
+    gate: str
+    rows: list[AnsweredQuestion]
+
+
+@dataclass(frozen=True)
+class TestSetResult(ExperimentResult):
+    """``14_test_set``: the narrowed pipeline of notebook 10 on the sealed test set, beside its
+    development-set figures. Returned by :func:`rag_lib.experiments.test_set.run_test_set`."""
+
+    languages: list[str]
+    k: int
+    retriever: str
+    batch: str  # the snapshot batch retrieved from (the test set's own)
+    sealed: list[SealedFile]
+    n_questions: int
+    n_answerable: int
+    answerer: str  # the narrowed pipeline's label
+    pipeline: dict[str, Any]  # what the answerer is: model, backend, prompt, narrowing
+    gates: dict[str, dict[str, Any]]  # language → the gate's parameters, fitted on the development set only
+    rows: list[AnswerRow]  # test set: one row per language and gate
+    development_rows: list[AnswerRow]  # the same pipeline's rows in notebook 10 (development set)
+    runs: list[TestSetRun]
+    embedder: dict[str, Any]
