@@ -30,7 +30,7 @@ from rag_lib.generation.schema import (
     recovery_json_schema,
     sufficiency_json_schema,
 )
-from rag_lib.generation.support import table_header
+from rag_lib.generation.support import table_header, unit_spans
 from rag_lib.text import sentences
 from rag_lib.verification import CitedUnit, Verification, repair_cut, verify
 
@@ -207,7 +207,7 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
         return GenerationResult(status="error", error_kind="echoes_prompt", answer=answer, citations=report,
                                 warnings=tuple(notes), error=f"The answer is not shown: it repeats {echoed} "
                                 "instead of answering from the evidence.", **base)
-    support = verify(base["question"], answer.answer, cited_units(report, evidence))
+    support = verify(base["question"], answer.answer, cited_units(report, evidence), evidence_units(evidence))
     if not support.supported:
         kind = ("off_question" if support.unasked else
                 "restates_question" if support.restates_question and not support.dropped else "unsupported_claims")
@@ -233,6 +233,13 @@ def cited_units(report: CitationReport, evidence: Sequence[Chunk]) -> list[Cited
         span = find_quote(citation.quote, chunk.text)
         units.append(CitedUnit(citation.quote, table_header(chunk.text, span[0]) if span else None))
     return units
+
+
+def evidence_units(evidence: Sequence[Chunk]) -> list[CitedUnit]:
+    """Every unit (sentence, list item, table row with its header) of the evidence: what a cited unit is
+    checked for conflicts against."""
+    return [CitedUnit(chunk.text[a:b], table_header(chunk.text, a)) for chunk in evidence
+            for a, b in unit_spans(chunk.text)]
 
 
 class LLMGenerator:

@@ -7,7 +7,9 @@ valid quotes here. :func:`verify`:
 1. splits the answer into **claims** (its sentences, list items and table rows) and binds each to the
    units **its model cited**: the workbook never adds support the model did not give;
 2. checks each claim with :mod:`rag_lib.verification.rules` (numbers with their unit, count noun and
-   plan; names and commands verbatim; polarity and quantifiers; content-word coverage);
+   plan; names and commands verbatim; polarity and quantifiers; content-word coverage), and each of its
+   numbers against the rest of the evidence (:mod:`rag_lib.verification.conflicts`: another unit giving
+   another value for the same thing takes its support away);
 3. checks the reply's language against the question's;
 4. decides: every claim passes → shown as written; some pass → the passing claims are shown, the others
    listed with why, when what remains still adds something to the question; none pass, or what remains
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lib.text import LANGUAGE_NAMES, language_of, sentence_spans
+from rag_lib.verification.conflicts import conflict_problems
 from rag_lib.verification.rules import CitedUnit, claim_problems
 from rag_lib.verification.statements import Statement, check_support, checkable_statements
 
@@ -153,7 +156,7 @@ def language_problem(question: str, answer: str) -> str | None:
             "question")
 
 
-def verify(question: str, answer: str, units: Sequence[CitedUnit]) -> Verification:
+def verify(question: str, answer: str, units: Sequence[CitedUnit], sent: Sequence[CitedUnit] = ()) -> Verification:
     """Check each claim of ``answer`` against the ``units`` its model cited, and decide what may be shown.
 
     Parameters
@@ -164,9 +167,13 @@ def verify(question: str, answer: str, units: Sequence[CitedUnit]) -> Verificati
         The answer text as the model wrote it.
     units
         The valid quotes the model itself cited, with their table header rows.
+    sent
+        Every unit of the evidence the answer was written from: read only for conflicts with ``units``,
+        never as support.
     """
     whole = check_support(answer, question, [u.text for u in units])
-    checks = tuple(ClaimCheck(claim, tuple(claim_problems(claim, units, question))) for claim in claims_of(answer))
+    checks = tuple(ClaimCheck(claim, (*claim_problems(claim, units, question), *conflict_problems(claim, units, sent)))
+                   for claim in claims_of(answer))
     kept = [c.text for c in checks if c.supported]
     stated = [c for c in kept if not c.endswith((":", "："))]  # an introduction ("as follows:") states nothing
     shown: str | None

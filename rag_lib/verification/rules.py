@@ -64,7 +64,7 @@ _QUANTIFIERS = (  # widening ("all", "every", "always") and narrowing ("only")
 # Words that change what a number is: the unit's figure is a default or an average, or a bound. A claim that
 # drops "default"/"average" states another figure ("30 seconds" is the default, the ceiling is 5 min); a claim
 # that turns a minimum into a maximum (or back) says the opposite.
-_QUALIFIERS = {
+QUALIFIERS = {
     "default": re.compile(r"\bdefaults?\b|默认", re.IGNORECASE),
     "average": re.compile(r"\b(?:average|avg|mean)\b|平均", re.IGNORECASE),
     "minimum": re.compile(r"\b(?:minimum|min\.|at least)\b|最少|至少|最低|最小", re.IGNORECASE),
@@ -169,12 +169,12 @@ def _qualifiers_near(text: str, start: int, end: int) -> set[str]:
     left = text.rfind("|", 0, start) + 1 if "|" in text[:start] else max(0, start - _QUALIFIER_WINDOW)
     right = text.find("|", end) if "|" in text[end:] else min(len(text), end + 15)
     window = text[max(left, start - _QUALIFIER_WINDOW):right]
-    return {name for name, pattern in _QUALIFIERS.items() if pattern.search(window)}
+    return {name for name, pattern in QUALIFIERS.items() if pattern.search(window)}
 
 
 def _qualifier_problem(claim: str, statement: Statement, stating: Sequence[CitedUnit]) -> str | None:
     """A default or average figure stated as plain, or a bound turned into its opposite."""
-    said = {name for name, pattern in _QUALIFIERS.items() if pattern.search(claim)}
+    said = {name for name, pattern in QUALIFIERS.items() if pattern.search(claim)}
     for unit in stating:
         for start, end in number_spans(statement, unit.text):
             near = _qualifiers_near(unit.text, start, end)

@@ -29,6 +29,7 @@ _UNIT_NAMES = {
     "mbps": ("mbps",), "gbps": ("gbps",),
 }
 _CANONICAL_UNIT = {alias: unit for unit, aliases in _UNIT_NAMES.items() for alias in aliases}
+UNIT_ALIASES = frozenset(_CANONICAL_UNIT)
 _UNITS = "|".join(sorted((re.escape(a) for a in _CANONICAL_UNIT), key=len, reverse=True))
 # A number as the answer states it, with the unit that follows, if any; digits inside a word (R2, v4,
 # HTTP/2) are names, not numbers.
@@ -106,12 +107,17 @@ def number_matches(statement: Statement, text: str) -> bool:
                for m in _NUMBER.finditer(_MARKERS.sub(" ", text)))
 
 
+def numbers_in(text: str) -> list[tuple[str, str, int, int]]:
+    """Each number ``text`` states: its digits (squashed, without ``$``), its canonical unit (``""``: none)
+    and its span in ``text``."""
+    cleaned = _MARKERS.sub(lambda m: " " * len(m.group()), text)  # same offsets as ``text``
+    return [(squash(m.group(1)).lstrip("$"), _unit_of(m), *m.span()) for m in _NUMBER.finditer(cleaned)]
+
+
 def number_spans(statement: Statement, text: str) -> list[tuple[int, int]]:
     """Where ``text`` states the number of ``statement`` with its unit (``(start, end)`` of each)."""
     digits = squash(statement.text.partition(" ")[0]).lstrip("$")
-    cleaned = _MARKERS.sub(lambda m: " " * len(m.group()), text)  # same offsets as ``text``
-    return [m.span() for m in _NUMBER.finditer(cleaned)
-            if squash(m.group(1)).lstrip("$") == digits and _unit_of(m) == statement.unit]
+    return [(start, end) for value, unit, start, end in numbers_in(text) if value == digits and unit == statement.unit]
 
 
 def _unit_of(match: re.Match[str]) -> str:
