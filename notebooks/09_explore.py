@@ -40,11 +40,11 @@ live = True  # build the widget; headless runs set False (config.yaml): a client
 # and the ranking down to the deepest piece, with a line at the cut: what the explorer below shows first.
 
 # %%
-from IPython.display import display
+from IPython.display import HTML, display
 
 from rag_lib.config import RunConfig
 from rag_lib.explain import explain
-from rag_lib.explore import build_explorer, retrieval_keys
+from rag_lib.explore import answer_stages_html, build_explorer, retrieval_keys
 from rag_lib.workbench import Workbench
 
 config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
@@ -52,6 +52,7 @@ workbench = Workbench(config=config)
 print("configurations available here:", ", ".join(retrieval_keys(config.embedder)))
 if not live:  # in JupyterLab the explorer below shows this view itself: one ranking on the page, not two
     display(explain(question, key=key, k=config.k, lang=lang, workbench=workbench))
+    display(HTML(answer_stages_html(question, lang)))
 
 # %% [markdown]
 # ## The explorer (needs a live kernel: `make lab`, then run all cells)

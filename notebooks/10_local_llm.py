@@ -59,9 +59,10 @@ k = None  # None: retrieval.top_k in config.yaml
 from IPython.display import display
 
 from rag_lib.config import RunConfig
+from rag_lib.evaluation.diagnosis import STAGES
 from rag_lib.experiments.llm_eval import findings, run_local_llm
 from rag_lib.presentation import figures, page, report
-from rag_lib.presentation.tables import table
+from rag_lib.presentation.tables import pivot, table
 from rag_lib.results.local_llm import ANSWER_COLUMNS
 from rag_lib.results.local_llm_judge import SelectiveAnswering, SelectiveNotRun
 from rag_lib.results.typed_json import encode
@@ -166,6 +167,27 @@ table(result.targets)
 
 # %%
 table(result.funnel)
+
+# %% [markdown]
+# ### Where each answer is lost, and claim-level measures (RAGChecker's, without an LLM)
+#
+# Every answerable question with a checkable key fact, for every answerer, language and gate, goes to the
+# first stage that lost its answer, in pipeline order: a gold piece *not retrieved* (beyond the 20
+# candidates a reranker would see), *ranked below the cut* (beyond the Top-5), *declined by the gate* or
+# *by the judge*, *not sent by narrowing* (the narrowed units miss a key fact), *sent but not stated* (the
+# model's reply misses a key fact, or it declined), *stated but unsupported* (the reply states every key
+# fact but the verification stage did not show it), *supported but wrong* (shown, verified against its own
+# quotes, and missing a key fact); *answered* is a shown answer stating every key fact. Below, RAGChecker's
+# measures (Ru et al., 2024) with key facts as the gold claims and the verification rules as entailment:
+# each is numerator/denominator, defined in `rag_lib/evaluation/diagnosis.py`. Noise sensitivity needs
+# each claim judged right or wrong by people and is left out.
+
+# %%
+page.show_figure(figures.where_it_failed(result.failures, STAGES, report.experiment_dir(NAME) / "where_it_failed.png",
+                                         title="Where each answerable question's answer is lost"))
+display(table(pivot(result.failures, ["generator", "lang", "gate"], "stage", "{questions}", keep=["of"])),
+        table(pivot(result.claim_measures, ["generator", "lang", "gate"], "metric",
+                    "{value:.2f} ({numerator}/{denominator})")))
 
 # %% [markdown]
 # ### How much evidence the narrowed pipeline sends: chosen on one half, reported on the other
@@ -283,6 +305,17 @@ Where the key facts are lost (narrowed pipeline, ungated; each share is of the r
 
 {{ funnel | table(["lang", "every key fact", "questions", "of", "share", "ci"]) }}
 
+Where each answerable question's answer is lost (every answerer, language and gate; the first stage that lost it):
+
+![Where each answerable question's answer is lost](where_it_failed.png)
+
+{{ failures | pivot(["generator", "lang", "gate"], "stage", "{questions}", keep=["of"]) | table }}
+
+Claim-level measures (RAGChecker's, with key facts as gold claims and the verification rules as entailment;
+numerator/denominator; definitions in `rag_lib/evaluation/diagnosis.py`):
+
+{{ claim_measures | pivot(["generator", "lang", "gate"], "metric", "{value:.2f} ({numerator}/{denominator})") | table }}
+
 ## The LLM judge beside floor+aspects
 
 {{ judge_rows | table(judge_rates) }}
@@ -299,6 +332,6 @@ Counts of the same rows ("insufficient" is the positive class):
 
 {{ findings_text }}
 """
-stored = report.write_experiment(NAME, result, template, findings=findings,
+stored = report.write_experiment(NAME, result, template, findings=findings, filters={"pivot": pivot},
                                  layout={"judge_rates": judge_rates, "judge_counts": judge_counts})
 page.closing(stored, {"models": encode(result.models), "tasks": result.tasks})

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import html
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from rag_lib.embedding import available_embedders
 from rag_lib.errors import WorkbookError
 from rag_lib.explain import Explanation, explain
+from rag_lib.results.store import find_result
 from rag_lib.workbench import Workbench
+
+ANSWERS_RUN = "10_local_llm"  # whose recorded answers say where each benchmark question's answer was lost
 
 
 def retrieval_keys(default: str) -> list[str]:
@@ -37,6 +43,32 @@ def rank_moves(first: Explanation, second: Explanation) -> list[dict[str, Any]]:
             for i, cid in enumerate(first.ranking.ids[:first.k], 1)]
 
 
+@cache
+def _stages(root: Path | None) -> tuple[dict[str, Any], ...]:
+    stored = find_result(ANSWERS_RUN, root)
+    return tuple(stored.data.get("question_failures", [])) if stored is not None else ()
+
+
+def answer_stages(question_id: str, lang: str, root: Path | None = None) -> list[dict[str, Any]]:
+    """Notebook 10's where-it-failed row of one benchmark question in one language: per answerer and gate, the
+    stage that lost its answer ("answered": shown and stating every key fact). Empty for a question 10 does not
+    diagnose (free text, an unanswerable question, no checkable key fact) or when 10 has not run."""
+    return [r for r in _stages(root) if r["question"] == question_id and r["lang"] == lang]
+
+
+def answer_stages_html(question_id: str, lang: str, root: Path | None = None) -> str:
+    """:func:`answer_stages` as a small table, with what it was measured on (or why there is none)."""
+    rows = answer_stages(question_id, lang, root)
+    if not rows:
+        return (f"<p><i>No where-it-failed row for {html.escape(question_id)} ({lang}): notebook 10 diagnoses "
+                "answerable benchmark questions with a checkable key fact, from its recorded answers.</i></p>")
+    body = "".join(f"<tr><td>{html.escape(r['answerer'])}</td><td>{html.escape(r['gate'])}</td>"
+                   f"<td><b>{html.escape(r['stage'])}</b></td></tr>" for r in rows)
+    return (f"<p><b>Where its answer was lost</b> (notebook 10's recorded answers: dense retrieval with the default "
+            f"embedder, Top-5, whatever is chosen above):</p><table><tr><th>answerer</th><th>gate</th>"
+            f"<th>stage</th></tr>{body}</table>")
+
+
 def build_explorer(workbench: Workbench | None = None, question: str = "q07", lang: str = "zh",
                    k: int | None = None) -> Any:
     """A widget box: benchmark question picker or free text, configuration, a second configuration to
@@ -45,7 +77,8 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
     Returns the ``ipywidgets.VBox``; display it in JupyterLab. A change re-ranks with
     :func:`rag_lib.explain.explain` (text and sliders only when released or submitted) and shows the
     question being asked, its pieces and the ranking, with a line at the top-k cut, down to the
-    deepest piece by default; with a second configuration, a slope chart of how each piece's rank moves.
+    deepest piece by default; with a second configuration, a slope chart of how each piece's rank moves; for
+    a benchmark question, where notebook 10's answers to it were lost (:func:`answer_stages_html`).
     """
     import ipywidgets as w
     from IPython.display import HTML, display
@@ -108,6 +141,8 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
                 return
             shown = result.default_rows() if deepest.value else rows.value
             display(HTML(result.html(shown)))
+            if question in {q.id for q in wb.benchmark.questions()}:
+                display(HTML(answer_stages_html(question, language.value)))
             if "bm25" in (key.value, other.value):
                 display(HTML(f"<p><i>{BM25_SCALE_NOTE}</i></p>"))
             if compared is not None:

@@ -271,7 +271,8 @@ def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrid
     assert main(["--list"]) == 0
     out = capsys.readouterr().out
     assert f"    k = {RunConfig.from_settings().k}\n" in out  # the run configuration, from config.yaml
-    assert "09_explore  (09_explore)\n    question='q07', key='dense', k=None, lang='zh', live=False\n" in out
+    assert ("09_explore  (09_explore)  reads: 10_local_llm\n    question='q07', key='dense', k=None, lang='zh', "
+            "live=False\n") in out
 
 
 def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provenance(monkeypatch, tmp_path) -> None:

@@ -183,3 +183,17 @@ def flatten(mapping: Mapping[str, Any] | Any, prefix: str = "") -> dict[str, Any
 def settings(mapping: Mapping[str, Any] | Any) -> Table:
     """A provenance or configuration dict as a two-column table of dotted settings."""
     return Table([{"setting": k, "value": v} for k, v in flatten(mapping).items()], ["setting", "value"], decimals=4)
+
+
+def pivot(rows: Iterable[Mapping[str, Any] | Any], index: Sequence[str], column: str, cell: str,
+          keep: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Long rows (one measurement each) as a wide table: one row per ``index`` value, one column per value of
+    ``column``, each cell ``cell`` formatted from its row (``"{value:.2f} ({numerator}/{denominator})"``; a
+    ``None`` field makes the cell "–"); ``keep``: fields copied from the first row of each wide row."""
+    out: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        data = encode(row) if is_dataclass(row) else dict(row)
+        key = tuple(data[f] for f in index)
+        wide = out.setdefault(key, {**{f: data[f] for f in index}, **{f: data[f] for f in keep}})
+        wide[str(data[column])] = "–" if any(v is None for v in data.values()) else cell.format(**data)
+    return list(out.values())

@@ -14,14 +14,17 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.answer import gated_answer
+from rag_lib.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evaluation.key_facts import KeyFacts
 from rag_lib.evidence import Gate, label_insufficient
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import Generator
+from rag_lib.generation.base import GenerationResult
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.scripted import scripted_generator
 from rag_lib.results.q5 import FaultRow
+from rag_lib.verification.statements import checkable_statements, squash, states
 from rag_lib.workbench import Workbench
 
 
@@ -43,6 +46,7 @@ def run_generation_eval(
         # answerable questions are judged, and a question without a checkable fact is None.
         correct = (answer_correct(q.id, text, key_facts).correct
                    if q.answerable and out.result.status == "answered" else None)
+        evidence = [wb.by_id[c] for c in evidence_ids if c in wb.by_id]
         rows.append({
             "question": q.id, "answerable": q.answerable,
             "label": "insufficient" if label_insufficient(q, evidence_ids) else "sufficient",
@@ -51,6 +55,7 @@ def run_generation_eval(
             "error_kind": out.result.error_kind,
             "citations_valid": cit.n_valid if cit else 0, "citations_total": cit.n_total if cit else 0,
             "correct": correct, "answer": text,
+            **claim_fields(q.id, q.text(lang), q.answerable, out.result, evidence, key_facts),
         })
     answered = [r for r in rows if r["status"] == "answered"]
     unanswerable = [r for r in rows if not r["answerable"]]
@@ -76,6 +81,29 @@ def run_generation_eval(
         "answered_with_complete_evidence": sum(r["label"] == "sufficient" for r in answered),
         "rows": rows,
     }
+
+
+def claim_fields(question_id: str, question: str, answerable: bool, result: GenerationResult,
+                 evidence: Sequence[Chunk], key_facts: KeyFacts | None = None) -> dict[str, Any]:
+    """What the claim-level diagnosis reads of one answer (:mod:`rag_lib.evaluation.diagnosis`).
+
+    ``stated``: the model's whole reply, before the verification stage dropped or withheld anything, states
+    every checkable key fact (``None``: not answerable, no checkable fact, or no reply); ``claims`` /
+    ``claims_supported``: the reply's claims and those its own quotes state; ``claims_ungrounded``: claims with
+    a number, name or URL that no unit of the evidence states.
+    """
+    reply = result.answer.answer if result.answer and result.status != "insufficient" else ""
+    support = result.support
+    claims = [c.text for c in support.claims] if support else ([reply] if reply else [])
+    whole = "\n".join(claims) or reply
+    stated = answer_correct(question_id, whole, key_facts) if answerable and whole else None
+    sent = "\n".join(c.text for c in evidence)
+    asked = squash(question)
+    ungrounded = sum(any(squash(s.text) not in asked and not states(s, sent) for s in checkable_statements(c))
+                     for c in claims)
+    return {"stated": stated.correct if stated else None, "claims": len(claims),
+            "claims_supported": sum(c.supported for c in support.claims) if support else 0,
+            "claims_ungrounded": ungrounded}
 
 
 def _declined_by(out: GatedResult) -> str | None:

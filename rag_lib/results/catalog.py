@@ -18,6 +18,7 @@ from rag_lib.results.runs import MECHANISM_NOTEBOOK, planned_runs
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.summary import SummaryResult
 from rag_lib.results.topk import TopkResult
+from rag_lib.results.test_set import TestSetResult
 
 # Notebook → the type of its stored result (09_explore stores none).
 RESULT_TYPES: dict[str, type[ExperimentResult]] = {
@@ -25,7 +26,7 @@ RESULT_TYPES: dict[str, type[ExperimentResult]] = {
     "03_q9a_no_evidence": Q9aResult, "04_q8_topk": TopkResult, "05_q7_diagnosis": Q7DiagnosisResult,
     MECHANISM_NOTEBOOK: MechanismResult, "07_recovery_loop": RecoveryExperimentResult, "08_summary": SummaryResult,
     "10_local_llm": LocalLLMResult, "11_chunking": ChunkingResult, "12_corpus_size": CorpusSizeResult,
-    "13_ann": AnnResult,
+    "13_ann": AnnResult, "14_test_set": TestSetResult,
 }
 
 

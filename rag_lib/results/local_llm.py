@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rag_lib.results.gate_rows import GateFigures, JudgeTableRow, LLMJudge
 from rag_lib.results.local_llm_choice import (
+    ClaimMeasureRow,
+    FailureRow,
     HandCheckAgreement,
     Injection,
     LocalModel,
@@ -20,8 +23,8 @@ from rag_lib.results.local_llm_choice import (
     PairedFamily,
     PairedRow,
     PairedTableRow,
+    QuestionFailure,
 )
-from rag_lib.results.gate_rows import GateFigures, JudgeTableRow, LLMJudge
 from rag_lib.results.local_llm_judge import Selective
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
@@ -65,6 +68,11 @@ class AnsweredQuestion:
     citations_total: int
     correct: bool | None  # states every key fact; None when not judged
     answer: str
+    # The claim-level diagnosis's inputs (question_sweeps.generation.claim_fields); absent in older archives.
+    stated: bool | None = None  # the model's whole reply states every key fact
+    claims: int = 0  # claims of the reply
+    claims_supported: int = 0  # … that their own quotes state
+    claims_ungrounded: int = 0  # … with a number, name or URL no unit of the evidence states
 
 
 @dataclass(frozen=True)
@@ -228,6 +236,9 @@ class LocalLLMResult(ExperimentResult):
     hand_checks: list[HandCheckAgreement]  # the key-fact measure's agreement with each hand-checked sample
     selective: dict[str, Selective]  # per language: selective answering (cross-validated logistic), its curve
     funnel: list[FunnelRow]  # per language: key facts in the Top-k → in the units sent → in the shown answer
+    failures: list[FailureRow]  # per answerer, language and gate: the stage that lost each answer (llm_eval.diagnosis)
+    claim_measures: list[ClaimMeasureRow]  # per answerer, language and gate: RAGChecker's claim-level measures
+    question_failures: list[QuestionFailure]  # per answerer, language, gate, question: its stage (the explorer)
     paired: list[PairedRow]  # answer against answer per question (llm_eval.paired), Holm-adjusted
     paired_rows: list[PairedTableRow]  # the same comparisons as the paired table shows them
     paired_family: PairedFamily  # the Holm family's size, fixed cells and how it was adjusted

@@ -199,3 +199,42 @@ class PairedFamily(FamilySummary):
     """The Holm family of the paired comparisons (``Family.summary``) and its sentence."""
 
     describe: str
+
+
+@dataclass(frozen=True)
+class FailureRow:
+    """Where answers were lost (``llm_eval.diagnosis``): the answerable questions with a checkable key fact of one
+    answerer, language and gate that one stage lost (``answered``: not lost), of ``of``."""
+
+    generator: str
+    lang: str
+    gate: str
+    stage: str
+    questions: int
+    of: int
+
+
+@dataclass(frozen=True)
+class QuestionFailure:
+    """One question's stage (for the explorer): answerer key (``narrowed`` …), language, gate, question, stage."""
+
+    answerer: str
+    lang: str
+    gate: str
+    question: str
+    stage: str
+
+
+@dataclass(frozen=True)
+class ClaimMeasureRow:
+    """One claim-level measure (``rag_lib.evaluation.diagnosis``) of one answerer, language and gate."""
+
+    generator: str
+    lang: str
+    gate: str
+    metric: str
+    value: float | None
+    numerator: int
+    denominator: int
+    ci: str
+    definition: str

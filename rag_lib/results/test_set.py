@@ -29,7 +29,7 @@ class TestSetRun:
 @dataclass(frozen=True)
 class TestSetResult(ExperimentResult):
     """``14_test_set``: the narrowed pipeline of notebook 10 on the sealed test set, beside its
-    development-set figures. Returned by :func:`rag_lib.experiments.test_set.run_test_set`."""
+    development-set figures. Returned by :func:`rag_lib.experiments.llm_eval.test_set.run_test_set`."""
 
     languages: list[str]
     k: int

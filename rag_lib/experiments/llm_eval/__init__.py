@@ -31,6 +31,7 @@ from rag_lib.experiments.llm_eval.archives import (
     before_after_rows,
 )
 from rag_lib.experiments.llm_eval.budget import run_budget_choice
+from rag_lib.experiments.llm_eval.diagnosis import diagnose
 from rag_lib.experiments.llm_eval.funnel import funnel_rows
 from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
 from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
@@ -178,8 +179,9 @@ def run_llm_answers(wb: Workbench, gate: Gate, generator: Generator | None = Non
         if held_out is not None:
             runs[gate.name + HELD_OUT] = held_out_run(ungated, held_out[lang], gate.name + HELD_OUT)
         if cascade is not None:
-            runs[gate.name + HELD_OUT + THEN_JUDGE] = held_out_run(ungated, cascade[lang],
-                                                                 gate.name + HELD_OUT + THEN_JUDGE)
+            runs[gate.name + HELD_OUT + THEN_JUDGE] = held_out_run(
+                ungated, cascade[lang], gate.name + HELD_OUT + THEN_JUDGE,
+                held_out[lang] if held_out is not None else None)
         for name, result in runs.items():
             out[f"{lang}:{name}"] = AnswerRun(answer_figures(result, None if name == "ungated" else recorded),
                                               [AnsweredQuestion(**r) for r in result["rows"]])
@@ -203,15 +205,26 @@ def cascade_scores(scored: Sequence[ScoredQuestion], declined: Mapping[str, bool
     return GateFigures(**score_cases(cases).to_json())
 
 
-def held_out_run(ungated: dict[str, Any], declined: Mapping[str, bool | None], gate: str) -> dict[str, Any]:
+def held_out_run(ungated: dict[str, Any], declined: Mapping[str, bool | None], gate: str,
+                 gate_declined: Mapping[str, bool] | None = None) -> dict[str, Any]:
     """The gated run an out-of-sample gate makes: a question it declines gets no call and no answer;
     every other one keeps its ungated answer (the same request, so the same recorded reply). A question
-    the gate could not decide (``None``: a judge call without a record) counts as missing."""
-    empty = {"citations_valid": 0, "citations_total": 0, "correct": None, "answer": ""}
+    the gate could not decide (``None``: a judge call without a record) counts as missing. For a gate then
+    a judge, ``gate_declined`` (the gate's own declines) tells the judge's declines apart."""
+    empty = {"citations_valid": 0, "citations_total": 0, "correct": None, "answer": "", "stated": None,
+             "claims": 0, "claims_supported": 0, "claims_ungrounded": 0}
     decline = {"gate": "insufficient", "status": "insufficient", "declined_by": "gate", "error_kind": None, **empty}
     undecided = {"gate": None, "status": "error", "declined_by": None, "error_kind": "replay_miss", **empty}
-    rows = [{**r, **(undecided if declined[r["question"]] is None else decline if declined[r["question"]]
-                     else {"gate": "sufficient"})} for r in ungated["rows"]]
+    judge = {**decline, "declined_by": "judge"}
+
+    def outcome(question: str) -> dict[str, Any]:
+        if declined[question] is None:
+            return undecided
+        if not declined[question]:
+            return {"gate": "sufficient"}
+        return decline if gate_declined is None or gate_declined[question] else judge
+
+    rows = [{**r, **outcome(r["question"])} for r in ungated["rows"]]
     return {**ungated, "gate": gate, "rows": rows}
 
 
@@ -267,6 +280,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     languages_shown = [LanguageRow(r.generator, r.lang, r.shown, r.in_language, r.in_language_rate, r.in_language_ci)
                        for r in rows if r.gate == "ungated"]
     funnel = funnel_rows(wb, {lang: answers["narrowed"].runs[f"{lang}:ungated"].rows for lang in languages}, k, key)
+    failures, claim_measures, question_failures = diagnose(wb, answers, languages, k, key)
     choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None
     budget = run_budget_choice(wb, k, key, languages)
     tasks = RunConfig.from_settings().llm_tasks  # what get_task_generator builds from (it has no workbench)
@@ -282,6 +296,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         narrowing=Narrowing(**narrowing_settings()), narrowing_choice=budget, injection=injection,
         injection_summary=injection_summary(injection), before_after=before_after, targets=targets,
         hand_checks=hand_checks, selective=selective, funnel=funnel,
+        failures=failures, claim_measures=claim_measures, question_failures=question_failures,
         paired=paired, paired_rows=table_rows(paired),
         answer_languages=languages_shown,
         partly_checkable=decode(list[PartlyCheckable], partly_checkable(default_key_facts())),

@@ -130,6 +130,7 @@ def findings(result: LocalLLMResult) -> list[str]:
                    f"every key fact stated) — {steps}. The lowest share is at the step "
                    f"\"{weakest.stage}\". Key facts are matched as strings, so a stage can miss a fact "
                    "stated in other words.")
+    out.extend(diagnosis_findings(result))
     for lang, block in result.selective.items():
         if isinstance(block, SelectiveNotRun) or block.answer_everything.ci95 is None:
             continue
@@ -162,6 +163,32 @@ def findings(result: LocalLLMResult) -> list[str]:
                f"that obeys them); the detector flagged {inj.flagged_at_build} of {inj.n_plants} plants when "
                "the page is built. The variants and the detector were written together, so this is an in-sample "
                "figure for the detector.")
+    return out
+
+
+def diagnosis_findings(result: LocalLLMResult) -> list[str]:
+    """Per language, where the narrowed pipeline (ungated) loses answerable questions, and its claim-level
+    measures beside the extractive baseline's."""
+    out = []
+    label, extractive = result.answers["narrowed"].label, result.answers["extractive"].label
+    for lang in result.languages:
+        stages = [r for r in result.failures if (r.generator, r.lang, r.gate) == (label, lang, "ungated")]
+        if not stages or not stages[0].of:
+            continue
+        lost = sorted((r for r in stages if r.stage != "answered" and r.questions), key=lambda r: -r.questions)
+        answered = next(r.questions for r in stages if r.stage == "answered")
+        measures = {(m.generator, m.metric): m for m in result.claim_measures if (m.lang, m.gate) == (lang, "ungated")}
+        claims = "; ".join(
+            f"{metric} {measures[(label, metric)].numerator}/{measures[(label, metric)].denominator} "
+            f"{measures[(label, metric)].ci} (extractive {measures[(extractive, metric)].numerator}/"
+            f"{measures[(extractive, metric)].denominator})"
+            for metric in ("claim recall", "faithfulness", "hallucination") if (label, metric) in measures)
+        out.append(f"{lang}: of {stages[0].of} answerable questions with a checkable key fact, the narrowed pipeline "
+                   f"(ungated) shows an answer stating every key fact for {answered}; the rest are lost at "
+                   + ", ".join(f"'{r.stage}' ({r.questions})" for r in lost)
+                   + f". Claim-level measures (RAGChecker's, with key facts as gold claims and the verification "
+                   f"rules as entailment): {claims}. Key facts are matched as strings and the rules compare words, "
+                   "so a stage or a measure can miss what is stated in other words; the hand checks measure both.")
     return out
 
 

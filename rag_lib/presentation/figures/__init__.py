@@ -19,6 +19,7 @@ from rag_lib.presentation.figures.gates import (
     reliability,
     score_distributions,
     threshold_sweep,
+    where_it_failed,
 )
 from rag_lib.presentation.figures.metrics import curves, forest, metric_bars
 from rag_lib.presentation.figures.ranks import piece_ranks, worst_rank_cdf
@@ -40,5 +41,6 @@ __all__ = [
     "strategy_tradeoff",
     "threshold_sweep",
     "tradeoff",
+    "where_it_failed",
     "worst_rank_cdf",
 ]

@@ -135,3 +135,36 @@ def gate_roc(sweeps: Mapping[str, Sequence[SweepRow]], points: Sequence[Operatin
             ax.set_xlim(-0.02, 1.02)
             ax.set_ylim(-0.02, 1.02)
         return finish_panels(fig, axes, "unanswerable declined", title, path, title_y=1.04)
+
+
+# Losses shade from retrieval (dark) to generation (light); "answered" is the one green bar segment.
+STAGE_COLOURS = ("#4d4d4d", "#878787", "#0072B2", "#56B4E9", "#CC79A7", "#E69F00", "#F0E442", "#D55E00", "#009E73")
+
+
+def where_it_failed(rows: Sequence[Any], stages: Sequence[str], path: Path, title: str = "") -> Path:
+    """One panel per language: per configuration (answerer and gate), a horizontal bar of the answerable
+    questions split by the stage that lost their answer (``FailureRow``: ``generator``, ``gate``, ``stage``,
+    ``questions``, ``of``), as shares, in pipeline order left to right."""
+    languages = list(dict.fromkeys(r.lang for r in rows))
+    configs = list(dict.fromkeys((r.generator, r.gate) for r in rows))
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, len(languages), sharey=True, squeeze=False,
+                                 figsize=(4.2 * len(languages) + 2.6, 0.34 * len(configs) + 1.4))
+        for ax, lang in zip(axes[0], languages, strict=True):
+            mine = {(r.generator, r.gate, r.stage): r for r in rows if r.lang == lang}
+            left = [0.0] * len(configs)
+            for i, stage in enumerate(stages):
+                widths = [mine[(g, gate, stage)].questions / mine[(g, gate, stage)].of
+                          if (g, gate, stage) in mine and mine[(g, gate, stage)].of else 0.0 for g, gate in configs]
+                ax.barh(range(len(configs)), widths, 0.7, left=left, color=STAGE_COLOURS[i % len(STAGE_COLOURS)],
+                        label=stage)
+                left = [a + b for a, b in zip(left, widths, strict=True)]
+            ax.set_yticks(range(len(configs)), [f"{g.split(':')[-1]} · {gate}" for g, gate in configs], fontsize=7)
+            ax.invert_yaxis()
+            ax.set_xlim(0, 1)
+            ax.set_title(lang, loc="left")
+            ax.set_xlabel("share of the answerable questions with a checkable key fact")
+        legend_outside(axes[0][-1])
+        if title:
+            fig.suptitle(title, y=1.02)
+        return save(fig, path)

@@ -112,7 +112,8 @@ def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, 
         recorded = {r["question"] for r in ungated["rows"] if r["error_kind"] != "replay_miss"}
         name = gate.name + FITTED_ON_DEV
         for result in (ungated, held_out_run(ungated, declined, name),
-                       held_out_run(ungated, judge_after_gate(declined, judge.by_lang[lang]), name + THEN_JUDGE)):
+                       held_out_run(ungated, judge_after_gate(declined, judge.by_lang[lang]), name + THEN_JUDGE,
+                                    declined)):
             figures = answer_figures(result, None if result is ungated else recorded, key_facts)
             rows.append(AnswerRow(**vars(figures), generator=answerer.label))
             runs.append(TestSetRun(lang, result["gate"], [AnsweredQuestion(**r) for r in result["rows"]]))
