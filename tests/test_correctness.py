@@ -275,3 +275,27 @@ def test_real_key_facts_judge_a_bilingual_answer():
     assert answer_correct("a39", zh).correct is True
     wrong = answer_correct("a39", "Pages 最多 20,000 个文件。")
     assert wrong.correct is False and wrong.pieces == {"C1": False, "C2": False}
+
+
+# ---- key facts that almost any answer states (issue 44 item 7) ------------------------------------------------
+
+def _plain_chunk(i: int, text: str) -> Chunk:
+    return Chunk(id=f"c-{i:03d}", page="p", title="t", heading_path=(), text=text, start=0, end=len(text),
+                 url="https://example.com/", ordinal=i, embeddable=True, oversized=False)
+
+
+def test_a_key_fact_stated_by_too_many_chunks_is_refused_by_the_loader(tmp_path):
+    from rag_lib.evaluation.key_facts import DEFAULT_PATH, MAX_CHUNK_SHARE, common_facts, default_key_facts
+
+    facts = default_key_facts()  # the development set loads: none of its facts is that common
+    a24 = next(f for f in facts["a24"] if "bucket_name" in f.alternatives)
+    texts = ["Set bucket_name in the r2_buckets table."] * 2 + ["Something else entirely."] * 8
+    chunks = [_plain_chunk(i, t) for i, t in enumerate(texts)]
+    found = [(f.alternatives, share) for f, share in common_facts(facts, chunks) if f is a24]
+    assert found == [(a24.alternatives, 0.2)]
+    assert MAX_CHUNK_SHARE < 0.2
+    weak = DEFAULT_PATH.read_text(encoding="utf-8").replace('- {any: ["bucket_name"]', '- {any: ["Wrangler"]')
+    (tmp_path / "key_facts.yaml").write_text(weak, encoding="utf-8")
+    real = [Chunk.from_json(r) for r in read_jsonl(batch_dir() / "chunks.jsonl")]
+    with pytest.raises(BenchmarkError, match=r"a24 C1: Wrangler \(4\d%\).*Fix: give each a wording only a right"):
+        load_key_facts(tmp_path / "key_facts.yaml", chunks=real)

@@ -78,6 +78,11 @@ def _pattern(alternative: str) -> re.Pattern[str]:
     return re.compile(left + re.escape(alternative) + right)
 
 
+def states_any(alternatives: Iterable[str], normalized: str) -> bool:
+    """Whether an already :func:`normalize`-d text states one of ``alternatives`` (for many texts at once)."""
+    return any(_pattern(normalize(alt)).search(normalized) for alt in alternatives)
+
+
 def find_alternative(alternatives: Iterable[str], text: str) -> str | None:
     """The first of ``alternatives`` stated in ``text`` (both normalised here), else ``None``."""
     norm = normalize(text)

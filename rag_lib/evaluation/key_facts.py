@@ -12,12 +12,16 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark import Benchmark, load_benchmark, plain_text, read_yaml
-from rag_lib.config import BENCHMARK_DIR
+from rag_lib.config import BENCHMARK_DIR, batch_dir
 from rag_lib.documents import Chunk
 from rag_lib.errors import BenchmarkError
-from rag_lib.evaluation.fact_matching import find_alternative, normalize
+from rag_lib.evaluation.fact_matching import find_alternative, normalize, states_any
+from rag_lib.io import read_jsonl
 
 DEFAULT_PATH = BENCHMARK_DIR / "key_facts.yaml"
+# A key fact stated by more than this share of a batch's chunks is stated by almost any answer about the docs
+# ("Wrangler", "binding", "env"): it says nothing about whether an answer is right, so the loader refuses it.
+MAX_CHUNK_SHARE = 0.10
 
 _ENTRY_KEYS = {"id", "pieces", "note"}
 _FACT_KEYS = {"any", "source", "checkable", "reason", "note"}
@@ -185,18 +189,44 @@ def parse_key_facts(data: Any, bench: Benchmark, path: Path | None = None) -> Ke
     return KeyFacts(facts, path, notes)
 
 
-def load_key_facts(path: str | Path | None = None, bench: Benchmark | None = None) -> KeyFacts:
+def load_key_facts(path: str | Path | None = None, bench: Benchmark | None = None,
+                   chunks: Sequence[Chunk] | None = None) -> KeyFacts:
     """Load and validate the key facts (default ``data/benchmark/key_facts.yaml``) against ``bench``.
 
-    ``bench`` defaults to ``load_benchmark()`` (labels only; no chunks needed).
+    ``bench`` defaults to ``load_benchmark()`` (labels only; no chunks needed). With ``chunks`` (the batch the
+    facts are checked on), a checkable fact stated by more than :data:`MAX_CHUNK_SHARE` of them is refused.
     """
     path = Path(path) if path is not None else DEFAULT_PATH
-    return parse_key_facts(read_yaml(path, "key facts file"), bench if bench is not None else load_benchmark(), path)
+    facts = parse_key_facts(read_yaml(path, "key facts file"), bench if bench is not None else load_benchmark(), path)
+    common = common_facts(facts, chunks) if chunks is not None else []
+    if common:
+        listed = "; ".join(f"{f.describe()} ({share:.0%})" for f, share in common)
+        raise BenchmarkError(
+            f"{path}: {len(common)} checkable key fact(s) are stated by more than {MAX_CHUNK_SHARE:.0%} of the "
+            f"batch's chunks, so almost any answer states them: {listed}. Fix: give each a wording only a right "
+            "answer has (a config key, a call, a path), or set checkable: false with the reason.")
+    return facts
+
+
+def common_facts(key_facts: KeyFacts, chunks: Sequence[Chunk],
+                 max_share: float = MAX_CHUNK_SHARE) -> list[tuple[KeyFact, float]]:
+    """Each checkable fact stated by more than ``max_share`` of the embeddable ``chunks``, with its share."""
+    texts = [normalize(c.text) for c in chunks if c.embeddable]
+    out = []
+    for facts in key_facts.facts.values():
+        for fact in facts:
+            if fact.checkable and texts:
+                share = sum(states_any(fact.alternatives, t) for t in texts) / len(texts)
+                if share > max_share:
+                    out.append((fact, share))
+    return out
 
 
 @cache
 def default_key_facts() -> KeyFacts:
-    return load_key_facts()
+    """The development set's key facts, checked on the labelled batch (none stated by too many chunks)."""
+    chunks = [Chunk.from_json(row) for row in read_jsonl(batch_dir() / "chunks.jsonl")]  # the committed chunks
+    return load_key_facts(chunks=chunks)
 
 
 # ------------------------------------------------------------------------------------ corpus check

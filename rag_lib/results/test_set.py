@@ -45,3 +45,4 @@ class TestSetResult(ExperimentResult):
     development_rows: list[AnswerRow]  # the same pipeline's rows in notebook 10 (development set)
     runs: list[TestSetRun]
     embedder: dict[str, Any]
+    common_key_facts: list[str]  # checkable key facts stated by more than MAX_CHUNK_SHARE of the batch (kept: sealed)

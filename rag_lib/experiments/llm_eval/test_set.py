@@ -26,7 +26,7 @@ from rag_lib.benchmark import Benchmark, load_benchmark
 from rag_lib.config import DATA_DIR
 from rag_lib.corpus import load_chunks
 from rag_lib.errors import WorkbookError
-from rag_lib.evaluation.key_facts import KeyFacts, load_key_facts
+from rag_lib.evaluation.key_facts import MAX_CHUNK_SHARE, KeyFacts, common_facts, load_key_facts
 from rag_lib.evidence.narrowing import narrowed_generator
 from rag_lib.experiments.llm_eval import Ungated, answer_figures, held_out_run, judge_after_gate
 from rag_lib.question_sweeps.gates import (
@@ -123,6 +123,7 @@ def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, 
         answerer=answerer.label, pipeline=answerer.describe(), gates=gates,
         rows=rows, development_rows=development_rows(development, answerer.label),
         runs=runs, embedder=dev.embedder().describe(),
+        common_key_facts=[f"{f.describe()} ({share:.0%})" for f, share in common_facts(key_facts, wb.chunks)],
     )
 
 
@@ -171,6 +172,11 @@ def findings(result: TestSetResult) -> list[str]:
             beside = (f"; development set ({dev.gate}, in sample for the prompts and the model): "
                       f"{_set_figures(dev)[part]}" if dev else "")
             out.append(f"Test set, out of sample ({row.lang}, {row.gate}){missing}: {test[part]}{beside}.")
+    if result.common_key_facts:
+        out.append(f"{len(result.common_key_facts)} checkable key facts of the test set are stated by more than "
+                   f"{MAX_CHUNK_SHARE:.0%} of the wide batch's chunks ({'; '.join(result.common_key_facts)}): the "
+                   "development set's loader refuses such facts, but the test set is sealed, so they stay and "
+                   "'correct' is lenient on their questions.")
     out.append(f"Caveats: the test set has {result.n_answerable} answerable questions of {result.n_questions} per "
                "language, so each interval (Wilson 95%) is wide; 'correct' is the key-fact measure (each checkable key "
                "fact stated), whose agreement with people is measured on the development set in notebook 10; the "
