@@ -68,11 +68,12 @@ test: $(STAMP)
 	# 11_chunking is not re-run here: it embeds the corpus four more times and every sentence of it
 	# (about 10 minutes on 2 cores); its committed results are copied for 08 to read, and
 	# tests/test_chunkers.py checks them (findings regenerated, structural = the bake-off's baseline).
-	# 10_local_llm's committed results are copied too: 09 (run before it) shows where each answer was lost.
+	# 10_local_llm's committed results are copied too: 09 (run before it) shows where each answer was lost;
+	# and 14_test_set's (not re-run here), which 08 reads for the README's test-set sentence.
 	# 12_corpus_size and 13_ann need the wide batch embedded (about 15 minutes cold): their committed
 	# results are checked by tests/test_scale.py instead; 14_test_set (the sealed test set, on the wide batch) by
 	# tests/test_test_set_results.py.
-	scratch=$$(mktemp -d) && cp -r results/11_chunking results/10_local_llm "$$scratch/" && \
+	scratch=$$(mktemp -d) && cp -r results/11_chunking results/10_local_llm results/14_test_set "$$scratch/" && \
 	RAG_PROGRESS=0 RAG_LLM_MODE=replay_only RAG_RESULTS_DIR="$$scratch" $(PY) -m pytest tests results/notebooks --nbval \
 	  --ignore=results/notebooks/11_chunking.ipynb --ignore=results/notebooks/12_corpus_size.ipynb \
 	  --ignore=results/notebooks/13_ann.ipynb --ignore=results/notebooks/14_test_set.ipynb \

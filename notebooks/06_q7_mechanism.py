@@ -20,7 +20,8 @@
 # the mechanism named in the parameters: where do C1–C4 first appear after it, for Q7's three
 # phrasings and both languages, and what does it do to the whole answerable benchmark (hit@5,
 # coverage@10, MRR, and coverage at the mechanism's own evidence size), as a paired difference
-# against the baseline with a bootstrap 95% confidence interval over questions?
+# against the baseline with a 95% confidence interval over questions (McNemar's exact test and its interval for
+# hit@5, a paired bootstrap for the other metrics)?
 #
 # **Configuration.** Baseline: dense retrieval, default embedder, top 5 (`config.yaml`).
 # Mechanisms: `topk` (k = 10 / 20), `dedup_mmr` (near-duplicate demotion and MMR over the top 50),
@@ -42,7 +43,7 @@
 mechanism = "topk"
 languages = ["zh", "en"]
 llm_languages = ["zh", "en"]
-n_boot = 10000
+n_boot = 200000  # resamples of every paired bootstrap (binary outcomes use the exact test)
 
 # %%
 from IPython.display import Markdown, display
@@ -74,8 +75,8 @@ page.setup_line(result.provenance)
 table(result.q7_rows)
 
 # %% [markdown]
-# ## Whole benchmark: paired difference against the baseline (answerable questions)
-# `95% CI`: each comparison on its own. `adjusted (Holm)`: difference [interval at the level Holm tests it at];
+# ## The answerable questions each variant was compared on (`compared on`: all of them, or the sample its notes name): paired difference against the baseline
+# `95% CI`: each comparison on its own. `adjusted (Holm)`: difference [its interval at level α·p/p_Holm, which excludes 0 exactly when p_Holm < 0.05];
 # Holm-adjusted p, over every comparison of this run; "fixed": no question changed, left out of the family.
 
 # %%
@@ -104,9 +105,10 @@ Status: **{{ status }}**. {{ reason }}
 
 Variants: {{ variants_text }}. Baseline: dense retrieval with the default embedder, top 5.
 Benchmark: {{ provenance.n_answerable }} answerable questions; differences are mechanism − baseline with
-bootstrap {{ provenance.ci_percent }}% intervals ({{ provenance.n_boot }} resamples, seed {{ provenance.seed }}).
+{{ provenance.ci_percent }}% intervals: McNemar's exact test, inverted, for hit@5; a paired bootstrap
+({{ provenance.n_boot }} resamples, seed {{ provenance.seed }}) for the other metrics.
 `coverage@evidence` compares coverage at the variant's evidence size with the baseline's coverage@5.
-`adjusted (Holm)`: difference [interval at the level Holm tests it at]; Holm-adjusted p over the
+`adjusted (Holm)`: difference [its interval at level α·p/p_Holm, which excludes 0 exactly when p_Holm < 0.05]; Holm-adjusted p over the
 {{ provenance.claims.comparisons }} comparisons of this run ({{ provenance.claims.fixed }} in which no question changed are
 left out and marked fixed). The Findings judge every metric by the adjusted figures.
 
@@ -115,7 +117,7 @@ left out and marked fixed). The Findings judge every metric by the adjusted figu
 {{ q7_rows | table(["variant", "phrasing", "language", "C1", "C2", "C3", "C4", "in top 10", "evidence k",
                     "in evidence"]) }}
 
-## Whole benchmark
+## The answerable questions each variant was compared on (all, or the sample its notes name)
 
 {{ benchmark_rows | table(["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI",
                            "adjusted (Holm)"]) }}

@@ -79,8 +79,9 @@ for lang in languages:
 
 # %% [markdown]
 # ## Whole benchmark: each mechanism against the baseline
-# baseline → mechanism (difference [95% bootstrap interval over questions]; adjusted: the interval at the
-# level Holm tests it at; p_Holm: two-sided bootstrap p, Holm-adjusted over every comparison in the table in
+# baseline → mechanism (difference [95% interval over questions: McNemar's exact test inverted for hit@5, a
+# paired bootstrap otherwise]; adjusted: the same interval at level α·p/p_Holm, so it excludes 0 exactly when
+# p_Holm < 0.05; p_Holm: the two-sided p, Holm-adjusted over every comparison in the table in
 # which some question changed; "fixed": none did, so it is left out of the family). `coverage@evidence` counts pieces inside the
 # evidence the variant sends to generation (Top-5; Top-k for the top-k rows), the one metric k changes.
 
@@ -140,7 +141,7 @@ Inputs missing: {{ missing_text }}.
 Ranked: clear gains (a Holm-adjusted interval that excludes 0, positive), mixed, no clear effect, no question
 changed, clear losses, then variants whose LLM calls failed on some questions. Top-k rows follow unranked as
 "more context": the same ranking with more chunks sent, whose evidence coverage cannot fall. Cells: difference against the
-baseline [Holm-adjusted bootstrap interval over questions, over the {{ multiplicity.comparisons }} comparisons of the
+baseline [Holm-adjusted interval over questions (exact for hit@5, bootstrap otherwise), over the {{ multiplicity.comparisons }} comparisons of the
 family]; "no change (fixed)": the metric moved on no question, so it is left out of the family.
 
 {% if what_helps %}{{ what_helps | table(what_helps_columns) }}{% else %}_(no mechanism results)_{% endif %}
@@ -169,7 +170,7 @@ family]; "no change (fixed)": the metric moved on no question, so it is left out
 {{ multiplicity.fixed }} more, in which no question changed, are left out and marked fixed. Each 95% interval on its own
 is a {{ multiplicity.ci_percent }}% interval; read together, {{ multiplicity.chance }} unadjusted intervals would exclude 0 by
 chance even with no real change. p_Holm controls the family-wise error over all {{ multiplicity.comparisons }}, and each
-adjusted interval is the bootstrap interval at the level Holm tests that comparison at:
+adjusted interval is its own test's interval at level α·p/p_Holm, so it excludes 0 exactly when p_Holm < α:
 {{ multiplicity.significant_holm_05 }} comparisons survive the adjustment ({{ multiplicity.significant_unadjusted_05 }} have p < {{ multiplicity.alpha }} unadjusted). `coverage@evidence` is the share of pieces inside the
 evidence sent to generation (Top-5, or the Top-k of a top-k row).
 

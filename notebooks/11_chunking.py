@@ -37,7 +37,7 @@
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
-n_boot = 10000
+n_boot = 200000  # resamples of every paired bootstrap (binary outcomes use the exact test)
 
 # %%
 from IPython.display import display
@@ -78,8 +78,8 @@ page.show_figure(figures.strategy_tradeoff(result.metric_rows, "tokens@5", "hit@
                                            title="hit@5 against the tokens the Top-5 sends, per chunking strategy"))
 
 # %% [markdown]
-# ## Structural − each strategy (paired bootstrap 95% interval over questions, and Holm-adjusted)
-# `adjusted (Holm)`: difference [interval at the level Holm tests it at]; p_Holm over every comparison of the
+# ## Structural − each strategy (paired 95% interval over questions: exact for hit@k, bootstrap otherwise; and Holm-adjusted)
+# `adjusted (Holm)`: difference [its interval at level α·p/p_Holm, which excludes 0 exactly when p_Holm < 0.05]; p_Holm over every comparison of the
 # table (strategies × languages × metrics). The Findings judge by the adjusted figures.
 
 # %%
@@ -124,7 +124,7 @@ chunk-id labels on the structural chunks). Halo's figures are theirs.
 
 ## Structural − strategy (Halo: +{{ halo.chunking.structural_hit_rate_points }} points of hit rate for structural chunking)
 
-`95% CI`: each comparison on its own; `adjusted (Holm)`: difference [interval at the level Holm tests it at];
+`95% CI`: each comparison on its own; `adjusted (Holm)`: difference [its interval at level α·p/p_Holm, which excludes 0 exactly when p_Holm < 0.05];
 p_Holm over the {{ provenance.claims.comparisons }} comparisons of this table.
 
 {{ comparison_rows | table(["strategy", "language", "metric", "structural", "strategy_value", "structural − strategy",

@@ -38,7 +38,7 @@
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
-n_boot = 10000
+n_boot = 200000  # resamples of every paired bootstrap (binary outcomes use the exact test)
 
 # %%
 from IPython.display import display
@@ -80,12 +80,20 @@ page.show_figure(png)
 table(result.curve, decimals={"declined (answerable)": 1})
 
 # %% [markdown]
-# ## Change from the labelled batch's pages (paired bootstrap 95% over questions, and Holm-adjusted)
-# `adjusted (Holm)`: change [interval at the level Holm tests it at]; p_Holm over every row of this table.
+# ## Change from the labelled batch's pages (paired 95% over questions: exact for hit@5, bootstrap for coverage; and Holm-adjusted)
+# `adjusted (Holm)`: change [its interval at level α·p/p_Holm, which excludes 0 exactly when p_Holm < 0.05]; p_Holm over every row of this table.
 
 # %%
 table(result.change_rows, ["pages", "language", "metric", "smallest", "this size", "change", "95% CI", "p",
                            "adjusted (Holm)"], signed=["change"])
+
+# %% [markdown]
+# ## The gate's refusals of the unanswerable questions: the smallest corpus against the whole batch
+# Paired by question (the same questions, the same pages for every seed at both ends); each count with its Wilson
+# 95% interval, and McNemar's exact test on the questions whose refusal changed.
+
+# %%
+table(result.refusal_changes)
 
 # %% [markdown]
 # ## Q7: first rank of C1–C4 (a range when the page orders disagree)
@@ -134,6 +142,11 @@ language; nested corpora of `{{ batch }}` from the pages of `{{ base_batch }}`, 
 
 {{ change_rows | table(["pages", "language", "metric", "smallest", "this size", "change", "95% CI", "p",
                         "adjusted (Holm)"]) }}
+
+## Refusals of the unanswerable questions: smallest corpus against the whole batch (paired)
+
+{{ refusal_changes | table(["language", "gate", "unanswerable", "smallest", "smallest_ci", "whole", "whole_ci",
+                            "newly_declined", "no_longer_declined", "p_exact"]) }}
 
 ## Q7 first ranks
 

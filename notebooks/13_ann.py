@@ -33,7 +33,7 @@
 
 # %% tags=["parameters"]
 languages = ["zh", "en"]
-n_boot = 10000
+n_boot = 200000  # resamples of every paired bootstrap (binary outcomes use the exact test)
 
 # %%
 from IPython.display import display
@@ -56,7 +56,7 @@ page.show_figure(figures.recall_by_ef(result.rows, result.settings, report.exper
 
 # %% [markdown]
 # ## Gold coverage: HNSW − exact (paired bootstrap 95% over questions, and Holm-adjusted)
-# `adjusted (Holm)`: difference [interval at the level Holm tests it at]; p_Holm over every row of this table
+# `adjusted (Holm)`: difference [its interval at level α·p/p_Holm, which excludes 0 exactly when p_Holm < 0.05]; p_Holm over every row of this table
 # in which some question changed ("fixed": none did, left out of the family).
 
 # %%

@@ -13,6 +13,7 @@ from mechanism_fixtures import provenance, variants
 from typed_results import blank, partial_result
 
 from rag_lib.config import RESULTS_DIR
+from rag_lib.evaluation.claims import bound_text
 from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.experiments import q9a, recovery, summary, topk
 from rag_lib.experiments.summary.family import comparisons, failures, family_of, judgement
@@ -159,7 +160,7 @@ def stored_adjusted(node: object) -> set[tuple[str, str]]:
     if isinstance(node, dict):
         interval = node.get("adjusted")
         if isinstance(interval, list) and len(interval) == 2 and all(isinstance(v, int | float) for v in interval):
-            out.add((f"{interval[0]:+.3f}", f"{interval[1]:+.3f}"))
+            out.add((bound_text(interval[0]), bound_text(interval[1])))
         for value in node.values():
             out |= stored_adjusted(value)
     elif isinstance(node, list):

@@ -132,8 +132,12 @@ def test_query_llm_failures_are_named_and_fail_the_question(tmp_path: Path) -> N
 def test_compare_paired_difference() -> None:
     c = compare([1.0, 1.0, 0.0, 1.0], [0.0, 1.0, 0.0, 1.0], n_boot=2000, seed=0)
     assert (c.baseline, c.mechanism, c.diff, c.diffs) == (0.5, 0.75, 0.25, (1.0, 0.0, 0.0, 0.0))
-    assert c.ci95[0] == 0.0 and c.ci95[1] <= 0.75
-    assert not c.no_question_changed and c.interval_text == f"[+0.000, {c.ci95[1]:+.3f}]"
+    # binary outcomes, one question gained: McNemar's exact p is 1 and its inverted interval spans 0
+    assert c.p == 1.0 and c.ci95 == (-0.2375, 0.25) and c.interval_text == "[-0.237, +0.250]"
+    assert not c.no_question_changed
+    # continuous outcomes: the paired bootstrap, whose order-statistic interval excludes 0 exactly when p < 0.05
+    gain = compare([0.5, 1.0, 0.33, 1.0, 0.5, 1.0], [0.25, 0.5, 0.33, 0.5, 0.25, 0.5], n_boot=2000, seed=0)
+    assert gain.p < 0.05 and gain.ci95[0] > 0
     same = compare([0.5, 0.5], [0.5, 0.5], n_boot=100, seed=0)
     assert same.ci95 == (0.0, 0.0) and same.no_question_changed
 

@@ -1,15 +1,16 @@
 """One rule for claims: what a Findings sentence may say about the paired comparisons of its notebook.
 
-A notebook's paired comparisons (each a difference over questions with its two-sided bootstrap p,
-:func:`rag_lib.evaluation.stats.compare`) form one family, adjusted by Holm (:func:`judge`). A
+A notebook's paired comparisons (each a difference over questions with its two-sided p,
+:func:`rag_lib.evaluation.stats.compare`: McNemar's exact test when the outcomes are binary, a paired
+bootstrap of 200,000 resamples otherwise) form one family, adjusted by Holm (:func:`judge`). A
 comparison whose paired values differ on no question is left out of the family and marked *fixed*:
 its test cannot reject at any level (Tarone's argument for discrete tests), so counting it would only
 make the others' adjustment stricter; a larger k leaves hit@5, coverage@10 and MRR fixed by
-construction. Every other comparison gets a Holm-adjusted p and an *adjusted interval*: the same
-paired bootstrap's percentile interval at the level Holm tests that comparison at (α / (m − i) for the
-i-th smallest p, 0-based, up to the first one Holm keeps; every later one at the level where Holm
-stopped). So the adjusted interval excludes 0 when, and only when, the adjusted p is below α (up to
-resampling), and an effect needs both (:attr:`Judgement.effect`).
+construction. Every other comparison gets a Holm-adjusted p and an *adjusted interval*: the interval
+that inverts its own test (the exact one, or the bootstrap's order statistics) at the level
+α · p / p_Holm (:func:`adjusted_level`). An interval that inverts a test excludes 0 exactly when the p is
+below its level, so the adjusted interval excludes 0 exactly when the adjusted p is below α: the two
+never disagree (``tests/test_claims.py`` checks every stored comparison).
 
 A sentence quotes a comparison only through :meth:`Judgement.text`: ``<metric> (<scope>) <diff>,
 adjusted [<lo>, <hi>]``, followed by ``, includes 0`` when the adjusted interval does, and states a
@@ -23,7 +24,7 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rag_lib.evaluation.stats import holm, paired_bootstrap
+from rag_lib.evaluation.stats import MIN_RESAMPLES, holm, paired_interval, stored_value
 
 ALPHA = 0.05
 Kind = Literal["helps", "hurts", "mixed", "no clear effect", "nothing moved"]
@@ -59,11 +60,11 @@ class Comparison:
     diff: float
     p: float
     diffs: tuple[float, ...]
-    n_boot: int = 10000
+    n_boot: int = MIN_RESAMPLES
     seed: int = 0
 
     @classmethod
-    def from_stored(cls, subject: str, scope: str, metric: str, stored: Mapping[str, Any], n_boot: int = 10000,
+    def from_stored(cls, subject: str, scope: str, metric: str, stored: Mapping[str, Any], n_boot: int = MIN_RESAMPLES,
                     seed: int = 0, diff_key: str = "diff") -> Comparison:
         """A comparison as :func:`~rag_lib.evaluation.stats.compare` stores it (``diff_key``: the difference's
         column when a table names it otherwise)."""
@@ -99,8 +100,8 @@ class Judgement:
 
     @property
     def excludes_0(self) -> bool:
-        """The adjusted interval excludes 0 as printed (3 decimals): a bound that rounds to 0 never claims."""
-        return self.adjusted is not None and (round(self.adjusted[0], 3) > 0 or round(self.adjusted[1], 3) < 0)
+        """The adjusted interval excludes 0 (as stored; :func:`bound_text` never prints a bound that does as 0)."""
+        return self.adjusted is not None and (self.adjusted[0] > 0 or self.adjusted[1] < 0)
 
     @property
     def effect(self) -> bool:
@@ -118,15 +119,16 @@ class Judgement:
         if not self.in_family or self.adjusted is None:
             return f"{name}: no question changed (fixed, outside the family)"
         lo, hi = self.adjusted
-        return f"{name} {self.diff:+.3f}, adjusted [{lo:+.3f}, {hi:+.3f}]" + ("" if self.excludes_0 else
-                                                                              ", includes 0")
+        return f"{name} {self.diff:+.3f}, adjusted [{bound_text(lo)}, {bound_text(hi)}]" + (
+            "" if self.excludes_0 else ", includes 0")
 
     def cell(self, p_holm: bool = True) -> str:
         """A table cell: ``diff [adjusted interval]`` (``; p_Holm``), or "no change (fixed)" outside the family."""
         if not self.in_family or self.adjusted is None:
             return "no change (fixed)"
         lo, hi = self.adjusted
-        return f"{self.diff:+.3f} [{lo:+.3f}, {hi:+.3f}]" + (f"; p_Holm {self.p_holm:.3f}" if p_holm else "")
+        return f"{self.diff:+.3f} [{bound_text(lo)}, {bound_text(hi)}]" + (
+            f"; p_Holm {self.p_holm:.3g}" if p_holm else "")
 
     def stored(self) -> dict[str, Any]:
         """What a results.json keeps beside the comparison (:data:`STORED_KEYS`)."""
@@ -231,27 +233,28 @@ class Family:
         fixed = (f"; {self.fixed} comparisons in which no question changed are left out and marked fixed"
                  if self.fixed else "")
         return (f"Adjusted: Holm over the {self.size} comparisons of {self.name}{fixed}; an adjusted interval is the "
-                f"paired bootstrap interval at the level Holm tests that comparison at, so it excludes 0 exactly "
-                f"when the Holm-adjusted p is below {self.alpha}.")
+                "interval of the comparison's own test (McNemar's exact test for binary outcomes, a paired bootstrap "
+                f"of 200,000 resamples otherwise) at level α·p/p_Holm, so it excludes 0 exactly when the Holm-adjusted "
+                f"p is below {self.alpha}.")
 
     def summary(self) -> dict[str, Any]:
         """For results.json: the family's name, size, fixed cells, α and effects."""
         return {"name": self.name, "comparisons": self.size, "fixed": self.fixed, "alpha": self.alpha,
-                "effects": self.effects(), "method": "Holm-Bonferroni; adjusted intervals at Holm's step level"}
+                "effects": self.effects(),
+                "method": "Holm-Bonferroni; adjusted intervals of each comparison's own test at alpha * p / p_Holm"}
 
 
-def holm_levels(pvalues: Sequence[float], alpha: float = ALPHA) -> list[float]:
-    """The level Holm tests each p at, in input order: α / (m − i) for the i-th smallest (0-based) up to the
-    first p it keeps, and that level for every larger p (where the step-down stops)."""
-    m = len(pvalues)
-    levels = [0.0] * m
-    stopped: float | None = None
-    for rank, i in enumerate(sorted(range(m), key=lambda i: pvalues[i])):
-        level = alpha / (m - rank)
-        levels[i] = stopped if stopped is not None else level
-        if stopped is None and pvalues[i] >= level:
-            stopped = level
-    return levels
+def bound_text(x: float) -> str:
+    """An interval's end as sentences and tables print it: 3 decimals, or more when 3 would show a bound that
+    excludes 0 as 0 (so what is printed says what the stored interval does)."""
+    return f"{x:+.3f}" if x == 0 or round(x, 3) != 0 else f"{x:+.6f}".rstrip("0")
+
+
+def adjusted_level(p: float, p_holm: float, rank: int, m: int, alpha: float = ALPHA) -> float:
+    """The level a comparison's adjusted interval is drawn at: ``α · p / p_Holm``, so that the interval (which
+    inverts the test: it excludes 0 exactly when p is below its level) excludes 0 exactly when p_Holm < α. A
+    comparison with p = 0 gets Holm's own level for its rank, α / (m − rank); its interval excludes 0 anyway."""
+    return alpha * p / p_holm if p > 0 else alpha / (m - rank)
 
 
 def judge(comparisons: Iterable[Comparison], name: str, alpha: float = ALPHA) -> Family:
@@ -259,16 +262,16 @@ def judge(comparisons: Iterable[Comparison], name: str, alpha: float = ALPHA) ->
     items = list(comparisons)
     tested = [c for c in items if c.changed]
     adjusted_p = dict(zip(map(id, tested), holm([c.p for c in tested]), strict=True))
-    levels = dict(zip(map(id, tested), holm_levels([c.p for c in tested], alpha), strict=True))
+    ranks = {id(c): rank for rank, c in enumerate(sorted(tested, key=lambda c: c.p))}
     out = []
     for c in items:
         if not c.changed:
             out.append(Judgement(c.subject, c.scope, c.metric, c.diff, 0, False, None, None, None, alpha))
             continue
-        level = levels[id(c)]
-        _, lo, hi = paired_bootstrap(c.diffs, [0.0] * len(c.diffs), n=c.n_boot, seed=c.seed, confidence=1.0 - level)
-        out.append(Judgement(c.subject, c.scope, c.metric, c.diff, c.changed, True, round(adjusted_p[id(c)], 4),
-                             (round(lo, 4), round(hi, 4)), round(1.0 - level, 6), alpha))
+        level = adjusted_level(c.p, adjusted_p[id(c)], ranks[id(c)], len(tested), alpha)
+        lo, hi = paired_interval(c.diffs, level, c.n_boot, c.seed)
+        out.append(Judgement(c.subject, c.scope, c.metric, c.diff, c.changed, True, stored_value(adjusted_p[id(c)]),
+                             (stored_value(lo), stored_value(hi)), round(1.0 - level, 8), alpha))
     return Family(name=name, judgements=tuple(out), alpha=alpha)
 
 

@@ -5,17 +5,24 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+# Enough resamples that a tail tested at a Holm level near 0.05 / 100 still holds about a hundred of them.
+MIN_RESAMPLES = 200_000
+_BLOCK = 20_000  # resamples drawn at a time (memory), from one generator: the same stream as all at once
+
 
 def paired_bootstrap(
-    a: Sequence[float], b: Sequence[float], n: int = 10000, seed: int = 0, confidence: float = 0.95
+    a: Sequence[float], b: Sequence[float], n: int = MIN_RESAMPLES, seed: int = 0, confidence: float = 0.95
 ) -> tuple[float, float, float]:
     """Mean of ``a − b`` and its percentile bootstrap confidence interval.
 
-    Questions are resampled with replacement, keeping each question's pair together.
+    Questions are resampled with replacement, keeping each question's pair together. The interval's ends are
+    order statistics of the resampled means (no interpolation), so it excludes 0 exactly when
+    :func:`paired_bootstrap_p` from the same resamples is below ``1 − confidence``.
 
     Parameters
     ----------
@@ -32,35 +39,101 @@ def paired_bootstrap(
     -------
     (mean_diff, lo, hi) : tuple of float
     """
-    diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    if diff.ndim != 1 or len(a) != len(b) or len(diff) == 0:
-        raise ValueError(f"paired_bootstrap needs two equally long, non-empty score lists; got {len(a)} and {len(b)}")
-    if np.isnan(diff).any():
-        raise ValueError("paired_bootstrap got NaN scores; drop questions a metric cannot score (no gold) first")
+    diff = _diff(a, b, "paired_bootstrap")
     if n < 1 or not 0.0 < confidence < 1.0:
         raise ValueError(f"need n >= 1 and 0 < confidence < 1; got n={n}, confidence={confidence}")
-    means = _bootstrap_means(diff, n, seed)
-    alpha = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(diff.mean()), float(lo), float(hi)
+    lo, hi = _percentile_interval(_bootstrap_means(tuple(diff.tolist()), n, seed), 1.0 - confidence)
+    return float(diff.mean()), lo, hi
 
 
-def _bootstrap_means(diff: np.ndarray, n: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return diff[rng.integers(0, len(diff), size=(n, len(diff)))].mean(axis=1)
-
-
-def paired_bootstrap_p(a: Sequence[float], b: Sequence[float], n: int = 10000, seed: int = 0) -> float:
-    """Two-sided bootstrap p-value of "mean(a − b) = 0", from the same resamples as :func:`paired_bootstrap`.
-
-    ``2 · min(share of resampled means ≤ 0, share ≥ 0)``, capped at 1; identical scores give 1.
-    It is the smallest level at which the percentile interval excludes 0 (up to resampling).
-    """
+def _diff(a: Sequence[float], b: Sequence[float], who: str) -> np.ndarray:
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     if diff.ndim != 1 or len(a) != len(b) or len(diff) == 0:
-        raise ValueError(f"paired_bootstrap_p needs two equally long, non-empty score lists; got {len(a)} and {len(b)}")
-    means = _bootstrap_means(diff, n, seed)
-    return float(min(1.0, 2.0 * min(np.mean(means <= 0.0), np.mean(means >= 0.0))))
+        raise ValueError(f"{who} needs two equally long, non-empty score lists; got {len(a)} and {len(b)}")
+    if np.isnan(diff).any():
+        raise ValueError(f"{who} got NaN scores; drop questions a metric cannot score (no gold) first")
+    return diff
+
+
+@lru_cache(maxsize=256)
+def _bootstrap_means(diff: tuple[float, ...], n: int, seed: int) -> np.ndarray:
+    """The ``n`` resampled means of ``diff``, sorted (cached: a comparison's p and its intervals share them)."""
+    values = np.asarray(diff, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    blocks = [values[rng.integers(0, len(values), size=(min(_BLOCK, n - start), len(values)))].mean(axis=1)
+              for start in range(0, n, _BLOCK)]
+    return np.sort(np.concatenate(blocks))
+
+
+def _percentile_interval(means: np.ndarray, level: float) -> tuple[float, float]:
+    """The central interval of the sorted ``means`` with fewer than ``level / 2`` of them below its lower end
+    and above its upper end: its lower end is above 0 exactly when fewer than ``level / 2`` are ≤ 0."""
+    n = len(means)
+    k = math.ceil(level / 2 * n) - 1  # the most resamples that may lie strictly outside one end
+    return float(means[min(max(k, 0), n - 1)]), float(means[max(n - 1 - max(k, 0), 0)])
+
+
+def paired_bootstrap_p(a: Sequence[float], b: Sequence[float], n: int = MIN_RESAMPLES, seed: int = 0) -> float:
+    """Two-sided bootstrap p of "mean(a − b) = 0", from the same resamples as :func:`paired_bootstrap`:
+    ``2 · min(share of resampled means ≤ 0, share ≥ 0)``, capped at 1; identical scores give 1."""
+    means = _bootstrap_means(tuple(_diff(a, b, "paired_bootstrap_p").tolist()), n, seed)
+    below = int(np.searchsorted(means, 0.0, side="right"))
+    above = len(means) - int(np.searchsorted(means, 0.0, side="left"))
+    return float(min(1.0, 2.0 * min(below, above) / len(means)))
+
+
+def is_sign_data(diffs: Sequence[float]) -> bool:
+    """Paired binary outcomes: every per-question difference is −1, 0 or +1 (hit@k, answered, correct)."""
+    return all(d in (-1.0, 0.0, 1.0) for d in diffs)
+
+
+def sign_test_p(diffs: Sequence[float]) -> float:
+    """McNemar's exact test (a two-sided sign test on the discordant questions): with ``b`` questions that
+    gained and ``c`` that lost, ``2 · min(P(X ≤ b), P(X ≥ b))`` for X ~ Binomial(b + c, 1/2), capped at 1."""
+    from scipy.stats import binom
+
+    b, c = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+    if b + c == 0:
+        return 1.0
+    return float(min(1.0, 2.0 * min(binom.cdf(b, b + c, 0.5), binom.sf(b - 1, b + c, 0.5))))
+
+
+def sign_interval(diffs: Sequence[float], level: float) -> tuple[float, float]:
+    """An interval for the mean paired difference of binary outcomes that inverts :func:`sign_test_p`: the
+    Clopper-Pearson interval of the share of gains among the d discordant questions (given d), mapped to
+    ``d / n · (2θ − 1)``. It excludes 0 exactly when :func:`sign_test_p` is below ``level``."""
+    from scipy.stats import beta
+
+    n = len(diffs)
+    b, d = sum(x > 0 for x in diffs), sum(x != 0 for x in diffs)
+    if d == 0:
+        return 0.0, 0.0
+    low = 0.0 if b == 0 else float(beta.ppf(level / 2, b, d - b + 1))
+    high = 1.0 if b == d else float(beta.ppf(1 - level / 2, b + 1, d - b))
+    return d / n * (2 * low - 1), d / n * (2 * high - 1)
+
+
+def paired_p(diffs: Sequence[float], n_boot: int = MIN_RESAMPLES, seed: int = 0) -> float:
+    """The two-sided p of "no paired difference": McNemar's exact test for binary outcomes, else the bootstrap's."""
+    if is_sign_data(diffs):
+        return sign_test_p(diffs)
+    return paired_bootstrap_p(diffs, [0.0] * len(diffs), n=n_boot, seed=seed)
+
+
+def paired_interval(diffs: Sequence[float], level: float, n_boot: int = MIN_RESAMPLES,
+                    seed: int = 0) -> tuple[float, float]:
+    """The interval that inverts :func:`paired_p` at ``level``: it excludes 0 exactly when ``paired_p < level``."""
+    if is_sign_data(diffs):
+        return sign_interval(diffs, level)
+    _, lo, hi = paired_bootstrap(diffs, [0.0] * len(diffs), n=n_boot, seed=seed, confidence=1.0 - level)
+    return lo, hi
+
+
+def stored_value(x: float) -> float:
+    """A p or an interval end as results keep it: 6 decimals, never rounded onto 0 from either side (so a
+    stored interval excludes 0 exactly when the computed one does)."""
+    rounded = round(x, 6)
+    return math.copysign(1e-6, x) if rounded == 0 and x != 0 else rounded
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -114,11 +187,11 @@ class PairedDifference:
     baseline, mechanism : float
         Means over the questions, to 4 decimals.
     diff : float
-        Mean paired difference (mechanism − baseline), to 4 decimals.
+        Mean paired difference (mechanism − baseline), to 6 decimals (an exact interval can end on it).
     ci95 : (float, float)
-        Its paired bootstrap 95% interval, to 4 decimals.
+        Its 95% interval (:func:`paired_interval`), to 6 decimals.
     p : float
-        Two-sided bootstrap p, unadjusted, to 4 decimals.
+        Two-sided p (:func:`paired_p`), unadjusted, to 6 decimals.
     diffs : tuple of float
         The per-question differences, kept so that a family of comparisons can be adjusted later with the
         same resamples (:func:`rag_lib.evaluation.claims.judge`).
@@ -152,14 +225,16 @@ class PairedDifference:
                 "p": self.p, "diffs": list(self.diffs)}
 
 
-def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int, seed: int) -> PairedDifference:
-    """Means, paired mean difference, its bootstrap 95% interval, two-sided bootstrap p (unadjusted), and the
-    per-question differences, as a :class:`PairedDifference`."""
-    diff, lo, hi = paired_bootstrap(mechanism, baseline, n=n_boot, seed=seed)
-    p = paired_bootstrap_p(mechanism, baseline, n=n_boot, seed=seed)
-    diffs = (np.asarray(mechanism, dtype=np.float64) - np.asarray(baseline, dtype=np.float64)).tolist()
+def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int = MIN_RESAMPLES,
+            seed: int = 0) -> PairedDifference:
+    """Means, paired mean difference, its 95% interval and two-sided p (unadjusted; McNemar's exact test and its
+    inverted interval for binary outcomes, the bootstrap's otherwise: :func:`paired_p`, :func:`paired_interval`),
+    and the per-question differences, as a :class:`PairedDifference`."""
+    diffs = _diff(mechanism, baseline, "compare").tolist()
+    lo, hi = paired_interval(diffs, 0.05, n_boot, seed)
     return PairedDifference(baseline=round(float(np.mean(baseline)), 4), mechanism=round(float(np.mean(mechanism)), 4),
-                            diff=round(diff, 4), ci95=(round(lo, 4), round(hi, 4)), p=round(p, 4), diffs=tuple(diffs))
+                            diff=stored_value(float(np.mean(diffs))), ci95=(stored_value(lo), stored_value(hi)),
+                            p=stored_value(paired_p(diffs, n_boot, seed)), diffs=tuple(diffs))
 
 
 def interval_text(interval: Sequence[float]) -> str:

@@ -30,7 +30,7 @@ from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
 from rag_lib.config import settings
 from rag_lib.evaluation import hit_name, piece_ranks
 from rag_lib.evaluation.claims import Comparison, Family, judge
-from rag_lib.evaluation.stats import PairedDifference, compare
+from rag_lib.evaluation.stats import MIN_RESAMPLES, PairedDifference, compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
 from rag_lib.presentation.report import rank_span
@@ -70,7 +70,7 @@ def neighbour_recall(approx: Ranking, exact: Ranking, k: int = RECALL_K) -> floa
     return len(found & set(exact.ids[:k])) / k
 
 
-def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0,
+def run_ann(languages: Sequence[str] = ("zh", "en"), n_boot: int = MIN_RESAMPLES, seed: int = 0,
             dsn: str | None = None) -> AnnResult:
     """Every batch × HNSW setting against exact search; see the module docstring."""
     conf = ann_settings()

@@ -28,7 +28,7 @@ from rag_lib.corpus.chunkers import SemanticChunker, TokenCounter, get_chunker, 
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import MRR, HitAt, PieceCoverage, hit_name, piece_ranks
 from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
-from rag_lib.evaluation.stats import compare
+from rag_lib.evaluation.stats import MIN_RESAMPLES, compare
 from rag_lib.generation.call_records import price_table
 from rag_lib.results.chunking import (
     ChunkingProvenance,
@@ -134,7 +134,7 @@ def context_cost(wb: Workbench, rankings: dict[str, dict[str, Ranking]],
 
 
 def run_chunking(names: Sequence[str] | None = None, languages: Sequence[str] = ("zh", "en"),
-                 n_boot: int = 10000, seed: int = 0) -> ChunkingResult:
+                 n_boot: int = MIN_RESAMPLES, seed: int = 0) -> ChunkingResult:
     """Every declared strategy on the whole answerable benchmark; see the module docstring."""
     base = Workbench()
     names = list(names or strategies())

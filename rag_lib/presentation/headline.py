@@ -8,6 +8,7 @@ sentence, never a guessed one.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.q9a import Q9aResult, Rate
 from rag_lib.results.summary import ComparisonRow, Q7Ranks, SideBySideRow
+from rag_lib.results.test_set import FITTED_ON_DEV, TestSetResult
 from rag_lib.results.topk import TopkResult
 
 Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
@@ -38,12 +40,15 @@ def mechanisms_sentence(ranked: Sequence[Mapping[str, Any]], family_size: int) -
     """How the ranked mechanism rows (08's, without the top-k "more context" rows) split by verdict under
     the Holm-adjusted intervals of a family of ``family_size`` comparisons."""
     count = {v: sum(r["verdict"] == v for r in ranked) for v in ("helps", "hurts", "mixed")}
-    n = max((r["questions"] or 0) for r in ranked) if ranked else 0
+    sizes = Counter(int(r["questions"] or 0) for r in ranked)
+    n = max(sizes, default=0)
+    fewer = ", ".join(f"{rows} rows on {size}" for size, rows in sorted(sizes.items()) if size != n)
     return {"run": "08_summary", "sentence": (
-        f"Across the whole benchmark, of {len(ranked)} mechanism × language rows {count['helps']} show a gain "
-        f"that survives Holm adjustment over {family_size} comparisons, {count['hurts']} a clear "
-        f"loss and {len(ranked) - sum(count.values())} no clear effect (caveat: {n} questions per language, so an "
-        "interval that includes 0 is not evidence of no effect).")}
+        f"Across the benchmark's answerable questions, of {len(ranked)} mechanism × language rows {count['helps']} "
+        f"show a gain that survives Holm adjustment over {family_size} comparisons, {count['hurts']} a clear "
+        f"loss and {len(ranked) - sum(count.values())} no clear effect (caveat: {n} questions per language per row"
+        + (f", except {fewer} (a stated sample, see 08's `questions` column)" if fewer else "")
+        + ", so an interval that includes 0 is not evidence of no effect).")}
 
 
 def topk_sentence(topk: TopkResult, comparisons: Sequence[ComparisonRow], lang: str = "zh") -> Finding:
@@ -61,7 +66,7 @@ def topk_sentence(topk: TopkResult, comparisons: Sequence[ComparisonRow], lang: 
 
 
 def gate_sentence(q9a: Q9aResult, lang: str = "zh") -> Finding:
-    """The floor+aspects gate out of sample: unanswerable questions declined, answerable ones wrongly declined."""
+    """The floor+aspects gate leave-one-out: unanswerable questions declined, answerable ones wrongly declined."""
     held_out = q9a.validation[lang]["floor_aspects"].leave_one_out
     declined, wrong = held_out.refusal_correctness, held_out.false_refusal_rate
 
@@ -71,31 +76,48 @@ def gate_sentence(q9a: Q9aResult, lang: str = "zh") -> Finding:
         return f"{x.k}/{x.n} = {x.rate:.2f} [{x.wilson95[0]:.2f}, {x.wilson95[1]:.2f}]"
 
     return {"run": "03_q9a_no_evidence", "sentence": (
-        f"No score separates what the corpus can answer from what it cannot: the floor+aspects gate, fitted out of "
-        f"sample (leave-one-out), declines {rate(declined)} unanswerable {lang} questions but also wrongly declines "
+        f"No score separates what the corpus can answer from what it cannot: the floor+aspects gate, fitted "
+        f"leave-one-out, declines {rate(declined)} unanswerable {lang} questions but also wrongly declines "
         f"{rate(wrong)} answerable ones whose evidence is complete (Wilson 95% intervals; caveat: 33 unanswerable "
         "questions, labelled here).")}
 
 
-def answers_sentence(local: LocalLLMResult) -> Finding | None:
-    """The narrowed local answerer behind the gate, out of sample: correct and shown-but-wrong, per language."""
+def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -> Finding | None:
+    """The narrowed local answerer behind the gate on the development set (leave-one-out gate), one denominator
+    per sentence; then, when 14 has run, the same pipeline on the sealed test set (out of sample)."""
     rows = local.narrowed_rows(HELD_OUT)
     if not rows:
         return None
-    def rates(rows: Sequence[AnswerRow], metric: str) -> str:
-        return ", ".join(f"{r.lang} {getattr(r, metric):.0%} {getattr(r, f'{metric}_ci')}" for r in rows)
+
+    def rates(rows: Sequence[AnswerRow], metric: str, counts: str | None = None) -> str:
+        return ", ".join(f"{r.lang} {getattr(r, metric):.0%} {getattr(r, f'{metric}_ci')}"
+                         + (f" of {getattr(r, counts)}" if counts else "") for r in rows)
 
     judged = local.narrowed_rows(THEN_JUDGE)
-    trade = (f"; with the LLM judge after the gate, unanswerable questions declined rise from "
-             f"{rates(rows, 'refusal_correctness')} to {rates(judged, 'refusal_correctness')} while answerable "
-             f"questions with their gold in the Top-{local.k} declined (false refusal) rise from "
-             f"{rates(rows, 'false_refusal')} to {rates(judged, 'false_refusal')}, and every key fact "
-             f"is stated for {rates(judged, 'correct_gold_in_top_k')}") if judged else ""
-    return {"run": "10_local_llm", "sentence": (
-        f"Local answers are not yet trustworthy: the narrowed {rows[0].model} behind that gate (out of sample) "
-        f"states every key fact for {rates(rows, 'correct_gold_in_top_k')} of the answerable questions whose gold "
-        f"is in the Top-{local.k}, and shows an answer missing a key fact for {rates(rows, 'shown_wrong')}{trade} "
-        "(95% intervals; caveat: a small local coding model on CPU, not the casebook's LLM).")}
+    sentences = [
+        f"Local answers are not yet trustworthy: on the development set (the 91 questions the prompts and models were "
+        f"chosen on; the gate leave-one-out), the narrowed {rows[0].model} behind the gate states every key fact for "
+        f"{rates(rows, 'correct_gold_in_top_k', 'gold_in_top_k')} answerable questions whose gold is in the "
+        f"Top-{local.k}.",
+        f"It shows an answer missing a key fact for {rates(rows, 'shown_wrong')} of the answerable questions with a "
+        "checkable key fact."]
+    if judged:
+        sentences.append(
+            f"With the LLM judge after the gate, unanswerable questions declined rise from "
+            f"{rates(rows, 'refusal_correctness', 'unanswerable')} to {rates(judged, 'refusal_correctness')}, beside "
+            f"false refusal (answerable questions with their gold in the Top-{local.k} declined) rising from "
+            f"{rates(rows, 'false_refusal', 'complete_evidence')} to {rates(judged, 'false_refusal')}.")
+    held = [r for r in (test.rows if test else []) if r.gate.endswith(FITTED_ON_DEV) and r.n > r.missing]
+    if held:
+        sentences.append(
+            f"On the sealed test set (66 new questions per language, out of sample; "
+            f"[14_test_set](results/notebooks/14_test_set.html)), behind the gate fitted on the development set, it "
+            f"states every key fact for {rates(held, 'correct_gold_in_top_k', 'gold_in_top_k')} answerable questions "
+            f"whose gold is in the Top-{local.k}"
+            + (f" ({', '.join(f'{r.lang} {r.missing} of {r.n} calls still missing' for r in held if r.missing)})"
+               if any(r.missing for r in held) else "") + ".")
+    sentences.append("(95% Wilson intervals; caveat: a small local coding model on CPU, not the casebook's LLM.)")
+    return {"run": "10_local_llm", "sentence": " ".join(sentences)}
 
 
 def headline_findings(side_by_side: Mapping[str, Sequence[SideBySideRow]], inside: Sequence[str],
@@ -114,5 +136,5 @@ def headline_findings(side_by_side: Mapping[str, Sequence[SideBySideRow]], insid
     q9a = Q9aResult.find("03_q9a_no_evidence", root)
     if q9a is not None:
         out.append(gate_sentence(q9a))
-    answers = answers_sentence(local) if local is not None else None
+    answers = answers_sentence(local, TestSetResult.find("14_test_set", root)) if local is not None else None
     return out + ([answers] if answers else [])

@@ -257,11 +257,14 @@ _GLOSSARY = {
                           "(`data/benchmark/key_facts.yaml`).",
     "citation validity": "the share of cited quotes found word for word in the chunk they cite; it says the "
                          "quote exists, not that it supports the answer.",
-    "95% CI, p_Holm": "paired bootstrap interval over questions (each report states its resamples and seed); "
+    "95% CI, p_Holm": "paired interval over questions (McNemar's exact test for binary outcomes, else a bootstrap "
+                      "whose "
+                      "resamples and seed each report states); "
                       "Holm-adjusted p over the report's family of comparisons (each report names it; 08's is "
                       "every mechanism comparison), those in which no question changed left out and marked fixed.",
-    "adjusted interval": "the same bootstrap interval at the level Holm tests that comparison at, so it excludes 0 "
-                         "exactly when p_Holm < 0.05; every Findings sentence that claims an effect quotes it "
+    "adjusted interval": "the comparison's own interval (McNemar's exact test inverted for binary outcomes, a paired "
+                         "bootstrap otherwise) at level α·p/p_Holm, so it excludes 0 exactly when p_Holm < 0.05; "
+                         "every Findings sentence that claims an effect quotes it "
                          "(`rag_lib/evaluation/claims.py`).",
     "phrasing": "another wording of a benchmark question with the same gold pieces (`phrasings:` in "
                 "`data/benchmark/questions.yaml`); Q7's runs report each phrasing separately.",

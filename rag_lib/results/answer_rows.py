@@ -144,6 +144,11 @@ class GenerationEvalRow:
     citations_total: int
     correct: bool | None  # states every checkable key fact; None: not judged
     answer: str
+    # What the claim-level diagnosis reads (question_sweeps.generation.claim_fields).
+    stated: bool | None = None
+    claims: int = 0
+    claims_supported: int = 0
+    claims_ungrounded: int = 0
 
 
 @dataclass(frozen=True)

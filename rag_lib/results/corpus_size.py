@@ -129,6 +129,23 @@ class TopDistractor:
 
 
 @dataclass(frozen=True)
+class RefusalChange:
+    """The gate's refusals of the unanswerable questions on the smallest corpus and on the whole wide batch, paired
+    by question: each rate with its Wilson interval, the questions that changed, and McNemar's exact p."""
+
+    language: str
+    gate: str  # in-sample (03's parameters) or leave-one-out
+    unanswerable: int
+    smallest: int  # declined on the smallest corpus
+    smallest_ci: str
+    whole: int  # declined on the whole wide batch
+    whole_ci: str
+    newly_declined: int
+    no_longer_declined: int
+    p_exact: float
+
+
+@dataclass(frozen=True)
 class GateParameters:
     """floor+aspects' parameters as notebook 03 chose them."""
 
@@ -187,6 +204,7 @@ class CorpusSizeResult(ExperimentResult):
     top_distractors: list[TopDistractor]
     q7_first: list[Q7First]
     gate: dict[str, GateParameters]
+    refusal_changes: list[RefusalChange]
     provenance: CorpusSizeProvenance
 
     def family(self) -> Family:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
-
-from rag_lib.results.local_llm import AnsweredQuestion, AnswerRow
+from rag_lib.results.local_llm import AnsweredQuestion, AnswerRow, ModelDescription
 from rag_lib.results.store import ExperimentResult
+
+# The gate's parameters are fitted on the whole development set: out of sample on the test set.
+FITTED_ON_DEV = " (fitted on the development set)"
 
 
 @dataclass(frozen=True)
@@ -39,10 +40,10 @@ class TestSetResult(ExperimentResult):
     n_questions: int
     n_answerable: int
     answerer: str  # the narrowed pipeline's label
-    pipeline: dict[str, Any]  # what the answerer is: model, backend, prompt, narrowing
-    gates: dict[str, dict[str, Any]]  # language → the gate's parameters, fitted on the development set only
+    pipeline: ModelDescription  # what the answerer is: model, backend, prompt, narrowing
+    gates: dict[str, dict[str, str | float | None]]  # language → the gate and its parameters (fitted on the dev set)
     rows: list[AnswerRow]  # test set: one row per language and gate
     development_rows: list[AnswerRow]  # the same pipeline's rows in notebook 10 (development set)
     runs: list[TestSetRun]
-    embedder: dict[str, Any]
+    embedder: ModelDescription
     common_key_facts: list[str]  # checkable key facts stated by more than MAX_CHUNK_SHARE of the batch (kept: sealed)

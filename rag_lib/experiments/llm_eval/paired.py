@@ -16,11 +16,11 @@ from typing import Any
 
 from rag_lib.evaluation.claims import Family, judge_rows
 from rag_lib.evaluation.correctness import has_checkable_fact
-from rag_lib.evaluation.stats import compare, interval_text
+from rag_lib.evaluation.stats import MIN_RESAMPLES, compare, interval_text
 from rag_lib.results.local_llm_choice import PairedRow, PairedTableRow
 from rag_lib.results.typed_json import decode
 
-N_BOOT = 10000
+N_BOOT = MIN_RESAMPLES
 SEED = 0
 # Per-question outcome of one ungated row (an answerable question with a checkable key fact).
 OUTCOMES: dict[str, Callable[[Mapping[str, Any]], float]] = {

@@ -26,10 +26,13 @@ def _gap(value: float, op: str, goal: float) -> float:
     return value - goal if op == ">=" else goal - value
 # Said beside every gated figure: how the gate's parameters relate to the questions it is measured on.
 GATE_NOTES = {IN_SAMPLE: "the gate's parameters were fitted on these same questions, so this is optimistic; the "
-                         "leave-one-out row is the out-of-sample figure",
-              HELD_OUT: "out of sample: each question decided by the gate's parameters fitted without it",
-              THEN_JUDGE: "out of sample: the leave-one-out gate, then the narrowed LLM judge declines what it "
-                          "finds insufficient; the judge has no fitted parameter"}
+                         "leave-one-out row holds each question out of the fit",
+              HELD_OUT: "leave-one-out: each question decided by the gate's parameters fitted without it; the "
+                        "prompts and models were chosen on this development set, so 14's test set gives the "
+                        "out-of-sample figure",
+              THEN_JUDGE: "the leave-one-out gate, then the narrowed LLM judge declines what it finds insufficient; "
+                          "the judge's prompt was developed on this development set (14's test set gives the "
+                          "out-of-sample figure)"}
 
 
 def gate_note(gate: str) -> str:
@@ -103,12 +106,14 @@ def findings(result: LocalLLMResult) -> list[str]:
             declined = row.tp + row.fp
             quality = (f"{declined} declines, precision {row.precision:.3f} and recall {row.recall:.3f} for "
                        "insufficient evidence, unanswerable questions declined "
-                       f"{row.unanswerable_declined}/{row.unanswerable}" if declined else
+                       f"{row.unanswerable_declined}/{row.unanswerable} beside false refusal "
+                       f"{row.complete_declined}/{row.complete} of the answerable questions with complete evidence"
+                       if declined else
                        f"no decline at all (it judged every evidence set sufficient, so it catches none of the "
                        f"{row.unanswerable} unanswerable questions)")
             out.append(f"{row.lang}: the LLM judge ({row.gate}) over {row.judged} judged questions "
-                       f"({row.failed} without a record): {quality}. The judge has no fitted parameter, so "
-                       "its figures are out of sample.")
+                       f"({row.failed} without a record): {quality}. The judge has no fitted parameter, but its "
+                       "prompt was developed on these development-set questions.")
     for shown in result.answer_languages:
         if shown.shown:
             out.append(f"{shown.lang}, ungated: {shown.in_language} of {shown.shown} answers {shown.generator} "
@@ -205,8 +210,9 @@ def budget_finding(choice: NarrowingChoice) -> str:
                   f"but `generation.narrowing` is {prose(encode(choice.configured))}: its figures are not the rule's")
     return (f"Narrowing budget: by the rule ({choice.rule}; seed {choice.seed}), "
             f"{picked.budget_tokens} estimated tokens and {picked.max_units} units"
-            f"{'' if reached else ' (no candidate reached the target, so the largest)'}; {configured}. Out of "
-            f"sample, on the reporting half, its units keep every key fact the Top-k states for {held}. Chosen "
+            f"{'' if reached else ' (no candidate reached the target, so the largest)'}; {configured}. Held out "
+            f"from the choice, on the reporting half, its units keep every key fact the Top-k states for {held}. "
+            "Chosen "
             f"on the reporting half instead, the rule picks {stable}. Key facts are matched as strings; this "
             "measures what the model is sent, not what it writes.")
 

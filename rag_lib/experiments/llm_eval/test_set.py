@@ -38,14 +38,12 @@ from rag_lib.question_sweeps.gates import (
 from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.results.gate_rows import LLMJudge
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnsweredQuestion, AnswerRow, LocalLLMResult
-from rag_lib.results.test_set import SealedFile, TestSetResult, TestSetRun
+from rag_lib.results.test_set import FITTED_ON_DEV, SealedFile, TestSetResult, TestSetRun
 from rag_lib.results.typed_json import decode
 from rag_lib.workbench import Workbench
 
 TEST_SET_DIR = DATA_DIR / "test_set"
 SEALED_FILES = ("questions.yaml", "key_facts.yaml", "drawn_pages.txt")
-# The gate's parameters are fitted on the whole development set: out of sample on the test set.
-FITTED_ON_DEV = " (fitted on the development set)"
 
 
 class TestSetChanged(WorkbookError):

@@ -10,7 +10,7 @@ import numpy as np
 from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.evaluation import MRR, HitAt, Measure, PieceCoverage, compare, piece_ranks
 from rag_lib.evaluation.margins import at_the_cut
-from rag_lib.evaluation.stats import PairedDifference
+from rag_lib.evaluation.stats import MIN_RESAMPLES, PairedDifference
 from rag_lib.experiments.mechanisms.registry import (
     BaselineDense,
     BuildContext,
@@ -168,7 +168,7 @@ def run_mechanism(
     languages: Sequence[str] = ("zh", "en"),
     llm_languages: Sequence[str] = ("zh", "en"),
     use_llm: bool = True,
-    n_boot: int = 10000,
+    n_boot: int = MIN_RESAMPLES,
     seed: int = 0,
     workbench: Workbench | None = None,
     baseline: BaselineMeasures | None = None,

@@ -18,6 +18,7 @@ from typing import Any
 from rag_lib.benchmark import collapse_ws, plain_text
 from rag_lib.casebook import published
 from rag_lib.documents import Chunk
+from rag_lib.evaluation.stats import wilson_text
 from rag_lib.evidence import (
     Gate,
     ScoredQuestion,
@@ -275,7 +276,8 @@ def findings(result: Q9aResult) -> list[str]:
         q9a = ("declines Q9a without calling the model" if not decline.generator_called
                else f"lets Q9a through ({decline.reason}) and the model answered: \"{decline.answer}\"")
         out.append(
-            f"{lang}: the floor+aspects gate, fitted out of sample (leave-one-out), declines "
+            f"{lang}: the floor+aspects gate, fitted leave-one-out (each question decided by parameters fitted "
+            "without it; the gate's design was chosen on these development-set questions), declines "
             f"{_rate_text(loo.refusal_correctness)} unanswerable questions (near-miss ones: "
             f"{_rate_text(loo.refusal_near_miss)}) and wrongly declines {_rate_text(loo.false_refusal_rate)} "
             f"answerable questions with complete evidence; on Q9a it {q9a}.")
@@ -294,11 +296,14 @@ def findings(result: Q9aResult) -> list[str]:
                    f"ones with complete evidence (false refusals {row.false_refusal_rate:.2f}), with no "
                    f"parameter fitted on these questions{left_out}.")
     g = result.generation
+    complete = [r for r in g.rows if r.answerable and r.label == "sufficient"]
+    refused = sum(r.status == "insufficient" for r in complete)
     out.append(
         f"Behind the {g.gate} gate ({g.lang}), the default generator ({g.generator.model}) answered "
         f"{g.answered} of {g.n} questions with {g.citations_valid}/{g.citations_total} valid citations "
-        f"and declined {g.unanswerable_declined}/{g.unanswerable} unanswerable ones; a valid citation "
-        "shows the quote exists, not that it answers the question.")
+        f"and declined {g.unanswerable_declined}/{g.unanswerable} unanswerable ones, beside false refusal "
+        f"{refused}/{len(complete)} {wilson_text(refused, len(complete))} of the answerable ones with complete "
+        "evidence; a valid citation shows the quote exists, not that it answers the question.")
     out.append("Caveats: labels, near-miss questions and gate parameters come from this benchmark (the in-sample "
                "tables are optimistic; the intervals are Wilson 95% over few questions), and the embedder is "
                "the offline default, not the casebook's bge-m3.")

@@ -134,8 +134,9 @@ def run_summary(languages: tuple[str, ...] = ("zh", "en"), root: Path | None = N
             comparisons=family.size, fixed=family.fixed, alpha=family.alpha, ci_percent=95, chance="about 1 in 20",
             significant_holm_05=family.effects(), significant_unadjusted_05=sum(c.p < family.alpha for c in tested),
             method="Holm-Bonferroni over every comparison in the table in which some question changed "
-                   "(variants x languages x metrics); p from the same paired bootstrap as the interval, "
-                   "two-sided; adjusted intervals at the level Holm tests each comparison at"),
+                   "(variants x languages x metrics); p two-sided, from McNemar's exact test for binary outcomes "
+                   "and from the paired bootstrap (200,000 resamples) that gives the interval otherwise; adjusted "
+                   "intervals of each comparison's own test at level alpha * p / p_Holm"),
         what_helps=ranked,
         relabel=decode(Relabelled | Relabel, relabel_rows(inputs.bakeoff)),
         halo_rows=halo_claims,

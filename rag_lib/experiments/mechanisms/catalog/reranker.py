@@ -161,10 +161,12 @@ def reranker_variants(wb: Workbench, base: BaselineDense, name: str = RERANKER, 
         k = wb.config.k
         answerable = wb.benchmark.questions(answerable=True)
         ids, strata = misses_plus_equal(answerable, base, k, languages, draw_from=earlier_subset(answerable))
-        notes = [f"Whole-benchmark comparison on {len(ids)} answerable questions: the {len(strata.misses)} "
-                 f"whose dense Top-{k} misses a piece in zh or en, plus {len(strata.sample)} of the rest "
-                 "drawn at random (seed 0; from the earlier seeded 20-question subset, whose judgements were "
-                 "recorded), so the reranker can both help and hurt; Q7 on every phrasing."]
+        notes = [f"A stratified sample of {len(ids)} of the {len(answerable)} answerable questions, not the whole "
+                 f"benchmark and not weighted back to it: the {len(strata.misses)} whose dense Top-{k} misses a "
+                 f"piece in zh or en, plus {len(strata.sample)} of the rest drawn at random (seed 0; from the earlier "
+                 "seeded 20-question subset, whose judgements were recorded), so the reranker can both help and hurt; "
+                 "half of the sample are baseline misses, so its differences overstate what the reranker can gain "
+                 "on the benchmark and understate what it can lose. Q7 on every phrasing."]
     elif questions != "all":
         raise WorkbookError(f"retrieval.offline_reranker_questions is {questions!r}; use 'all' or 'misses+equal'.")
     provenance = RerankerVariant(reranker.provenance, questions, strata)

@@ -32,10 +32,11 @@ from rag_lib.config import default_batch, settings
 from rag_lib.corpus import load_chunks
 from rag_lib.corpus.structural_chunking import chunk_id_digest
 from rag_lib.documents import Chunk
-from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, hit_name, paired_bootstrap, piece_ranks
-from rag_lib.evaluation.stats import compare
+from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
+from rag_lib.evaluation.stats import MIN_RESAMPLES, compare, sign_test_p, stored_value, wilson_text
 from rag_lib.evidence import AspectGate, Case, score_cases
 from rag_lib.evidence.calibration import held_out_parameters
+from rag_lib.experiments.corpus_size.report import findings, result_metrics, size_metrics
 from rag_lib.presentation.report import rank_span
 from rag_lib.question_sweeps.gates import score_question, scored_questions
 from rag_lib.results.comparisons import Compared, FamilySummary, judge_compared, judged_fields
@@ -49,28 +50,18 @@ from rag_lib.results.corpus_size import (
     Q7First,
     Q7Run,
     Q7Span,
+    RefusalChange,
     ScaleSettings,
     SizeChange,
     SlotShares,
     TopDistractor,
     WideBatchLabels,
 )
-from rag_lib.results.provenance import model_name
 from rag_lib.results.typed_json import Scalar, decode
 from rag_lib.retrieval import Ranking
 from rag_lib.workbench import Workbench
 
 FAMILY_NAME = "this notebook (corpus sizes × languages × metrics, each against the smallest corpus)"
-
-
-def size_metrics(k: int) -> tuple[str, ...]:
-    """The metrics measured per corpus size at top-``k``: ``("hit@5", "coverage@10")`` at k = 5."""
-    return (hit_name(k), "coverage@10")
-
-
-def result_metrics(result: CorpusSizeResult) -> tuple[str, ...]:
-    """:func:`size_metrics` at the k a stored run measured at (``provenance.top``)."""
-    return size_metrics(result.provenance.top)
 
 
 def scale_settings() -> dict[str, Any]:
@@ -131,6 +122,8 @@ class SizeRuns:
     slots: list[dict[str, Any]] = field(default_factory=list)  # counts per kind of slot (summarised as shares)
     q7_first: list[Q7First] = field(default_factory=list)
     by_slot: Counter[tuple[int, str, str]] = field(default_factory=Counter)
+    # (size, language, gate) -> each unanswerable question declined, for the smallest and the whole corpus
+    declines: dict[tuple[int, str, str], dict[str, bool]] = field(default_factory=dict)
 
     def of(self, rows: Sequence[dict[str, Any]], size: int, lang: str) -> list[dict[str, Any]]:
         return [r for r in rows if r["pages"] == size and r["language"] == lang]
@@ -205,6 +198,9 @@ def _measure_corpus(runs: SizeRuns, wide: Workbench, lang: str, size: int, s: in
         seen = score_question(q, lang, ranking, [wide.by_id[c] for c in ranking.ids[:k]], aspects)
         refused["in-sample"] += seen.declined_with(fitted)
         refused["held out"] += seen.declined_with(held_out[q.id])
+        if size in (runs.sizes[0], runs.sizes[-1]):  # the same pages for every seed
+            runs.declines.setdefault((size, lang, "in-sample"), {})[q.id] = seen.declined_with(fitted)
+            runs.declines.setdefault((size, lang, "leave-one-out"), {})[q.id] = seen.declined_with(held_out[q.id])
     c1, c2, c3, c4 = piece_ranks([p & allowed for p in q7.pieces], restrict(q7_full, allowed))
     runs.q7_rows.append(Q7Run(pages=size, language=lang, seed=s, C1=c1, C2=c2, C3=c3, C4=c4))
     runs.slots.append({"pages": size, "language": lang, "seed": s, "non-gold slots": sum(kinds.values()),
@@ -266,6 +262,23 @@ class Summaries:
     top_distractors: list[TopDistractor]
 
 
+def refusal_changes(runs: SizeRuns, languages: Sequence[str]) -> list[RefusalChange]:
+    """Per language and gate: unanswerable questions declined on the smallest corpus and on the whole batch,
+    paired by question (McNemar's exact test on the questions that changed)."""
+    out = []
+    small, whole = runs.sizes[0], runs.sizes[-1]
+    for lang in languages:
+        for gate in ("in-sample", "leave-one-out"):
+            a, b = runs.declines[small, lang, gate], runs.declines[whole, lang, gate]
+            n = len(a)
+            before, after = sum(a.values()), sum(b.values())
+            diffs = [float(b[q]) - float(a[q]) for q in a]
+            out.append(RefusalChange(lang, gate, n, before, wilson_text(before, n), after, wilson_text(after, n),
+                                     sum(d > 0 for d in diffs), sum(d < 0 for d in diffs),
+                                     stored_value(sign_test_p(diffs))))
+    return out
+
+
 def summaries(runs: SizeRuns, wide: Workbench, languages: Sequence[str]) -> Summaries:
     """Q7's ranks per size (a span over seeds), the Top-5 slots by kind, the chunks that take most slots in
     the whole wide batch, and the corpus sizes."""
@@ -299,7 +312,8 @@ def summaries(runs: SizeRuns, wide: Workbench, languages: Sequence[str]) -> Summ
     return Summaries(sizes, q7, slots, top_distractors)
 
 
-def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000, seed: int = 0) -> CorpusSizeResult:
+def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = MIN_RESAMPLES,
+                    seed: int = 0) -> CorpusSizeResult:
     """Every size × seed × language (:func:`measure`), summarised (:func:`curve_and_change`,
     :func:`summaries`); see the module docstring."""
     conf = scale_settings()
@@ -323,6 +337,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
         runs=runs.rows, q7_runs=runs.q7_rows, q7_rows=summary.q7,
         slot_rows=summary.slots, top_distractors=summary.top_distractors, q7_first=runs.q7_first,
         gate={lang: GateParameters(**calibrated_gate_parameters(lang)) for lang in languages},
+        refusal_changes=refusal_changes(runs, languages),
         provenance=CorpusSizeProvenance(
             retriever="dense", embedder=wide.embedder().describe(), n_boot=n_boot, seed=seed, claims=claims,
             scale=ScaleSettings(**conf), top=k,
@@ -332,58 +347,9 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = 10000
     )
 
 
-def _span(first: Mapping[str, Scalar], last: Mapping[str, Scalar], key: str) -> str:
-    """``first[key] → last[key]`` as percentages."""
-    return f"{first[key]:.0%} → {last[key]:.0%}"
-
-
 def _share(part: int, total: int) -> float:
     return round(part / total, 3) if total else 0.0
 
 
-def _by(rows: Sequence[dict[str, Scalar]], pages: int, lang: str) -> dict[str, Scalar]:
-    """The row of a table keyed by metrics (``curve``, ``runs``) for ``pages`` and ``lang``."""
-    return next(r for r in rows if r["pages"] == pages and r["language"] == lang)
-
-
-def findings(result: CorpusSizeResult) -> list[str]:
-    """Sentences from the stored results: the curve's ends, the change with its interval, Q7, the distractors."""
-    out = []
-    small, large = result.sizes[0], result.sizes[-1]
-    family = result.family()
-    for lang in result.languages:
-        a, b = _by(result.curve, small, lang), _by(result.curve, large, lang)
-        parts = [f"{m} {a[m]:.3f} → {b[m]:.3f} ({family.get(str(large), lang, m).text(scoped=False)})"
-                 for m in result_metrics(result)]
-        n = _by(result.runs, large, lang)["unanswerable"]
-        refusal = (f" Of the {n} unanswerable questions it declined {_span(a, b, 'unanswerable declined')} with "
-                   f"03's parameters (in-sample) and {_span(a, b, 'unanswerable declined (held out)')} out of sample "
-                   "(each question decided by parameters fitted without it); false refusals of answerable questions "
-                   f"with complete evidence went {_span(a, b, 'false refusal rate')} (out of sample "
-                   f"{_span(a, b, 'false refusal rate (held out)')}).")
-        out.append(f"{lang}: from {small} to {large} pages, {'; '.join(parts)}; the gate declined "
-                   f"{a['declined (answerable)']:g} → {b['declined (answerable)']:g} answerable questions.{refusal}")
-    for lang in result.languages:
-        a, b = (next(r for r in result.q7_rows if r.pages == pages and r.language == lang) for pages in (small, large))
-        out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {'/'.join(a.ranks)} with "
-                   f"{small} pages, {'/'.join(b.ranks)} with {large}.")
-    for lang in result.languages:
-        added = [r for r in result.q7_first if r.language == lang and r.added_page]
-        if added:
-            out.append(f"Q7 ({lang}) with {large} pages: " + "; ".join(
-                f"{r.piece}'s first chunk (rank {r.rank}) is on an added page, {r.page}" for r in added)
-                + " (gold through the wide batch's own labels: it states the piece).")
-    for lang in result.languages:
-        row = next(r for r in result.slot_rows if r.pages == large and r.language == lang)
-        kinds = ", ".join(f"{k} {share:.0%}" for k, share in row.by_kind.items())
-        out.append(f"Top-{result.provenance.top} slots not holding gold ({lang}, {large} pages): {kinds}; "
-                   f"{row.from_added:.0%} of them come from the pages added to the labelled batch.")
-    left = ", ".join(result.labels.left_out) or "none"
-    out.append(f"Caveats: {result.n_answerable} answerable questions written for the {small}-page batch, so the "
-               "added pages are distractors by construction unless they state a piece (they are then gold through "
-               "the wide batch's own labels); intervals are bootstrap intervals over questions of the seed-averaged "
-               f"values, with {len(result.seeds)} page orders; one offline embedder "
-               f"({model_name(result.provenance.embedder)}); gate "
-               f"parameters tuned on the labelled batch; unanswerable questions left out on the wide batch: {left}.")
-    out.append(family.describe())
-    return out
+__all__ = ["FAMILY_NAME", "SizeRuns", "distractor_kind", "findings", "measure", "page_orders", "restrict",
+           "result_metrics", "run_corpus_size", "scale_settings", "size_metrics", "text_key"]
