@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rag_lib.evaluation.diagnosis import ClaimMeasure
 from rag_lib.results.comparisons import FamilySummary, JudgedDifference
 from rag_lib.results.typed_json import json_key
 
@@ -226,15 +227,9 @@ class QuestionFailure:
 
 
 @dataclass(frozen=True)
-class ClaimMeasureRow:
+class ClaimMeasureRow(ClaimMeasure):
     """One claim-level measure (``rag_lib.evaluation.diagnosis``) of one answerer, language and gate."""
 
     generator: str
     lang: str
     gate: str
-    metric: str
-    value: float | None
-    numerator: int
-    denominator: int
-    ci: str
-    definition: str

@@ -87,7 +87,7 @@ def diagnose(wb: Workbench, answers: Mapping[str, Answerer], languages: Sequence
             per_question += [QuestionFailure(name, lang, gate, r.question, s) for r, s in zip(rows, found, strict=True)]
             stages += [FailureRow(answerer.label, lang, gate, stage, n, len(rows))
                        for stage, n in stage_counts(found).items()]
-            measures += [ClaimMeasureRow(answerer.label, lang, gate, **vars(m))
+            measures += [ClaimMeasureRow(**vars(m), generator=answerer.label, lang=lang, gate=gate)
                          for m in claim_metrics(counts(rows, kept, name == NARROWED, k))]
     return stages, measures, per_question
 

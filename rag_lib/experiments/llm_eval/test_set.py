@@ -18,7 +18,6 @@ import hashlib
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import yaml
 
@@ -93,10 +92,12 @@ def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, 
     k = dev.config.top_k(k)
     wb, key_facts = test_set_workbench(dev)
     answerer = narrowed_generator("answer_narrowed", dev.embedder())
+    # The answers first, then the judge: `make llm-runs` makes the missing calls in the order they are asked.
+    ungated_runs = {lang: run_generation_eval(wb, Ungated(), answerer, lang, k, key, key_facts) for lang in languages}
     judge = decode(LLMJudge, measure_narrowed_judge(wb, languages, k, key))
     rows: list[AnswerRow] = []
     runs: list[TestSetRun] = []
-    gates: dict[str, dict[str, Any]] = {}
+    gates: dict[str, dict[str, str | float | None]] = {}
     for lang in languages:
         calibration = calibrate(dev, lang, key, k)
         fitted = chosen_gates(calibration, dev)
@@ -104,9 +105,10 @@ def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, 
         gate = fitted[chosen]
         gates[lang] = {"gate": gate.name, **{p: calibration[chosen][p] for p in ("floor", "min_coverage")
                                              if p in calibration[chosen]}}
-        ungated = run_generation_eval(wb, Ungated(), answerer, lang, k, key, key_facts)
-        declined = {q.id: not gate.decide(q.text(lang), wb.evidence(wb.rank(q.text(lang), key), k),
-                                          wb.rank(q.text(lang), key)).sufficient for q in wb.benchmark}
+        ungated = ungated_runs[lang]
+        rankings = {q.id: wb.rank(q.text(lang), key) for q in wb.benchmark}
+        declined = {q.id: not gate.decide(q.text(lang), wb.evidence(rankings[q.id], k), rankings[q.id]).sufficient
+                    for q in wb.benchmark}
         recorded = {r["question"] for r in ungated["rows"] if r["error_kind"] != "replay_miss"}
         name = gate.name + FITTED_ON_DEV
         for result in (ungated, held_out_run(ungated, declined, name),
@@ -129,9 +131,8 @@ def development_rows(development: LocalLLMResult | None, label: str) -> list[Ans
     """Notebook 10's rows of the same pipeline: ungated, the leave-one-out gate, and the gate then judge."""
     if development is None:
         return []
-    wanted = ("ungated", HELD_OUT, HELD_OUT + THEN_JUDGE)
     return [r for r in development.answer_rows if r.generator == label
-            and (r.gate == "ungated" or r.gate.endswith(wanted[1]) or r.gate.endswith(wanted[2]))]
+            and (r.gate == "ungated" or r.gate.endswith((HELD_OUT, HELD_OUT + THEN_JUDGE)))]
 
 
 def _count(rate: float | None, n: int) -> int:
