@@ -346,3 +346,24 @@ def test_the_hybrid_mechanisms_declared_rrf_k_reaches_the_fusion() -> None:
     assert steep[0].rank(question).ids != default.ids  # another constant, another fusion
     assert steep[0].rank(question).ids == wb.retriever("hybrid", rrf_k=1).rank(question).ids
     assert hybrid_variants(wb, rrf_k=wb.config.rrf_k)[0].rank(question).ids == default.ids
+
+
+def test_a_stratified_sample_is_weighted_back_to_every_answerable_question() -> None:
+    stored = MechanismResult.find("06_q7_mechanism-reranker", RESULTS_DIR)
+    if stored is None:
+        pytest.skip("results/06_q7_mechanism-reranker not written")
+    n = stored.provenance.n_answerable
+    sampled = [v for v in stored.variants if v.weighted_back(n)]
+    assert sampled, "the reranker runs on a stratified sample"
+    for v in sampled:
+        strata = v.provenance.strata
+        ids = sorted(strata.misses + strata.sample)
+        weight = (n - len(strata.misses)) / len(strata.sample)
+        for row in v.weighted_back(n):
+            diffs = v.benchmark[row["language"]][row["metric"]].diffs
+            by_hand = (sum(d for q, d in zip(ids, diffs, strict=True) if q in strata.misses)
+                       + weight * sum(d for q, d in zip(ids, diffs, strict=True) if q in strata.sample)) / n
+            assert row[f"weighted back to {n}"] == pytest.approx(by_hand, abs=1e-4)
+            assert row["diff on the sample"] == pytest.approx(sum(diffs) / len(diffs), abs=1e-4)
+    every = MechanismResult.find("06_q7_mechanism-topk", RESULTS_DIR)
+    assert every is None or all(v.weighted_back(n) == [] for v in every.variants)  # run on every question

@@ -21,7 +21,7 @@ from rag_lib.results.provenance import (
 )
 from rag_lib.results.runs import MECHANISM_NOTEBOOK, runs_of
 from rag_lib.results.store import ExperimentResult
-from rag_lib.results.typed_json import json_key, optional_key
+from rag_lib.results.typed_json import Scalar, json_key, optional_key
 
 Q7Ranks = dict[str, dict[str, dict[str, int | None]]]  # phrasing -> language -> piece -> first rank (None: unranked)
 # A declared mechanism parameter as resolved for the run (``MechanismSpec.resolved_parameters``).
@@ -162,6 +162,25 @@ class VariantResult:
     llm_calls: LLMCalls | None = field(default=None, metadata=optional_key())
     q7_llm_outputs: dict[str, QueryOutput] | None = field(default=None, metadata=optional_key())  # by Q7 text
     provenance: VariantProvenance | None = field(default=None, metadata=optional_key())
+
+    def weighted_back(self, n_answerable: int) -> list[dict[str, Scalar]]:
+        """For a variant run on a stratified sample (every baseline miss, and a random draw from the rest): each
+        comparison's difference weighted back to the ``n_answerable`` questions. A miss counts once; each sampled
+        other question stands for (others / sampled) of them. A point estimate (the interval is the sample's).
+        Empty for a variant run on every question; a language where some question failed is left out (its
+        differences no longer line up with the strata)."""
+        strata = self.provenance.strata if isinstance(self.provenance, RerankerVariant) else None
+        if strata is None or not strata.sample:
+            return []
+        ids, misses = sorted(strata.misses + strata.sample), set(strata.misses)
+        weight = (n_answerable - len(misses)) / len(strata.sample)
+        return [{"variant": self.name, "language": lang, "metric": metric, "sample": len(ids),
+                 "baseline misses in it": len(misses), "diff on the sample": c.diff,
+                 f"weighted back to {n_answerable}": round(sum(d * (1.0 if q in misses else weight)
+                                                                for q, d in zip(ids, c.diffs, strict=True))
+                                                            / n_answerable, 4)}
+                for lang, metrics in self.benchmark.items() if lang not in self.failures
+                for metric, c in metrics.items() if len(c.diffs) == len(ids)]
 
     def label(self, mechanism: str) -> str:
         """``mechanism: variant``, with the model that produced it for LLM variants."""

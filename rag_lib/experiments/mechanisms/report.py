@@ -110,6 +110,15 @@ def findings(result: MechanismResult) -> list[str]:
         if not v.benchmark:
             parts.append("the variant failed, so there is no result")
         out.append(f"{v.name}: " + "; ".join(parts) + ".")
+    for v in result.variants:
+        rows = v.weighted_back(result.provenance.n_answerable)
+        if rows:
+            column = f"weighted back to {result.provenance.n_answerable}"
+            shown = "; ".join(f"{r['language']} {r['metric']} {r['diff on the sample']:+.3f} → {r[column]:+.3f}"
+                              for r in rows)
+            out.append(f"{v.name} ran on a stratified sample of {rows[0]['sample']} answerable questions, "
+                       f"{rows[0]['baseline misses in it']} of them baseline misses; its differences weighted back "
+                       f"to the {result.provenance.n_answerable} answerable questions (point estimates): {shown}.")
     out += _q7_findings(result) + _q7_every_phrasing(result)
     if out:
         out.append(family.describe() + " 08 adjusts over every mechanism run together, so its verdicts can be "
