@@ -118,30 +118,48 @@ CHECKS_DIR = REPO_ROOT / "data" / "claim_checks"
 LEFT_OUT = ("zh:a44",)  # its verdict was written into both readers' instructions as the format's example
 
 
+@dataclass(frozen=True)
+class ClaimCheck:
+    """The committed claim check against one run's narrowed answers: how many drawn answers are still shown as
+    judged (a later rule may withhold one), and the agreement over them."""
+
+    drawn: int
+    compared: int
+    left_out: list[str]
+    agreement: ClaimAgreement
+
+
+def claim_check(rows: Mapping[str, Mapping[str, Any]], folder: Path | None = None) -> ClaimCheck:
+    """The readers' judgements in ``folder`` (default ``data/claim_checks``) against the narrowed pipeline's
+    ungated ``rows`` ("lang:question" → a stored answer row: ``status``, ``answer``, ``correct``)."""
+    import yaml
+
+    folder = folder or CHECKS_DIR
+    sheet = yaml.safe_load((folder / "sheet.yaml").read_text(encoding="utf-8"))["answers"]
+    readers = [yaml.safe_load((folder / f"reader_{r}.yaml").read_text(encoding="utf-8"))["answers"]
+               for r in ("a", "b")]
+    # Judged answers the pipeline still shows with the same text; a later rule that withholds one takes it out.
+    still = [entry for entry in sheet if entry["id"] not in LEFT_OUT and rows[entry["id"]]["status"] == "answered"
+             and rows[entry["id"]]["answer"] == entry["answer"]]
+    correct = {key: row["correct"] for key, row in rows.items()}
+    return ClaimCheck(len(sheet), len(still), list(LEFT_OUT), agreement(still, *readers, correct))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m rag_lib.evaluation.claim_checks``: the agreement figures of ``data/claim_checks/``."""
     import argparse
     import json
 
-    import yaml
-
     parser = argparse.ArgumentParser(prog="python -m rag_lib.evaluation.claim_checks", description=main.__doc__)
     parser.add_argument("--results", default=str(REPO_ROOT / "results" / "10_local_llm" / "results.json"))
     args = parser.parse_args(argv)
-    sheet = yaml.safe_load((CHECKS_DIR / "sheet.yaml").read_text(encoding="utf-8"))["answers"]
-    readers = [yaml.safe_load((CHECKS_DIR / f"reader_{r}.yaml").read_text(encoding="utf-8"))["answers"]
-               for r in ("a", "b")]
     results = json.loads(Path(args.results).read_text(encoding="utf-8"))
     rows = {f"{lang}:{row['question']}": row for lang in ("zh", "en")
             for row in results["answers"]["narrowed"]["runs"][f"{lang}:{SHEET_RUN}"]["rows"]}
-    correct = {key: row["correct"] for key, row in rows.items()}
-    # Judged answers the pipeline still shows with the same text; a later rule that withholds one takes it out.
-    still = [entry for entry in sheet if entry["id"] not in LEFT_OUT and rows[entry["id"]]["status"] == "answered"
-             and rows[entry["id"]]["answer"] == entry["answer"]]
-    print(f"{len(still)} of {len(sheet)} drawn answers ({', '.join(LEFT_OUT)} left out: not blind; "
-          f"{len(sheet) - len(LEFT_OUT) - len(still)} no longer shown as judged)")
-    blind = still
-    for line in agreement(blind, *readers, correct).lines():
+    check = claim_check(rows)
+    print(f"{check.compared} of {check.drawn} drawn answers ({', '.join(check.left_out)} left out: not blind; "
+          f"{check.drawn - len(check.left_out) - check.compared} no longer shown as judged)")
+    for line in check.agreement.lines():
         print(line)
     return 0
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark.questions import Q7_PIECES
+from rag_lib.evaluation.stats import wilson_text
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.q9a import Q9aResult, Rate
 from rag_lib.results.summary import ComparisonRow, Q7Ranks, SideBySideRow
@@ -94,13 +95,17 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
                          + (f" of {getattr(r, counts)}" if counts else "") for r in rows)
 
     judged = local.narrowed_rows(THEN_JUDGE)
+    check = local.claim_check.agreement
     sentences = [
         f"Local answers are not yet trustworthy: on the development set (the 91 questions the prompts and models were "
         f"chosen on; the gate leave-one-out), the narrowed {rows[0].model} behind the gate states every key fact for "
         f"{rates(rows, 'correct_gold_in_top_k', 'gold_in_top_k')} answerable questions whose gold is in the "
         f"Top-{local.k}.",
         f"It shows an answer missing a key fact for {rates(rows, 'shown_wrong')} of the answerable questions with a "
-        "checkable key fact."]
+        "checkable key fact.",
+        f"Both figures use the key-fact measure, whose 'correct' has precision {_rate(*check.keyfact_precision)} and "
+        f"recall {_rate(*check.keyfact_recall)} against two blind readers, LLM helpers (answers both "
+        "call true and complete)."]
     if judged:
         sentences.append(
             f"With the LLM judge after the gate, unanswerable questions declined rise from "
@@ -118,6 +123,10 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
                if any(r.missing for r in held) else "") + ".")
     sentences.append("(95% Wilson intervals; caveat: a small local coding model on CPU, not the casebook's LLM.)")
     return {"run": "10_local_llm", "sentence": " ".join(sentences)}
+
+
+def _rate(k: int, n: int) -> str:
+    return f"{k}/{n} {wilson_text(k, n)}" if n else "0/0"
 
 
 def headline_findings(side_by_side: Mapping[str, Sequence[SideBySideRow]], inside: Sequence[str],

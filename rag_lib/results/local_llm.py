@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rag_lib.evaluation.claim_checks import ClaimCheck
 from rag_lib.results.gate_rows import GateFigures, JudgeTableRow, LLMJudge
 from rag_lib.results.local_llm_choice import (
     ClaimMeasureRow,
@@ -239,6 +240,7 @@ class LocalLLMResult(ExperimentResult):
     failures: list[FailureRow]  # per answerer, language and gate: the stage that lost each answer (llm_eval.diagnosis)
     claim_measures: list[ClaimMeasureRow]  # per answerer, language and gate: RAGChecker's claim-level measures
     question_failures: list[QuestionFailure]  # per answerer, language, gate, question: its stage (the explorer)
+    claim_check: ClaimCheck  # two blind readers, claim by claim, on drawn shown answers (data/claim_checks)
     paired: list[PairedRow]  # answer against answer per question (llm_eval.paired), Holm-adjusted
     paired_rows: list[PairedTableRow]  # the same comparisons as the paired table shows them
     paired_family: PairedFamily  # the Holm family's size, fixed cells and how it was adjusted

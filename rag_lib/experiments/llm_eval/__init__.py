@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_lib.config import REPO_ROOT, RunConfig, settings
+from rag_lib.evaluation.claim_checks import SHEET_RUN, claim_check
 from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
 from rag_lib.evaluation.hand_check_agreement import agreement
 from rag_lib.evaluation.hand_checks import answer_rows, load_all_hand_checks
@@ -281,6 +282,8 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
                        for r in rows if r.gate == "ungated"]
     funnel = funnel_rows(wb, {lang: answers["narrowed"].runs[f"{lang}:ungated"].rows for lang in languages}, k, key)
     failures, claim_measures, question_failures = diagnose(wb, answers, languages, k, key)
+    checked = claim_check({f"{lang}:{r.question}": encode(r) for lang in languages
+                           for r in answers["narrowed"].runs[f"{lang}:{SHEET_RUN}"].rows})
     choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None
     budget = run_budget_choice(wb, k, key, languages)
     tasks = RunConfig.from_settings().llm_tasks  # what get_task_generator builds from (it has no workbench)
@@ -296,7 +299,7 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         narrowing=Narrowing(**narrowing_settings()), narrowing_choice=budget, injection=injection,
         injection_summary=injection_summary(injection), before_after=before_after, targets=targets,
         hand_checks=hand_checks, selective=selective, funnel=funnel,
-        failures=failures, claim_measures=claim_measures, question_failures=question_failures,
+        failures=failures, claim_measures=claim_measures, question_failures=question_failures, claim_check=checked,
         paired=paired, paired_rows=table_rows(paired),
         answer_languages=languages_shown,
         partly_checkable=decode(list[PartlyCheckable], partly_checkable(default_key_facts())),

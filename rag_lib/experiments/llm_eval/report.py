@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag_lib.evaluation.claims import read_rows
+from rag_lib.evaluation.stats import wilson_text
 from rag_lib.experiments.llm_eval.archives import ANSWER_ARCHIVES, archived_row, archived_rows, shown_value
 from rag_lib.presentation.report import prose
 from rag_lib.results.local_llm import HELD_OUT, IN_SAMPLE, THEN_JUDGE, AnswerRow, LocalLLMResult, TargetRow
@@ -136,6 +137,7 @@ def findings(result: LocalLLMResult) -> list[str]:
                    f"\"{weakest.stage}\". Key facts are matched as strings, so a stage can miss a fact "
                    "stated in other words.")
     out.extend(diagnosis_findings(result))
+    out.append(claim_check_finding(result))
     for lang, block in result.selective.items():
         if isinstance(block, SelectiveNotRun) or block.answer_everything.ci95 is None:
             continue
@@ -169,6 +171,22 @@ def findings(result: LocalLLMResult) -> list[str]:
                "the page is built. The variants and the detector were written together, so this is an in-sample "
                "figure for the detector.")
     return out
+
+
+def claim_check_finding(result: LocalLLMResult) -> str:
+    """The blind claim check: precision of what is shown, the readers' kappa, and the key-fact measure's own
+    precision and recall, which every 'states every key fact' figure carries."""
+    check, agree = result.claim_check, result.claim_check.agreement
+    shown = "; ".join(f"{lang} {k}/{n} {wilson_text(k, n)}" for lang, (k, n) in agree.by_language.items())
+    (hp, np_), (hr, nr) = agree.keyfact_precision, agree.keyfact_recall
+    return (f"Two blind readers judged, claim by claim against the pages, {check.compared} shown answers of the "
+            f"narrowed pipeline (ungated; {check.drawn} drawn): "
+            f"shown answers whose every claim both accept, {shown}; their agreement on {agree.claims_judged} "
+            f"claims, Cohen's kappa {agree.kappa_claims:.2f}. Against answers both call true and complete, the "
+            f"key-fact measure's 'correct' has precision {hp}/{np_} {wilson_text(hp, np_)} and recall {hr}/{nr} "
+            f"{wilson_text(hr, nr)}: every 'states every key fact' figure here carries that error. The readers are "
+            "LLM helpers, not people; answers the verification rules now withhold or word differently are left "
+            "out of the drawn sample (data/claim_checks).")
 
 
 def diagnosis_findings(result: LocalLLMResult) -> list[str]:
