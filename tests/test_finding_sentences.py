@@ -53,7 +53,7 @@ def problems(where: str, finding: str) -> list[str]:
         paired = named == {"unanswerable", "gold in the Top-k"} and FALSE_REFUSAL.search(sentence)
         if len(named) > 1 and not paired:
             out.append(f"one sentence, {len(named)} denominators ({', '.join(sorted(named))}): {sentence[:160]}")
-        if OUT_OF_SAMPLE.search(sentence) and "test set" not in sentence:
+        if OUT_OF_SAMPLE.search(sentence) and "test set" not in sentence.lower():
             out.append(f"'out of sample' for a development-set figure: {sentence[:160]}")
     return [f"{where}: {p}" for p in out]
 

@@ -139,6 +139,10 @@ def _count(rate: float | None, n: int) -> int:
     return round((rate or 0.0) * n)
 
 
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
 def _set_figures(row: AnswerRow) -> dict[str, str]:
     """One row's sentence parts, each with its own denominator."""
     correct = _count(row.correct_gold_in_top_k, row.gold_in_top_k)
@@ -146,10 +150,11 @@ def _set_figures(row: AnswerRow) -> dict[str, str]:
     refused = _count(row.false_refusal, row.complete_evidence)
     return {
         "correct": f"{correct}/{row.gold_in_top_k} answerable questions with every gold piece in the Top-k get a "
-                   f"shown answer stating every key fact ({row.correct_gold_in_top_k} {row.correct_gold_in_top_k_ci})",
-        "refusal": f"{declined}/{row.unanswerable} unanswerable questions declined ({row.refusal_correctness} "
+                   f"shown answer stating every key fact ({_rate(row.correct_gold_in_top_k)} "
+                   f"{row.correct_gold_in_top_k_ci})",
+        "refusal": f"{declined}/{row.unanswerable} unanswerable questions declined ({_rate(row.refusal_correctness)} "
                    f"{row.refusal_correctness_ci}), beside false refusal {refused}/{row.complete_evidence} of "
-                   f"answerable questions with every gold piece in the Top-k ({row.false_refusal} "
+                   f"answerable questions with every gold piece in the Top-k ({_rate(row.false_refusal)} "
                    f"{row.false_refusal_ci})",
     }
 
