@@ -178,6 +178,11 @@ def wilson_text(successes: int, n: int) -> str:
     return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "—"
 
 
+def count_text(successes: int, n: int) -> str:
+    """``successes/n`` with its Wilson 95% interval, as sentences give a count: ``9/44 [0.11, 0.35]``."""
+    return f"{successes}/{n} {wilson_text(successes, n)}"
+
+
 @dataclass(frozen=True)
 class PairedDifference:
     """A mechanism's per-question scores against the baseline's on the same questions (:func:`compare`).

@@ -30,7 +30,7 @@ from rag_lib.generation.schema import (
     recovery_json_schema,
     sufficiency_json_schema,
 )
-from rag_lib.generation.support import table_header, unit_spans
+from rag_lib.generation.support import chunk_units, table_header
 from rag_lib.text import sentences
 from rag_lib.verification import CitedUnit, Verification, repair_cut, verify
 
@@ -238,8 +238,7 @@ def cited_units(report: CitationReport, evidence: Sequence[Chunk]) -> list[Cited
 def evidence_units(evidence: Sequence[Chunk]) -> list[CitedUnit]:
     """Every unit (sentence, list item, table row with its header) of the evidence: what a cited unit is
     checked for conflicts against."""
-    return [CitedUnit(chunk.text[a:b], table_header(chunk.text, a)) for chunk in evidence
-            for a, b in unit_spans(chunk.text)]
+    return [CitedUnit(text, header) for chunk in evidence for _, text, header in chunk_units(chunk.text)]
 
 
 class LLMGenerator:

@@ -31,7 +31,7 @@ from rag_lib.documents import Chunk
 from rag_lib.generation.base import GenerationResult, LLMGenerator, LLMOutcome, finish_answer, result_fields
 from rag_lib.generation.prompts import prompts
 from rag_lib.generation.schema import Answer, Citation, SufficiencyVerdict
-from rag_lib.generation.support import table_header, unit_spans
+from rag_lib.generation.support import chunk_units
 from rag_lib.text import language_name
 from rag_lib.verification.statements import check_support, states
 
@@ -68,15 +68,8 @@ class EvidenceUnit:
 
 def split_units(evidence: Sequence[Chunk]) -> list[EvidenceUnit]:
     """Every unit of every chunk, in rank order then reading order."""
-    units = []
-    for rank, chunk in enumerate(evidence, start=1):
-        for a, b in unit_spans(chunk.text):
-            text = chunk.text[a:b].strip()
-            if text:
-                offset = chunk.text.index(text, a)
-                units.append(EvidenceUnit(chunk.id, rank, offset, offset + len(text), text,
-                                          table_header(chunk.text, offset)))
-    return units
+    return [EvidenceUnit(chunk.id, rank, offset, offset + len(text), text, header)
+            for rank, chunk in enumerate(evidence, start=1) for offset, text, header in chunk_units(chunk.text)]
 
 
 UnitSelector = Callable[[str, Sequence[Chunk]], list[EvidenceUnit]]

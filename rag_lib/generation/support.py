@@ -38,6 +38,18 @@ def unit_spans(text: str) -> list[tuple[int, int]]:
     return units
 
 
+def chunk_units(text: str) -> list[tuple[int, str, str | None]]:
+    """Each unit of a chunk's ``text`` (:func:`unit_spans`): its offset, its text (stripped) and, for a table
+    row, its table's header row."""
+    out = []
+    for a, b in unit_spans(text):
+        unit = text[a:b].strip()
+        if unit:
+            offset = text.index(unit, a)
+            out.append((offset, unit, table_header(text, offset)))
+    return out
+
+
 def table_header(text: str, start: int) -> str | None:
     """The header row of the Markdown table whose row starts at ``start`` in ``text`` (whitespace
     collapsed), or ``None`` when that row is not in a table with a header. A row alone ("| After

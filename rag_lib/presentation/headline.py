@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark.questions import Q7_PIECES
-from rag_lib.evaluation.stats import wilson_text
+from rag_lib.evaluation.stats import count_text
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.q9a import Q9aResult, Rate
 from rag_lib.results.summary import ComparisonRow, Q7Ranks, SideBySideRow
@@ -126,7 +126,7 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
 
 
 def _rate(k: int, n: int) -> str:
-    return f"{k}/{n} {wilson_text(k, n)}" if n else "0/0"
+    return count_text(k, n) if n else "0/0"
 
 
 def headline_findings(side_by_side: Mapping[str, Sequence[SideBySideRow]], inside: Sequence[str],

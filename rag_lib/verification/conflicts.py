@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rag_lib.verification.rules import QUALIFIERS, CitedUnit, plans_in
 from rag_lib.verification.statements import UNIT_ALIASES, checkable_statements, numbers_in, squash
@@ -95,9 +96,11 @@ def _cells(row: str) -> list[str]:
     return [cell.strip() for cell in row.strip().strip("|").split("|")]
 
 
-def quantities(unit: CitedUnit) -> list[Quantity]:
+@lru_cache(maxsize=8192)
+def quantities(unit: CitedUnit) -> tuple[Quantity, ...]:
     """Every number with a measurement unit that ``unit`` states. In a table row, its attribute is the row's
-    first cell and its plan the column's header; in prose, the words around it in its sentence."""
+    first cell and its plan the column's header; in prose, the words around it in its sentence. Cached: every
+    claim of every answer over the same evidence reads the same units."""
     text = unit.text
     row = text.lstrip().startswith("|")
     cells, header = (_cells(text), _cells(unit.header) if unit.header else []) if row else ([], [])
@@ -131,7 +134,7 @@ def quantities(unit: CitedUnit) -> list[Quantity]:
         out.append(Quantity(kind, value, digits, name, text[start:end], _words(context), plans,
                             frozenset(q for q, pattern in QUALIFIERS.items() if pattern.search(context)), text, row,
                             " ".join((unit.header or "").split())))
-    return out
+    return tuple(out)
 
 
 def same_attribute(a: Quantity, b: Quantity) -> bool:
@@ -163,13 +166,14 @@ def _differ(a: Quantity, b: Quantity) -> bool:
 def conflict_problems(claim: str, units: Sequence[CitedUnit], sent: Sequence[CitedUnit]) -> list[str]:
     """Each number of ``claim`` whose cited unit is contradicted by another unit of the evidence ``sent``."""
     problems: list[str] = []
+    numbers = [s for s in checkable_statements(claim) if s.kind == "number" and s.unit in _SCALE]
+    if not numbers:
+        return problems
     cited_texts = {squash(u.text) for u in units}
-    for statement in checkable_statements(claim):
-        if statement.kind != "number" or statement.unit not in _SCALE:
-            continue
+    others = [q for u in sent if squash(u.text) not in cited_texts for q in quantities(u)]
+    for statement in numbers:
         digits = squash(statement.text.partition(" ")[0]).lstrip("$")
         mine = [q for u in units for q in quantities(u) if q.digits == digits and q.unit == statement.unit]
-        others = [q for u in sent if squash(u.text) not in cited_texts for q in quantities(u)]
         for q in mine:
             against = next((o for o in others if _differ(q, o) and same_attribute(q, o)), None)
             if against is not None:

@@ -32,7 +32,7 @@ from rag_lib.experiments.llm_eval.archives import (
     before_after_rows,
 )
 from rag_lib.experiments.llm_eval.budget import run_budget_choice
-from rag_lib.experiments.llm_eval.diagnosis import diagnose
+from rag_lib.experiments.llm_eval.diagnosis import diagnose, retrieved
 from rag_lib.experiments.llm_eval.funnel import funnel_rows
 from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
 from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
@@ -280,8 +280,9 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         (*PAIRS, ("narrowed", f"narrowed ({archived.stem})")), languages)
     languages_shown = [LanguageRow(r.generator, r.lang, r.shown, r.in_language, r.in_language_rate, r.in_language_ci)
                        for r in rows if r.gate == "ungated"]
-    funnel = funnel_rows(wb, {lang: answers["narrowed"].runs[f"{lang}:ungated"].rows for lang in languages}, k, key)
-    failures, claim_measures, question_failures = diagnose(wb, answers, languages, k, key)
+    kept = {lang: retrieved(wb, lang, k, key) for lang in languages}  # what retrieval and narrowing kept
+    funnel = funnel_rows({lang: answers["narrowed"].runs[f"{lang}:ungated"].rows for lang in languages}, kept, k)
+    failures, claim_measures, question_failures = diagnose(answers, kept, k, wb.config.rerank_candidates)
     checked = claim_check({f"{lang}:{r.question}": encode(r) for lang in languages
                            for r in answers["narrowed"].runs[f"{lang}:{SHEET_RUN}"].rows})
     choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 
 from rag_lib.evaluation.diagnosis import ClaimCounts, QuestionTrace, claim_metrics, stage_counts, where_it_failed
 from rag_lib.evaluation.fact_matching import find_alternative
-from rag_lib.evaluation.key_facts import KeyFact, KeyFacts, default_key_facts
+from rag_lib.evaluation.key_facts import KeyFact
+from rag_lib.evaluation.metrics import piece_ranks
 from rag_lib.evidence.narrowing import default_narrower
+from rag_lib.experiments.llm_eval.budget import fact_questions
 from rag_lib.results.local_llm import AnsweredQuestion, Answerer
 from rag_lib.results.local_llm_choice import ClaimMeasureRow, FailureRow, QuestionFailure
 from rag_lib.workbench import Workbench
@@ -39,23 +41,16 @@ def found(facts: Sequence[KeyFact], text: str) -> frozenset[int]:
     return frozenset(i for i, f in enumerate(facts) if find_alternative(f.alternatives, text))
 
 
-def retrieved(wb: Workbench, lang: str, k: int, key: str = "dense",
-              key_facts: KeyFacts | None = None) -> dict[str, Retrieved]:
+def retrieved(wb: Workbench, lang: str, k: int, key: str = "dense") -> dict[str, Retrieved]:
     """Question id → what retrieval and narrowing kept of it (answerable questions with a checkable fact)."""
-    key_facts = key_facts or default_key_facts()
     narrower = default_narrower(wb.embedder())
     out = {}
-    for q in wb.benchmark.questions(answerable=True):
-        facts = tuple(f for f in key_facts[q.id] if f.checkable)
-        if not facts:
-            continue
-        ranking = wb.rank(q.text(lang), key)
-        position = {cid: i + 1 for i, cid in enumerate(ranking.ids)}
-        evidence = wb.evidence(ranking, k)
-        units = "\n".join(u.text for u in narrower(q.text(lang), evidence))
+    for fq in fact_questions(wb, lang, k, key):
+        q, facts = fq.question, tuple(fq.facts)
+        units = "\n".join(u.text for u in narrower(fq.text, fq.evidence))
         out[q.id] = Retrieved(
-            q.id, facts, tuple(min((position[c] for c in piece if c in position), default=None) for piece in q.pieces),
-            sum(c.id in q.gold_chunks for c in evidence), found(facts, "\n".join(c.text for c in evidence)),
+            q.id, facts, tuple(piece_ranks(q.pieces, wb.rank(fq.text, key))),
+            sum(c.id in q.gold_chunks for c in fq.evidence), found(facts, "\n".join(c.text for c in fq.evidence)),
             found(facts, units))
     return out
 
@@ -69,15 +64,14 @@ def trace(kept: Retrieved, row: AnsweredQuestion, narrowed: bool, depth: int, k:
         shown=row.status == "answered", correct=row.correct is True, stated=row.stated is True)
 
 
-def diagnose(wb: Workbench, answers: Mapping[str, Answerer], languages: Sequence[str], k: int,
-             key: str = "dense") -> tuple[list[FailureRow], list[ClaimMeasureRow], list[QuestionFailure]]:
+def diagnose(answers: Mapping[str, Answerer], kept_by_lang: Mapping[str, Mapping[str, Retrieved]], k: int,
+             depth: int) -> tuple[list[FailureRow], list[ClaimMeasureRow], list[QuestionFailure]]:
     """Where it failed (per stage, and per question for the explorer) and the claim-level measures, for
-    every answerer, language and gate run with recorded calls."""
-    depth = wb.config.rerank_candidates
+    every answerer, language and gate run with recorded calls. ``kept_by_lang``: :func:`retrieved` per
+    language; ``depth``: how deep a gold piece counts as retrieved (``retrieval.rerank_candidates``)."""
     stages: list[FailureRow] = []
     measures: list[ClaimMeasureRow] = []
     per_question: list[QuestionFailure] = []
-    kept_by_lang = {lang: retrieved(wb, lang, k, key) for lang in languages}
     for name, answerer in answers.items():
         for run_key, run in answerer.runs.items():
             lang, gate = run_key.split(":", 1)

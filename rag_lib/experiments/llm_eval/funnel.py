@@ -12,42 +12,40 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
-from rag_lib.evidence.narrowing import default_narrower
-from rag_lib.experiments.llm_eval.budget import fact_questions, states_all
+from rag_lib.experiments.llm_eval.diagnosis import Retrieved
 from rag_lib.results.local_llm import AnsweredQuestion, FunnelRow
-from rag_lib.workbench import Workbench
 
 STAGES = ("in the Top-k chunks", "in the units sent", "in the shown answer")
 
 
-def funnel_rows(wb: Workbench, answer_rows: Mapping[str, Sequence[AnsweredQuestion]], k: int,
-                key: str = "dense") -> list[FunnelRow]:
+def funnel_rows(answer_rows: Mapping[str, Sequence[AnsweredQuestion]],
+                kept_by_lang: Mapping[str, Mapping[str, Retrieved]], k: int) -> list[FunnelRow]:
     """One row per language and stage: questions reaching it, and the share of the stage before.
 
     Parameters
     ----------
-    wb
-        The workbench the answers were made with.
     answer_rows
         Per language, the narrowed pipeline's ungated rows (``question``, ``status``, ``correct``).
+    kept_by_lang
+        Per language, what retrieval and narrowing kept of each question
+        (:func:`rag_lib.experiments.llm_eval.diagnosis.retrieved`).
     k
         The Top-k the answers were given.
     """
-    narrower = default_narrower(wb.embedder())
     rows = []
     for lang, answered in answer_rows.items():
         by_question = {r.question: r for r in answered}
         reached = [0, 0, 0]
         asked = 0
-        for fq in fact_questions(wb, lang, k, key):
-            row = by_question.get(fq.question.id)
+        for kept in kept_by_lang[lang].values():
+            row = by_question.get(kept.question)
             if row is None or row.error_kind == "replay_miss":
                 continue
             asked += 1
-            if not fq.in_top_k:
+            if len(kept.in_top_k) < len(kept.facts):
                 continue
             reached[0] += 1
-            if not states_all(fq.facts, "\n".join(u.text for u in narrower(fq.text, fq.evidence))):
+            if len(kept.in_units) < len(kept.facts):
                 continue
             reached[1] += 1
             reached[2] += bool(row.status == "answered" and row.correct)

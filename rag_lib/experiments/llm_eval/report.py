@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag_lib.evaluation.claims import read_rows
-from rag_lib.evaluation.stats import wilson_text
+from rag_lib.evaluation.stats import count_text
 from rag_lib.experiments.llm_eval.archives import ANSWER_ARCHIVES, archived_row, archived_rows, shown_value
 from rag_lib.presentation.report import prose
 from rag_lib.results.local_llm import HELD_OUT, IN_SAMPLE, THEN_JUDGE, AnswerRow, LocalLLMResult, TargetRow
@@ -177,14 +177,14 @@ def claim_check_finding(result: LocalLLMResult) -> str:
     """The blind claim check: precision of what is shown, the readers' kappa, and the key-fact measure's own
     precision and recall, which every 'states every key fact' figure carries."""
     check, agree = result.claim_check, result.claim_check.agreement
-    shown = "; ".join(f"{lang} {k}/{n} {wilson_text(k, n)}" for lang, (k, n) in agree.by_language.items())
+    shown = "; ".join(f"{lang} {count_text(k, n)}" for lang, (k, n) in agree.by_language.items())
     (hp, np_), (hr, nr) = agree.keyfact_precision, agree.keyfact_recall
     return (f"Two blind readers judged, claim by claim against the pages, {check.compared} shown answers of the "
             f"narrowed pipeline (ungated; {check.drawn} drawn): "
             f"shown answers whose every claim both accept, {shown}; their agreement on {agree.claims_judged} "
             f"claims, Cohen's kappa {agree.kappa_claims:.2f}. Against answers both call true and complete, the "
-            f"key-fact measure's 'correct' has precision {hp}/{np_} {wilson_text(hp, np_)} and recall {hr}/{nr} "
-            f"{wilson_text(hr, nr)}: every 'states every key fact' figure here carries that error. The readers are "
+            f"key-fact measure's 'correct' has precision {count_text(hp, np_)} and recall {count_text(hr, nr)}: "
+            "every 'states every key fact' figure here carries that error. The readers are "
             "LLM helpers, not people; answers the verification rules now withhold or word differently are left "
             "out of the drawn sample (data/claim_checks).")
 

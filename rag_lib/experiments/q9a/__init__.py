@@ -18,7 +18,7 @@ from typing import Any
 from rag_lib.benchmark import collapse_ws, plain_text
 from rag_lib.casebook import published
 from rag_lib.documents import Chunk
-from rag_lib.evaluation.stats import wilson_text
+from rag_lib.evaluation.stats import count_text
 from rag_lib.evidence import (
     Gate,
     ScoredQuestion,
@@ -302,7 +302,7 @@ def findings(result: Q9aResult) -> list[str]:
         f"Behind the {g.gate} gate ({g.lang}), the default generator ({g.generator.model}) answered "
         f"{g.answered} of {g.n} questions with {g.citations_valid}/{g.citations_total} valid citations "
         f"and declined {g.unanswerable_declined}/{g.unanswerable} unanswerable ones, beside false refusal "
-        f"{refused}/{len(complete)} {wilson_text(refused, len(complete))} of the answerable ones with complete "
+        f"{count_text(refused, len(complete))} of the answerable ones with complete "
         "evidence; a valid citation shows the quote exists, not that it answers the question.")
     out.append("Caveats: labels, near-miss questions and gate parameters come from this benchmark (the in-sample "
                "tables are optimistic; the intervals are Wilson 95% over few questions), and the embedder is "
