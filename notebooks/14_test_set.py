@@ -41,6 +41,8 @@ languages = ["zh", "en"]
 k = None  # None: retrieval.top_k in config.yaml
 
 # %%
+from IPython.display import display
+
 from rag_lib.config import RunConfig
 from rag_lib.experiments.llm_eval.test_set import findings, run_test_set
 from rag_lib.presentation import page, report
@@ -48,9 +50,12 @@ from rag_lib.presentation.tables import table
 from rag_lib.results.local_llm import LocalLLMResult
 
 NAME = "14_test_set"
-COLUMNS = ["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
-           "correct_gold_in_top_k_ci", "shown_wrong", "shown_wrong_ci", "refusal_correctness",
-           "refusal_correctness_ci", "false_refusal", "false_refusal_ci", "citation_validity", "errors"]
+# Two tables per set, so that neither is wider than the page: the answers, then each refusal rate beside its
+# false refusal.
+ANSWERS = ["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
+           "correct_gold_in_top_k_ci", "shown_wrong", "shown_wrong_ci", "citation_validity"]
+REFUSALS = ["lang", "gate", "unanswerable", "refusal_correctness", "refusal_correctness_ci", "complete_evidence",
+            "false_refusal", "false_refusal_ci", "errors"]
 config = RunConfig.from_settings(k=k)
 development = LocalLLMResult.read("10_local_llm", needed_by=NAME)
 result = run_test_set(languages=languages, k=config.k, development=development)
@@ -60,13 +65,13 @@ page.setup_line({"answerer": result.answerer, "batch": result.batch, "gates": re
 # ## Test set (out of sample)
 
 # %%
-table(result.rows, COLUMNS)
+display(table(result.rows, ANSWERS), table(result.rows, REFUSALS))
 
 # %% [markdown]
 # ## Development set, the same pipeline (notebook 10)
 
 # %%
-table(result.development_rows, COLUMNS)
+display(table(result.development_rows, ANSWERS), table(result.development_rows, REFUSALS))
 
 # %% [markdown]
 # ## The sealed files, as checked before this run
