@@ -123,9 +123,10 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--generator", default=None,
                            help="extractive | llama_cpp[:MODEL] | openai (default: the answer_narrowed model of "
                                 "config.yaml when it is installed, else extractive)")
-            p.add_argument("--pipeline", choices=["narrowed", "chunks"], default="narrowed",
-                           help="how an LLM is fed: the Top-k's most relevant sentences with ids (default) or "
-                                "whole chunks (the original prompt)")
+            p.add_argument("--pipeline", choices=["narrowed", "claims", "chunks"], default="narrowed",
+                           help="how an LLM is fed: the Top-k's most relevant sentences with ids (default), the "
+                                "same answered as claims each citing its own sentences, or whole chunks (the "
+                                "original prompt)")
             p.add_argument("--live", action="store_true", help="call the model even when a recorded call exists")
             p.add_argument("--record-to-results", action="store_true",
                            help="record calls into results/llm_calls/ (default: a scratch folder in .cache/)")

@@ -249,7 +249,9 @@ def answer_question(
                       answerer_description(chosen.backend, chosen.model, chosen.model_version))
 
 
-PIPELINES = ("narrowed", "chunks")  # how an LLM answerer is fed: narrowed units (default) or whole chunks
+# How an LLM answerer is fed and answers: narrowed units (default), narrowed units answered as claims each
+# citing its own units (narrowed-claims-v4), or whole chunks (the original prompt).
+PIPELINES = ("narrowed", "claims", "chunks")
 NO_LOCAL_MODEL_NOTE = ("note: the local model ({model}) is not installed ({why}); showing the extractive baseline. "
                        "Install it with `make llm-models MODELS={model}` to answer with it.")
 
@@ -274,7 +276,8 @@ def build_answerer(name: str | None, wb: Workbench, pipeline: str = "narrowed",
 
     ``name`` ``None``: the narrowed pipeline with the ``answer_narrowed`` model when that local model is
     installed, else the extractive baseline with a note saying how to install it. An LLM backend named
-    explicitly is fed through ``pipeline`` (``narrowed`` or ``chunks``, the original prompt).
+    explicitly is fed through ``pipeline`` (``narrowed``, ``claims`` or ``chunks``, the original prompt);
+    ``claims`` applies to the default model too.
     """
     from rag_lib.evidence.narrowing import narrowed, narrowed_generator
     from rag_lib.generation import task_generator_name
@@ -286,11 +289,11 @@ def build_answerer(name: str | None, wb: Workbench, pipeline: str = "narrowed",
         why = local_model_missing(model) if backend == "llama_cpp" else None
         if why is not None:
             return get_generator("extractive"), NO_LOCAL_MODEL_NOTE.format(model=model, why=why)
-        return narrowed_generator("answer_narrowed", wb.embedder(), **kwargs), None
+        return narrowed_generator("answer_narrowed", wb.embedder(), pipeline == "claims", **kwargs), None
     generator = get_generator(name, **kwargs)
     if pipeline == "chunks" or generator.backend == "extractive":
         return generator, None
-    return narrowed(generator, wb.embedder()), None  # type: ignore[arg-type]
+    return narrowed(generator, wb.embedder(), pipeline == "claims"), None  # type: ignore[arg-type]
 
 
 ADHOC_CALLS_DIR = "llm_calls_adhoc"  # under cache_dir(): where ad-hoc `ask` calls are recorded

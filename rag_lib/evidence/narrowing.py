@@ -105,11 +105,12 @@ def narrowing_settings() -> dict[str, int]:
     return {name: int(value) for name, value in settings()["generation"]["narrowing"].items()}
 
 
-def narrowed_generator(task: str, embedder: BaseEmbedder, **kwargs: Any) -> NarrowedGenerator:
-    """The model of ``generation.llm_tasks.<task>`` behind the narrowed-units pipeline."""
+def narrowed_generator(task: str, embedder: BaseEmbedder, claims: bool = False, **kwargs: Any) -> NarrowedGenerator:
+    """The model of ``generation.llm_tasks.<task>`` behind the narrowed pipeline (``claims``: its answer
+    written as claims, each citing its own units)."""
     from rag_lib.generation import get_task_generator
 
-    return narrowed(get_task_generator(task, **kwargs), embedder)  # type: ignore[arg-type]
+    return narrowed(get_task_generator(task, **kwargs), embedder, claims)  # type: ignore[arg-type]
 
 
 def default_narrower(embedder: BaseEmbedder) -> UnitNarrower:
@@ -117,7 +118,7 @@ def default_narrower(embedder: BaseEmbedder) -> UnitNarrower:
     return UnitNarrower(embedder, **narrowing_settings())
 
 
-def narrowed(llm: LLMGenerator, embedder: BaseEmbedder) -> NarrowedGenerator:
-    """``llm`` behind the narrowed-units pipeline with the workbook's selector."""
+def narrowed(llm: LLMGenerator, embedder: BaseEmbedder, claims: bool = False) -> NarrowedGenerator:
+    """``llm`` behind the narrowed pipeline with the workbook's selector (``claims``: narrowed-claims-v4)."""
     narrower = default_narrower(embedder)
-    return NarrowedGenerator(llm, narrower, narrower.describe())
+    return NarrowedGenerator(llm, narrower, narrower.describe(), claims=claims)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ValidationError
 
 from rag_lib.documents import Chunk
 from rag_lib.generation.call_records import CallRecord, LLMRequest, LLMResponse
-from rag_lib.generation.citations import CitationReport, check_citations, find_quote
+from rag_lib.generation.citations import CitationReport, check_citations, cited_units, evidence_units
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, ReplayMissError
 from rag_lib.generation.prompts import build_messages, clip_text, decline_wording_problems, echoed_prompt
 from rag_lib.generation.schema import (
@@ -30,9 +30,8 @@ from rag_lib.generation.schema import (
     recovery_json_schema,
     sufficiency_json_schema,
 )
-from rag_lib.generation.support import chunk_units, table_header
 from rag_lib.text import sentences
-from rag_lib.verification import CitedUnit, Verification, repair_cut, verify
+from rag_lib.verification import Verification, repair_cut, verify, verify_claims
 
 Status = Literal["answered", "insufficient", "error"]
 ERROR_KINDS = (
@@ -75,7 +74,7 @@ class GenerationResult:
         return {
             "status": self.status, "question": self.question, "backend": self.backend, "model": self.model,
             "model_version": self.model_version, "evidence_ids": list(self.evidence_ids),
-            "answer": self.answer.model_dump() if self.answer else None,
+            "answer": self.answer.model_dump(exclude_none=True) if self.answer else None,
             "citations": self.citations.to_json() if self.citations else None,
             "call_keys": list(self.call_keys), "replayed": self.replayed, "latency_s": self.latency_s,
             "cost_usd": self.cost_usd, "error_kind": self.error_kind, "error": self.error,
@@ -195,7 +194,8 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
                                 error="Every citation failed the check (unknown id, or quote not in the chunk).",
                                 **base)
     # Never shown cut: a reply whose string ended early (or filled its cap) loses its unfinished last sentence.
-    repaired, cut = repair_cut(answer.answer, max_chars)
+    # (an answer written as claims was repaired claim by claim where it was parsed)
+    repaired, cut = (answer.answer, None) if answer.claims is not None else repair_cut(answer.answer, max_chars)
     if cut:
         notes.append(cut)
         if not repaired.strip():
@@ -207,7 +207,13 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
         return GenerationResult(status="error", error_kind="echoes_prompt", answer=answer, citations=report,
                                 warnings=tuple(notes), error=f"The answer is not shown: it repeats {echoed} "
                                 "instead of answering from the evidence.", **base)
-    support = verify(base["question"], answer.answer, cited_units(report, evidence), evidence_units(evidence))
+    if answer.claims is None:
+        support = verify(base["question"], answer.answer, cited_units(report.valid, evidence), evidence_units(evidence))
+    else:  # each claim against its own valid quotes
+        valid = {(c.chunk_id, c.quote) for c in report.valid}
+        own = [(claim.text, cited_units([c for c in claim.citations if (c.chunk_id, c.quote) in valid], evidence))
+               for claim in answer.claims]
+        support = verify_claims(base["question"], answer.answer, own, evidence_units(evidence))
     if not support.supported:
         kind = ("off_question" if support.unasked else
                 "restates_question" if support.restates_question and not support.dropped else "unsupported_claims")
@@ -216,29 +222,14 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
                                 error=f"The answer is not shown: {support.problem}.", **base)
     if support.dropped:  # the reader sees the claims that passed; the model's whole text stays in raw_output
         notes.append(f"{len(support.dropped)} of {len(support.claims)} claim(s) not shown: {support.problem}")
+    if support.reply_problem:
+        notes.append(support.reply_problem)
+    if support.shown != answer.answer:
         answer = answer.model_copy(update={"answer": support.shown})
     if support.language_problem:
         notes.append(support.language_problem)
     return GenerationResult(status="answered", answer=answer, citations=report, warnings=tuple(notes),
                             support=support, **base)
-
-
-def cited_units(report: CitationReport, evidence: Sequence[Chunk]) -> list[CitedUnit]:
-    """The valid quotes of an answer as the verification stage reads them: each with its table's header
-    row when it is a table row (which column is which plan)."""
-    by_id = {chunk.id: chunk for chunk in evidence}
-    units = []
-    for citation in report.valid:
-        chunk = by_id[citation.chunk_id]
-        span = find_quote(citation.quote, chunk.text)
-        units.append(CitedUnit(citation.quote, table_header(chunk.text, span[0]) if span else None))
-    return units
-
-
-def evidence_units(evidence: Sequence[Chunk]) -> list[CitedUnit]:
-    """Every unit (sentence, list item, table row with its header) of the evidence: what a cited unit is
-    checked for conflicts against."""
-    return [CitedUnit(text, header) for chunk in evidence for _, text, header in chunk_units(chunk.text)]
 
 
 class LLMGenerator:

@@ -27,7 +27,9 @@ from typing import Any
 from urllib.parse import quote as _percent_encode
 
 from rag_lib.documents import Chunk
-from rag_lib.generation.support import span_problem
+from rag_lib.generation.schema import Citation
+from rag_lib.generation.support import chunk_units, span_problem, table_header
+from rag_lib.verification.rules import CitedUnit
 
 INVALID_REASONS = ("unknown_id", "quote_not_found", "empty", "fragment", "markup", "partial", "flagged")
 
@@ -180,3 +182,21 @@ def check_citations(citations: Iterable[Any], evidence: Sequence[Chunk]) -> Cita
     """
     by_id = {chunk.id: chunk for chunk in evidence}
     return CitationReport(tuple(check_citation(*_fields(c), by_id) for c in citations))
+
+
+def cited_units(citations: Sequence[Citation | CheckedCitation], evidence: Sequence[Chunk]) -> list[CitedUnit]:
+    """Valid quotes as the verification stage reads them: each with its table's header row when it is a
+    table row (which column is which plan)."""
+    by_id = {chunk.id: chunk for chunk in evidence}
+    units = []
+    for citation in citations:
+        chunk = by_id[citation.chunk_id]
+        span = find_quote(citation.quote, chunk.text)
+        units.append(CitedUnit(citation.quote, table_header(chunk.text, span[0]) if span else None))
+    return units
+
+
+def evidence_units(evidence: Sequence[Chunk]) -> list[CitedUnit]:
+    """Every unit (sentence, list item, table row with its header) of the evidence: what a cited unit is
+    checked for conflicts against."""
+    return [CitedUnit(text, header) for chunk in evidence for _, text, header in chunk_units(chunk.text)]

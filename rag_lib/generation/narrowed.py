@@ -20,6 +20,7 @@ boolean the model writes last.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from string import Template
@@ -30,9 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from rag_lib.documents import Chunk
 from rag_lib.generation.base import GenerationResult, LLMGenerator, LLMOutcome, finish_answer, result_fields
 from rag_lib.generation.prompts import prompts
-from rag_lib.generation.schema import Answer, Citation, SufficiencyVerdict
+from rag_lib.generation.schema import Answer, AnswerClaim, Citation, SufficiencyVerdict
 from rag_lib.generation.support import chunk_units
-from rag_lib.text import language_name
+from rag_lib.text import LANGUAGE_NAMES, language_name, language_of
+from rag_lib.verification import repair_cut
 from rag_lib.verification.statements import check_support, states
 
 # v2: the workbook cites a unit sent that states what the reply states and its quotes do not.
@@ -40,7 +42,14 @@ from rag_lib.verification.statements import check_support, states
 # The prompt is unchanged since v3; since issue 44 the workbook adds no citation (attribute() is a diagnostic).
 PIPELINE = "narrowed-units-v3"
 PIPELINE_WITHOUT_HEADERS = "narrowed-units-v2"
+# v4 (issue 44): the answer as claims, each citing its own units (``answer_claims`` in prompts.yaml).
+PIPELINE_CLAIMS = "narrowed-claims-v4"
 MAX_REPLY_CHARS = 600  # the reply's maxLength in the schema
+MAX_CLAIM_CHARS = 300  # one claim's maxLength
+MAX_CLAIMS = 4
+# What a declined answer written as claims says when the model wrote no reply (the question is in the
+# evidence's language): the claims it did write are its partial answer.
+DECLINE_TEXT = "The evidence provided does not include an answer to this question."
 
 
 @dataclass(frozen=True)
@@ -132,6 +141,26 @@ class UnitAnswer(BaseModel):
     status: Literal["answered", "insufficient"]
 
 
+class ClaimItem(BaseModel):
+    """One claim of ``answer_claims``: the unit ids it rests on, then its text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    quotes: list[str] = Field(default_factory=list)
+    text: str
+
+
+class ClaimsAnswer(BaseModel):
+    """The reply of ``answer_claims``: claims, the reply in the asker's language (only when it is not the
+    evidence's), then the status."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    claims: list[ClaimItem] = Field(default_factory=list)
+    reply: str | None = None
+    status: Literal["answered", "insufficient"]
+
+
 class UnitPart(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -174,6 +203,35 @@ def answer_units_schema(unit_ids: Sequence[str], max_reply_chars: int = MAX_REPL
     })
 
 
+# A claim's text in English evidence: no CJK ideograph, kana or full-width form, so a small model asked for
+# Chinese cannot write its claims in Chinese (where its words could not be compared with its quotes); as raw
+# JSON text: any character but a quote or a backslash, or an escaped quote or backslash.
+_NOT_CJK = '[^"\\\\\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]'  # (\u escapes: the characters themselves)
+LATIN_CLAIM_PATTERN = f'^({_NOT_CJK}|\\\\["\\\\]){{1,{MAX_CLAIM_CHARS}}}$'
+
+
+def answer_claims_schema(unit_ids: Sequence[str], with_reply: bool, evidence_language: str = "en") -> dict[str, Any]:
+    """JSON schema of :class:`ClaimsAnswer`: each claim's ``quotes`` restricted to the ids sent, its text in
+    the evidence's language when that is English (:data:`LATIN_CLAIM_PATTERN`); ``reply`` only ``with_reply``
+    (a question in another language than the evidence)."""
+    quote = {"type": "string", "enum": list(unit_ids)} if unit_ids else {"type": "string"}
+    text = ({"type": "string", "pattern": LATIN_CLAIM_PATTERN} if evidence_language == "en"
+            else {"type": "string", "maxLength": MAX_CLAIM_CHARS})
+    claim = _object({"quotes": {"type": "array", "items": quote, "minItems": 1 if unit_ids else 0, "maxItems": 2},
+                     "text": text})
+    return _object({
+        "claims": {"type": "array", "items": claim, "minItems": 1, "maxItems": MAX_CLAIMS},
+        **({"reply": {"type": "string", "maxLength": MAX_REPLY_CHARS}} if with_reply else {}),
+        "status": {"type": "string", "enum": ["answered", "insufficient"]},
+    })
+
+
+def evidence_language(units: Sequence[EvidenceUnit]) -> str:
+    """The language most units are written in (``"en"`` for no units): what claims are written in."""
+    counts = Counter(language_of(u.text) for u in units)
+    return counts.most_common(1)[0][0] if counts else "en"
+
+
 def sufficiency_units_schema(unit_ids: Sequence[str], max_parts: int = 4, max_part_chars: int = 120) -> dict[str, Any]:
     """JSON schema of :class:`UnitVerdict`: each part's ``support`` is an id sent or ``none``."""
     part = _object({"part": {"type": "string", "maxLength": max_part_chars},
@@ -196,13 +254,19 @@ class NarrowedGenerator:
     table_headers
         Show each table row under its table's header row (``narrowed-units-v3``); ``False`` is the
         ``v2`` layout, rows alone.
+    claims
+        Ask for the answer as claims, each citing its own units (``narrowed-claims-v4``), instead of one
+        reply citing units for all of it.
     """
 
     def __init__(self, llm: LLMGenerator, select: UnitSelector,
-                 describe_selector: dict[str, Any] | None = None, table_headers: bool = True) -> None:
-        self.llm, self.select, self.table_headers = llm, select, table_headers
+                 describe_selector: dict[str, Any] | None = None, table_headers: bool = True,
+                 claims: bool = False) -> None:
+        if claims and not table_headers:
+            raise ValueError("the claims pipeline shows table header rows; table_headers=False is narrowed-units-v2")
+        self.llm, self.select, self.table_headers, self.claims = llm, select, table_headers, claims
         self.backend, self.model = llm.backend, llm.model
-        self.pipeline = PIPELINE if table_headers else PIPELINE_WITHOUT_HEADERS
+        self.pipeline = PIPELINE_CLAIMS if claims else PIPELINE if table_headers else PIPELINE_WITHOUT_HEADERS
         self.selector = describe_selector or {}
 
     @property
@@ -218,9 +282,15 @@ class NarrowedGenerator:
                  evidence: Sequence[Chunk]) -> tuple[list[dict[str, str]], dict[str, EvidenceUnit]]:
         block, ids = format_units(units, evidence, self.table_headers)
         spec = prompts()[task]
-        user = Template(spec["user"]).substitute(evidence=block, question=question.strip(),
-                                                 language=language_name(question))
-        return [{"role": "system", "content": spec["system"]}, {"role": "user", "content": user}], ids
+        names = {"language": language_name(question), "evidence_language": LANGUAGE_NAMES[evidence_language(units)]}
+        system, languages = spec["system"], ""
+        if task == "answer_claims":  # claims in the evidence's language; a reply only in another language
+            across = names["language"] != names["evidence_language"]
+            step = Template(spec["reply_step"]).substitute(names) if across else ""
+            system = Template(system).substitute(names, reply_step=step)
+            languages = Template(spec["languages_across" if across else "languages_same"]).substitute(names)
+        user = Template(spec["user"]).substitute(names, evidence=block, question=question.strip(), languages=languages)
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}], ids
 
     def generate(self, question: str, evidence: Sequence[Chunk]) -> GenerationResult:
         """Answer from the narrowed units; the citations are the cited units, checked as any other."""
@@ -228,6 +298,8 @@ class NarrowedGenerator:
         if refused:
             return refused
         units = self.select(question, evidence)
+        if self.claims:
+            return self._generate_claims(base, question, units, evidence)
         messages, ids = self.messages("answer_units", question, units, evidence)
         outcome = self.llm.run_request("answer", self.llm.build_request(messages, answer_units_schema(list(ids))),
                                        UnitAnswer)
@@ -249,6 +321,38 @@ class NarrowedGenerator:
         citations += [Citation(chunk_id=q, quote=q) for q in unknown]  # checked, and dropped as unknown ids
         answer = Answer(status=reply.status, answer=reply.reply, citations=citations)
         return finish_answer(base, answer, evidence, notes, max_chars=MAX_REPLY_CHARS)
+
+    def _generate_claims(self, base: dict[str, Any], question: str, units: Sequence[EvidenceUnit],
+                         evidence: Sequence[Chunk]) -> GenerationResult:
+        """``narrowed-claims-v4``: each claim carries its own quotes, and is checked against them alone."""
+        messages, ids = self.messages("answer_claims", question, units, evidence)
+        written = evidence_language(units)
+        outcome = self.llm.run_request("answer", self.llm.build_request(
+            messages, answer_claims_schema(list(ids), language_of(question) != written, written)), ClaimsAnswer)
+        base.update(call_keys=outcome.call_keys, replayed=outcome.replayed, latency_s=outcome.latency_s,
+                    raw_output=outcome.raw_output, model_version=outcome.model_version)
+        if outcome.status != "ok" or not isinstance(outcome.value, ClaimsAnswer):
+            return GenerationResult(status="error", error_kind=outcome.error_kind, error=outcome.error, **base)
+        reply, notes, claims = outcome.value, [], []
+        for item in reply.claims:
+            text, cut = repair_cut(item.text, MAX_CLAIM_CHARS)  # never shown cut: its unfinished sentence goes
+            if cut:
+                notes.append(f"a claim {cut.removeprefix('the reply ')}")
+            if text.strip():
+                citations = [Citation(chunk_id=ids[q].chunk_id, quote=ids[q].text) if q in ids
+                             else Citation(chunk_id=q, quote=q)  # checked, and dropped as an unknown id
+                             for q in dict.fromkeys(item.quotes)]
+                claims.append(AnswerClaim(text=" ".join(text.split()), citations=citations))
+        texts = "\n".join(c.text for c in claims)
+        if reply.reply is not None:
+            shown, cut = repair_cut(reply.reply, MAX_REPLY_CHARS)
+            if cut:
+                notes.append(cut)
+        else:
+            shown = texts if reply.status == "answered" else DECLINE_TEXT
+        citations = list({(c.chunk_id, c.quote): c for claim in claims for c in claim.citations}.values())
+        answer = Answer(status=reply.status, answer=shown, citations=citations, claims=claims)
+        return finish_answer(base, answer, evidence, notes)
 
     def judge_sufficiency(self, question: str, evidence: Sequence[Chunk]) -> LLMOutcome:
         """Part-by-part sufficiency over the narrowed units; the verdict is derived from the parts."""

@@ -18,8 +18,22 @@ class Citation(BaseModel):
     quote: str
 
 
+class AnswerClaim(BaseModel):
+    """One claim of an answer written as claims, with the quotes it rests on (its own, not the answer's)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    citations: list[Citation] = Field(default_factory=list)
+
+
 class Answer(BaseModel):
-    """A grounded answer, or a decline naming what the evidence does not include."""
+    """A grounded answer, or a decline naming what the evidence does not include.
+
+    ``claims``: set when the model wrote its answer as claims, each citing its own quotes (the
+    narrowed-claims pipeline); each is then checked against its own quotes only, and ``answer`` is the
+    text the asker reads (in the asker's language).
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -27,6 +41,7 @@ class Answer(BaseModel):
     answer: str
     citations: list[Citation] = Field(default_factory=list)
     missing: list[str] = Field(default_factory=list)
+    claims: list[AnswerClaim] | None = None
 
 
 class RecoverySuggestions(BaseModel):

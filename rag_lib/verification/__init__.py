@@ -29,7 +29,7 @@ from typing import Any
 from rag_lib.text import LANGUAGE_NAMES, language_of, sentence_spans
 from rag_lib.verification.conflicts import conflict_problems
 from rag_lib.verification.rules import CitedUnit, claim_problems
-from rag_lib.verification.statements import Statement, check_support, checkable_statements
+from rag_lib.verification.statements import Statement, check_support, checkable_statements, squash
 
 MIN_CLAIM_CHARS = 2  # a claim shorter than this (a stray bullet, a lone digit) is no claim
 
@@ -65,6 +65,7 @@ class Verification:
     shown: str | None = None
     language_problem: str | None = None
     unasked: str | None = None  # what the shown claims leave unanswered (a duration asked, none stated)
+    reply_problem: str | None = None  # why a reply in the asker's language gave way to its verified claims
 
     @property
     def supported(self) -> bool:
@@ -80,6 +81,8 @@ class Verification:
         """One sentence for a reader about what was withheld or dropped, or ``None``."""
         if self.unasked:
             return self.unasked
+        if self.reply_problem and not self.dropped:
+            return self.reply_problem
         if self.dropped:
             first = self.dropped[0]
             more = f" (and {len(self.dropped) - 1} more claim(s))" if len(self.dropped) > 1 else ""
@@ -92,7 +95,8 @@ class Verification:
         return {"supported": self.supported, "statements": [s.text for s in self.statements],
                 "unsupported": [s.text for s in self.unsupported], "restates_question": self.restates_question,
                 "claims": [c.to_json() for c in self.claims], "shown": self.shown,
-                "language_problem": self.language_problem, "unasked": self.unasked}
+                "language_problem": self.language_problem, "unasked": self.unasked,
+                **({"reply_problem": self.reply_problem} if self.reply_problem else {})}
 
 
 # "如下：1." ends with the next item's number, which is no part of the claim.
@@ -156,6 +160,67 @@ def language_problem(question: str, answer: str) -> str | None:
             "question")
 
 
+def _statement_keys(text: str, question: str) -> dict[str, str]:
+    """The checkable statements of ``text`` the question does not already make, each as written under a
+    key comparable across languages: a number by its digits and canonical unit ("512 字节" is "512 bytes"),
+    anything else without case and whitespace."""
+    def key(s: Statement) -> str:
+        return f"{squash(s.text.split()[0])} {s.unit}".strip() if s.kind == "number" else squash(s.text)
+
+    asked = {key(s) for s in checkable_statements(question)}
+    return {key(s): s.text for s in checkable_statements(text) if key(s) not in asked}
+
+
+def reply_problem(reply: str, claims: Sequence[str], question: str) -> str | None:
+    """Why ``reply`` (the answer in the asker's language) does not say what its verified ``claims`` say:
+    a number with its unit, a command, name or URL in one and not in the other (``None``: they agree).
+
+    Only what can be compared across languages is compared; the reply's prose is not checked further,
+    which is why a reader is offered the verified claims and their quotes beside it.
+    """
+    said, verified = _statement_keys(reply, question), _statement_keys(" ".join(claims), question)
+    added = [text for key, text in said.items() if key not in verified]
+    left_out = [text for key, text in verified.items() if key not in said]
+    if added:
+        return f"the reply states {', '.join(added)}, which no verified claim states"
+    if left_out:
+        return f"the reply leaves out {', '.join(left_out)}, which its verified claims state"
+    return None
+
+
+def verify_claims(question: str, reply: str, claims: Sequence[tuple[str, Sequence[CitedUnit]]],
+                  sent: Sequence[CitedUnit] = ()) -> Verification:
+    """Check an answer written as claims: each claim against **its own** cited units only, then the reply.
+
+    ``claims`` are the model's claims, each with the units it cited for that claim; ``reply`` is the text
+    the asker reads. When the reply is in another language than the claims (the evidence's), it is shown
+    only when every claim passes and the reply states the same numbers, names and commands as the claims
+    (:func:`reply_problem`); otherwise the claims that pass are shown, in the evidence's language, and the
+    verification says why (``reply_problem``). A reply that is the claims themselves is checked as they are.
+    """
+    units = [u for _, own in claims for u in own]
+    texts = [" ".join(text.split()) for text, _ in claims]
+    whole = check_support(" ".join(texts), question, [u.text for u in units])
+    checks = tuple(ClaimCheck(text, (*claim_problems(text, own, question), *conflict_problems(text, own, sent)))
+                   for text, (_, own) in zip(texts, claims, strict=True) if len(text) >= MIN_CLAIM_CHARS)
+    kept = [c.text for c in checks if c.supported]
+    own_reply = " ".join(reply.split()) == " ".join(texts)
+    mismatch = None if own_reply else reply_problem(reply, kept, question)
+    shown: str | None = None
+    if checks and len(kept) == len(checks) and not whole.restates_question and mismatch is None:
+        shown = reply
+    elif kept and not check_support(" ".join(kept), question, [u.text for u in units]).restates_question:
+        shown = "\n".join(kept)
+    if shown is not None and shown != reply and not own_reply:
+        mismatch = mismatch or ("some claims were not stated by their own quotes, so the reply in the asker's "
+                                "language is not shown")
+        mismatch += "; shown instead: the claims that pass, in the evidence's language"
+    unasked = unasked_problem(question, shown) if shown is not None else None
+    language = language_problem(question, reply) if shown == reply else None
+    return Verification(whole.statements, whole.unsupported, whole.restates_question, checks,
+                        None if unasked else shown, language, unasked, None if own_reply else mismatch)
+
+
 def verify(question: str, answer: str, units: Sequence[CitedUnit], sent: Sequence[CitedUnit] = ()) -> Verification:
     """Check each claim of ``answer`` against the ``units`` its model cited, and decide what may be shown.
 
@@ -188,4 +253,5 @@ def verify(question: str, answer: str, units: Sequence[CitedUnit], sent: Sequenc
                         None if unasked else shown, language_problem(question, answer), unasked)
 
 
-__all__ = ["CitedUnit", "ClaimCheck", "Verification", "claims_of", "language_problem", "repair_cut", "verify"]
+__all__ = ["CitedUnit", "ClaimCheck", "Verification", "claims_of", "language_problem", "repair_cut", "reply_problem",
+           "verify", "verify_claims"]

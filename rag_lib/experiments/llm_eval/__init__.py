@@ -239,9 +239,11 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     gates = {lang: chosen_gates(calibrate(wb, lang, key, k, scored[lang]), wb) for lang in languages}
     general = {lang: g[general_gate_key(g)] for lang, g in gates.items()}
     narrowed = narrowed_generator("answer_narrowed", wb.embedder())
+    claims = narrowed_generator("answer_narrowed", wb.embedder(), claims=True)  # issue 44's pipeline
     answerers: dict[str, tuple[str, Generator]] = {
         "llm": (_label(get_task_generator("answer")), get_task_generator("answer")),
         "narrowed": (narrowed.label, narrowed),  # type: ignore[dict-item]
+        "claims": (claims.label, claims),  # type: ignore[dict-item]
         "extractive": (_label(get_generator("extractive")), get_generator("extractive")),
     }
     answers: dict[str, Answerer] = {}

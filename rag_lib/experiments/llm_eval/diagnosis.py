@@ -21,7 +21,7 @@ from rag_lib.results.local_llm import AnsweredQuestion, Answerer
 from rag_lib.results.local_llm_choice import ClaimMeasureRow, FailureRow, QuestionFailure
 from rag_lib.workbench import Workbench
 
-NARROWED = "narrowed"  # the answerer whose model is sent narrowed units, not the whole Top-k
+NARROWED = ("narrowed", "claims")  # the answerers whose model is sent narrowed units, not the whole Top-k
 
 
 @dataclass(frozen=True)
@@ -77,12 +77,12 @@ def diagnose(answers: Mapping[str, Answerer], kept_by_lang: Mapping[str, Mapping
             lang, gate = run_key.split(":", 1)
             kept = kept_by_lang[lang]
             rows = [r for r in run.rows if r.error_kind != "replay_miss" and r.question in kept]
-            found = [where_it_failed(trace(kept[r.question], r, name == NARROWED, depth, k)) for r in rows]
+            found = [where_it_failed(trace(kept[r.question], r, name in NARROWED, depth, k)) for r in rows]
             per_question += [QuestionFailure(name, lang, gate, r.question, s) for r, s in zip(rows, found, strict=True)]
             stages += [FailureRow(answerer.label, lang, gate, stage, n, len(rows))
                        for stage, n in stage_counts(found).items()]
             measures += [ClaimMeasureRow(**vars(m), generator=answerer.label, lang=lang, gate=gate)
-                         for m in claim_metrics(counts(rows, kept, name == NARROWED, k))]
+                         for m in claim_metrics(counts(rows, kept, name in NARROWED, k))]
     return stages, measures, per_question
 
 
