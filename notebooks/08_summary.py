@@ -91,17 +91,21 @@ benchmark_columns = ["mechanism", "language", *mechanism_metrics(summary.k),
 display(page.markdown(report.markdown_table(summary.benchmark_rows, benchmark_columns)))
 
 # %% [markdown]
-# ## Before and after the relabelling (labels v2 → v3)
-# The same runs scored against the previous labels (archived from the results of that label version)
-# and the current ones: bake-off metrics and Q7 piece ranks, "before → after" where they differ. Then every
-# pooled configuration (each retriever, embedder and mechanism variant, per batch and language), scored from
-# its Top-10 in the pool (`results/archive/labels-v3.json`) under labels v2 and v3: hit@5 and coverage@10 need
-# nothing deeper, so no configuration is run again.
+# ## Before and after the relabelling (labels v3 → v4)
+# Labels v4 (`data/benchmark/reread_v4/`, issue 46): two blind readers re-read every not-gold decision the
+# key-fact rule made whose chunk states some of a piece's key facts or most of a locator phrase's words (a third
+# reader decided their disagreements), two more read a fresh seeded sample of the other not-gold pairs, and a24 is
+# decided by the policy applied to a28. The same runs scored against the previous labels (archived from the
+# results of that label version) and the current ones: bake-off metrics and Q7 piece ranks, "before → after"
+# where they differ. Then every pooled configuration (each retriever, embedder and mechanism variant, per batch
+# and language), scored from its Top-10 in the pool (`results/archive/labels-v4.json`) under labels v3 and v4:
+# hit@5 and coverage@10 need nothing deeper, so no configuration is run again; `gold changed` counts the
+# (question, chunk) pairs of its Top-10 whose label changed.
 
 # %%
 if isinstance(summary.relabel, Relabelled):
     display(table(summary.relabel.metrics), table(summary.relabel.q7))
-pooled_columns = ["batch", "configuration", "language", "n", *POOLED_METRICS]
+pooled_columns = ["batch", "configuration", "language", "n", "gold changed", *POOLED_METRICS]
 if summary.relabel.pooled.available:
     display(page.markdown(report.markdown_table(summary.relabel.pooled.rows, pooled_columns)))
 
@@ -178,8 +182,8 @@ evidence sent to generation (Top-5, or the Top-k of a top-k row).
 
 ## Before and after the relabelling
 
-Labels v2 (results of commit {{ relabel.before_commit }}, archived in `results/archive/{{ relabel.archive }}`) against the
-current labels v3 (pooled relabelling: `data/benchmark/pool_decisions.yaml`): "before → after".
+Labels v3 (results of commit {{ relabel.before_commit }}, archived in `results/archive/{{ relabel.archive }}`) against the
+current labels v4 (a blind re-read of the pooled decisions: `data/benchmark/reread_v4/`): "before → after".
 
 Baseline (dense, default embedder): hit@5 {{ relabel.closing.zh.baseline["hit@5"] }} and coverage@10
 {{ relabel.closing.zh.baseline["coverage@10"] }} (zh); hit@5 {{ relabel.closing.en.baseline["hit@5"] }} and coverage@10
@@ -192,8 +196,8 @@ C4 {{ relabel.closing.en.q7.original.C4 }}.
 
 {{ relabel.q7 | table(["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"]) }}
 
-Every pooled configuration, scored from its Top-10 in the pool under labels v2 and v3 (hit@5 and coverage@10;
-`n`: questions it ranked; the reranker ranks a stated subset):
+Every pooled configuration, scored from its Top-10 in the pool under labels v3 and v4 (hit@5 and coverage@10;
+`n`: questions it ranked; the reranker ranks a stated subset; `gold changed`: pairs of its Top-10 relabelled):
 
 {% if relabel.pooled.available %}{{ relabel.pooled.rows | table(pooled_columns) }}{% else %}(not available: {{ relabel.pooled.why }}){% endif %}
 

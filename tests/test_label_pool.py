@@ -141,7 +141,7 @@ def test_every_pooled_configuration_is_scored_under_both_label_versions(tmp_path
     rows = {(r["configuration"], r["language"]): r for r in pooled_relabel_rows(pool, before, after)}
     # dense en: q1's Top-2 (a, g1) hits C1 under both; q2's (g2, b) hits. e is only in the terms phrasing.
     assert rows["dense", "en"]["hit@5"] == "1.000" and rows["dense", "en"]["n"] == 2
-    assert rows["dense", "en"]["coverage@10 v2"] == 0.75 and rows["dense", "en"]["coverage@10 change"] == 0.0
+    assert rows["dense", "en"]["coverage@10 before"] == 0.75 and rows["dense", "en"]["coverage@10 change"] == 0.0
     # bm25 ran on q2 (en) only: its Top-2 (d, g2) covers C1 either way; d becomes gold, g2 already was.
     assert rows["bm25", "en"]["n"] == 1 and rows["bm25", "en"]["hit@5"] == "1.000"
     terms = {(r["configuration"], r["language"]): r for r in pooled_relabel_rows(pool, before, after, "terms")}

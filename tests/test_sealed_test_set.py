@@ -179,6 +179,15 @@ def test_drawn_pages_are_still_outside_the_development_labels():
     )
 
 
+def test_every_recorded_overlap_is_a_development_locator_on_a_drawn_page():
+    """overlaps.yaml may only excuse pages a development locator names now and the draw drew: a stale entry
+    would let a later overlap through unnoticed."""
+    draw = _draw_module()
+    listed = {ln.split()[3] for ln in DRAWN.read_text(encoding="utf-8").splitlines() if ln and not ln.startswith("#")}
+    for page in draw.later_overlaps():
+        assert page in draw.dev_locator_pages() and page in listed, f"overlaps.yaml: {page} is no overlap; remove it"
+
+
 def test_answerable_gold_sits_on_its_drawn_page():
     """Each answerable question is about its drawn page: at least one locator of its first piece is on it."""
     draw = _draw_module()

@@ -80,6 +80,13 @@ def dev_locator_pages() -> set[str]:
     return pages
 
 
+def later_overlaps() -> set[str]:
+    """Pages the development labels named only after the seal, with a recorded decision (overlaps.yaml)."""
+    path = Path(__file__).with_name("overlaps.yaml")
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return {o["page"] for o in (data or {}).get("overlaps") or []}
+
+
 def key(page: str) -> str:
     return hashlib.sha256(f"{SEED}|{page}".encode()).hexdigest()
 
@@ -88,7 +95,7 @@ def draw() -> tuple[list[str], dict[str, int]]:
     wide = manifest_pages(WIDE_BATCH)
     chars = chunk_chars(WIDE_BATCH)
     dev_batch = set(manifest_pages(DEV_BATCH))
-    dev_locators = dev_locator_pages()
+    dev_locators = dev_locator_pages() - later_overlaps()  # as the development labels were at the draw
     excluded = dev_batch | dev_locators
     eligible = [p for p in wide if chars.get(p, 0) >= MIN_CHARS and p not in excluded]
     counts = {

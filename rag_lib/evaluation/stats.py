@@ -98,18 +98,24 @@ def sign_test_p(diffs: Sequence[float]) -> float:
     return float(min(1.0, 2.0 * min(binom.cdf(b, b + c, 0.5), binom.sf(b - 1, b + c, 0.5))))
 
 
+def clopper_pearson(k: int, n: int, level: float = 0.05) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) two-sided ``1 - level`` interval of a binomial share ``k / n`` (n > 0)."""
+    from scipy.stats import beta
+
+    low = 0.0 if k == 0 else float(beta.ppf(level / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - level / 2, k + 1, n - k))
+    return low, high
+
+
 def sign_interval(diffs: Sequence[float], level: float) -> tuple[float, float]:
     """An interval for the mean paired difference of binary outcomes that inverts :func:`sign_test_p`: the
     Clopper-Pearson interval of the share of gains among the d discordant questions (given d), mapped to
     ``d / n · (2θ − 1)``. It excludes 0 exactly when :func:`sign_test_p` is below ``level``."""
-    from scipy.stats import beta
-
     n = len(diffs)
     b, d = sum(x > 0 for x in diffs), sum(x != 0 for x in diffs)
     if d == 0:
         return 0.0, 0.0
-    low = 0.0 if b == 0 else float(beta.ppf(level / 2, b, d - b + 1))
-    high = 1.0 if b == d else float(beta.ppf(1 - level / 2, b + 1, d - b))
+    low, high = clopper_pearson(b, d, level)
     return d / n * (2 * low - 1), d / n * (2 * high - 1)
 
 

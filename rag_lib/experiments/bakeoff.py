@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from rag_lib.benchmark import Q7_PHRASINGS
 from rag_lib.embedding import available_embedders
 from rag_lib.evaluation import PieceCoverage, diagnose, piece_ranks
+from rag_lib.evaluation.readers import missed_gold
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.typed_json import Scalar
@@ -122,7 +123,7 @@ def findings(result: BakeoffResult) -> list[str]:
                    f"{sum(r.language == lang for r in q7)} configurations put all of C1–C3 in the Top-10"
                    + (f" ({', '.join(inside)})." if inside else "; none of the retrievers run here fixes Q7."))
     out.append(f"Caveats: point estimates over {result.n_answerable} answerable questions with this benchmark's "
-               f"labels (06 gives paired intervals for the embedder and hybrid comparisons); the casebook's models "
-               f"are not on this machine ({result.unavailable_text or 'none missing'}), so their rows are absent, "
-               "not equal to ours.")
+               f"labels (06 gives paired intervals for the embedder and hybrid comparisons); {missed_gold().caveat()}; "
+               f"the casebook's models are not on this machine ({result.unavailable_text or 'none missing'}), so "
+               "their rows are absent, not equal to ours.")
     return out

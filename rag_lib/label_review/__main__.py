@@ -2,6 +2,8 @@
 
     python -m rag_lib.label_review sheet        # writes data/benchmark/blind_review_sheet.yaml
     python -m rag_lib.label_review agreement    # kappa per kind, disagreements, resolutions still missing
+    python -m rag_lib.label_review reread       # labels v4: the re-read sheet (rag_lib.label_review.reread)
+    python -m rag_lib.label_review missed       # labels v4: a fresh sample to estimate the gold still missed
 
 What the pass decides, and how it draws: :mod:`rag_lib.label_review`.
 """
@@ -15,6 +17,16 @@ from pathlib import Path
 import yaml
 
 from rag_lib.label_review.decisions import all_decisions
+from rag_lib.label_review.reread import (
+    MISSED_SHEET_PATH,
+    REREAD_SHEET_PATH,
+    candidates,
+    load_selection_inputs,
+    missed_sample,
+    missed_sheet,
+    reread_report,
+    reread_sheet,
+)
 from rag_lib.label_review.review import (
     RESOLUTIONS_PATH,
     REVIEW_PATH,
@@ -35,7 +47,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     g = sub.add_parser("agreement", help="kappa per kind against the first decisions; the disagreements")
     g.add_argument("--sheet", type=Path, default=SHEET_PATH)
     g.add_argument("--review", type=Path, default=REVIEW_PATH)
+    r = sub.add_parser("reread", help=f"write the labels-v4 re-read sheet ({REREAD_SHEET_PATH.name})")
+    r.add_argument("--out", type=Path, default=REREAD_SHEET_PATH)
+    r.add_argument("--report", action="store_true",
+                   help="write nothing; print the readers' agreement, their majority and the missed-gold estimate")
+    m = sub.add_parser("missed", help=f"write the missed-gold sample sheet ({MISSED_SHEET_PATH.name})")
+    m.add_argument("--out", type=Path, default=MISSED_SHEET_PATH)
     args = parser.parse_args(argv)
+    if args.command == "reread" and args.report:
+        print(reread_report())
+        return
+    if args.command in ("reread", "missed"):
+        decisions = all_decisions(with_context=False)
+        selected = candidates(decisions, *load_selection_inputs())
+        data = (reread_sheet(selected) if args.command == "reread"
+                else missed_sheet(*missed_sample(decisions, [d for d, _ in selected])))
+        args.out.write_text(dump(data), encoding="utf-8")
+        print(f"wrote {args.out}: {len(data['items'])} items ({data['selection']})")
+        return
     if args.command == "sheet":
         data = sheet(all_decisions())
         args.out.write_text(dump(data), encoding="utf-8")

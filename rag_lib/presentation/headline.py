@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark.questions import Q7_PIECES
+from rag_lib.evaluation.readers import missed_gold
 from rag_lib.evaluation.stats import count_text
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.q9a import Q9aResult, Rate
@@ -34,7 +35,8 @@ def q7_sentence(rows: Sequence[SideBySideRow], inside: Sequence[str], embedder: 
     return {"run": "08_summary", "sentence": (
         f"Q7, asked in {'Chinese' if lang == 'zh' else 'English'}, stays incomplete: the baseline ranks its four "
         f"pieces C1–C4 at {ranks}, and {len(others)} of {len(rows) - 1} mechanism and recovery rows bring all of "
-        f"C1–C3 into the Top-10 (caveat: one question, the offline {embedder}, not the casebook's bge-m3).")}
+        f"C1–C3 into the Top-10 (caveat: one question, the offline {embedder}, not the casebook's bge-m3; "
+        f"{missed_gold().caveat()}).")}
 
 
 def mechanisms_sentence(ranked: Sequence[Mapping[str, Any]], family_size: int) -> Finding:
@@ -49,7 +51,7 @@ def mechanisms_sentence(ranked: Sequence[Mapping[str, Any]], family_size: int) -
         f"show a gain that survives Holm adjustment over {family_size} comparisons, {count['hurts']} a clear "
         f"loss and {len(ranked) - sum(count.values())} no clear effect (caveat: {n} questions per language per row"
         + (f", except {fewer} (a stated sample, see 08's `questions` column)" if fewer else "")
-        + ", so an interval that includes 0 is not evidence of no effect).")}
+        + f", so an interval that includes 0 is not evidence of no effect; {missed_gold().caveat()}).")}
 
 
 def topk_sentence(topk: TopkResult, comparisons: Sequence[ComparisonRow], lang: str = "zh") -> Finding:
@@ -63,7 +65,7 @@ def topk_sentence(topk: TopkResult, comparisons: Sequence[ComparisonRow], lang: 
         f"More context completes more answers at a price: from k = 5 to 10 mean piece coverage ({lang}) rises "
         f"{low.coverage:.3f} → {high.coverage:.3f}{interval} while the evidence grows "
         f"{high.tokens / low.tokens:.1f}× in estimated tokens (caveat: tokens are estimated, not counted "
-        "by a tokenizer).")}
+        f"by a tokenizer; {missed_gold().caveat()}).")}
 
 
 def gate_sentence(q9a: Q9aResult, lang: str = "zh") -> Finding:

@@ -3,10 +3,11 @@
 Before the gold labels change, :func:`archive_label_version` copies the label-dependent figures out of
 the current results (01's rows, 08's Q7 tables) and the resolved gold of every batch into
 :data:`LABEL_ARCHIVE`; afterwards :func:`relabel_rows` shows them beside the new run's (08's "before and
-after the relabelling"). Labels v3 come from pooling (:mod:`rag_lib.label_pool`): their archive
-(:data:`POOL_ARCHIVE`) holds the v3 gold and the pool, every reported configuration's Top-10 per question,
-so :func:`pooled_relabel_rows` gives every configuration's hit@5 and coverage@10 under both versions
-without running anything again.
+after the relabelling"). Labels v3 come from pooling (:mod:`rag_lib.label_pool`), v4 from a blind re-read of
+the pooled decisions (:mod:`rag_lib.label_review.reread`): each version's archive (:data:`POOL_ARCHIVE` for
+the current one) holds its gold and the pool, every reported configuration's Top-10 per question, so
+:func:`pooled_relabel_rows` gives every configuration's hit@5 and coverage@10 under both versions without
+running anything again.
 """
 
 from __future__ import annotations
@@ -26,11 +27,11 @@ from rag_lib.results.baseline import baseline_label
 from rag_lib.results.summary import SummaryResult
 from rag_lib.results.typed_json import encode
 
-# Figures of the previous label version (v2), copied from the results.json files a run produced with it
-# (labels-v1.json holds v1's, shown in 08 before labels v3).
-LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v2.json"
-# Labels v3: the gold per batch and the pool they were decided from.
-POOL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v3.json"
+# Figures of the previous label version (v3), copied from the results.json files a run produced with it, and
+# its gold (labels-v1.json and labels-v2.json hold the earlier versions', shown in 08 before labels v3 and v4).
+LABEL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v3-results.json"
+# The current labels (v4): the gold per batch and the pool they were decided from (labels-v3.json: v3's).
+POOL_ARCHIVE = RESULTS_DIR / "archive" / "labels-v4.json"
 # The pool keeps each configuration's Top-10; its hit rate is cut at 5, the k its archived figures were
 # measured at (labels-v2/v3 store "hit@5"), whatever the run's k.
 POOL_HIT_K = 5
@@ -96,6 +97,16 @@ def _pooled_scores(tops: Mapping[str, Sequence[str]], gold: Mapping[str, Sequenc
     return {POOLED_METRICS[0]: sum(hit) / len(qids), "coverage@10": sum(cov) / len(qids), "n": len(qids)}
 
 
+def gold_changes(tops: Mapping[str, Sequence[str]], before: Mapping[str, Sequence[Sequence[str]]],
+                 after: Mapping[str, Sequence[Sequence[str]]]) -> int:
+    """How many (question, chunk) pairs of a configuration's Top-10 are gold under one label version and not
+    the other: the relabelling's changes inside that system's pool."""
+    def gold(labels: Mapping[str, Sequence[Sequence[str]]], qid: str) -> set[str]:
+        return {cid for piece in labels.get(qid, []) for cid in piece}
+
+    return sum(len(set(ids[:10]) & (gold(before, qid) ^ gold(after, qid))) for qid, ids in tops.items())
+
+
 def pooled_relabel_rows(pool: Pool, before: Mapping[str, Mapping[str, Sequence[Sequence[str]]]],
                         after: Mapping[str, Mapping[str, Sequence[Sequence[str]]]],
                         phrasing: str = ORIGINAL) -> list[dict[str, Any]]:
@@ -119,9 +130,11 @@ def pooled_relabel_rows(pool: Pool, before: Mapping[str, Mapping[str, Sequence[S
         if old is None or new is None:
             continue
         row: dict[str, Any] = {"batch": source.batch, "configuration": source.configuration,
-                               "language": source.lang, "n": int(new["n"])}
+                               "language": source.lang, "n": int(new["n"]),
+                               "gold changed": gold_changes(tops, before.get(source.batch, {}),
+                                                            after.get(source.batch, {}))}
         for m in POOLED_METRICS:
-            row[f"{m} v2"], row[f"{m} v3"] = round(old[m], 4), round(new[m], 4)
+            row[f"{m} before"], row[f"{m} after"] = round(old[m], 4), round(new[m], 4)
             row[f"{m} change"] = round(new[m] - old[m], 4)
             row[m] = _arrow(f"{old[m]:.3f}", f"{new[m]:.3f}")
         rows.append(row)
@@ -129,8 +142,9 @@ def pooled_relabel_rows(pool: Pool, before: Mapping[str, Mapping[str, Sequence[S
 
 
 def pooled_relabel(archive_before: Path = LABEL_ARCHIVE, archive_after: Path = POOL_ARCHIVE) -> dict[str, Any]:
-    """08's per-configuration rows, v2 → v3, from the two archives (``available`` False without them, and
-    ``why``); 08's report shows ``rows`` under the configuration, ``n`` and :data:`POOLED_METRICS`."""
+    """08's per-configuration rows, the archived version → the current one (v3 → v4), from the two archives
+    (``available`` False without them, and ``why``); 08's report shows ``rows`` under the configuration, ``n``,
+    ``gold changed`` and :data:`POOLED_METRICS`."""
     missing = {"available": False, "rows": [], "why": f"{archive_before.name} with the gold of both batches and "
                f"{archive_after.name} with the pool are both needed"}
     if not archive_before.is_file() or not archive_after.is_file():
@@ -147,9 +161,9 @@ def pooled_relabel(archive_before: Path = LABEL_ARCHIVE, archive_after: Path = P
 
 
 def archive_pool(pool: Pool, gold: Mapping[str, Mapping[str, Sequence[Sequence[str]]]], commit: str, note: str,
-                 decisions: Mapping[str, Any], out: Path = POOL_ARCHIVE) -> dict[str, Any]:
-    """Write labels v3's archive: the gold per batch, the pool per question, and the decision counts."""
-    payload = {"commit": commit, "note": note, "version": 3, "gold": {b: dict(g) for b, g in gold.items()},
+                 decisions: Mapping[str, Any], out: Path = POOL_ARCHIVE, version: int = 4) -> dict[str, Any]:
+    """Write a label version's archive: the gold per batch, the pool per question, and the decision counts."""
+    payload = {"commit": commit, "note": note, "version": version, "gold": {b: dict(g) for b, g in gold.items()},
                "sizes": pool.sizes(), "decisions": dict(decisions), "pool": pool.to_json()}
     write_json(out, payload)
     return payload
