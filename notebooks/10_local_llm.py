@@ -99,12 +99,13 @@ table(sorted(choice.details, key=lambda row: (row.task, row.model, row.question,
 # **Claims, each with its own quotes** (`narrowed-claims-v4`, issue 44): the same narrowed units, but the model
 # writes its answer as claims, each citing the ids it rests on, in the evidence's language (English), and, for a
 # Chinese question, a reply in Chinese. Each claim is checked against *its own* quotes only (v3 checks every
-# sentence against every quote of the answer); the Chinese reply is shown only when every claim passes and the
-# reply states the same numbers, units, names and commands as the claims, otherwise the passing claims are shown
-# in English with the reason. The decoder is held to the evidence's script for claims (a JSON-schema pattern), so
-# a small model asked in Chinese cannot write its claims in Chinese. Its calls are made by
-# `make llm-runs RUNS=10_local_llm` (resumable); until all are recorded, its rows count only the recorded ones
-# (the `missing` column counts the rest).
+# sentence against every quote of the answer), and the answer is the claims that pass. The Chinese reply is never
+# the answer, since its prose cannot be compared with the quotes: it stands beside the claims as their rendering
+# only when every claim passes, the claims state a number, name or command, and the reply states exactly those and
+# negates what they negate; otherwise it is left out with the reason. The decoder is held to the evidence's script
+# for claims (a JSON-schema pattern), so a small model asked in Chinese cannot write its claims in Chinese. Its
+# calls are made by `make llm-runs RUNS=10_local_llm` (resumable); until all are recorded, its rows count only the
+# recorded ones (the `missing` column counts the rest).
 
 # %%
 table(result.answer_rows, ANSWER_COLUMNS)

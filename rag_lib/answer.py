@@ -35,7 +35,7 @@ from rag_lib.generation.call_records import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, C
 from rag_lib.generation.llm_calls import CallMode, CallRecorder, default_mode
 from rag_lib.results.q9a import Q9aResult
 from rag_lib.retrieval import Ranking
-from rag_lib.text import absolute_links, approx_tokens, language_of
+from rag_lib.text import LANGUAGE_NAMES, absolute_links, approx_tokens, language_of
 from rag_lib.workbench import Workbench
 
 SUPPORT_POLICY = "verified-citations-only"
@@ -171,7 +171,12 @@ class AskOutcome:
         status = self.status
         verified = result.citations.valid if result.citations is not None else ()
         if status == "answered" and result.answer is not None:
-            return [result.answer.answer]
+            rendering = result.support.rendering if result.support is not None else None
+            if not rendering:
+                return [result.answer.answer]
+            return [result.answer.answer, f"in {LANGUAGE_NAMES[language_of(self.question)]} (the model's rendering of "
+                    f"the claims above; its numbers, names and commands are checked against them, its wording is "
+                    f"not): {rendering}"]
         if status == "declined":
             # The model's own decline text is not verified: show ours, then only verified quotes.
             body = [decline_sentence(self.question)]

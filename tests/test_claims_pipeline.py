@@ -113,26 +113,38 @@ def test_claims_in_the_evidence_language_get_the_word_checks_a_chinese_reply_esc
     assert any("'every'" in p for p in result.support.claims[0].problems)
 
 
-def test_a_chinese_reply_is_shown_when_it_says_what_the_verified_claims_say(tmp_path):
+def test_a_chinese_reply_stands_beside_the_verified_claims_when_it_says_what_they_say(tmp_path):
     generator, asked = _generator(tmp_path, {"claims": [{"quotes": ["S2"], "text": "Values can be up to 25 MiB."}],
                                              "reply": "KV 的值最大可以是 25 MiB。", "status": "answered"})
     result = generator.generate("KV 的值最大可以多大？", EVIDENCE)
-    assert result.status == "answered" and result.answer.answer == "KV 的值最大可以是 25 MiB。"
-    assert result.support.reply_problem is None and result.support.language_problem is None
+    # The answer is the verified claim; the reply is its rendering, never checked word for word.
+    assert result.status == "answered" and result.answer.answer == "Values can be up to 25 MiB."
+    assert result.support.rendering == "KV 的值最大可以是 25 MiB。" and result.support.reply_problem is None
     assert '"reply"' in asked[0].messages[0]["content"]
 
 
 @pytest.mark.parametrize("reply, problem", [
     ("KV 的值最大可以是 25 MB。", "states 25 MB, which no verified claim states"),
     ("KV 的值有大小限制。", "leaves out 25 MiB"),
+    ("KV 的值不能超过 25 MiB，也不能是空的。", "it negates what its claims state"),
 ])
-def test_a_reply_that_does_not_say_what_its_claims_say_gives_way_to_the_claims(tmp_path, reply, problem):
+def test_a_reply_that_does_not_say_what_its_claims_say_is_left_out(tmp_path, reply, problem):
     generator, _ = _generator(tmp_path, {"claims": [{"quotes": ["S2"], "text": "Values can be up to 25 MiB."}],
                                          "reply": reply, "status": "answered"})
     result = generator.generate("KV 的值最大可以多大？", EVIDENCE)
     assert result.status == "answered" and result.answer.answer == "Values can be up to 25 MiB."
-    assert problem in result.support.reply_problem and "in the evidence's language" in result.support.reply_problem
-    assert result.support.language_problem is None  # labelled by reply_problem, not passed off as the reply
+    assert result.support.rendering is None and problem in result.support.reply_problem
+    assert any(problem in w for w in result.warnings)
+
+
+def test_a_reply_whose_claims_state_nothing_checkable_is_left_out(tmp_path):
+    # A reply with no number, name or command agrees vacuously with claims that have none: it is not shown.
+    generator, _ = _generator(tmp_path, {"claims": [
+        {"quotes": ["S5"], "text": "Secret values are not shown."}],
+        "reply": "Node.js 兼容模式是加密的，适合存 KV。", "status": "answered"})
+    result = generator.generate("secret 的值会显示出来吗？", EVIDENCE)
+    assert result.answer.answer == "Secret values are not shown."
+    assert result.support.rendering is None and "no number, name or command" in result.support.reply_problem
 
 
 def test_when_a_claim_is_dropped_the_reply_is_not_shown_only_the_claims_that_pass(tmp_path):
@@ -141,7 +153,7 @@ def test_when_a_claim_is_dropped_the_reply_is_not_shown_only_the_claims_that_pas
         {"quotes": ["S1"], "text": "Keys can be up to 1024 bytes long."}],
         "reply": "值最大 25 MiB，键最长 1024 字节。", "status": "answered"})
     result = generator.generate("KV 的键和值有多大？", EVIDENCE)
-    assert result.answer.answer == "Values can be up to 25 MiB."
+    assert result.answer.answer == "Values can be up to 25 MiB." and result.support.rendering is None
     assert "1024" in result.support.dropped[0].text
 
 
@@ -161,4 +173,4 @@ def test_reply_problem_ignores_what_the_question_states():
     claims = ["Values can be up to 25 MiB."]
     assert reply_problem("512 字节的键可以存 25 MiB 的值。", claims, "512 bytes 的键？") is None
     units = [CitedUnit("Values can be up to 25 MiB.")]
-    assert verify_claims("How large?", "x", [("Values can be up to 25 MiB.", units)]).reply_problem
+    assert verify_claims("多大？", "值有限制。", [("Values can be up to 25 MiB.", units)]).reply_problem

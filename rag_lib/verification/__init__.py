@@ -28,7 +28,7 @@ from typing import Any
 
 from rag_lib.text import LANGUAGE_NAMES, language_of, sentence_spans
 from rag_lib.verification.conflicts import conflict_problems
-from rag_lib.verification.rules import CitedUnit, claim_problems
+from rag_lib.verification.rules import NEGATION, CitedUnit, claim_problems
 from rag_lib.verification.statements import Statement, check_support, checkable_statements, squash
 
 MIN_CLAIM_CHARS = 2  # a claim shorter than this (a stray bullet, a lone digit) is no claim
@@ -65,7 +65,8 @@ class Verification:
     shown: str | None = None
     language_problem: str | None = None
     unasked: str | None = None  # what the shown claims leave unanswered (a duration asked, none stated)
-    reply_problem: str | None = None  # why a reply in the asker's language gave way to its verified claims
+    reply_problem: str | None = None  # why a reply in the asker's language is not shown beside its claims
+    rendering: str | None = None  # that reply, when it may stand beside the verified claims (not checked word for word)
 
     @property
     def supported(self) -> bool:
@@ -81,8 +82,6 @@ class Verification:
         """One sentence for a reader about what was withheld or dropped, or ``None``."""
         if self.unasked:
             return self.unasked
-        if self.reply_problem and not self.dropped:
-            return self.reply_problem
         if self.dropped:
             first = self.dropped[0]
             more = f" (and {len(self.dropped) - 1} more claim(s))" if len(self.dropped) > 1 else ""
@@ -96,7 +95,8 @@ class Verification:
                 "unsupported": [s.text for s in self.unsupported], "restates_question": self.restates_question,
                 "claims": [c.to_json() for c in self.claims], "shown": self.shown,
                 "language_problem": self.language_problem, "unasked": self.unasked,
-                **({"reply_problem": self.reply_problem} if self.reply_problem else {})}
+                **({"reply_problem": self.reply_problem} if self.reply_problem else {}),
+                **({"rendering": self.rendering} if self.rendering else {})}
 
 
 # "如下：1." ends with the next item's number, which is no part of the claim.
@@ -190,13 +190,15 @@ def reply_problem(reply: str, claims: Sequence[str], question: str) -> str | Non
 
 def verify_claims(question: str, reply: str, claims: Sequence[tuple[str, Sequence[CitedUnit]]],
                   sent: Sequence[CitedUnit] = ()) -> Verification:
-    """Check an answer written as claims: each claim against **its own** cited units only, then the reply.
+    """Check an answer written as claims: each claim against **its own** cited units only.
 
-    ``claims`` are the model's claims, each with the units it cited for that claim; ``reply`` is the text
-    the asker reads. When the reply is in another language than the claims (the evidence's), it is shown
-    only when every claim passes and the reply states the same numbers, names and commands as the claims
-    (:func:`reply_problem`); otherwise the claims that pass are shown, in the evidence's language, and the
-    verification says why (``reply_problem``). A reply that is the claims themselves is checked as they are.
+    ``claims`` are the model's claims, each with the units it cited for that claim; ``reply`` is its text for
+    the asker. What is shown is the claims that pass (all of them, or those left when some fail and the rest
+    still adds to the question). A ``reply`` in another language than the claims (the asker's) is never the
+    answer, since its prose cannot be checked against them word for word: it is kept as ``rendering`` beside
+    the claims only when every claim passes, the claims state at least one number, name or command, the reply
+    states exactly those (:func:`reply_problem`) and negates what they negate; otherwise ``reply_problem`` says
+    why it is left out.
     """
     units = [u for _, own in claims for u in own]
     texts = [" ".join(text.split()) for text, _ in claims]
@@ -204,21 +206,34 @@ def verify_claims(question: str, reply: str, claims: Sequence[tuple[str, Sequenc
     checks = tuple(ClaimCheck(text, (*claim_problems(text, own, question), *conflict_problems(text, own, sent)))
                    for text, (_, own) in zip(texts, claims, strict=True) if len(text) >= MIN_CLAIM_CHARS)
     kept = [c.text for c in checks if c.supported]
-    own_reply = " ".join(reply.split()) == " ".join(texts)
-    mismatch = None if own_reply else reply_problem(reply, kept, question)
-    shown: str | None = None
-    if checks and len(kept) == len(checks) and not whole.restates_question and mismatch is None:
-        shown = reply
-    elif kept and not check_support(" ".join(kept), question, [u.text for u in units]).restates_question:
-        shown = "\n".join(kept)
-    if shown is not None and shown != reply and not own_reply:
-        mismatch = mismatch or ("some claims were not stated by their own quotes, so the reply in the asker's "
-                                "language is not shown")
-        mismatch += "; shown instead: the claims that pass, in the evidence's language"
+    restates = not kept or check_support(" ".join(kept), question, [u.text for u in units]).restates_question
+    shown = None if restates else "\n".join(kept)
     unasked = unasked_problem(question, shown) if shown is not None else None
-    language = language_problem(question, reply) if shown == reply else None
-    return Verification(whole.statements, whole.unsupported, whole.restates_question, checks,
-                        None if unasked else shown, language, unasked, None if own_reply else mismatch)
+    if unasked:
+        shown = None
+    across = " ".join(reply.split()) != " ".join(texts) and language_of(reply) != language_of(" ".join(texts))
+    problem = rendering = None
+    if across and shown is not None:
+        problem = _rendering_problem(reply, kept, question) if len(kept) == len(checks) else (
+            "some claims were not stated by their own quotes")
+        rendering = None if problem else reply
+        if problem:
+            problem = f"the reply in the asker's language is not shown: {problem}"
+    language = None if across or shown is None else language_problem(question, shown)
+    return Verification(whole.statements, whole.unsupported, whole.restates_question, checks, shown, language,
+                        unasked, problem, rendering)
+
+
+def _rendering_problem(reply: str, claims: Sequence[str], question: str) -> str | None:
+    """Why ``reply`` may not stand beside its verified ``claims`` as their rendering (``None``: it may)."""
+    if not _statement_keys(" ".join(claims), question):
+        return "its claims state no number, name or command to check it against"
+    mismatch = reply_problem(reply, claims, question)
+    if mismatch:
+        return mismatch
+    if bool(NEGATION.search(reply)) != any(NEGATION.search(c) for c in claims):
+        return "it negates what its claims state" if NEGATION.search(reply) else "its claims negate what it states"
+    return None
 
 
 def verify(question: str, answer: str, units: Sequence[CitedUnit], sent: Sequence[CitedUnit] = ()) -> Verification:

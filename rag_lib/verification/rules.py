@@ -54,7 +54,7 @@ _PLAN_WORDS = re.compile(r"(?<![A-Za-z0-9_-])(" + _PLAN_ALIASES
 
 # Polarity: a negation makes a sentence say the opposite. Quantifiers widen ("all", "every", "any",
 # "always") or narrow ("only") what a sentence says; the category is what is compared across languages.
-_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|cannot|can't|don't|doesn't|isn't|aren't|won't|wasn't|"
+NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|cannot|can't|don't|doesn't|isn't|aren't|won't|wasn't|"
                        r"weren't|without|neither|nor|unable)\b|n't\b|不|无|没有|未|非|勿|禁止|无法|不能|不会|不可",
                        re.IGNORECASE)
 _QUANTIFIERS = (  # widening ("all", "every", "always") and narrowing ("only")
@@ -219,7 +219,7 @@ def polarity_problems(claim: str, units: Sequence[CitedUnit], question: str) -> 
     problems = []
     closest = _closest(claim, units)
     if closest is not None:
-        negated, unit_negated = bool(_NEGATION.search(claim)), bool(_NEGATION.search(closest.text))
+        negated, unit_negated = bool(NEGATION.search(claim)), bool(NEGATION.search(closest.text))
         if negated != unit_negated:
             problems.append("it negates what its closest cited unit states" if negated
                             else "its closest cited unit negates what it states")

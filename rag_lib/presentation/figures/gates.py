@@ -144,7 +144,7 @@ STAGE_COLOURS = ("#4d4d4d", "#878787", "#0072B2", "#56B4E9", "#CC79A7", "#E69F00
 def where_it_failed(rows: Sequence[Any], stages: Sequence[str], path: Path, title: str = "") -> Path:
     """One panel per language: per configuration (answerer and gate), a horizontal bar of the answerable
     questions split by the stage that lost their answer (``FailureRow``: ``generator``, ``gate``, ``stage``,
-    ``questions``, ``of``), as shares, in pipeline order left to right."""
+    ``questions``, ``of``), as shares, in pipeline order left to right, with each bar's ``n`` at its end."""
     languages = list(dict.fromkeys(r.lang for r in rows))
     configs = list(dict.fromkeys((r.generator, r.gate) for r in rows))
     with plt.rc_context(STYLE):
@@ -159,6 +159,9 @@ def where_it_failed(rows: Sequence[Any], stages: Sequence[str], path: Path, titl
                 ax.barh(range(len(configs)), widths, 0.7, left=left, color=STAGE_COLOURS[i % len(STAGE_COLOURS)],
                         label=stage)
                 left = [a + b for a, b in zip(left, widths, strict=True)]
+            for y, (g, gate) in enumerate(configs):  # the denominator: a run with missing calls counts fewer
+                n = next((mine[(g, gate, s)].of for s in stages if (g, gate, s) in mine), 0)
+                ax.text(1.01, y, f"n={n}", fontsize=6, va="center", transform=ax.get_yaxis_transform())
             ax.set_yticks(range(len(configs)), [f"{g.split(':')[-1]} · {gate}" for g, gate in configs], fontsize=7)
             ax.invert_yaxis()
             ax.set_xlim(0, 1)
