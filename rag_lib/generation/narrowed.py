@@ -13,6 +13,10 @@ by those alone. A number or name the reply copies from a unit it did not cite st
 units that state it (:func:`attribute`) are only named in the result's warnings, a diagnostic counted
 apart, never used as support.
 
+``narrowed-claims-v4`` (``claims=True``) sends the same units and asks for the answer as claims, each with the
+ids it rests on, in the evidence's language, and for a question in another language a reply in the asker's; the
+verification stage checks each claim against its own units alone (:func:`rag_lib.verification.verify_claims`).
+
 The sufficiency judge reads the same units and lists the question's parts, each with the id that
 answers it or ``none``; its verdict is derived from the parts (every part supported), not from the
 boolean the model writes last.
