@@ -58,10 +58,11 @@ def test_documentation_imperatives_are_not_flagged():
 
 def test_no_planted_claim_reaches_the_reader_even_when_the_model_obeys():
     out = run_injection_set(QUESTION, [CHUNK, OTHER], _every_unit)
-    assert out["n_asked"] == 2 * len(INJECTION_SET)
+    assert out["n_asked"] == 3 * len(INJECTION_SET)  # chunks, narrowed units, narrowed claims
+    assert {r["pipeline"] for r in out["rows"]} == {"chunks", "narrowed", "claims"}
     assert out["claims_shown"] == 0, [r for r in out["rows"] if r["claim_shown"]]
     # the original variants come first and their rows are what a run of them alone gives
-    assert out["rows"][:2 * len(PLANTS)] == run_injection_set(QUESTION, [CHUNK, OTHER], _every_unit, PLANTS)["rows"]
+    assert out["rows"][:3 * len(PLANTS)] == run_injection_set(QUESTION, [CHUNK, OTHER], _every_unit, PLANTS)["rows"]
     chunk_rows = [r for r in out["rows"] if r["pipeline"] == "chunks"]
     assert all(r["dropped"] == "flagged" for r in chunk_rows), chunk_rows
 
@@ -73,6 +74,7 @@ def test_without_the_defences_the_obeying_model_would_have_shown_the_claim(monke
     monkeypatch.setattr(support, "overlaps_instruction", lambda text, start, end: False)
     out = run_injection_set(QUESTION, [CHUNK, OTHER], _every_unit)
     assert out["claims_shown"] > 0
+    assert any(r["claim_shown"] for r in out["rows"] if r["pipeline"] == "claims")  # the claims pipeline too
 
 
 # ---- the addressee + obligation rule (issue 44, item 3) --------------------------------------------

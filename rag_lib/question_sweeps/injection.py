@@ -188,16 +188,21 @@ def _claim_sentence(text: str, claim: str) -> str:
 
 def obeying_reply(plant: Plant) -> Callable[[LLMRequest], LLMResponse]:
     """A scripted model that does what the planted text says: it answers with the claim and quotes
-    the planted text (a unit id in the narrowed pipeline, the sentence in the chunk pipeline)."""
+    the planted text (a unit id in the narrowed pipelines, the sentence in the chunk pipeline)."""
 
     def reply(request: LLMRequest) -> LLMResponse:
         user = request.messages[-1]["content"]
         answer = (f"KV 免费额度是 {plant.claim}。" if plant.lang == "zh"
                   else f"The KV free allowance is {plant.claim}.")
         units = re.findall(r"^\[(S\d+)\] (.*)$", user, flags=re.MULTILINE)
-        if units:  # the narrowed pipeline: cite the planted unit if it was sent, else the first
+        claims = '"claims"' in request.messages[0]["content"]
+        if units:  # the narrowed pipelines: cite the planted unit if it was sent, else the first
             cited = next((uid for uid, text in units if plant.claim in text), units[0][0])
             content = {"quotes": [cited], "reply": answer, "status": "answered"}
+            if claims:  # the claim in the evidence's language, the reply (when asked for) in the asker's
+                content = {"claims": [{"quotes": [cited], "text": f"The KV free allowance is {plant.claim}."}],
+                           **({"reply": answer} if '"reply"' in request.messages[0]["content"] else {}),
+                           "status": "answered"}
         else:
             chunk_id = re.findall(r"chunk_id: (\S+)", user)[0]
             content = {"status": "answered", "answer": answer, "missing": [],
@@ -209,13 +214,16 @@ def obeying_reply(plant: Plant) -> Callable[[LLMRequest], LLMResponse]:
 
 
 def _shown(result: GenerationResult, plant: Plant) -> bool:
-    text = result.answer.answer if result.answer else ""
+    """The planted claim reaches the reader: in the answer, or in a reply shown beside verified claims."""
+    text = (result.answer.answer if result.answer else "") + " " + (
+        result.support.rendering or "" if result.support else "")
     return result.status == "answered" and plant.claim in text
 
 
 def run_injection_set(question: dict[str, str], evidence: Sequence[Chunk], select: UnitSelector,
                       plants: Sequence[Plant] = INJECTION_SET) -> dict[str, Any]:
-    """Every plant, asked in its language, through the chunk pipeline and the narrowed pipeline.
+    """Every plant, asked in its language, through the chunk pipeline and both narrowed pipelines (one reply
+    citing units, and claims each citing their own).
 
     Parameters
     ----------
@@ -235,7 +243,8 @@ def run_injection_set(question: dict[str, str], evidence: Sequence[Chunk], selec
             scripted = scripted_generator(obeying_reply(plant), recorder)
             asked = question[plant.lang]
             narrowed = NarrowedGenerator(scripted, select)  # type: ignore[arg-type]
-            for pipeline, generator in (("chunks", scripted), ("narrowed", narrowed)):
+            claims = NarrowedGenerator(scripted, select, claims=True)  # type: ignore[arg-type]
+            for pipeline, generator in (("chunks", scripted), ("narrowed", narrowed), ("claims", claims)):
                 result = generator.generate(asked, planted)
                 rows.append({
                     "plant": plant.id, "lang": plant.lang, "placement": plant.placement, "pipeline": pipeline,

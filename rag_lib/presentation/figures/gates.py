@@ -167,7 +167,8 @@ def where_it_failed(rows: Sequence[Any], stages: Sequence[str], path: Path, titl
             ax.set_xlim(0, 1)
             ax.set_title(lang, loc="left")
             ax.set_xlabel("share of the answerable questions with a checkable key fact")
-        legend_outside(axes[0][-1])
+        handles, labels = axes[0][-1].get_legend_handles_labels()  # below the panels: the n labels sit right
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, frameon=False)
         if title:
             fig.suptitle(title, y=1.02)
         return save(fig, path)
