@@ -92,6 +92,23 @@ def calibrated_gate_parameters(lang: str) -> dict[str, float]:
     return stored.calibrated_gate(lang)
 
 
+def check_calibration(calibration: Q9aResult, k: int, embedder: str) -> None:
+    """Refuse gate parameters fitted for another call: the aspect coverage 03 fitted is over its Top-k, and
+    the score floor is on its embedder's scores."""
+    fitted = calibration.provenance.embedder["model"] if calibration.provenance.embedder else None
+    if calibration.k != k:
+        raise WorkbookError(
+            f"the gate's parameters were fitted by notebook 03 at k = {calibration.k}, and this call asks for "
+            f"k = {k}: its aspect coverage over another Top-k is not what 03 measured. Fix: leave --k out (or set "
+            f"retrieval.top_k: {calibration.k}), or calibrate at k = {k}: set retrieval.top_k: {k} in config.yaml "
+            f"and run `make reproduce RUNS=03_q9a_no_evidence`.")
+    if fitted != embedder:
+        raise WorkbookError(
+            f"the gate's score floor was fitted by notebook 03 on {fitted} scores, and this call ranks with "
+            f"{embedder}. Fix: use embedding.default: {fitted}, or calibrate for {embedder}: set embedding.default "
+            f"in config.yaml and run `make reproduce RUNS=03_q9a_no_evidence`.")
+
+
 def gate_quality_note(stored: Q9aResult, lang: str) -> str:
     """Said with every gate decision: the parameters are tuned on the benchmark, so its in-sample rates overstate;
     the leave-one-out rates beside them (03's, ``stored``) are what a new question can expect."""
@@ -227,6 +244,9 @@ def answer_question(
     ------
     SettingError
         When ``max_evidence_tokens`` is below 1 (no call to a paid endpoint could be made).
+    WorkbookError
+        When notebook 03 fitted the gate at another k or with another embedder than this call's
+        (:func:`check_calibration`).
     """
     if max_evidence_tokens < 1:  # every call to a paid endpoint would be refused as over the cap
         raise SettingError(f"max_evidence_tokens must be 1 or more estimated tokens (default {MAX_EVIDENCE_TOKENS}); "
@@ -239,6 +259,7 @@ def answer_question(
     check_k(k, len(wb.embeddable))
     lang = language_of(question)
     calibration = Q9aResult.read("03_q9a_no_evidence", needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR
+    check_calibration(calibration, k, wb.config.embedder)
     params = calibration.calibrated_gate(lang)
     chosen = generator if generator is not None and not isinstance(generator, str) else get_generator(generator)
     if chosen.backend not in LOCAL_BACKENDS:

