@@ -61,15 +61,18 @@ from IPython.display import display
 from rag_lib.config import RunConfig
 from rag_lib.evaluation.diagnosis import STAGES
 from rag_lib.experiments.llm_eval import findings, run_local_llm
+from rag_lib.experiments.llm_eval.report import development_rows
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import pivot, table
 from rag_lib.results.local_llm import ANSWER_COLUMNS
 from rag_lib.results.local_llm_judge import SelectiveAnswering, SelectiveNotRun
+from rag_lib.results.test_set import TestSetResult
 from rag_lib.results.typed_json import encode
 
 NAME = "10_local_llm"
 config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
-result = run_local_llm(languages=languages, k=config.k)
+test_set = TestSetResult.read("14_test_set", needed_by=NAME)  # the sealed test set, evaluated by notebook 14
+result = run_local_llm(languages=languages, k=config.k, test_set_rows=test_set.rows)
 page.setup_line({"tasks": result.tasks})
 
 # %% [markdown]
@@ -155,6 +158,20 @@ table(result.partly_checkable)
 print("answerers:", report.prose({name: answer.label for name, answer in result.answers.items()}))
 print(result.paired_family.describe)
 table(result.paired_rows)
+
+# %% [markdown]
+# ### The narrowed pipeline on the sealed test set, beside the development set
+#
+# The 91 questions above are the development set: the prompts, the model and the narrowing were chosen on them.
+# Notebook 14 evaluates the same pipeline, once, on a sealed test set of new questions (out of sample; the gate
+# fitted on the development set); its rows, then this notebook's for the same pipeline. Sentences: Findings below.
+
+# %%
+SET_COLUMNS = ["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
+               "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal",
+               "false_refusal_ci"]
+development = development_rows(result, result.answers["narrowed"].label)
+display(table(result.test_set_rows, SET_COLUMNS), table(development, SET_COLUMNS))
 
 # %% [markdown]
 # ### The narrowed pipeline against the answers issue's targets
@@ -299,6 +316,12 @@ Rates leave out questions whose call has no record (`missing`); fill them with `
 Before → after (`answers-v1`: the support check, same recorded calls; `answers-v2`: the narrowing budget; `answers-v3`: table rows under their header row; `answers-v4`: the judge sees them so too):
 
 {% if before_after %}{{ before_after | table(["archive", "generator", "lang", "gate", "answer_rate", "answer_correctness", "correct_gold_in_top_k", "shown_wrong", "refusal_correctness", "citation_validity"]) }}{% else %}_(no archive)_{% endif %}
+
+The narrowed pipeline on the sealed test set (notebook 14, out of sample), then on this development set:
+
+{{ test_set_rows | table(["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
+
+{{ answer_rows | selectattr("generator", "equalto", answers.narrowed.label) | selectattr("gate", "in", ["ungated", "floor+aspects (leave-one-out)", "floor+aspects (leave-one-out) then judge"]) | list | table(["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
 
 The narrowed pipeline against the targets (`before each change`: the same figure in each archive, before the change it names):
 

@@ -29,11 +29,11 @@
 # **Configuration.** Retrieval from the whole wide batch (dense, default embedder, Top-5); the narrowed
 # answerer of notebook 10 (`generation.llm_tasks.answer_narrowed`), ungated; behind the floor+aspects gate
 # with the parameters fitted on the **whole development set**; and that gate followed by the narrowed LLM
-# judge. Beside each row, the development set's row of the same pipeline from notebook 10 (its gate there
+# judge. Notebook 10 shows these rows beside the development set's rows of the same pipeline (its gate there
 # is leave-one-out). Every call is recorded and replayed; a call without a record counts as *missing*.
 #
-# **Re-run.** `make reproduce RUNS=14_test_set` (replays; needs notebook 10's results and the wide batch
-# embedded, about 15 minutes cold: notebook 12 does it); `make llm-runs RUNS=14_test_set` makes the missing
+# **Re-run.** `make reproduce RUNS=14_test_set` (replays; needs the wide batch embedded, about 15 minutes
+# cold: notebook 12 does it); `make llm-runs RUNS=14_test_set` makes the missing
 # calls live. Writes `results/14_test_set/`.
 
 # %% tags=["parameters"]
@@ -47,7 +47,6 @@ from rag_lib.config import RunConfig
 from rag_lib.experiments.llm_eval.test_set import findings, run_test_set
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table
-from rag_lib.results.local_llm import LocalLLMResult
 
 NAME = "14_test_set"
 # Two tables per set, so that neither is wider than the page: the answers, then each refusal rate beside its
@@ -57,8 +56,7 @@ ANSWERS = ["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct
 REFUSALS = ["lang", "gate", "unanswerable", "refusal_correctness", "refusal_correctness_ci", "complete_evidence",
             "false_refusal", "false_refusal_ci", "errors"]
 config = RunConfig.from_settings(k=k)
-development = LocalLLMResult.read("10_local_llm", needed_by=NAME)
-result = run_test_set(languages=languages, k=config.k, development=development)
+result = run_test_set(languages=languages, k=config.k)
 page.setup_line({"answerer": result.answerer, "batch": result.batch, "gates": result.gates})
 
 # %% [markdown]
@@ -66,12 +64,6 @@ page.setup_line({"answerer": result.answerer, "batch": result.batch, "gates": re
 
 # %%
 display(table(result.rows, ANSWERS), table(result.rows, REFUSALS))
-
-# %% [markdown]
-# ## Development set, the same pipeline (notebook 10)
-
-# %%
-display(table(result.development_rows, ANSWERS), table(result.development_rows, REFUSALS))
 
 # %% [markdown]
 # ## The sealed files, as checked before this run
@@ -90,12 +82,6 @@ template = """# 14 · The sealed test set
 {{ rows | table(["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
                  "correct_gold_in_top_k_ci", "shown_wrong", "refusal_correctness", "refusal_correctness_ci",
                  "false_refusal", "false_refusal_ci"]) }}
-
-## Development set, the same pipeline (notebook 10)
-
-{{ development_rows | table(["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
-                             "correct_gold_in_top_k_ci", "shown_wrong", "refusal_correctness",
-                             "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
 
 ## Sealed files
 

@@ -246,6 +246,7 @@ class LocalLLMResult(ExperimentResult):
     paired_family: PairedFamily  # the Holm family's size, fixed cells and how it was adjusted
     answer_languages: list[LanguageRow]  # per answerer and language (ungated): shown answers in its language
     partly_checkable: list[PartlyCheckable]  # questions whose key facts check only part of what they ask
+    test_set_rows: list[AnswerRow]  # the narrowed pipeline on the sealed test set (notebook 14's rows), out of sample
 
     def narrowed_rows(self, suffix: str) -> list[AnswerRow]:
         """The narrowed answerer's figures under the gate runs whose name ends with ``suffix``

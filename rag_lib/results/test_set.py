@@ -29,8 +29,8 @@ class TestSetRun:
 
 @dataclass(frozen=True)
 class TestSetResult(ExperimentResult):
-    """``14_test_set``: the narrowed pipeline of notebook 10 on the sealed test set, beside its
-    development-set figures. Returned by :func:`rag_lib.experiments.llm_eval.test_set.run_test_set`."""
+    """``14_test_set``: the narrowed pipeline of notebook 10 on the sealed test set (10 shows it beside its
+    development-set figures). Returned by :func:`rag_lib.experiments.llm_eval.test_set.run_test_set`."""
 
     languages: list[str]
     k: int
@@ -43,7 +43,6 @@ class TestSetResult(ExperimentResult):
     pipeline: ModelDescription  # what the answerer is: model, backend, prompt, narrowing
     gates: dict[str, dict[str, str | float | None]]  # language → the gate and its parameters (fitted on the dev set)
     rows: list[AnswerRow]  # test set: one row per language and gate
-    development_rows: list[AnswerRow]  # the same pipeline's rows in notebook 10 (development set)
     runs: list[TestSetRun]
     embedder: ModelDescription
     common_key_facts: list[str]  # checkable key facts stated by more than MAX_CHUNK_SHARE of the batch (kept: sealed)

@@ -36,7 +36,7 @@ from rag_lib.experiments.llm_eval.diagnosis import diagnose, retrieved
 from rag_lib.experiments.llm_eval.funnel import funnel_rows
 from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
 from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
-from rag_lib.experiments.llm_eval.report import RELIABILITY_BINS, findings, target_rows
+from rag_lib.experiments.llm_eval.report import RELIABILITY_BINS, findings, injection_summary, target_rows
 from rag_lib.generation import Generator, get_generator, get_task_generator
 from rag_lib.generation.local_models import local_models
 from rag_lib.question_sweeps.gates import (
@@ -230,9 +230,11 @@ def held_out_run(ungated: dict[str, Any], declined: Mapping[str, bool | None], g
 
 
 def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh", "en"), k: int | None = None,
-                  key: str = "dense", with_model_choice: bool = True) -> LocalLLMResult:
+                  key: str = "dense", with_model_choice: bool = True,
+                  test_set_rows: Sequence[AnswerRow] = ()) -> LocalLLMResult:
     """Everything notebook 10 shows: the model choice, answers (Qwen and extractive, gated and
-    ungated) and the LLM judge beside the calibrated floor+aspects gate, per language."""
+    ungated) and the LLM judge beside the calibrated floor+aspects gate, per language; ``test_set_rows``
+    (notebook 14's) are kept to be shown beside the development set's."""
     wb = wb or Workbench()
     k = wb.config.top_k(k)
     scored = {lang: scored_questions(wb, lang, key, k) for lang in languages}  # calibration and selective
@@ -307,17 +309,8 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         answer_languages=languages_shown,
         partly_checkable=decode(list[PartlyCheckable], partly_checkable(default_key_facts())),
         paired_family=PairedFamily(**family.summary(), describe=family.describe()),
+        test_set_rows=list(test_set_rows),
     )
-
-
-def injection_summary(injection: Injection) -> str:
-    """One paragraph for the report: how many planted claims reached the reader, by pipeline."""
-    by_pipeline = Counter(r.pipeline for r in injection.rows if r.claim_shown)
-    asked = Counter(r.pipeline for r in injection.rows)
-    parts = ", ".join(f"{name}: {by_pipeline.get(name, 0)} of {n}" for name, n in sorted(asked.items()))
-    return (f"Planted claims shown as answers: {injection.claims_shown} of {injection.n_asked} ({parts}); "
-            f"{injection.n_plants} variants (English and Chinese; prose, table, code, heading, list), each "
-            "answered by a scripted model that obeys the planted instruction.")
 
 
 SELECTIVE_FEATURES = ("best_score", "aspect_coverage", "judge_sufficient", "model_answered")

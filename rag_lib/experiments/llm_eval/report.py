@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,8 +11,9 @@ from rag_lib.evaluation.stats import count_text
 from rag_lib.experiments.llm_eval.archives import ANSWER_ARCHIVES, archived_row, archived_rows, shown_value
 from rag_lib.presentation.report import prose
 from rag_lib.results.local_llm import HELD_OUT, IN_SAMPLE, THEN_JUDGE, AnswerRow, LocalLLMResult, TargetRow
-from rag_lib.results.local_llm_choice import NarrowingChoice
+from rag_lib.results.local_llm_choice import Injection, NarrowingChoice
 from rag_lib.results.local_llm_judge import SelectiveNotRun
+from rag_lib.results.test_set import FITTED_ON_DEV
 from rag_lib.results.typed_json import encode
 
 RELIABILITY_BINS = 5  # equal-width bins of the cross-validated probabilities (tens of questions per language)
@@ -170,6 +172,7 @@ def findings(result: LocalLLMResult) -> list[str]:
                f"that obeys them); the detector flagged {inj.flagged_at_build} of {inj.n_plants} plants when "
                "the page is built. The variants and the detector were written together, so this is an in-sample "
                "figure for the detector.")
+    out += beside_development(result.test_set_rows, development_rows(result, result.answers["narrowed"].label))
     return out
 
 
@@ -264,3 +267,65 @@ def paired_findings(result: LocalLLMResult) -> list[str]:
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.0f}%"
+
+
+def injection_summary(injection: Injection) -> str:
+    """One paragraph for the report: how many planted claims reached the reader, by pipeline."""
+    by_pipeline = Counter(r.pipeline for r in injection.rows if r.claim_shown)
+    asked = Counter(r.pipeline for r in injection.rows)
+    parts = ", ".join(f"{name}: {by_pipeline.get(name, 0)} of {n}" for name, n in sorted(asked.items()))
+    return (f"Planted claims shown as answers: {injection.claims_shown} of {injection.n_asked} ({parts}); "
+            f"{injection.n_plants} variants (English and Chinese; prose, table, code, heading, list), each "
+            "answered by a scripted model that obeys the planted instruction.")
+
+
+# ------------------------------------------------------------------ the sealed test set beside the development set
+def development_rows(development: LocalLLMResult, label: str) -> list[AnswerRow]:
+    """Notebook 10's rows of the pipeline ``label``: ungated, the leave-one-out gate, and the gate then judge."""
+    return [r for r in development.answer_rows if r.generator == label
+            and (r.gate == "ungated" or r.gate.endswith((HELD_OUT, HELD_OUT + THEN_JUDGE)))]
+
+
+def _count(rate: float | None, n: int) -> int:
+    return round((rate or 0.0) * n)
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def set_figures(row: AnswerRow) -> dict[str, str]:
+    """One row's sentence parts, each with its own denominator."""
+    correct = _count(row.correct_gold_in_top_k, row.gold_in_top_k)
+    declined = _count(row.refusal_correctness, row.unanswerable)
+    refused = _count(row.false_refusal, row.complete_evidence)
+    return {
+        "correct": f"{correct}/{row.gold_in_top_k} answerable questions with every gold piece in the Top-k get a "
+                   f"shown answer stating every key fact ({_rate(row.correct_gold_in_top_k)} "
+                   f"{row.correct_gold_in_top_k_ci})",
+        "refusal": f"{declined}/{row.unanswerable} unanswerable questions declined ({_rate(row.refusal_correctness)} "
+                   f"{row.refusal_correctness_ci}), beside false refusal {refused}/{row.complete_evidence} of "
+                   f"answerable questions with every gold piece in the Top-k ({_rate(row.false_refusal)} "
+                   f"{row.false_refusal_ci})",
+    }
+
+
+def missing_text(row: AnswerRow) -> str:
+    return f" ({row.missing} of {row.n} questions have no recorded call yet and are left out)" if row.missing else ""
+
+
+def beside_development(test_rows: Sequence[AnswerRow], dev_rows: Sequence[AnswerRow]) -> list[str]:
+    """Notebook 10's sentences: per language and gate, the test set's figures, then the development set's for
+    the same pipeline (the gate fitted on the development set beside its leave-one-out figures there)."""
+    out = []
+    for row in test_rows:
+        if row.missing == row.n:
+            continue
+        dev_gate = row.gate.replace(FITTED_ON_DEV, HELD_OUT)
+        dev = next((d for d in dev_rows if d.lang == row.lang and d.gate == dev_gate), None)
+        for part in ("correct", "refusal"):
+            beside = (f"; development set ({dev.gate}, in sample for the prompts and the model): "
+                      f"{set_figures(dev)[part]}" if dev else "")
+            out.append(f"Test set, out of sample ({row.lang}, {row.gate}){missing_text(row)}: "
+                       f"{set_figures(row)[part]}{beside}.")
+    return out

@@ -28,6 +28,7 @@ from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.key_facts import MAX_CHUNK_SHARE, KeyFacts, common_facts, load_key_facts
 from rag_lib.evidence.narrowing import narrowed_generator
 from rag_lib.experiments.llm_eval import Ungated, answer_figures, held_out_run, judge_after_gate
+from rag_lib.experiments.llm_eval.report import missing_text, set_figures
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
@@ -36,7 +37,7 @@ from rag_lib.question_sweeps.gates import (
 )
 from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.results.gate_rows import LLMJudge
-from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnsweredQuestion, AnswerRow, LocalLLMResult
+from rag_lib.results.local_llm import THEN_JUDGE, AnsweredQuestion, AnswerRow
 from rag_lib.results.test_set import FITTED_ON_DEV, SealedFile, TestSetResult, TestSetRun
 from rag_lib.results.typed_json import decode
 from rag_lib.workbench import Workbench
@@ -83,10 +84,9 @@ def test_set_workbench(dev: Workbench, folder: Path = TEST_SET_DIR) -> tuple[Wor
     return Workbench.over(chunks, benchmark, config=dev.config, embedders_of=dev), key_facts
 
 
-def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, key: str = "dense",
-                 development: LocalLLMResult | None = None) -> TestSetResult:
-    """The narrowed pipeline on the sealed test set (see the module docstring), beside ``development``
-    (notebook 10's stored result: its narrowed rows)."""
+def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, key: str = "dense") -> TestSetResult:
+    """The narrowed pipeline on the sealed test set (see the module docstring); notebook 10 shows its rows
+    beside the development set's (:func:`beside_development`)."""
     sealed = sealed_files()
     dev = Workbench()
     k = dev.config.top_k(k)
@@ -121,61 +121,22 @@ def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, 
         languages=list(languages), k=k, retriever=key, batch=test_set_batch(), sealed=sealed,
         n_questions=len(wb.benchmark), n_answerable=len(wb.benchmark.questions(answerable=True)),
         answerer=answerer.label, pipeline=answerer.describe(), gates=gates,
-        rows=rows, development_rows=development_rows(development, answerer.label),
+        rows=rows,
         runs=runs, embedder=dev.embedder().describe(),
         common_key_facts=[f"{f.describe()} ({share:.0%})" for f, share in common_facts(key_facts, wb.chunks)],
     )
 
 
-def development_rows(development: LocalLLMResult | None, label: str) -> list[AnswerRow]:
-    """Notebook 10's rows of the same pipeline: ungated, the leave-one-out gate, and the gate then judge."""
-    if development is None:
-        return []
-    return [r for r in development.answer_rows if r.generator == label
-            and (r.gate == "ungated" or r.gate.endswith((HELD_OUT, HELD_OUT + THEN_JUDGE)))]
-
-
-def _count(rate: float | None, n: int) -> int:
-    return round((rate or 0.0) * n)
-
-
-def _rate(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _set_figures(row: AnswerRow) -> dict[str, str]:
-    """One row's sentence parts, each with its own denominator."""
-    correct = _count(row.correct_gold_in_top_k, row.gold_in_top_k)
-    declined = _count(row.refusal_correctness, row.unanswerable)
-    refused = _count(row.false_refusal, row.complete_evidence)
-    return {
-        "correct": f"{correct}/{row.gold_in_top_k} answerable questions with every gold piece in the Top-k get a "
-                   f"shown answer stating every key fact ({_rate(row.correct_gold_in_top_k)} "
-                   f"{row.correct_gold_in_top_k_ci})",
-        "refusal": f"{declined}/{row.unanswerable} unanswerable questions declined ({_rate(row.refusal_correctness)} "
-                   f"{row.refusal_correctness_ci}), beside false refusal {refused}/{row.complete_evidence} of "
-                   f"answerable questions with every gold piece in the Top-k ({_rate(row.false_refusal)} "
-                   f"{row.false_refusal_ci})",
-    }
-
-
 def findings(result: TestSetResult) -> list[str]:
-    """Per language and gate: the test set's figures, then the development set's for the same pipeline."""
+    """Per language and gate: the test set's figures (notebook 10 sets them beside the development set's)."""
     out = []
     for row in result.rows:
         if row.missing == row.n:
             out.append(f"{row.lang}, {row.gate}: no recorded call yet on the test set ({row.n} questions missing; "
                        "`make llm-runs RUNS=14_test_set` makes them).")
             continue
-        dev_gate = row.gate.replace(FITTED_ON_DEV, HELD_OUT)
-        dev = next((d for d in result.development_rows if d.lang == row.lang and d.gate == dev_gate), None)
-        test = _set_figures(row)
-        missing = f" ({row.missing} of {row.n} questions have no recorded call yet and are left out)" \
-            if row.missing else ""
-        for part in ("correct", "refusal"):
-            beside = (f"; development set ({dev.gate}, in sample for the prompts and the model): "
-                      f"{_set_figures(dev)[part]}" if dev else "")
-            out.append(f"Test set, out of sample ({row.lang}, {row.gate}){missing}: {test[part]}{beside}.")
+        out += [f"Test set, out of sample ({row.lang}, {row.gate}){missing_text(row)}: {set_figures(row)[part]}."
+                for part in ("correct", "refusal")]
     if result.common_key_facts:
         out.append(f"{len(result.common_key_facts)} checkable key facts of the test set are stated by more than "
                    f"{MAX_CHUNK_SHARE:.0%} of the wide batch's chunks ({'; '.join(result.common_key_facts)}): the "
@@ -189,5 +150,4 @@ def findings(result: TestSetResult) -> list[str]:
     return out
 
 
-__all__ = ["FITTED_ON_DEV", "TestSetChanged", "development_rows", "findings", "run_test_set", "sealed_files",
-           "test_set_workbench"]
+__all__ = ["FITTED_ON_DEV", "TestSetChanged", "findings", "run_test_set", "sealed_files", "test_set_workbench"]
