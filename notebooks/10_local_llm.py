@@ -167,11 +167,14 @@ table(result.paired_rows)
 # fitted on the development set); its rows, then this notebook's for the same pipeline. Sentences: Findings below.
 
 # %%
-SET_COLUMNS = ["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
-               "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal",
-               "false_refusal_ci"]
+# Two tables per set, so that neither runs off the page: the answers, then each refusal rate beside its false refusal.
+SET_ANSWERS = ["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
+               "correct_gold_in_top_k_ci"]
+SET_REFUSALS = ["lang", "gate", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]
 development = development_rows(result, result.answers["narrowed"].label)
-display(table(result.test_set_rows, SET_COLUMNS), table(development, SET_COLUMNS))
+for title, rows in (("Test set (notebook 14, out of sample)", result.test_set_rows),
+                    ("Development set (this notebook)", development)):
+    display(page.markdown(f"**{title}**"), table(rows, SET_ANSWERS), table(rows, SET_REFUSALS))
 
 # %% [markdown]
 # ### The narrowed pipeline against the answers issue's targets

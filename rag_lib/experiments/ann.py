@@ -30,6 +30,7 @@ from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
 from rag_lib.config import settings
 from rag_lib.evaluation import hit_name, piece_ranks
 from rag_lib.evaluation.claims import Comparison, Family, judge
+from rag_lib.evaluation.readers import missed_gold
 from rag_lib.evaluation.stats import MIN_RESAMPLES, PairedDifference, compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
@@ -191,6 +192,6 @@ def findings(result: AnnResult) -> list[str]:
                "corpora hold hundreds to about two thousand vectors; pgvector returns at most ef_search rows, so a "
                "piece whose exact rank is beyond ef_search (Q7's deep pieces) cannot be returned at all, and a larger "
                "k downstream cannot bring it back; latency is measured by "
-               "benchmarks/store_latency.py, not here.")
+               f"benchmarks/store_latency.py, not here; {missed_gold().caveat()}.")
     out.append(family.describe())
     return out

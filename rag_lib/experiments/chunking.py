@@ -28,6 +28,7 @@ from rag_lib.corpus.chunkers import SemanticChunker, TokenCounter, get_chunker, 
 from rag_lib.documents import Chunk
 from rag_lib.evaluation import MRR, HitAt, PieceCoverage, hit_name, piece_ranks
 from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
+from rag_lib.evaluation.readers import missed_gold
 from rag_lib.evaluation.stats import MIN_RESAMPLES, compare
 from rag_lib.generation.call_records import price_table
 from rag_lib.results.chunking import (
@@ -241,6 +242,6 @@ def findings(result: ChunkingResult) -> list[str]:
                f"{embedder['max_tokens']}-token window are "
                "embedded in windows whose vectors are averaged, while the other strategies fit the window by "
                "construction; no answers were generated from the Top-20, so the context comparison is cost and "
-               "coverage, not answer quality.")
+               f"coverage, not answer quality; {missed_gold().caveat()}.")
     out.append(family.describe())
     return out

@@ -20,6 +20,7 @@ import numpy as np
 
 from rag_lib.casebook import published
 from rag_lib.evaluation import piece_ranks
+from rag_lib.evaluation.readers import missed_gold
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.topk import CasebookQ8, CurvePoint, CurveRow, Q8Case, TopkResult
 from rag_lib.results.typed_json import Scalar
@@ -150,5 +151,6 @@ def findings(result: TopkResult) -> list[str]:
                    f"{result.n_compound} compound questions are completed only between k = 6 and 10.")
     out.append(f"Caveats: token counts are an estimate ({result.token_estimate}); coverage is over this "
                "benchmark's labels with the offline default embedder; more evidence also means more text for a "
-               "small model to misread, which this notebook does not measure (10 does, at k = 5).")
+               "small model to misread, which this notebook does not measure (10 does, at k = 5); "
+               f"{missed_gold().caveat()}.")
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from rag_lib.evaluation import hit_name
+from rag_lib.evaluation.readers import missed_gold
 from rag_lib.results.corpus_size import CorpusSizeResult, RefusalChange
 from rag_lib.results.provenance import model_name
 from rag_lib.results.typed_json import Scalar
@@ -75,6 +76,7 @@ def findings(result: CorpusSizeResult) -> list[str]:
                "the wide batch's own labels); intervals are bootstrap intervals over questions of the seed-averaged "
                f"values, with {len(result.seeds)} page orders; one offline embedder "
                f"({model_name(result.provenance.embedder)}); gate "
-               f"parameters tuned on the labelled batch; unanswerable questions left out on the wide batch: {left}.")
+               f"parameters tuned on the labelled batch; unanswerable questions left out on the wide batch: {left}; "
+               f"{missed_gold().caveat()}.")
     out.append(family.describe())
     return out

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rag_lib.casebook import published
 from rag_lib.evaluation.claims import Verdict
+from rag_lib.evaluation.readers import missed_gold
 from rag_lib.experiments.summary.family import benchmark_rows, comparisons, failures, family_of
 from rag_lib.experiments.summary.halo import halo_rows
 from rag_lib.experiments.summary.inputs import (
@@ -86,7 +87,8 @@ def findings(summary: SummaryResult) -> list[str]:
     out.append(family.describe())
     out.append("Caveats: a larger k buys coverage with more evidence tokens (04 measures the cost); the embedder "
                "is the offline default (not the casebook's bge-m3), the LLM rows come from a small local Qwen, some "
-               "variants ran on a stated subset of questions (see `questions`), and labels are this benchmark's own.")
+               "variants ran on a stated subset of questions (see `questions`), and labels are this benchmark's own: "
+               f"{missed_gold().caveat()}.")
     return out
 
 
