@@ -1,5 +1,6 @@
-"""narrowed-claims-v4: each claim cites its own units and is checked against them alone; a question in
-another language than the evidence also gets a reply, shown only when it says what the verified claims say."""
+"""narrowed-claims-v4: each claim cites its own units and is checked against them alone; the answer is the
+claims that pass. A question in another language than the evidence also gets a reply, never the answer: it stands
+beside the claims as their rendering only when it says what they say (numbers, names, commands, negation)."""
 
 from __future__ import annotations
 
