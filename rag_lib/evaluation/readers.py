@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ class MissedGold:
                 "are lower bounds")
 
 
+@cache  # read once per process: every hit@k caveat of a run prints it
 def missed_gold(folder: Path = REREAD_DIR) -> MissedGold:
     """The missed-gold sample as its sheet and its two readers' files record it."""
     sheet = yaml.safe_load((folder / "missed_sheet.yaml").read_text(encoding="utf-8"))

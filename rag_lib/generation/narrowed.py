@@ -25,10 +25,10 @@ boolean the model writes last.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from string import Template
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -51,6 +51,7 @@ PIPELINE_CLAIMS = "narrowed-claims-v4"
 MAX_REPLY_CHARS = 600  # the reply's maxLength in the schema
 MAX_CLAIM_CHARS = 300  # one claim's maxLength
 MAX_CLAIMS = 4
+ReplyT = TypeVar("ReplyT", bound=BaseModel)
 # What a declined answer written as claims says when the model wrote no reply (the question is in the
 # evidence's language): the claims it did write are its partial answer.
 DECLINE_TEXT = "The evidence provided does not include an answer to this question."
@@ -106,6 +107,13 @@ def attribute(reply: str, question: str, cited: Sequence[EvidenceUnit],
                 added.append(unit)
                 break
     return added
+
+
+def _citations(quotes: Sequence[str], ids: Mapping[str, EvidenceUnit]) -> list[Citation]:
+    """The units a reply's quote ids name, each once, then its ids that name none (kept so the citation check
+    drops each as an unknown id)."""
+    cited = [Citation(chunk_id=ids[q].chunk_id, quote=ids[q].text) for q in dict.fromkeys(quotes) if q in ids]
+    return cited + [Citation(chunk_id=q, quote=q) for q in quotes if q not in ids]
 
 
 def format_units(units: Sequence[EvidenceUnit], evidence: Sequence[Chunk],
@@ -305,15 +313,10 @@ class NarrowedGenerator:
         if self.claims:
             return self._generate_claims(base, question, units, evidence)
         messages, ids = self.messages("answer_units", question, units, evidence)
-        outcome = self.llm.run_request("answer", self.llm.build_request(messages, answer_units_schema(list(ids))),
-                                       UnitAnswer)
-        base.update(call_keys=outcome.call_keys, replayed=outcome.replayed, latency_s=outcome.latency_s,
-                    raw_output=outcome.raw_output, model_version=outcome.model_version)
-        if outcome.status != "ok" or not isinstance(outcome.value, UnitAnswer):
-            return GenerationResult(status="error", error_kind=outcome.error_kind, error=outcome.error, **base)
-        reply = outcome.value
+        reply = self._ask(base, messages, answer_units_schema(list(ids)), UnitAnswer)
+        if isinstance(reply, GenerationResult):
+            return reply
         cited = [ids[q] for q in dict.fromkeys(reply.quotes) if q in ids]
-        unknown = [q for q in reply.quotes if q not in ids]
         notes = []
         if reply.status == "answered":
             uncited = attribute(reply.reply, question, cited, list(ids.values()))
@@ -321,9 +324,7 @@ class NarrowedGenerator:
                 names = ", ".join(unit_id for unit_id, unit in ids.items() if unit in uncited)
                 notes.append(f"units the model did not cite state what its reply states and its quotes do not: "
                              f"{names} (not used as support)")
-        citations = [Citation(chunk_id=u.chunk_id, quote=u.text) for u in cited]
-        citations += [Citation(chunk_id=q, quote=q) for q in unknown]  # checked, and dropped as unknown ids
-        answer = Answer(status=reply.status, answer=reply.reply, citations=citations)
+        answer = Answer(status=reply.status, answer=reply.reply, citations=_citations(reply.quotes, ids))
         return finish_answer(base, answer, evidence, notes, max_chars=MAX_REPLY_CHARS)
 
     def _generate_claims(self, base: dict[str, Any], question: str, units: Sequence[EvidenceUnit],
@@ -331,22 +332,18 @@ class NarrowedGenerator:
         """``narrowed-claims-v4``: each claim carries its own quotes, and is checked against them alone."""
         messages, ids = self.messages("answer_claims", question, units, evidence)
         written = evidence_language(units)
-        outcome = self.llm.run_request("answer", self.llm.build_request(
-            messages, answer_claims_schema(list(ids), language_of(question) != written, written)), ClaimsAnswer)
-        base.update(call_keys=outcome.call_keys, replayed=outcome.replayed, latency_s=outcome.latency_s,
-                    raw_output=outcome.raw_output, model_version=outcome.model_version)
-        if outcome.status != "ok" or not isinstance(outcome.value, ClaimsAnswer):
-            return GenerationResult(status="error", error_kind=outcome.error_kind, error=outcome.error, **base)
-        reply, notes, claims = outcome.value, [], []
+        reply = self._ask(base, messages, answer_claims_schema(list(ids), language_of(question) != written, written),
+                          ClaimsAnswer)
+        if isinstance(reply, GenerationResult):
+            return reply
+        notes: list[str] = []
+        claims = []
         for item in reply.claims:
             text, cut = repair_cut(item.text, MAX_CLAIM_CHARS)  # never shown cut: its unfinished sentence goes
             if cut:
                 notes.append(f"a claim {cut.removeprefix('the reply ')}")
             if text.strip():
-                citations = [Citation(chunk_id=ids[q].chunk_id, quote=ids[q].text) if q in ids
-                             else Citation(chunk_id=q, quote=q)  # checked, and dropped as an unknown id
-                             for q in dict.fromkeys(item.quotes)]
-                claims.append(AnswerClaim(text=" ".join(text.split()), citations=citations))
+                claims.append(AnswerClaim(text=" ".join(text.split()), citations=_citations(item.quotes, ids)))
         texts = "\n".join(c.text for c in claims)
         if reply.reply is not None:
             shown, cut = repair_cut(reply.reply, MAX_REPLY_CHARS)
@@ -357,6 +354,16 @@ class NarrowedGenerator:
         citations = list({(c.chunk_id, c.quote): c for claim in claims for c in claim.citations}.values())
         answer = Answer(status=reply.status, answer=shown, citations=citations, claims=claims)
         return finish_answer(base, answer, evidence, notes)
+
+    def _ask(self, base: dict[str, Any], messages: list[dict[str, str]], schema: dict[str, Any],
+             reply_type: type[ReplyT]) -> ReplyT | GenerationResult:
+        """One answer call: its parsed reply, or the error result (``base`` gets the call's provenance)."""
+        outcome = self.llm.run_request("answer", self.llm.build_request(messages, schema), reply_type)
+        base.update(call_keys=outcome.call_keys, replayed=outcome.replayed, latency_s=outcome.latency_s,
+                    raw_output=outcome.raw_output, model_version=outcome.model_version)
+        if outcome.status != "ok" or not isinstance(outcome.value, reply_type):
+            return GenerationResult(status="error", error_kind=outcome.error_kind, error=outcome.error, **base)
+        return outcome.value
 
     def judge_sufficiency(self, question: str, evidence: Sequence[Chunk]) -> LLMOutcome:
         """Part-by-part sufficiency over the narrowed units; the verdict is derived from the parts."""

@@ -29,8 +29,9 @@ from typing import Any
 import yaml
 
 from rag_lib.config import BENCHMARK_DIR
-from rag_lib.evaluation.readers import REREAD_DIR, NewGold
+from rag_lib.evaluation.readers import REREAD_DIR, NewGold, load_judgments, majority_gold, missed_gold
 from rag_lib.label_review.decisions import LabelDecision, draw_hash
+from rag_lib.label_review.review import cohen_kappa
 from rag_lib.label_review.sheet import INSTRUCTIONS
 
 REREAD_SHEET_PATH = REREAD_DIR / "sheet.yaml"
@@ -218,9 +219,6 @@ def policy_gold(path: Path = POLICY_PATH) -> tuple[list[NewGold], dict[str, str]
 def reread_report(folder: Path = REREAD_DIR) -> str:
     """The re-read's figures as its files record them: per reader, their agreement, the majority's new gold,
     the policy's, and the missed-gold estimate."""
-    from rag_lib.evaluation.readers import load_judgments, majority_gold, missed_gold
-    from rag_lib.label_review.review import cohen_kappa
-
     items = yaml.safe_load((folder / "sheet.yaml").read_text(encoding="utf-8"))["items"]
     first, second, third = (load_judgments(folder / f"reader{i}.yaml") for i in (1, 2, 3))
     ids = [i["id"] for i in items]

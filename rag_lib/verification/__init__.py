@@ -160,6 +160,11 @@ def language_problem(question: str, answer: str) -> str | None:
             "question")
 
 
+def _check(claim: str, units: Sequence[CitedUnit], question: str, sent: Sequence[CitedUnit]) -> ClaimCheck:
+    """One claim against the units cited for it: the rules, then conflicts with the rest of the evidence."""
+    return ClaimCheck(claim, (*claim_problems(claim, units, question), *conflict_problems(claim, units, sent)))
+
+
 def _statement_keys(text: str, question: str) -> dict[str, str]:
     """The checkable statements of ``text`` the question does not already make, each as written under a
     key comparable across languages: a number by its digits and canonical unit ("512 字节" is "512 bytes"),
@@ -200,18 +205,18 @@ def verify_claims(question: str, reply: str, claims: Sequence[tuple[str, Sequenc
     states exactly those (:func:`reply_problem`) and negates what they negate; otherwise ``reply_problem`` says
     why it is left out.
     """
-    units = [u for _, own in claims for u in own]
+    units = [u.text for _, own in claims for u in own]
     texts = [" ".join(text.split()) for text, _ in claims]
-    whole = check_support(" ".join(texts), question, [u.text for u in units])
-    checks = tuple(ClaimCheck(text, (*claim_problems(text, own, question), *conflict_problems(text, own, sent)))
+    whole = check_support(" ".join(texts), question, units)
+    checks = tuple(_check(text, own, question, sent)
                    for text, (_, own) in zip(texts, claims, strict=True) if len(text) >= MIN_CLAIM_CHARS)
     kept = [c.text for c in checks if c.supported]
-    restates = not kept or check_support(" ".join(kept), question, [u.text for u in units]).restates_question
-    shown = None if restates else "\n".join(kept)
+    remaining = whole if kept == texts else check_support(" ".join(kept), question, units)
+    shown = None if not kept or remaining.restates_question else "\n".join(kept)
     unasked = unasked_problem(question, shown) if shown is not None else None
     if unasked:
         shown = None
-    across = " ".join(reply.split()) != " ".join(texts) and language_of(reply) != language_of(" ".join(texts))
+    across = language_of(reply) != language_of(" ".join(texts))  # a reply in the asker's language, not the claims
     problem = rendering = None
     if across and shown is not None:
         problem = _rendering_problem(reply, kept, question) if len(kept) == len(checks) else (
@@ -252,8 +257,7 @@ def verify(question: str, answer: str, units: Sequence[CitedUnit], sent: Sequenc
         never as support.
     """
     whole = check_support(answer, question, [u.text for u in units])
-    checks = tuple(ClaimCheck(claim, (*claim_problems(claim, units, question), *conflict_problems(claim, units, sent)))
-                   for claim in claims_of(answer))
+    checks = tuple(_check(claim, units, question, sent) for claim in claims_of(answer))
     kept = [c.text for c in checks if c.supported]
     stated = [c for c in kept if not c.endswith((":", "："))]  # an introduction ("as follows:") states nothing
     shown: str | None
