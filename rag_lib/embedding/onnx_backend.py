@@ -10,6 +10,7 @@ import numpy as np
 from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, Kind
 from rag_lib.embedding.files import ModelFiles, package_version, resolve
 from rag_lib.errors import ModelUnavailableError
+from rag_lib.io import file_sha256
 
 # Output names that hold per-token states, in order of preference; a 2-D output is taken as pooled.
 _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")
@@ -71,7 +72,13 @@ class OnnxEmbedder(BaseEmbedder):
         self._ort_version = ort.__version__
 
     @property
-    def provenance(self) -> dict[str, str]:
+    def tokenizer_id(self) -> str:
+        """The sha256 of the tokenizer file (it is read apart from the model file)."""
+        assert self.files.tokenizer is not None  # checked when the embedder was built
+        return file_sha256(self.files.tokenizer)
+
+    @property
+    def backend_provenance(self) -> dict[str, str]:
         return {
             "model": self.spec.name,
             "hf_id": self.spec.hf_id,

