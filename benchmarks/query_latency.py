@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_lib.config import batch_dir, settings
-from rag_lib.documents import Chunk
-from rag_lib.io import read_jsonl
+from rag_lib.core.config import batch_dir, settings
+from rag_lib.core.documents import Chunk
+from rag_lib.core.io import read_jsonl
 
 # Casebook questions (Q5, Q7, Q9a and the recovery suggestion S2): Chinese with English terms.
 QUERIES = [
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def nested(chunks: list[Chunk], embedder: object, sizes: list[int], repeats: int) -> int:
     """Dense, BM25 and hybrid latency on each nested corpus of notebook 12 (seed 0)."""
-    from rag_lib.config import default_batch
+    from rag_lib.core.config import default_batch
     from rag_lib.corpus import load_chunks
     from rag_lib.embedding.store import EmbeddingStore
     from rag_lib.experiments.corpus_size import page_orders, scale_settings

@@ -21,11 +21,11 @@ from pathlib import Path
 import numpy as np
 from query_latency import QUERIES, report, timings
 
-from rag_lib.config import batch_dir, default_batch, settings
+from rag_lib.core.config import batch_dir, default_batch, settings
+from rag_lib.core.io import write_json
 from rag_lib.corpus import load_chunks
 from rag_lib.embedding import EmbeddingStore, get_embedder
 from rag_lib.index import open_store
-from rag_lib.io import write_json
 
 EF_SEARCH = (10, 40, 100)
 

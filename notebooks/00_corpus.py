@@ -43,8 +43,8 @@ from IPython.display import display
 
 from rag_lib import corpus as corpus_mod
 from rag_lib.benchmark.batch_labels import label_status
-from rag_lib.casebook import published
-from rag_lib.config import snapshot_batches
+from rag_lib.core.casebook import published
+from rag_lib.core.config import snapshot_batches
 from rag_lib.experiments.corpus import corpus_result, findings
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import Table, table

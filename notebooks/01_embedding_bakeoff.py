@@ -43,7 +43,7 @@ languages = ["zh", "en"]
 # %%
 from IPython.display import display
 
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
 from rag_lib.experiments.bakeoff import findings, run_bakeoff
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table

@@ -39,7 +39,7 @@ generator = None  # None: generation.default in config.yaml
 # %%
 from IPython.display import display
 
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
 from rag_lib.experiments.q5 import findings, run_q5
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table

@@ -48,7 +48,7 @@ generation_lang = "en"
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
 from rag_lib.experiments.q9a import findings, run_q9a
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import settings, table

@@ -37,7 +37,7 @@ languages = ["zh", "en"]
 # %%
 from IPython.display import Markdown, display
 
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
 from rag_lib.experiments.q7_diagnosis import findings, run_q7_diagnosis
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table

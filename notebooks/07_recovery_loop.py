@@ -47,7 +47,7 @@ from dataclasses import asdict
 
 from IPython.display import Markdown, display
 
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
 from rag_lib.experiments.recovery import (
     REPORT_TEMPLATE,
     casebook_rows,

@@ -42,10 +42,10 @@ live = True  # build the widget; headless runs set False (config.yaml): a client
 # %%
 from IPython.display import HTML, display
 
-from rag_lib.config import RunConfig
-from rag_lib.explain import explain
-from rag_lib.explore import answer_stages_html, build_explorer, retrieval_keys
-from rag_lib.workbench import Workbench
+from rag_lib.app.explore import answer_stages_html, build_explorer, retrieval_keys
+from rag_lib.core.config import RunConfig
+from rag_lib.pipeline.explain import explain
+from rag_lib.pipeline.workbench import Workbench
 
 config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
 workbench = Workbench(config=config)

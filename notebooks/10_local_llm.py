@@ -58,7 +58,7 @@ k = None  # None: retrieval.top_k in config.yaml
 # %%
 from IPython.display import display
 
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
 from rag_lib.evaluation.diagnosis import STAGES
 from rag_lib.experiments.llm_eval import findings, run_local_llm
 from rag_lib.experiments.llm_eval.report import development_rows

@@ -43,7 +43,7 @@ k = None  # None: retrieval.top_k in config.yaml
 # %%
 from IPython.display import display
 
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
 from rag_lib.experiments.llm_eval.test_set import findings, run_test_set
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table

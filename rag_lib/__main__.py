@@ -19,13 +19,13 @@ import math
 import sys
 from typing import Any
 
-from rag_lib.errors import EXIT_ERROR, cli_errors, printable
+from rag_lib.core.errors import EXIT_ERROR, cli_errors, printable
 
 EXIT_CODES = {"answered": 0, "error": EXIT_ERROR, "declined": 3, "withheld": 4}
 
 
 def _say(text: str, err: bool = False) -> None:
-    from rag_lib.redaction import redact_text
+    from rag_lib.core.redaction import redact_text
 
     print(printable(redact_text(text)[0]), file=sys.stderr if err else sys.stdout)
 
@@ -36,7 +36,7 @@ def first_embedding_note(wb: Any, key: str) -> str | None:
 
     The embedding store's bar follows on a terminal; this line also shows where stderr is a log.
     """
-    from rag_lib.config import progress_bars, shown_path
+    from rag_lib.core.config import progress_bars, shown_path
 
     embedder_name = wb.resolve(key).embedder
     if embedder_name is None or not progress_bars():
@@ -49,8 +49,8 @@ def first_embedding_note(wb: Any, key: str) -> str | None:
 
 
 def _rank(args: argparse.Namespace) -> int:
-    from rag_lib.explain import benchmark_listing, explain
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.explain import benchmark_listing, explain
+    from rag_lib.pipeline.workbench import Workbench
 
     if args.list:
         _say(benchmark_listing(Workbench(), args.lang))
@@ -69,9 +69,9 @@ def _rank(args: argparse.Namespace) -> int:
 
 
 def _ask(args: argparse.Namespace) -> int:
-    from rag_lib.answer import answer_question, build_answerer, cli_recorder
-    from rag_lib.explain import resolve_question
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.answer import answer_question, build_answerer, cli_recorder
+    from rag_lib.pipeline.explain import resolve_question
+    from rag_lib.pipeline.workbench import Workbench
 
     wb = Workbench()
     config = wb.config  # the workbook's, read now (RunConfig.from_settings())
@@ -136,15 +136,15 @@ def main(argv: list[str] | None = None) -> int:
                            help="cap on the evidence sent to a paid endpoint (estimated tokens; default 8000)")
     args = parser.parse_args(argv)
     if args.k is None:  # retrieval.top_k of config.yaml, read when the command runs
-        from rag_lib.config import RunConfig
+        from rag_lib.core.config import RunConfig
 
         args.k = RunConfig.from_settings().k
     if args.command == "ask" and args.max_evidence_tokens is None:
-        from rag_lib.answer import MAX_EVIDENCE_TOKENS
+        from rag_lib.pipeline.answer import MAX_EVIDENCE_TOKENS
 
         args.max_evidence_tokens = MAX_EVIDENCE_TOKENS
     elif args.command == "ask" and args.max_evidence_tokens < 1:  # every paid call would be refused "over the cap"
-        from rag_lib.answer import MAX_EVIDENCE_TOKENS
+        from rag_lib.pipeline.answer import MAX_EVIDENCE_TOKENS
 
         parser.error(f"--max-evidence-tokens must be 1 or more estimated tokens (default {MAX_EVIDENCE_TOKENS}); "
                      f"got {args.max_evidence_tokens}.")

@@ -9,7 +9,7 @@ import yaml
 from rag_lib.benchmark import load_benchmark
 from rag_lib.benchmark.parse import DEFAULT_PATH
 from rag_lib.corpus import load_chunks
-from rag_lib.workbench import Workbench
+from rag_lib.pipeline.workbench import Workbench
 
 
 def q7_pages_workbench(folder: Path) -> Workbench:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from rag_lib.config import RESULTS_DIR
+from rag_lib.core.config import RESULTS_DIR
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?![\w])")
 

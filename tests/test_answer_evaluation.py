@@ -40,7 +40,7 @@ def _unit(i: int, words: int) -> EvidenceUnit:
 
 
 def test_keep_skips_a_unit_over_the_budget_and_keeps_a_shorter_one_after_it() -> None:
-    from rag_lib.text import approx_tokens
+    from rag_lib.core.text import approx_tokens
 
     ranked = [_unit(0, 40), _unit(1, 400), _unit(2, 10)]
     narrower = UnitNarrower.__new__(UnitNarrower)  # keep() reads only the budget and the cap

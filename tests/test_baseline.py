@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typed_results import partial_result
 
-from rag_lib.config import RESULTS_DIR, RunConfig
+from rag_lib.core.config import RESULTS_DIR, RunConfig
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.baseline import BaselineMeasures
 from rag_lib.results.provenance import RetrieverProvenance, retriever_provenance
@@ -72,7 +72,7 @@ def test_the_stored_baseline_equals_a_fresh_measurement_bit_for_bit() -> None:
     """What 06 pairs its variants with is what ranking the baseline again gives, to the last bit."""
     from rag_lib.experiments.mechanisms import BaselineDense
     from rag_lib.experiments.mechanisms.run import _baseline_scores, _scores
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.workbench import Workbench
 
     wb = Workbench()
     stored = BaselineMeasures.read(RESULTS_DIR)

@@ -8,9 +8,9 @@ import pytest
 
 from rag_lib.benchmark import Locator, load_benchmark
 from rag_lib.benchmark.batch_labels import AbsentReview, BatchLabels, benchmark_for, check_labels, load_batch_labels
-from rag_lib.config import default_batch
+from rag_lib.core.config import default_batch
+from rag_lib.core.errors import BenchmarkError
 from rag_lib.corpus import load_chunks
-from rag_lib.errors import BenchmarkError
 
 
 def test_current_batch_holds_every_label() -> None:

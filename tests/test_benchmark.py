@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from rag_lib.benchmark import load_benchmark, parse_benchmark, plain_text
-from rag_lib.config import batch_dir
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
-from rag_lib.io import read_jsonl
+from rag_lib.core.config import batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
+from rag_lib.core.io import read_jsonl
 
 REAL_CHUNKS = batch_dir() / "chunks.jsonl"
 

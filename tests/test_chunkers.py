@@ -12,16 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_lib.config import RESULTS_DIR
+from rag_lib.core.config import RESULTS_DIR
+from rag_lib.core.documents import Chunk, NormalizedPage
+from rag_lib.core.errors import WorkbookError
 from rag_lib.corpus import load_chunks, load_pages
 from rag_lib.corpus.chunkers import FixedTokenChunker, SemanticChunker, TokenCounter, get_chunker
 from rag_lib.corpus.structural_chunking import chunk_pages
-from rag_lib.documents import Chunk, NormalizedPage
-from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.gold_spans import Span, covering, phrase_offsets, piece_spans, resolve_by_span
 from rag_lib.experiments.chunking import findings
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.chunking import ChunkingResult
-from rag_lib.workbench import Workbench
 
 
 class FakeEmbedder:

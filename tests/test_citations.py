@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.generation.citations import check_citations, deep_link, find_quote, normalize_whitespace, text_fragment
 
 PAGE = (

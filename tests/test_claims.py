@@ -83,7 +83,7 @@ def _stored_comparisons(node, where=""):
 def test_no_stored_interval_disagrees_with_its_p() -> None:
     import json
 
-    from rag_lib.config import REPO_ROOT
+    from rag_lib.core.config import REPO_ROOT
 
     checked, problems = 0, []
     for path in sorted((REPO_ROOT / "results").glob("*/results.json")):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.narrowed import (

@@ -45,8 +45,8 @@ def test_empty_question_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_ask_reads_its_gate_parameters_from_rag_results_dir(tmp_path, monkeypatch) -> None:
-    from rag_lib.answer import calibrated_gate_parameters
-    from rag_lib.errors import WorkbookError
+    from rag_lib.core.errors import WorkbookError
+    from rag_lib.pipeline.answer import calibrated_gate_parameters
 
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
     with pytest.raises(WorkbookError, match=r"03_q9a_no_evidence/results\.json is missing"):
@@ -80,7 +80,7 @@ def test_a_benchmark_id_without_lang_is_asked_in_chinese(capsys: pytest.CaptureF
 
 
 def test_site_relative_links_print_absolute() -> None:
-    from rag_lib.text import absolute_links
+    from rag_lib.core.text import absolute_links
 
     text = "see [KV](/kv/concepts/) and [x](https://a.b/c), not (/plain/)"
     assert absolute_links(text, "https://developers.cloudflare.com/pages/functions/") == (

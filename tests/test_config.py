@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rag_lib.config import NOTEBOOKS_DIR, PACKAGE_DIR, RunConfig, settings
+from rag_lib.core.config import NOTEBOOKS_DIR, PACKAGE_DIR, RunConfig, settings
 
 
 def keys_read(source: str) -> tuple[set[str], set[str]]:

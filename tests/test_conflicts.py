@@ -9,12 +9,12 @@ import tempfile
 import pytest
 
 import rag_lib.verification as verification
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.injection import instruction_spans
 from rag_lib.generation.call_records import LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.narrowed import NarrowedGenerator, split_units
 from rag_lib.generation.scripted import scripted_generator
-from rag_lib.injection import instruction_spans
 from rag_lib.question_sweeps.injection import Plant, plant_into
 from rag_lib.verification import verify
 from rag_lib.verification.conflicts import conflict_problems, quantities, same_attribute

@@ -8,13 +8,13 @@ import math
 import pytest
 
 from rag_lib.benchmark import load_benchmark, parse_benchmark, resolve
-from rag_lib.config import batch_dir
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.config import batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
+from rag_lib.core.io import read_jsonl
 from rag_lib.evaluation import answer_correct, correctness_summary, load_key_facts
 from rag_lib.evaluation.fact_matching import find_alternative, normalize
 from rag_lib.evaluation.key_facts import parse_key_facts, source_problems
-from rag_lib.io import read_jsonl
 
 REAL_CHUNKS = batch_dir() / "chunks.jsonl"
 

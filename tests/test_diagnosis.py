@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
-from rag_lib.config import REPO_ROOT
+from rag_lib.app.explore import answer_stages, answer_stages_html
+from rag_lib.core.config import REPO_ROOT
 from rag_lib.evaluation.diagnosis import STAGES, ClaimCounts, QuestionTrace, claim_metrics, where_it_failed
 from rag_lib.experiments.llm_eval import held_out_run
-from rag_lib.explore import answer_stages, answer_stages_html
 from rag_lib.results.local_llm import LocalLLMResult
 
 RESULTS = REPO_ROOT / "results"

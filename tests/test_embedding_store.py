@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import IndexMismatchError
 from rag_lib.embedding import EmbeddingMatrix, EmbeddingStore, get_embedder
-from rag_lib.errors import IndexMismatchError
 
 
 def chunk(ordinal: int, text: str, embeddable: bool = True) -> Chunk:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from rag_lib.benchmark import parse_benchmark, resolve
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError, WorkbookError
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError, WorkbookError
 from rag_lib.evidence import (
     AllOf,
     AspectGate,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from report_checks import load_results, report_numbers_not_in_json
 
-from rag_lib.config import RESULTS_DIR
+from rag_lib.core.config import RESULTS_DIR
 from rag_lib.experiments.q9a.validation import FIGURES, VALIDATED_GATES
 
 # A number standing on its own (not part of an identifier such as "q9a" or "e5").

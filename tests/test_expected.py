@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typed_results import blank, partial_result
 
-from rag_lib.errors import WorkbookError
+from rag_lib.core.errors import WorkbookError
 from rag_lib.results.corpus import CasebookCorpus, CorpusResult
 from rag_lib.runner.expected import check_expected, freeze, verdicts
 
@@ -72,7 +72,7 @@ def test_committed_expected_figures_name_conditions_not_list_positions() -> None
     """A path that indexes a list by position silently checks another condition when rows are added."""
     import yaml
 
-    from rag_lib.config import RESULTS_DIR
+    from rag_lib.core.config import RESULTS_DIR
     from rag_lib.presentation.report import lookup, path_parts
 
     figures = yaml.safe_load((RESULTS_DIR / "expected.yaml").read_text(encoding="utf-8"))["figures"]

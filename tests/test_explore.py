@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from rag_lib import explore
+from rag_lib.app import explore
 
 
 @pytest.fixture(scope="module")
 def workbench() -> Any:
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.workbench import Workbench
 
     return Workbench()
 
@@ -59,7 +59,7 @@ def test_the_explorer_compares_two_configurations(monkeypatch, workbench) -> Non
 
 
 def test_rank_moves_follow_the_gold_pieces_or_the_top_k(workbench) -> None:
-    from rag_lib.explain import explain
+    from rag_lib.pipeline.explain import explain
 
     dense = explain("q07", key="dense", k=5, lang="zh", workbench=workbench)
     bm25 = explain("q07", key="bm25", k=5, lang="zh", workbench=workbench)

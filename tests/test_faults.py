@@ -23,11 +23,12 @@ import pytest
 from doubles import JSON, FakeServer, Reply, completion  # tests/doubles.py (pytest puts tests/ on the path)
 
 from rag_lib.__main__ import main
-from rag_lib.answer import AskOutcome, EvidenceCap, cli_recorder
-from rag_lib.config import REPO_ROOT, batch_dir
+from rag_lib.core.config import REPO_ROOT, batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import SnapshotError, WorkbookError, printable
+from rag_lib.core.io import DamagedFileError, read_jsonl, write_text
+from rag_lib.core.redaction import REDACTED
 from rag_lib.corpus import DERIVED_FILE, load_chunks
-from rag_lib.documents import Chunk
-from rag_lib.errors import SnapshotError, WorkbookError, printable
 from rag_lib.evidence.gated import GatedResult
 from rag_lib.generation.base import finish_answer
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
@@ -35,8 +36,7 @@ from rag_lib.generation.call_records import main as stamp_main
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, ReplayMissError
 from rag_lib.generation.openai_backend import OpenAIGenerator
 from rag_lib.generation.schema import Answer
-from rag_lib.io import DamagedFileError, read_jsonl, write_text
-from rag_lib.redaction import REDACTED
+from rag_lib.pipeline.answer import AskOutcome, EvidenceCap, cli_recorder
 
 KEY = "sk-fault-test-0123456789abcdef"
 CHUNK = Chunk(id="kv-limits-001-aaaaaaaa", page="kv/platform/limits", ordinal=1, title="Limits",
@@ -339,8 +339,8 @@ def test_bad_cli_input_is_a_named_error(argv: list[str], message: str, capsys: p
 
 
 def test_a_benchmark_id_resolves_for_ask_and_rank() -> None:
-    from rag_lib.explain import resolve_question
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.explain import resolve_question
+    from rag_lib.pipeline.workbench import Workbench
 
     wb = Workbench()
     text, question = resolve_question(wb, "q07", "zh")
@@ -478,7 +478,7 @@ def test_written_files_follow_the_umask(tmp_path: Path) -> None:
 
 
 def test_no_traceback_from_cli_for_a_damaged_chunk_set(batch_copy: Path, monkeypatch, capsys) -> None:
-    import rag_lib.workbench as workbench
+    import rag_lib.pipeline.workbench as workbench
 
     (batch_copy / "chunks.jsonl").write_text("{broken\n", encoding="utf-8")
     real = workbench.load_chunks
@@ -493,9 +493,9 @@ def test_no_traceback_from_cli_for_a_damaged_chunk_set(batch_copy: Path, monkeyp
 def test_ask_end_to_end_withholds_marks_replays_and_keeps_results_clean(
         fake_server: Callable[..., FakeServer], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
-    import rag_lib.answer as answer
+    import rag_lib.pipeline.answer as answer
     from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.workbench import Workbench
 
     by_id = Workbench().by_id
 

@@ -20,9 +20,9 @@ from typing import Any, NoReturn
 import httpx2
 import pytest
 
-from rag_lib.config import REPO_ROOT
-from rag_lib.documents import Chunk
-from rag_lib.errors import EXIT_ERROR, SettingError
+from rag_lib.core.config import REPO_ROOT
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import EXIT_ERROR, SettingError
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import MAX_REPLY_BYTES, CallRecorder, LLMCallError
 
@@ -159,7 +159,7 @@ def test_ask_max_evidence_tokens_below_one_is_a_usage_error(cap: str, monkeypatc
 
 @pytest.mark.parametrize("cap", [-5, 0])
 def test_answer_question_refuses_a_cap_below_one_from_code(cap: int) -> None:  # 45.5
-    from rag_lib.answer import answer_question
+    from rag_lib.pipeline.answer import answer_question
 
     with pytest.raises(SettingError, match=rf"max_evidence_tokens must be 1 or more .*got {cap}\."):
         answer_question("How do I add a secret?", workbench=object(),  # type: ignore[arg-type]

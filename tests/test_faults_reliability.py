@@ -27,14 +27,14 @@ import pytest
 from doubles import JSON, FakeServer, Reply, completion  # tests/doubles.py (pytest puts tests/ on the path)
 
 from rag_lib.__main__ import main
-from rag_lib.config import REPO_ROOT, batch_dir
+from rag_lib.core.config import REPO_ROOT, batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import SnapshotError, WorkbookError, cli_errors, printable
+from rag_lib.core.io import file_sha256, read_jsonl, write_json
 from rag_lib.corpus import DERIVED_FILE, load_chunks
-from rag_lib.documents import Chunk
-from rag_lib.errors import SnapshotError, WorkbookError, cli_errors, printable
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.call_records import main as stamp_main
 from rag_lib.generation.llm_calls import CallRecorder
-from rag_lib.io import file_sha256, read_jsonl, write_json
 
 KEY = "sk-reliability-0123456789abcdef"
 PASSWORD = "hunter2-url-password"
@@ -262,7 +262,7 @@ def test_url_password_key_and_authorization_never_reach_stdout_stderr_or_records
     ("https://user:p%40ss%3Aword99@host/v1", ["p@ss:word99", "p%40ss%3Aword99"]),
 ])
 def test_every_credential_form_of_a_configured_url_is_a_secret(url: str, secrets: list[str]) -> None:  # 28.3
-    from rag_lib.redaction import REDACTED, redact_text, shown_url
+    from rag_lib.core.redaction import REDACTED, redact_text, shown_url
 
     env = {"RAG_LLM_BASE_URL": url}
     for secret in secrets:
@@ -278,7 +278,7 @@ def test_every_credential_form_of_a_configured_url_is_a_secret(url: str, secrets
     ("postgresql://postgres:s3cret-pw@localhost/db", "s3cret-pw"),
 ])
 def test_a_dsn_password_is_a_secret_and_its_user_name_is_not(dsn: str, secret: str | None) -> None:  # 28.3
-    from rag_lib.redaction import redact_text, secret_values
+    from rag_lib.core.redaction import redact_text, secret_values
 
     env = {"RAG_PG_DSN": dsn}
     text = f"the docs say postgres://user:password@host; connected with {secret or 'no password'}"
@@ -376,7 +376,7 @@ def test_a_full_disk_during_ask_still_shows_the_answer(tmp_path: Path, monkeypat
 
 def test_atomic_writes_name_the_file_on_a_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:  # 28.6
-    import rag_lib.io as io
+    import rag_lib.core.io as io
 
     monkeypatch.setattr(io.os, "fsync", _full_disk)
     target = tmp_path / "results.json"
@@ -403,7 +403,7 @@ def test_fill_on_a_full_disk_stops_with_a_named_outcome_not_a_traceback(
 def test_sigterm_while_a_record_is_written_finishes_it_and_resume_does_not_call_again(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         import os, sys, time
-        import rag_lib.io as io
+        import rag_lib.core.io as io
         from pathlib import Path
         from rag_lib.generation.call_records import LLMRequest, LLMResponse
         from rag_lib.generation.llm_calls import CallRecorder

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from rag_lib.config import REPO_ROOT
+from rag_lib.core.config import REPO_ROOT
 
 RESULTS = REPO_ROOT / "results"
 README = REPO_ROOT / "README.md"

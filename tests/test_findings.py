@@ -12,7 +12,7 @@ import pytest
 from mechanism_fixtures import provenance, variants
 from typed_results import blank, partial_result
 
-from rag_lib.config import RESULTS_DIR
+from rag_lib.core.config import RESULTS_DIR
 from rag_lib.evaluation.claims import bound_text
 from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.experiments import q9a, recovery, summary, topk

@@ -14,8 +14,8 @@ import httpx2
 import pytest
 from pydantic import ValidationError
 
-from rag_lib.documents import Chunk
-from rag_lib.errors import ModelUnavailableError, WorkbookError
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import ModelUnavailableError, WorkbookError
 from rag_lib.generation import Answer, SchemaLimits, available_generators, get_generator
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.call_records import LLMRequest, LLMResponse

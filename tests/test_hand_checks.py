@@ -10,8 +10,8 @@ from collections import Counter
 import pytest
 
 from rag_lib.benchmark import read_yaml
-from rag_lib.config import BENCHMARK_DIR, SNAPSHOTS_DIR
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.config import BENCHMARK_DIR, SNAPSHOTS_DIR
+from rag_lib.core.errors import BenchmarkError
 from rag_lib.evaluation.hand_check_agreement import agreement, cohen_kappa
 from rag_lib.evaluation.hand_check_draw import draw_sample
 from rag_lib.evaluation.hand_checks import (

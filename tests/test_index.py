@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rag_lib.core.errors import IndexMismatchError
 from rag_lib.corpus import load_chunks
 from rag_lib.embedding.store import EmbeddingMatrix
-from rag_lib.errors import IndexMismatchError
 from rag_lib.index import BACKENDS, open_store
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.retrieval.dense import DenseRetriever

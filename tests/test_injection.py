@@ -7,10 +7,10 @@ from functools import cache
 
 import pytest
 
-from rag_lib.config import batch_dir
-from rag_lib.documents import Chunk
+from rag_lib.core.config import batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.injection import MEASURED_FALSE_POSITIVES, instruction_spans
 from rag_lib.generation.narrowed import split_units
-from rag_lib.injection import MEASURED_FALSE_POSITIVES, instruction_spans
 from rag_lib.question_sweeps.injection import (
     INJECTION_SET,
     PLANTS,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lib.io import atomic_open, read_jsonl, write_jsonl
+from rag_lib.core.io import atomic_open, read_jsonl, write_jsonl
 from rag_lib.presentation import report
 
 

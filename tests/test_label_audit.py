@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from rag_lib.benchmark import load_benchmark, parse_benchmark, resolve
-from rag_lib.config import batch_dir
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
-from rag_lib.io import read_jsonl
-from rag_lib.label_audit import Decision, audit, load_decisions, render, unapplied
+from rag_lib.core.config import batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
+from rag_lib.core.io import read_jsonl
+from rag_lib.labels.audit import Decision, audit, load_decisions, render, unapplied
 from rag_lib.retrieval import Ranking
 
 REAL_CHUNKS = batch_dir() / "chunks.jsonl"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from rag_lib.benchmark import Benchmark, parse_benchmark, resolve
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
-from rag_lib.label_audit import Decision, audit, load_decisions, render, unapplied
-from rag_lib.label_pool import Configuration, Pool, Source, build_pool, load_pool, merge
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
+from rag_lib.labels.audit import Decision, audit, load_decisions, render, unapplied
+from rag_lib.labels.pool import Configuration, Pool, Source, build_pool, load_pool, merge
 from rag_lib.retrieval import Ranking
 
 
@@ -163,12 +163,12 @@ def test_every_pooled_configuration_is_scored_under_both_label_versions(tmp_path
 WIDE = "cloudflare-docs-wide-2026-11-30"
 
 
-@pytest.mark.skipif(not load_pool(), reason="no pool built (python -m rag_lib.label_pool)")
+@pytest.mark.skipif(not load_pool(), reason="no pool built (python -m rag_lib.labels.pool)")
 @pytest.mark.parametrize("batch", [None, WIDE])
 def test_every_pooled_candidate_is_decided_and_every_decision_applied(batch: str | None) -> None:
     from rag_lib.benchmark import load_benchmark
     from rag_lib.benchmark.batch_labels import benchmark_for
-    from rag_lib.config import batch_dir
+    from rag_lib.core.config import batch_dir
     from rag_lib.corpus import load_chunks
 
     if not (batch_dir(batch) / "chunks.jsonl").exists():
@@ -185,7 +185,7 @@ def test_every_pooled_candidate_is_decided_and_every_decision_applied(batch: str
 def test_configurations_of_one_batch_merge_in_order_and_queries_are_embedded_once() -> None:
     import numpy as np
 
-    from rag_lib.label_pool import _memoise_queries
+    from rag_lib.labels.pool import _memoise_queries
 
     bench = _bench()
     one = build_pool([Configuration("dense", "b1", ranker({"One?": ("a",)}))], bench.questions(answerable=True))

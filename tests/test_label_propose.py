@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from rag_lib.benchmark import load_benchmark
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.evaluation.key_facts import default_key_facts
-from rag_lib.label_propose import key_fact_rule, yaml_entry
+from rag_lib.labels.propose import key_fact_rule, yaml_entry
 
 
 def _chunk(text: str) -> Chunk:

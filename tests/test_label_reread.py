@@ -5,8 +5,8 @@ from __future__ import annotations
 import yaml
 
 from rag_lib.evaluation.readers import MissedGold, NewGold, majority_gold
-from rag_lib.label_review.decisions import LabelDecision
-from rag_lib.label_review.reread import (
+from rag_lib.labels.review.decisions import LabelDecision
+from rag_lib.labels.review.reread import (
     apply_gold,
     candidates,
     locator_phrases,
@@ -14,7 +14,7 @@ from rag_lib.label_review.reread import (
     reread_sheet,
     rule_reasons,
 )
-from rag_lib.label_review.sheet import FORBIDDEN_FIELDS
+from rag_lib.labels.review.sheet import FORBIDDEN_FIELDS
 
 POOL = [
     {"question": "a01", "piece": "*", "chunk": "c1", "decision": "not_gold",

@@ -1,13 +1,13 @@
-"""The blind second pass (rag_lib.label_review): the seeded sample, the blindness of the sheet, Cohen's kappa."""
+"""The blind second pass (rag_lib.labels.review): the seeded sample, the blindness of the sheet, Cohen's kappa."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from rag_lib.label_review.decisions import FRACTION, LABELS, SEED, LabelDecision, sample
-from rag_lib.label_review.review import agreement, cohen_kappa, load_review, recorded_first
-from rag_lib.label_review.sheet import FORBIDDEN_FIELDS, SHEET_PATH, dump, sheet
+from rag_lib.labels.review.decisions import FRACTION, LABELS, SEED, LabelDecision, sample
+from rag_lib.labels.review.review import agreement, cohen_kappa, load_review, recorded_first
+from rag_lib.labels.review.sheet import FORBIDDEN_FIELDS, SHEET_PATH, dump, sheet
 
 
 def _decisions(n_chunk: int = 100, n_question: int = 37, n_fact: int = 12) -> list[LabelDecision]:

@@ -1,13 +1,15 @@
 """The import structure of ``rag_lib``: declared layers, enforced.
 
-Units are the top-level modules and packages of ``rag_lib``; a package's ``__main__.py`` (a
-command line) counts as an entry point. Imports under ``if TYPE_CHECKING:`` count like any other: a
-type a module needs from a higher layer, or from a module that imports it, belongs lower (or in a
-``Protocol`` beside its user). The contract, as import-linter's "layers" contract states it:
+Units are the top-level modules and packages of ``rag_lib``; a package's ``__main__.py`` (a command
+line) belongs to its package, so it may not reach above the package's layer either. Imports under
+``if TYPE_CHECKING:`` count like any other: a type a module needs from a higher layer, or from a
+module that imports it, belongs lower (or in a ``Protocol`` beside its user). The contract, as
+import-linter's "layers" contract states it:
 
 * every unit is in one layer of ``LAYERS`` (a new module must be placed);
 * a unit imports only units of its own layer or lower ones, never a higher one;
-* no import cycle at all, inside a layer or across.
+* no import cycle at all, inside a layer or across;
+* at most ``MAX_TOP_LEVEL_MODULES`` modules at the top of the package.
 """
 
 from __future__ import annotations
@@ -16,27 +18,24 @@ import ast
 from collections import defaultdict
 from pathlib import Path
 
-from rag_lib.config import PACKAGE_DIR
+from rag_lib.core.config import PACKAGE_DIR
 
 # Top to bottom.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("entry points", {"__main__", "explore", "label_pool", "label_propose", "label_review", "e5_fast_check",
-                      "embed_corpus"}),
+    ("entry points", {"__main__", "app", "labels"}),  # the command line, the explorer, labelling
     ("runner", {"runner"}),  # orchestration: make reproduce, notebook sources, make check, LLM runs
     ("experiments", {"experiments"}),  # one module per notebook
     ("question sweeps", {"question_sweeps"}),  # a stage swept over every benchmark question, shared by experiments
-    ("questions", {"answer", "explain", "label_audit"}),  # one question through the pipeline
-    ("pipeline", {"workbench"}),  # the stages assembled for a snapshot
+    ("pipeline", {"pipeline"}),  # the stages assembled for a snapshot, and one question through them
     ("stages", {"corpus", "embedding", "index", "rerank", "evidence"}),
     ("presentation", {"presentation"}),  # reports, tables, figures, pages, the headline
     ("results", {"results"}),  # each experiment's stored result (typed), the declared runs, the baseline
     ("generation", {"generation"}),
     ("evaluation", {"benchmark", "evaluation"}),
     ("verification", {"verification"}),  # which claims of an answer its own quotes state (after generation)
-    ("foundations", {"retrieval", "documents", "casebook", "hub_files", "text", "injection", "io", "errors",
-                     "redaction", "registry",
-                     "config"}),
+    ("foundations", {"retrieval", "core", "text", "io", "errors", "config"}),
 ]
+MAX_TOP_LEVEL_MODULES = 6  # the package's own files; everything else lives in a package named for its job
 
 
 def units_of(package: Path) -> set[str]:
@@ -59,13 +58,12 @@ def _imports(tree: ast.AST) -> list[tuple[str, int]]:
 def import_graph(package: Path, name: str = "rag_lib") -> dict[str, dict[str, str]]:
     """``unit -> {imported unit: "file:line" of the first such import}`` between units of ``package``
     (importable as ``name``)."""
-    units = units_of(package) | {"__main__"}
+    units = units_of(package)
     prefix = name.split(".")
     graph: dict[str, dict[str, str]] = defaultdict(dict)
     for path in sorted(package.rglob("*.py")):
         rel = path.relative_to(package)
-        # a package's __main__ is a command-line entry point: it sits on top, like rag_lib/__main__.py
-        unit = "__main__" if rel.name == "__main__.py" else rel.parts[0].removesuffix(".py")
+        unit = rel.parts[0].removesuffix(".py")  # a package's __main__.py is part of its package
         for module, line in _imports(ast.parse(path.read_text(encoding="utf-8"))):
             parts = module.split(".")
             inside = parts[:len(prefix)] == prefix and len(parts) > len(prefix)
@@ -126,6 +124,11 @@ def test_every_unit_is_in_one_layer() -> None:
     assert sorted(units_of(PACKAGE_DIR) - set(placed)) == [], "place each new module in LAYERS"
 
 
+def test_the_top_of_the_package_holds_few_modules() -> None:
+    modules = sorted(p.name for p in PACKAGE_DIR.glob("*.py"))
+    assert len(modules) <= MAX_TOP_LEVEL_MODULES, f"{modules}: move modules into the package of their job"
+
+
 def test_no_unit_imports_a_higher_layer() -> None:
     layer = {unit: i for i, (_, units) in enumerate(LAYERS) for unit in units}
     upward = [f"{unit} ({LAYERS[layer[unit]][0]}) -> {target} ({LAYERS[layer[target]][0]}) at {where}"
@@ -140,9 +143,8 @@ def test_no_import_cycle() -> None:
 
 def test_experiments_do_not_import_each_other() -> None:
     """What several experiments share lives below them (question_sweeps, results, stages); only the
-    command line (``python -m rag_lib.experiments``) reads the others."""
-    graph = import_graph(PACKAGE_DIR / "experiments", "rag_lib.experiments")
-    assert {unit: targets for unit, targets in graph.items() if unit != "__main__"} == {}
+    runner (``python -m rag_lib.runner --list``) reads them all."""
+    assert import_graph(PACKAGE_DIR / "experiments", "rag_lib.experiments") == {}
 
 
 def test_no_private_name_is_imported_across_modules() -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.redaction import REDACTED
 from rag_lib.generation.call_records import LLMRequest, LLMResponse, estimate_cost
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, ReplayMissError
 from rag_lib.generation.openai_backend import OpenAIGenerator
-from rag_lib.redaction import REDACTED
 
 REQUEST = LLMRequest(
     backend="openai", model="qwen3.8-flash",

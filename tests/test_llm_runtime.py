@@ -153,7 +153,7 @@ def test_the_installed_runtime_holds_no_avx512_or_amx_instruction() -> None:
 @pytest.mark.llm_runtime
 def test_a_live_local_call_records_the_runtime_build_and_is_guarded_once(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from rag_lib.documents import Chunk
+    from rag_lib.core.documents import Chunk
     from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
     from rag_lib.generation.llm_calls import CallRecorder
 

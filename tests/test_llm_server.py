@@ -23,8 +23,8 @@ from llama_server import llama_server
 
 import rag_lib.runner.llm_fill as llm_fill
 import rag_lib.runner.llm_runs as llm_runs
-from rag_lib.documents import Chunk
-from rag_lib.errors import ModelUnavailableError, SettingError
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import ModelUnavailableError, SettingError
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.llm_server import LLAMA_CPP_SAMPLING, ServerExecutor

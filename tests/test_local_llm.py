@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_lib.documents import Chunk
-from rag_lib.errors import ModelUnavailableError, WorkbookError
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import ModelUnavailableError, WorkbookError
 from rag_lib.generation import get_generator, get_task_generator
 from rag_lib.generation.base import LLMGenerator, parse_json_object
 from rag_lib.generation.call_records import LLMRequest, LLMResponse

@@ -1,6 +1,6 @@
 """No committed result or notebook carries a machine's folders (a user's home, the checkout, /tmp).
 
-Messages that end up in results show paths through :func:`rag_lib.config.shown_path`; this test
+Messages that end up in results show paths through :func:`rag_lib.core.config.shown_path`; this test
 scans what is committed, so a new message that prints a raw path fails here, not in a reviewer's eyes.
 """
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lib.config import REPO_ROOT, shown_path
+from rag_lib.core.config import REPO_ROOT, shown_path
 
 MACHINE_PATH = re.compile(r"(/root/|/home/[A-Za-z_]|/Users/[A-Za-z_]|(?<![\w.])/tmp/|[A-Za-z]:\\\\Users\\\\)")
 SCANNED = ("results", "notebooks")
@@ -47,5 +47,5 @@ def test_no_committed_result_or_notebook_names_a_machine_path() -> None:
         if match:
             start = max(match.start() - 60, 0)
             offenders.append(f"{path.relative_to(REPO_ROOT)}: …{text[start:match.end() + 40]!r}…")
-    assert not offenders, "machine paths in committed files (show them with rag_lib.config.shown_path):\n" + \
+    assert not offenders, "machine paths in committed files (show them with rag_lib.core.config.shown_path):\n" + \
         "\n".join(offenders)

@@ -12,8 +12,8 @@ from fixture_corpus import q7_pages_workbench
 from mechanism_fixtures import provenance, variants
 from typed_results import partial_result
 
-from rag_lib.config import RESULTS_DIR, RunConfig
-from rag_lib.errors import WorkbookError
+from rag_lib.core.config import RESULTS_DIR, RunConfig
+from rag_lib.core.errors import WorkbookError
 from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.experiments.bakeoff import run_bakeoff
 from rag_lib.experiments.mechanisms import MECHANISMS, LLMQueries, RankFailed, mechanism_metrics, q7_piece_ranks
@@ -255,15 +255,15 @@ def test_an_unknown_mechanism_is_an_error_that_names_the_declared_ones() -> None
 
 
 def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared() -> None:
-    from rag_lib.experiments.__main__ import conditions
+    from rag_lib.runner.__main__ import conditions
 
     runs = {str(row["parameters"]["mechanism"]) for row in conditions() if "mechanism" in row["parameters"]}
     assert runs == set(MECHANISMS)
 
 
 def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrides(capsys) -> None:
-    from rag_lib.experiments.__main__ import main
     from rag_lib.results.runs import NotebookRun
+    from rag_lib.runner.__main__ import main
     from rag_lib.runner.notebooks import notebook_parameters
 
     explore = notebook_parameters(NotebookRun("09_explore", "09_explore", {"live": False}))
@@ -280,9 +280,9 @@ def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrid
 
 
 def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provenance(monkeypatch, tmp_path) -> None:
+    from rag_lib.core.io import write_json
     from rag_lib.experiments import mechanisms as m
     from rag_lib.experiments.mechanisms import registry
-    from rag_lib.io import write_json
 
     monkeypatch.setattr(registry, "MECHANISM_REGISTRY", dict(registry.MECHANISM_REGISTRY))  # the toy is not kept
 
@@ -335,7 +335,7 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
 
 def test_the_hybrid_mechanisms_declared_rrf_k_reaches_the_fusion() -> None:
     from rag_lib.experiments.mechanisms.catalog.hybrid import hybrid_variants
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.workbench import Workbench
 
     wb = Workbench()
     question = wb.benchmark["q07"].text("zh")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.evidence.narrowing import UnitNarrower
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder
@@ -154,7 +154,7 @@ def test_the_llama_cpp_backend_makes_openmp_wait_passively_unless_the_user_chose
 
 def test_the_configured_narrowing_is_the_budget_notebook_10_picks():
     # generation.narrowing must be what 10's stated rule chose out of sample, not a hand-set budget.
-    from rag_lib.config import RESULTS_DIR
+    from rag_lib.core.config import RESULTS_DIR
     from rag_lib.evidence.narrowing import narrowing_settings
     from rag_lib.results.local_llm import LocalLLMResult
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rag_lib.core.errors import NormalizationError
 from rag_lib.corpus.normalize import (
     apply_section_rules,
     load_section_rules,
@@ -16,7 +17,6 @@ from rag_lib.corpus.normalize import (
     page_slug,
 )
 from rag_lib.corpus.snapshot import Snapshot, SourceFile, load_snapshot
-from rag_lib.errors import NormalizationError
 
 FRONT = "---\ntitle: Sample page\n---\n\n"
 

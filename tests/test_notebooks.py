@@ -8,7 +8,7 @@ import jupytext
 import nbformat
 import pytest
 
-from rag_lib.config import NOTEBOOKS_DIR
+from rag_lib.core.config import NOTEBOOKS_DIR
 from rag_lib.results.runs import planned_runs
 
 SCRIPTS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.py"))

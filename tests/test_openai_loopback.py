@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from llama_server import llama_server
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.openai_backend import OpenAIGenerator
 from rag_lib.generation.schema import SchemaLimits

@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from rag_lib.config import RESULTS_DIR
+from rag_lib.core.config import RESULTS_DIR
 from rag_lib.presentation import page
 from rag_lib.results.runs import planned_runs
 

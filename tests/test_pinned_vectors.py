@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rag_lib.core.errors import WorkbookError
 from rag_lib.embedding import get_embedder
 from rag_lib.embedding.pinned import MANIFEST, PINS_DIR, PinnedVectors, VectorRecorder, manifest, pin, vector_key
-from rag_lib.errors import WorkbookError
 
 TEXTS = ["Secrets are encrypted environment variables.", "Use wrangler secret put to add one.", "如何添加密钥？"]
 

@@ -112,7 +112,7 @@ def test_rank_and_ask_announce_the_first_embedding_of_the_corpus_only(tmp_path: 
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from rag_lib.__main__ import first_embedding_note
     from rag_lib.embedding.store import EmbeddingStore
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.workbench import Workbench
 
     monkeypatch.setenv("RAG_PROGRESS", "1")
     wb = Workbench(store=EmbeddingStore(tmp_path / "embeddings"))
@@ -130,8 +130,8 @@ def test_rank_and_ask_announce_the_first_embedding_of_the_corpus_only(tmp_path: 
 
 def test_ask_says_when_it_makes_a_live_call_and_how_long_it_took(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from rag_lib.answer import AnnouncedRecorder
     from rag_lib.generation.call_records import LLMRequest, LLMResponse
+    from rag_lib.pipeline.answer import AnnouncedRecorder
 
     request = LLMRequest("llama_cpp", "qwen2.5-coder-1.5b", ({"role": "user", "content": "Hi"},), {})
 

@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from rag_lib.benchmark import Question
-from rag_lib.config import RESULTS_DIR
-from rag_lib.documents import Chunk
+from rag_lib.core.config import RESULTS_DIR
+from rag_lib.core.documents import Chunk
 from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, summarise
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.call_records import LLMRequest, LLMResponse

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lib.errors import ModelUnavailableError
-from rag_lib.registry import LazyRegistry
+from rag_lib.core.errors import ModelUnavailableError
+from rag_lib.core.registry import LazyRegistry
 
 
 def test_a_keyword_imports_its_attribute_only_when_loaded() -> None:

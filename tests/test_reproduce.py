@@ -48,7 +48,7 @@ def test_strip_volatile_numbers_cells_and_widgets() -> None:
 def test_a_misspelt_parameter_stops_reproduce_before_any_notebook_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rag_lib.errors import WorkbookError
+    from rag_lib.core.errors import WorkbookError
     from rag_lib.runner import reproduce
 
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
@@ -74,7 +74,7 @@ def test_a_rendered_page_is_titled_by_the_notebook_s_first_heading() -> None:
 
 
 def _declare(monkeypatch: pytest.MonkeyPatch, runs: list[dict]) -> None:
-    from rag_lib import config
+    from rag_lib.core import config
 
     real = config.settings()
     monkeypatch.setattr("rag_lib.results.runs.settings",
@@ -107,7 +107,7 @@ def test_runs_execute_after_what_they_read_and_only_declared_reads_count(
 
 
 def test_a_read_that_is_not_declared_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rag_lib.errors import WorkbookError
+    from rag_lib.core.errors import WorkbookError
     from rag_lib.results.runs import RUN_ENV, check_declared_read, planned_runs
     from rag_lib.results.store import find_result
 

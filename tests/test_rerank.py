@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rag_lib.errors import ModelUnavailableError
+from rag_lib.core.errors import ModelUnavailableError
 from rag_lib.rerank import available_rerankers, get_reranker, get_spec
 from rag_lib.rerank.base import RerankerSpec
 from rag_lib.rerank.onnx_cross_encoder import OnnxCrossEncoder

@@ -9,7 +9,7 @@ import pytest
 from mechanism_fixtures import provenance
 from typed_results import partial_result
 
-from rag_lib.config import RESULTS_DIR, RunConfig
+from rag_lib.core.config import RESULTS_DIR, RunConfig
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.baseline import q7_baseline_disagreements
 from rag_lib.results.catalog import RESULT_TYPES

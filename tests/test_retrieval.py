@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from doubles import FixedEmbedder, Matrix  # tests/doubles.py (pytest puts tests/ on the path)
 
-from rag_lib.documents import Chunk
-from rag_lib.errors import IndexMismatchError
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import IndexMismatchError
 from rag_lib.retrieval import Ranking, Retriever, available_retrievers, get_retriever
 from rag_lib.retrieval.bm25 import BM25Retriever
 from rag_lib.retrieval.dense import DenseRetriever, cosine_scores
@@ -270,7 +270,7 @@ def test_demote_near_duplicates_by_shingles() -> None:
     ("Is Workers KV read-only? How large can a D1 database be? Use the Wrangler configuration file.", []),
 ])
 def test_identifiers_are_exact(text: str, expected: list[str]) -> None:
-    from rag_lib.text import identifiers
+    from rag_lib.core.text import identifiers
 
     assert identifiers(text) == expected
 

@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 from doubles import FixedEmbedder, Matrix  # tests/doubles.py (pytest puts tests/ on the path)
 
-import rag_lib.config as config_module
-from rag_lib.config import PACKAGE_DIR, RunConfig, settings
-from rag_lib.documents import Chunk
-from rag_lib.errors import WorkbookError
+import rag_lib.core.config as config_module
+from rag_lib.core.config import PACKAGE_DIR, RunConfig, settings
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import WorkbookError
+from rag_lib.pipeline.workbench import RunKey, Workbench
 from rag_lib.retrieval.hybrid import HybridRetriever
-from rag_lib.workbench import RunKey, Workbench
 
 # Names of the removed import-time configuration: no module may name them again.
 REMOVED = {"TOP_K", "RRF_K", "run_config", "default_embedder_name"}
@@ -69,7 +69,7 @@ def import_time_reads(source: str) -> list[str]:
 
 def test_the_import_time_check_flags_what_it_should_and_nothing_else() -> None:
     flagged = import_time_reads(
-        "from rag_lib.config import TOP_K, settings\n"
+        "from rag_lib.core.config import TOP_K, settings\n"
         "K = settings()['retrieval']['top_k']\n"
         "class A:\n    k = RunConfig.from_settings().k\n"
         "def f(k=RunConfig.from_settings().k):\n    return k\n"
@@ -82,7 +82,7 @@ def test_the_import_time_check_flags_what_it_should_and_nothing_else() -> None:
 
 
 def test_no_module_reads_the_configuration_at_import() -> None:
-    """Only rag_lib/config.py defines the readers; every other module reads them when it runs, so a
+    """Only rag_lib/core/config.py defines the readers; every other module reads them when it runs, so a
     ``RunConfig`` passed down (or a changed config.yaml) is never shadowed by a value frozen at import."""
     offenders = {str(path.relative_to(PACKAGE_DIR)): found for path in sorted(PACKAGE_DIR.rglob("*.py"))
                  if path != PACKAGE_DIR / "config.py"
@@ -216,11 +216,11 @@ def test_top_k_is_the_callers_k_else_the_configured_one() -> None:
 
 
 def test_the_configured_k_reaches_ask_and_another_k_than_the_gates_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    # `ask` (rag_lib.answer.answer_question) shows and gates the configured Top-k when no --k is given, and
+    # `ask` (rag_lib.pipeline.answer.answer_question) shows and gates the configured Top-k when no --k is given, and
     # refuses a k the committed gate was not fitted at (03 fitted it at k = 5), naming the fix.
     monkeypatch.delenv("RAG_RESULTS_DIR", raising=False)  # the gate's parameters: the committed 03 results
-    from rag_lib.answer import answer_question
     from rag_lib.generation import get_generator
+    from rag_lib.pipeline.answer import answer_question
 
     wb = tiny_workbench(RunConfig.from_settings(k=5))
     outcome = answer_question("wrangler", workbench=wb, generator=get_generator("extractive"))
@@ -234,7 +234,7 @@ def test_the_configured_k_reaches_ask_and_another_k_than_the_gates_is_refused(mo
 
 def test_a_gate_fitted_on_another_embedders_scores_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RAG_RESULTS_DIR", raising=False)
-    from rag_lib.answer import check_calibration
+    from rag_lib.pipeline.answer import check_calibration
     from rag_lib.results.q9a import Q9aResult
 
     stored = Q9aResult.read("03_q9a_no_evidence", needed_by="the test")

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from rag_lib.config import RESULTS_DIR
-from rag_lib.documents import Chunk
+from rag_lib.core.config import RESULTS_DIR
+from rag_lib.core.documents import Chunk
 from rag_lib.experiments import ann, corpus_size
 from rag_lib.experiments.ann import gold_at, neighbour_recall
 from rag_lib.experiments.corpus_size import distractor_kind, page_orders, restrict, text_key

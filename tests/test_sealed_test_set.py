@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from rag_lib.benchmark import LANGS, Benchmark, load_benchmark
-from rag_lib.config import DATA_DIR, batch_dir
-from rag_lib.documents import Chunk
+from rag_lib.core.config import DATA_DIR, batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.io import read_jsonl
 from rag_lib.evaluation.fact_matching import find_alternative
 from rag_lib.evaluation.key_facts import KeyFacts, load_key_facts, source_problems
-from rag_lib.io import read_jsonl
 
 TEST_SET = DATA_DIR / "test_set"
 QUESTIONS = TEST_SET / "questions.yaml"

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from rag_lib.config import batch_dir
+from rag_lib.core.config import batch_dir
+from rag_lib.core.errors import SnapshotError
+from rag_lib.core.io import file_sha256
 from rag_lib.corpus import snapshot as snap_mod
 from rag_lib.corpus.snapshot import import_batch, load_snapshot
-from rag_lib.errors import SnapshotError
-from rag_lib.io import file_sha256
 
 
 def test_committed_batch_verifies() -> None:

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from rag_lib.core.documents import NormalizedPage
+from rag_lib.core.errors import ChunkingError
 from rag_lib.corpus.structural_chunking import anchor_slug, chunk_page, parse_blocks, plain_heading
-from rag_lib.documents import NormalizedPage
-from rag_lib.errors import ChunkingError
 
 WORDS = st.sampled_from(
     ["secret", "wrangler", "binding", "R2", "环境变量", "`vars`", "deploy", "local", "the", "a", ".dev.vars", "#tag"]
@@ -179,5 +179,5 @@ def test_the_chunk_limit_has_one_home(monkeypatch) -> None:
     from rag_lib.corpus import structural_chunking as chunking
     from rag_lib.corpus.chunkers import StructuralChunker
 
-    monkeypatch.setattr("rag_lib.config.settings", lambda: {"chunking": {"max_chars": 1234}})
+    monkeypatch.setattr("rag_lib.core.config.settings", lambda: {"chunking": {"max_chars": 1234}})
     assert chunking.max_chars_setting() == 1234 and StructuralChunker().max_chars == 1234

@@ -10,7 +10,7 @@ import pytest
 from mechanism_fixtures import provenance, variants
 from typed_results import partial_result
 
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
 from rag_lib.evaluation.stats import compare
 from rag_lib.experiments.summary.family import benchmark_rows, comparisons, failures
 from rag_lib.experiments.summary.inputs import SummaryInputs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.generation.base import finish_answer
 from rag_lib.generation.citations import check_citation
 from rag_lib.generation.schema import Answer, Citation

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from rag_lib.benchmark import load_benchmark
-from rag_lib.config import REPO_ROOT
+from rag_lib.core.config import REPO_ROOT
 from rag_lib.evaluation.key_facts import load_key_facts
 from rag_lib.experiments.llm_eval import answer_figures
 from rag_lib.experiments.llm_eval.test_set import TEST_SET_DIR, findings, sealed_files

@@ -1,8 +1,8 @@
-"""The shared text helpers (rag_lib.text): one home for sentence rules, stopwords and CJK ranges."""
+"""The shared text helpers (rag_lib.core.text): one home for sentence rules, stopwords and CJK ranges."""
 
 from __future__ import annotations
 
-from rag_lib.text import (
+from rag_lib.core.text import (
     CHINESE_STOPWORDS,
     CJK_CHAR,
     ENGLISH_STOPWORDS,

@@ -1,4 +1,4 @@
-"""``python -m rag_lib.benchmark``: validate the labels, resolve them, audit them (``--audit``)."""
+"""``python -m rag_lib.benchmark``: validate the labels and resolve them (audit: ``python -m rag_lib.labels audit``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 
 from rag_lib.benchmark.parse import load_benchmark
 from rag_lib.benchmark.questions import DEFAULT_PATH
-from rag_lib.config import batch_dir
-from rag_lib.documents import Chunk
-from rag_lib.errors import cli_errors
+from rag_lib.core.config import batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import cli_errors
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -20,15 +20,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--chunks", default=None, help="chunks.jsonl (default: the snapshot batch's)")
     parser.add_argument("--batch", default=None,
                         help="a snapshot batch: its chunks, with its own labels (data/benchmark/batches/)")
-    parser.add_argument("--audit", action="store_true",
-                        help="list candidate gold chunks per piece (copies, phrase hits, better-ranked chunks)")
-    parser.add_argument("--question", action="append", default=None, help="with --audit: only this id (repeatable)")
-    parser.add_argument("--no-rank", action="store_true", help="with --audit: skip the rankings (no embedder)")
-    parser.add_argument("--pool", default=None,
-                        help="with --audit: the pool to list (default: data/benchmark/pool.json, when built)")
-    parser.add_argument("--no-pool", action="store_true", help="with --audit: leave the pooled candidates out")
+    parser.add_argument("--audit", action="store_true", help=argparse.SUPPRESS)  # moved: named in the error
     args = parser.parse_args(argv)
-    from rag_lib.io import read_jsonl
+    from rag_lib.core.io import read_jsonl
+
+    if args.audit:
+        raise SystemExit("the audit moved: python -m rag_lib.labels audit (same options: --batch, --question, "
+                         "--no-rank, --pool, --no-pool)")
 
     if args.batch and args.chunks:
         raise SystemExit("--batch and --chunks both name the chunks; pass one.")
@@ -44,20 +42,6 @@ def main(argv: Sequence[str] | None = None) -> None:
                 print(f"left out on {args.batch}: {qid}: {why}")
         else:
             bench = load_benchmark(args.path, chunks)
-        if args.audit:
-            if chunks is None:
-                raise SystemExit(f"--audit needs the chunks: {chunks_path} does not exist. "
-                                 "Fix: python -m rag_lib.corpus build")
-            from rag_lib import label_audit, label_pool
-
-            ids = args.question or [q.id for q in bench.questions(answerable=True)]
-            rankings = None if args.no_rank else label_audit.rankings_for(bench, ids, batch=args.batch)
-            pool = None if args.no_pool else label_pool.load_pool(args.pool or label_pool.POOL_PATH)
-            if pool is None and not args.no_pool:
-                print("no pool: python -m rag_lib.label_pool builds it (the Top-10 of every configuration)")
-            result = label_audit.audit(bench, chunks, rankings, args.question, pool=pool)
-            print(label_audit.render(result, bench))
-            return
     print(f"ok: {bench.summary()}")
     print(f"resolved against {chunks_path}" if chunks is not None else f"not resolved: {chunks_path} does not exist")
 

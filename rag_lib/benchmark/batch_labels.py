@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark import Benchmark, Locator, collapse_ws, load_benchmark, plain_text, read_yaml, resolve
-from rag_lib.config import BENCHMARK_DIR
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.config import BENCHMARK_DIR
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from rag_lib.text import MARKDOWN_LINK
+from rag_lib.core.text import MARKDOWN_LINK
 
 # --------------------------------------------------------------------------- text matching
 _MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.S)

@@ -22,8 +22,8 @@ from rag_lib.benchmark.questions import (
     Question,
 )
 from rag_lib.benchmark.resolve import resolve
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
 
 _ID_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _PIECE_RE = re.compile(r"^C[1-9][0-9]*$")

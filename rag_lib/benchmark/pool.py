@@ -1,6 +1,6 @@
 """The pool of labels v3: each configuration's Top-k per question, with where each candidate came from.
 
-Built by :mod:`rag_lib.label_pool` (which ranks with every reported configuration); read by the
+Built by :mod:`rag_lib.labels.pool` (which ranks with every reported configuration); read by the
 audit and by 08's relabelling table.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark import LANGS, Question
-from rag_lib.config import BENCHMARK_DIR
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.config import BENCHMARK_DIR
+from rag_lib.core.errors import BenchmarkError
 from rag_lib.retrieval import Ranking
 
 POOL_DEPTH = 10
@@ -43,7 +43,7 @@ class Source:
         parts = key.split(KEY_SEP)
         if len(parts) != 4:
             raise BenchmarkError(f"pool source {key!r} is not configuration|batch|lang|phrasing. "
-                                 "Fix: rebuild the pool (python -m rag_lib.label_pool).")
+                                 "Fix: rebuild the pool (python -m rag_lib.labels.pool).")
         return cls(*parts)
 
     def short(self, batches: Mapping[str, str] | None = None) -> str:

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark.matching import collapse_ws, heading_key, plain_text
-from rag_lib.config import BENCHMARK_DIR
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.config import BENCHMARK_DIR
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
 
 DEFAULT_PATH = BENCHMARK_DIR / "questions.yaml"
 LANGS = ("zh", "en")

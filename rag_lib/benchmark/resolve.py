@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from rag_lib.benchmark.matching import collapse_ws, plain_text
 from rag_lib.benchmark.questions import Benchmark, Locator, Question
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
 
 
 def _candidates(loc: Locator, chunks: Sequence[Chunk]) -> str:

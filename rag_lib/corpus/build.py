@@ -17,12 +17,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import batch_dir
+from rag_lib.core.config import batch_dir
+from rag_lib.core.documents import Chunk, NormalizedPage
+from rag_lib.core.errors import SnapshotError, cli_errors
+from rag_lib.core.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 from rag_lib.corpus.snapshot import Snapshot, load_snapshot
 from rag_lib.corpus.structural_chunking import chunk_id, chunk_pages, max_chars_setting
-from rag_lib.documents import Chunk, NormalizedPage
-from rag_lib.errors import SnapshotError, cli_errors
-from rag_lib.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
 
 DERIVED_FILE = "derived.sha256.json"
 

@@ -1,7 +1,7 @@
 """Chunking strategies side by side (Halo's four): structural, fixed-size, fixed-size with overlap, semantic.
 
 Each strategy is a :class:`Chunker` built by name from ``chunking.strategies`` in config.yaml
-(:func:`get_chunker`). Every one returns the same :class:`~rag_lib.documents.Chunk` records as the
+(:func:`get_chunker`). Every one returns the same :class:`~rag_lib.core.documents.Chunk` records as the
 structural chunker of :mod:`rag_lib.corpus.structural_chunking` — ids, offsets into the normalized page
 (``text == page.markdown[start:end]``), the heading path and deep link of the section where the
 chunk starts, the same embedding input (title + heading path + text) — so every retriever, metric
@@ -37,13 +37,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from rag_lib.config import settings
+from rag_lib.core.config import settings
+from rag_lib.core.documents import Chunk, NormalizedPage, embed_header
+from rag_lib.core.errors import WorkbookError
+from rag_lib.core.registry import LazyRegistry
+from rag_lib.core.text import sentence_spans
 from rag_lib.corpus.structural_chunking import chunk_id, chunk_pages, max_chars_setting
-from rag_lib.documents import Chunk, NormalizedPage, embed_header
 from rag_lib.embedding.base import BaseEmbedder
-from rag_lib.errors import WorkbookError
-from rag_lib.registry import LazyRegistry
-from rag_lib.text import sentence_spans
 
 _WORD = re.compile(r"\S+")
 
@@ -233,7 +233,7 @@ class SemanticChunker:
         return self.embedder.embed_documents([i.embed_input for i in inputs])
 
     def chunk(self, pages: Sequence[NormalizedPage]) -> list[Chunk]:
-        sentences = {p.slug: sentence_spans(p.markdown) for p in pages}  # the passages' rule (rag_lib.text)
+        sentences = {p.slug: sentence_spans(p.markdown) for p in pages}  # the passages' rule (rag_lib.core.text)
         sims: dict[str, np.ndarray] = {}
         for page in pages:
             vectors = self._vectors(page, sentences[page.slug])
@@ -284,7 +284,7 @@ def semantic_chunker(name: str, embedder: BaseEmbedder | None, store: Any, **par
 
 
 # A ``kind:`` of ``chunking.strategies`` → its factory ``(name, embedder, store, **params) -> Chunker``; a new
-# kind is one entry here, as for every other family of the pipeline (rag_lib.registry).
+# kind is one entry here, as for every other family of the pipeline (rag_lib.core.registry).
 CHUNKER_KINDS = LazyRegistry("chunker kind", {
     "structural": "rag_lib.corpus.chunkers:structural_chunker",
     "fixed": "rag_lib.corpus.chunkers:fixed_chunker",

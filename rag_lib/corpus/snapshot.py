@@ -20,9 +20,9 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_lib.config import SNAPSHOTS_DIR, batch_dir
-from rag_lib.errors import SnapshotError
-from rag_lib.io import file_sha256
+from rag_lib.core.config import SNAPSHOTS_DIR, batch_dir
+from rag_lib.core.errors import SnapshotError
+from rag_lib.core.io import file_sha256
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,14 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag_lib.documents import Chunk, NormalizedPage
-from rag_lib.errors import ChunkingError
-from rag_lib.text import MARKDOWN_LINK
+from rag_lib.core.documents import Chunk, NormalizedPage
+from rag_lib.core.errors import ChunkingError
+from rag_lib.core.text import MARKDOWN_LINK
 
 
 def max_chars_setting() -> int:
     """The chunk size limit: ``chunking.max_chars`` in ``config.yaml`` (its one home)."""
-    from rag_lib.config import settings
+    from rag_lib.core.config import settings
 
     return int(settings()["chunking"]["max_chars"])
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 import numpy as np
 import yaml
 
-from rag_lib.errors import ModelUnavailableError
+from rag_lib.core.errors import ModelUnavailableError
 
 if TYPE_CHECKING:
     from rag_lib.embedding.pinned import PinnedVectors, VectorRecorder

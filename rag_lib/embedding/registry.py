@@ -6,12 +6,12 @@ import dataclasses
 import importlib
 from typing import Any
 
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
+from rag_lib.core.errors import ModelUnavailableError
+from rag_lib.core.registry import LazyRegistry
 from rag_lib.embedding.base import BaseEmbedder, EmbedderSpec, get_spec, load_specs
 from rag_lib.embedding.files import resolve
 from rag_lib.embedding.pinned import PinnedVectors, VectorRecorder, vector_key
-from rag_lib.errors import ModelUnavailableError
-from rag_lib.registry import LazyRegistry
 
 # backend name -> "module:class"; importing a backend pulls in its runtime, so only on use.
 BACKENDS = LazyRegistry("embedding backend", {
@@ -32,7 +32,7 @@ def get_embedder(name: str | None = None, *, pins: bool = True, recorder: Vector
 
     Keyword arguments that name a spec field (e.g. ``max_tokens=8``) override the spec; the rest
     go to the backend (``models_dir``, ``batch_size``, ``threads``). A model whose files are not
-    here raises :class:`~rag_lib.errors.ModelUnavailableError`; nothing else is substituted.
+    here raises :class:`~rag_lib.core.errors.ModelUnavailableError`; nothing else is substituted.
 
     The embedder looks its inputs up in the pinned vectors of ``data/vectors`` first (:mod:`~rag_lib.embedding.pinned`;
     ``pins=False``, or ``pinned: false`` in the spec, computes every vector) and writes what it returns to

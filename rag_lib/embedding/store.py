@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from rag_lib.config import cache_dir, progress_bars
-from rag_lib.documents import Chunk
+from rag_lib.core.config import cache_dir, progress_bars
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import IndexMismatchError
+from rag_lib.core.io import atomic_open
 from rag_lib.embedding.base import BaseEmbedder, input_hash
 from rag_lib.embedding.pinned import vector_key
-from rag_lib.errors import IndexMismatchError
-from rag_lib.io import atomic_open
 
 FORMAT = 1
 
@@ -49,7 +49,7 @@ class EmbeddingMatrix:
     """Vectors of one model, row ``i`` belonging to ``ids[i]``.
 
     Every matrix carries the model name, version and file checksum of all its rows; mixing
-    matrices of different models raises :class:`~rag_lib.errors.IndexMismatchError`.
+    matrices of different models raises :class:`~rag_lib.core.errors.IndexMismatchError`.
     """
 
     ids: tuple[str, ...]
@@ -104,7 +104,7 @@ class EmbeddingStore:
     Parameters
     ----------
     root : str or Path, optional
-        Cache folder; default ``rag_lib.config.cache_dir() / "embeddings"``.
+        Cache folder; default ``rag_lib.core.config.cache_dir() / "embeddings"``.
     batch_size : int
         Inputs per embedder call (one progress-bar step).
     checkpoint_s : float

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import REPO_ROOT
+from rag_lib.core.config import REPO_ROOT
 from rag_lib.evaluation.hand_check_agreement import cohen_kappa
 from rag_lib.evaluation.stats import wilson_text
 from rag_lib.verification import claims_of

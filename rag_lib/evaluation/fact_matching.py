@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Iterable
 from functools import cache
 
-from rag_lib.text import CJK_WIDE_RANGES
+from rag_lib.core.text import CJK_WIDE_RANGES
 
 _CJK_PUNCT = str.maketrans(
     {

@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from rag_lib.benchmark import Benchmark, Locator
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
 
 # What inline Markdown may put between the characters of a phrase: whitespace, code ticks, emphasis,
 # escapes, link brackets and a link's target "](/path/)".

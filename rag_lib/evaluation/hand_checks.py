@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark import read_yaml
-from rag_lib.config import BENCHMARK_DIR, REPO_ROOT
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.config import BENCHMARK_DIR, REPO_ROOT
+from rag_lib.core.errors import BenchmarkError
 
 DEFAULT_PATH = BENCHMARK_DIR / "answer_checks.yaml"
 # One file per sample: the first (Qwen 0.5B and extractive) and the narrowed pipeline's.

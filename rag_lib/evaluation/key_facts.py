@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.benchmark import Benchmark, load_benchmark, plain_text, read_yaml
-from rag_lib.config import BENCHMARK_DIR, batch_dir
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.config import BENCHMARK_DIR, batch_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
+from rag_lib.core.io import read_jsonl
 from rag_lib.evaluation.fact_matching import find_alternative, normalize, states_any
-from rag_lib.io import read_jsonl
 
 DEFAULT_PATH = BENCHMARK_DIR / "key_facts.yaml"
 # A key fact stated by more than this share of a batch's chunks is stated by almost any answer about the docs

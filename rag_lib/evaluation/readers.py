@@ -1,6 +1,6 @@
 """Blind readers' judgments of label decisions (labels v4, issue 46 item 4): their majority, and what a fresh
 blind sample says about the gold the labels still miss (:func:`missed_gold`, the caveat every hit@k and
-coverage figure carries). The sheets and the files are written and applied by :mod:`rag_lib.label_review`."""
+coverage figure carries). The sheets and the files are written and applied by :mod:`rag_lib.labels.review`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from rag_lib.config import BENCHMARK_DIR
+from rag_lib.core.config import BENCHMARK_DIR
 
 REREAD_DIR = BENCHMARK_DIR / "reread_v4"  # the sheets and each blind reader's judgments
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from rag_lib.benchmark import Question
-from rag_lib.errors import WorkbookError
+from rag_lib.core.errors import WorkbookError
 
 if TYPE_CHECKING:
     pass

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.text import language_of
 from rag_lib.evidence import Gate, GateDecision
 from rag_lib.generation.base import GenerationResult, Generator, question_problem
 from rag_lib.generation.schema import Answer
 from rag_lib.retrieval import Ranking
-from rag_lib.text import language_of
 
 MAX_MISSING = 5  # the Answer schema's cap on "missing" items
 

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from rag_lib.benchmark import Benchmark, Question, collapse_ws
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError, WorkbookError
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError, WorkbookError
+from rag_lib.core.registry import LazyRegistry
+from rag_lib.core.text import CJK_CHAR
 from rag_lib.evidence.aspects import OTHER_SCRIPTS, aspects, evidence_vocabulary, stem
-from rag_lib.registry import LazyRegistry
 from rag_lib.retrieval import Ranking
-from rag_lib.text import CJK_CHAR
 
 if TYPE_CHECKING:
     from rag_lib.generation.base import LLMGenerator

@@ -5,7 +5,7 @@ ranked twice: by the default embedder's cosine between the question (as a query)
 document), and by lexical coverage (the share of the question's content terms the unit contains,
 jieba-tokenised, the extractive baseline's score, which catches identifiers and numbers). The two
 ranks are fused by reciprocal rank (``rrf_k``), and units are kept best first until ``budget_tokens``
-(:func:`rag_lib.text.approx_tokens`) or ``max_units``. The dense rank carries Chinese questions over
+(:func:`rag_lib.core.text.approx_tokens`) or ``max_units``. The dense rank carries Chinese questions over
 the English corpus, where lexical overlap is mostly identifiers.
 
 Unit vectors are cached in their own embedding store (``.cache/unit_embeddings``), keyed by text.
@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from rag_lib.config import cache_dir
-from rag_lib.documents import Chunk
+from rag_lib.core.config import cache_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.text import approx_tokens
 from rag_lib.embedding.base import BaseEmbedder
 from rag_lib.embedding.store import EmbeddingStore
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.narrowed import EvidenceUnit, NarrowedGenerator, split_units
-from rag_lib.text import approx_tokens
 
 
 @dataclass
@@ -100,7 +100,7 @@ class UnitNarrower:
 
 def narrowing_settings() -> dict[str, int]:
     """``generation.narrowing`` in ``config.yaml``: the selector's budget and unit cap."""
-    from rag_lib.config import settings
+    from rag_lib.core.config import settings
 
     return {name: int(value) for name, value in settings()["generation"]["narrowing"].items()}
 

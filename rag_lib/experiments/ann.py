@@ -27,13 +27,14 @@ import numpy as np
 
 from rag_lib.benchmark import Question
 from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
-from rag_lib.config import settings
+from rag_lib.core.config import settings
 from rag_lib.evaluation import hit_name, piece_ranks
 from rag_lib.evaluation.claims import Comparison, Family, judge
 from rag_lib.evaluation.readers import missed_gold
 from rag_lib.evaluation.stats import MIN_RESAMPLES, PairedDifference, compare
 from rag_lib.index.numpy_store import NumpyStore
 from rag_lib.index.pgvector_store import PgVectorStore
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.presentation.report import rank_span
 from rag_lib.results.ann import (
     AnnComparisonRow,
@@ -46,7 +47,6 @@ from rag_lib.results.ann import (
 )
 from rag_lib.results.comparisons import FamilySummary
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import Workbench
 
 RECALL_K = 10
 FAMILY_NAME = "this notebook (batches × settings × languages × metrics, HNSW against exact search)"

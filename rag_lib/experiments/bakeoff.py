@@ -9,10 +9,10 @@ from rag_lib.benchmark import Q7_PHRASINGS
 from rag_lib.embedding import available_embedders
 from rag_lib.evaluation import PieceCoverage, diagnose, piece_ranks
 from rag_lib.evaluation.readers import missed_gold
+from rag_lib.pipeline.workbench import RunKey, Workbench
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.typed_json import Scalar
-from rag_lib.workbench import RunKey, Workbench
 
 
 def configurations(embedders: Sequence[str], status: dict[str, bool | str], default: str) -> list[RunKey]:

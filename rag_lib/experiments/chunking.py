@@ -22,15 +22,17 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark.questions import Q7_ID
-from rag_lib.casebook import halo
+from rag_lib.core.casebook import halo
+from rag_lib.core.documents import Chunk
+from rag_lib.core.text import approx_tokens
 from rag_lib.corpus import load_pages
 from rag_lib.corpus.chunkers import SemanticChunker, TokenCounter, get_chunker, strategies
-from rag_lib.documents import Chunk
 from rag_lib.evaluation import MRR, HitAt, PieceCoverage, hit_name, piece_ranks
 from rag_lib.evaluation.gold_spans import piece_spans, resolve_by_span
 from rag_lib.evaluation.readers import missed_gold
 from rag_lib.evaluation.stats import MIN_RESAMPLES, compare
 from rag_lib.generation.call_records import price_table
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.chunking import (
     ChunkingProvenance,
     ChunkingResult,
@@ -45,8 +47,6 @@ from rag_lib.results.comparisons import Compared, FamilySummary, judge_compared,
 from rag_lib.results.provenance import model_name
 from rag_lib.results.typed_json import Scalar, decode
 from rag_lib.retrieval import Ranking
-from rag_lib.text import approx_tokens
-from rag_lib.workbench import Workbench
 
 BASELINE = "structural"
 # Piece coverage of the leading chunks that fit the structural Top-5's tokens for the same question: the

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_lib.casebook import published
-from rag_lib.documents import Chunk
+from rag_lib.core.casebook import published
+from rag_lib.core.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
 from rag_lib.generation import get_generator, get_task_generator
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.question_sweeps.gates import calibrate, chosen_gates, general_gate_key
 from rag_lib.question_sweeps.generation import fault_outcomes
 from rag_lib.results.answer_rows import DecisionRecord, GatedAnswerRecord, GeneratorInfo
@@ -33,7 +34,6 @@ from rag_lib.results.q5 import (
 )
 from rag_lib.results.retrieval_rows import TopRow
 from rag_lib.results.typed_json import decode
-from rag_lib.workbench import Workbench
 
 # The two places the "Wrangler configuration syntax" for an R2 binding can be: the Workers
 # Wrangler reference (the casebook's benchmark note) and the Pages page on Wrangler configuration.

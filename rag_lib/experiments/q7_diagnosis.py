@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag_lib.benchmark import Q7_PHRASINGS, Question
-from rag_lib.casebook import published
+from rag_lib.core.casebook import published
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.evaluation.margins import margin_to_cut, median_gap
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.q7_diagnosis import CasebookQ7, Q7Case, Q7DiagnosisResult, TopChunk
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import Workbench
 
 
 def piece_layer(rank: int | None, k: int) -> str:

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from rag_lib.casebook import published
-from rag_lib.errors import ModelUnavailableError
+from rag_lib.core.casebook import published
+from rag_lib.core.errors import ModelUnavailableError
 from rag_lib.generation import get_generator, task_generator_name
 from rag_lib.generation.llm_calls import CallMode, CallRecorder
 from rag_lib.generation.recovery import (
@@ -33,6 +33,7 @@ from rag_lib.generation.recovery import (
     run_recovery,
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.answer_rows import GenerationRecord
 from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.recovery import (
@@ -52,7 +53,6 @@ from rag_lib.results.recovery import (
     StoredLoop,
 )
 from rag_lib.results.typed_json import decode
-from rag_lib.workbench import Workbench
 
 # Casebook section 06, verbatim (Chinese), with the casebook's own English translations.
 CASEBOOK_Q7_SUGGESTIONS: dict[str, tuple[str, ...]] = {

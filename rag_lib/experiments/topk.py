@@ -18,14 +18,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rag_lib.casebook import published
+from rag_lib.core.casebook import published
+from rag_lib.core.text import approx_tokens
 from rag_lib.evaluation import piece_ranks
 from rag_lib.evaluation.readers import missed_gold
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.topk import CasebookQ8, CurvePoint, CurveRow, Q8Case, TopkResult
 from rag_lib.results.typed_json import Scalar
-from rag_lib.text import approx_tokens
-from rag_lib.workbench import Workbench
 
 
 def coverage_at(ranks: Sequence[int | None], k: int) -> int:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_lib.config import RunConfig
-from rag_lib.errors import WorkbookError
+from rag_lib.core.config import RunConfig
+from rag_lib.core.errors import WorkbookError
+from rag_lib.core.registry import LazyRegistry
 from rag_lib.generation.base import ERROR_KINDS, GenerationResult, Generator, LLMGenerator, LLMOutcome
 from rag_lib.generation.schema import Answer, Citation, RecoverySuggestions, SchemaLimits, SufficiencyVerdict
-from rag_lib.registry import LazyRegistry
 
 GENERATORS = LazyRegistry("generator", {
     "openai": "rag_lib.generation.openai_backend:OpenAIGenerator",

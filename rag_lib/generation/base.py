@@ -15,7 +15,8 @@ from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, ValidationError
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.text import sentences
 from rag_lib.generation.call_records import CallRecord, LLMRequest, LLMResponse
 from rag_lib.generation.citations import CitationReport, check_citations, cited_units, evidence_units
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, ReplayMissError
@@ -30,7 +31,6 @@ from rag_lib.generation.schema import (
     recovery_json_schema,
     sufficiency_json_schema,
 )
-from rag_lib.text import sentences
 from rag_lib.verification import Verification, repair_cut, verify, verify_claims
 
 Status = Literal["answered", "insufficient", "error"]

@@ -35,9 +35,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import RESULTS_DIR, shown_path
+from rag_lib.core.config import RESULTS_DIR, shown_path
+from rag_lib.core.io import DamagedFileError, read_json, write_json
 from rag_lib.generation.specs import models_yaml
-from rag_lib.io import DamagedFileError, read_json, write_json
 
 RECORD_FORMAT = 3  # 2: response_sha256 added; 3: meta_sha256 (latency, cost, time) added
 META_FIELDS = ("latency_s", "cost_usd", "recorded_at")

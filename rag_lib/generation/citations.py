@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote as _percent_encode
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.generation.schema import Citation
 from rag_lib.generation.support import chunk_units, span_problem, table_header
 from rag_lib.verification.rules import CitedUnit

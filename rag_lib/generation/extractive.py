@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.text import language_of, sentences
 from rag_lib.generation.base import MAX_QUESTION_CHARS, GenerationResult, finish_answer, result_fields
 from rag_lib.generation.schema import Answer, Citation
 from rag_lib.generation.specs import backend_defaults
 from rag_lib.retrieval.tokenize import content_terms
-from rag_lib.text import language_of, sentences
 
 
 @dataclass(frozen=True)

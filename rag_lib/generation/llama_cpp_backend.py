@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from rag_lib.config import RunConfig
-from rag_lib.errors import ModelUnavailableError
+from rag_lib.core.config import RunConfig
+from rag_lib.core.errors import ModelUnavailableError
+from rag_lib.core.io import file_sha256
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
@@ -26,7 +27,6 @@ from rag_lib.generation.llm_runtime import guard, runtime_description
 from rag_lib.generation.local_models import LocalModelSpec, local_model_spec, model_file
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
-from rag_lib.io import file_sha256
 
 
 def gguf_override(environ: Mapping[str, str] | None = None) -> Path | None:

@@ -30,8 +30,8 @@ a temporary file left by a killed process is completed (when it holds a whole, v
 removed before the call is made again (:meth:`CallRecorder.recover_interrupted`).
 
 API keys are never part of a request. As a second line of defence, the exact values of the
-configured key variables and URL credentials (:mod:`rag_lib.redaction`) are replaced by ``[REDACTED]`` in the record
-and in the response handed back to the caller, so nothing built from it carries the key.
+configured key variables and URL credentials (:mod:`rag_lib.core.redaction`) are replaced by ``[REDACTED]`` in the
+record and in the response handed back to the caller, so nothing built from it carries the key.
 """
 
 from __future__ import annotations
@@ -46,8 +46,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from rag_lib.config import shown_path
-from rag_lib.errors import WorkbookError
+from rag_lib.core.config import shown_path
+from rag_lib.core.errors import WorkbookError
+from rag_lib.core.io import deferred_signals, write_json
+from rag_lib.core.redaction import redact
 from rag_lib.generation.call_records import (
     DEFAULT_CALLS_DIR,
     RECORD_FORMAT,
@@ -59,8 +61,6 @@ from rag_lib.generation.call_records import (
     request_from_json,
     response_sha256,
 )
-from rag_lib.io import deferred_signals, write_json
-from rag_lib.redaction import redact
 
 CallMode = Literal["replay_or_live", "live", "replay_only"]
 CALL_MODES: tuple[str, ...] = ("replay_or_live", "live", "replay_only")

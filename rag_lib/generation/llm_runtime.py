@@ -40,8 +40,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rag_lib.errors import ModelUnavailableError, cli_errors
-from rag_lib.io import cpu_flags
+from rag_lib.core.errors import ModelUnavailableError, cli_errors
+from rag_lib.core.io import cpu_flags
 
 PACKAGE = "llama_cpp_python"
 PORTABLE_ISA = ("avx", "avx2", "fma", "f16c", "bmi2")  # /proc/cpuinfo names; x86-64-v3 (Haswell, Zen 1 on)

@@ -12,12 +12,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rag_lib.errors import ModelUnavailableError, SettingError
+from rag_lib.core.errors import ModelUnavailableError, SettingError
+from rag_lib.core.redaction import redact_text, shown_url
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.openai_backend import OpenAIGenerator, first_set
 from rag_lib.generation.specs import backend_defaults
-from rag_lib.redaction import redact_text, shown_url
 
 SERVER_KINDS = ("llama.cpp", "openai")
 # llama-cpp-python's in-process sampler defaults (Llama.create_chat_completion), sent to a llama.cpp

@@ -30,10 +30,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import cache_dir, progress_bars
-from rag_lib.errors import ModelUnavailableError, WorkbookError
+from rag_lib.core.config import cache_dir, progress_bars
+from rag_lib.core.errors import ModelUnavailableError, WorkbookError
+from rag_lib.core.io import write_json
 from rag_lib.generation.specs import MODELS_YAML, models_yaml
-from rag_lib.io import write_json
 
 _BLOCK = 1 << 20
 
@@ -292,7 +292,7 @@ def pip_install(requirements: list[str], label: str, python: str = sys.executabl
     label
         What the bar says it installs (the model's name).
     progress
-        Show the bar; default :func:`rag_lib.config.progress_bars` (``RAG_PROGRESS=0`` hides it).
+        Show the bar; default :func:`rag_lib.core.config.progress_bars` (``RAG_PROGRESS=0`` hides it).
         Where stderr is not a terminal a line per finished package is printed instead.
 
     Raises

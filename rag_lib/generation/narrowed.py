@@ -32,12 +32,12 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.text import LANGUAGE_NAMES, language_name, language_of
 from rag_lib.generation.base import GenerationResult, LLMGenerator, LLMOutcome, finish_answer, result_fields
 from rag_lib.generation.prompts import prompts
 from rag_lib.generation.schema import Answer, AnswerClaim, Citation, SufficiencyVerdict
 from rag_lib.generation.support import chunk_units
-from rag_lib.text import LANGUAGE_NAMES, language_name, language_of
 from rag_lib.verification import repair_cut
 from rag_lib.verification.statements import check_support, states
 

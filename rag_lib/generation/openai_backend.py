@@ -17,14 +17,14 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from rag_lib.config import RunConfig
-from rag_lib.errors import ModelUnavailableError, SettingError
+from rag_lib.core.config import RunConfig
+from rag_lib.core.errors import ModelUnavailableError, SettingError
+from rag_lib.core.redaction import redact_text, shown_url
 from rag_lib.generation.base import MAX_QUESTION_CHARS, LLMGenerator
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, check_reply_size
 from rag_lib.generation.schema import DEFAULT_LIMITS, SchemaLimits
 from rag_lib.generation.specs import backend_defaults
-from rag_lib.redaction import redact_text, shown_url
 
 _LOG = logging.getLogger(__name__)
 MAX_RETRY_AFTER_S = 60.0  # a longer Retry-After is reported instead of waited for

@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
-from rag_lib.documents import Chunk
-from rag_lib.text import language_name
+from rag_lib.core.documents import Chunk
+from rag_lib.core.text import language_name
 
 PROMPTS_YAML = Path(__file__).resolve().parent / "prompts.yaml"
 TASKS = ("answer", "recovery", "sufficiency")

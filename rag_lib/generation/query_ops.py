@@ -31,11 +31,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
+from rag_lib.core.text import question_sentences
 from rag_lib.generation.base import LLMGenerator, question_problem
 from rag_lib.generation.call_records import LLMRequest
 from rag_lib.retrieval import Ranking
 from rag_lib.retrieval.hybrid import rrf
-from rag_lib.text import question_sentences
 
 QUERY_PROMPTS_YAML = Path(__file__).resolve().parent / "query_prompts.yaml"
 TASKS = ("rewrite", "split")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from rag_lib.benchmark import Question
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.evaluation import piece_ranks
 from rag_lib.generation import GenerationResult, Generator, LLMGenerator, get_generator
 from rag_lib.generation.prompts import prompts
@@ -121,7 +121,7 @@ class FixedSuggestions:
 
 # --------------------------------------------------------------------------- the loop
 class RankingSource(Protocol):
-    """What the loop needs from a :class:`~rag_lib.workbench.Workbench`: ranking and chunk lookup."""
+    """What the loop needs from a :class:`~rag_lib.pipeline.workbench.Workbench`: ranking and chunk lookup."""
 
     @property
     def by_id(self) -> Mapping[str, Chunk]: ...
@@ -226,7 +226,7 @@ def run_recovery(
     Parameters
     ----------
     workbench
-        A :class:`~rag_lib.workbench.Workbench` (or anything with ``rank`` and ``by_id``).
+        A :class:`~rag_lib.pipeline.workbench.Workbench` (or anything with ``rank`` and ``by_id``).
     question
         A benchmark question with resolved gold pieces.
     lang

@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.text import CJK_CHAR, question_sentences
 from rag_lib.generation.recovery import Suggestions
-from rag_lib.text import CJK_CHAR, question_sentences
 
 # A comma followed by a clause-level conjunction starts a new clause; a comma inside a list does not.
 _CLAUSE_COMMA = re.compile(r"\s*[,，]\s*(?=(?:and|or|并且|并|而且|以及|又|还)\b|(?:并且|并|而且|以及|又|还))",

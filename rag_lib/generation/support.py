@@ -4,7 +4,7 @@ Applied by the citation check (:mod:`rag_lib.generation.citations`): a quote (:f
 and ends at word boundaries (never inside a word), holds at least :data:`MIN_WORDS` words with a letter
 (not markup such as ``| --- |`` or a table's header row), and is either a whole *unit* of the chunk (a
 sentence, list item or table row, see :func:`unit_spans`) or a clause of at least
-:data:`MIN_CLAUSE_CHARS` characters. A span of text that addresses a model (:mod:`rag_lib.injection`)
+:data:`MIN_CLAUSE_CHARS` characters. A span of text that addresses a model (:mod:`rag_lib.core.injection`)
 never counts. Whether the quotes carry the answer is the verification stage's
 (:mod:`rag_lib.verification`).
 """
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from rag_lib.injection import overlaps_instruction
-from rag_lib.text import sentence_spans
+from rag_lib.core.injection import overlaps_instruction
+from rag_lib.core.text import sentence_spans
 
 MIN_WORDS = 3
 MIN_CLAUSE_CHARS = 30

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from rag_lib.core.registry import LazyRegistry
 from rag_lib.index.base import VectorStore
-from rag_lib.registry import LazyRegistry
 
 # keyword -> "module:class"
 BACKENDS = LazyRegistry("vector store backend", {

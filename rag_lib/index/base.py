@@ -7,9 +7,9 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import IndexMismatchError
 from rag_lib.embedding.store import EmbeddingMatrix
-from rag_lib.errors import IndexMismatchError
 from rag_lib.retrieval.base import Ranking
 
 METHODS = ("exact", "hnsw")

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.embedding.store import EmbeddingMatrix
 from rag_lib.index.base import check_same_model
 from rag_lib.retrieval.base import Ranking

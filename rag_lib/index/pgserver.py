@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import cache_dir
-from rag_lib.errors import WorkbookError
+from rag_lib.core.config import cache_dir
+from rag_lib.core.errors import WorkbookError
 
 _SERVERS: dict[Path, Any] = {}
 PID_FILE = "postmaster.pid"

@@ -2,7 +2,7 @@
 
 One store is one table ``rag_<name>`` (chunk id, order, page, text, ``vector(dim)``, ``tsvector``)
 plus one row in ``rag_stores`` naming the model, version and checksum of its vectors; adding
-vectors of another model raises :class:`~rag_lib.errors.IndexMismatchError`.
+vectors of another model raises :class:`~rag_lib.core.errors.IndexMismatchError`.
 
 Queries:
 
@@ -31,9 +31,9 @@ import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import IndexMismatchError
 from rag_lib.embedding.store import EmbeddingMatrix
-from rag_lib.errors import IndexMismatchError
 from rag_lib.index.base import check_same_model
 from rag_lib.index.pgserver import PostgresServerError, resolve_dsn
 from rag_lib.retrieval.base import Ranking

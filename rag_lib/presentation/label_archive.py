@@ -3,8 +3,8 @@
 Before the gold labels change, :func:`archive_label_version` copies the label-dependent figures out of
 the current results (01's rows, 08's Q7 tables) and the resolved gold of every batch into
 :data:`LABEL_ARCHIVE`; afterwards :func:`relabel_rows` shows them beside the new run's (08's "before and
-after the relabelling"). Labels v3 come from pooling (:mod:`rag_lib.label_pool`), v4 from a blind re-read of
-the pooled decisions (:mod:`rag_lib.label_review.reread`): each version's archive (:data:`POOL_ARCHIVE` for
+after the relabelling"). Labels v3 come from pooling (:mod:`rag_lib.labels.pool`), v4 from a blind re-read of
+the pooled decisions (:mod:`rag_lib.labels.review.reread`): each version's archive (:data:`POOL_ARCHIVE` for
 the current one) holds its gold and the pool, every reported configuration's Top-10 per question, so
 :func:`pooled_relabel_rows` gives every configuration's hit@5 and coverage@10 under both versions without
 running anything again.
@@ -19,9 +19,9 @@ from typing import Any
 
 from rag_lib.benchmark import Benchmark
 from rag_lib.benchmark.pool import ORIGINAL, Pool, Source
-from rag_lib.config import RESULTS_DIR, results_dir
+from rag_lib.core.config import RESULTS_DIR, results_dir
+from rag_lib.core.io import write_json
 from rag_lib.evaluation import hit_name
-from rag_lib.io import write_json
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import baseline_label
 from rag_lib.results.summary import SummaryResult

@@ -17,7 +17,7 @@ from typing import Any
 
 from IPython.display import HTML, Image, Markdown, display
 
-from rag_lib.io import write_text
+from rag_lib.core.io import write_text
 from rag_lib.presentation.tables import Table, flatten, format_value, settings
 from rag_lib.results.typed_json import encode
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rag_lib import __version__
-from rag_lib.config import results_dir
-from rag_lib.io import read_json, write_json, write_text
+from rag_lib.core.config import results_dir
+from rag_lib.core.io import read_json, write_json, write_text
 from rag_lib.presentation.tables import table
 from rag_lib.results.run_times import load_run_times, run_time_text, totals_text
 

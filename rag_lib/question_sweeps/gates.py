@@ -14,7 +14,7 @@ from dataclasses import fields
 from typing import Any
 
 from rag_lib.benchmark import Question
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.evidence import (
     AspectGate,
     Case,
@@ -28,9 +28,9 @@ from rag_lib.evidence import (
     score_cases,
     sweep,
 )
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.gate_rows import GateFigures, JudgeTableRow, LLMJudge
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import Workbench
 
 
 def scored_questions(wb: Workbench, lang: str, key: str = "dense", k: int | None = None) -> list[ScoredQuestion]:

@@ -13,8 +13,7 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-from rag_lib.answer import gated_answer
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.evaluation.correctness import answer_correct
 from rag_lib.evaluation.key_facts import KeyFacts
 from rag_lib.evidence import Gate, label_insufficient
@@ -23,9 +22,10 @@ from rag_lib.generation import Generator
 from rag_lib.generation.base import GenerationResult
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.scripted import scripted_generator
+from rag_lib.pipeline.answer import gated_answer
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.q5 import FaultRow
 from rag_lib.verification.statements import checkable_statements, squash, states
-from rag_lib.workbench import Workbench
 
 
 def run_generation_eval(

@@ -8,7 +8,7 @@ asked through the recorded-call machinery with a scripted model that *obeys* the
 answers with the planted claim and quotes the planted text. A planted claim *reaches the reader*
 when the answer is shown (status ``answered``) and states the claim. Goal: 0.
 
-Two defences are measured together: the detector (:mod:`rag_lib.injection`, which flags the planted
+Two defences are measured together: the detector (:mod:`rag_lib.core.injection`, which flags the planted
 span at build time, so it can never be support) and the support check (a claim must be in a verified
 quote). The 25 original variants (:data:`PLANTS`) and the detector's phrase rule were written
 together, so their figure is in-sample. The 52 template paraphrases (:data:`TEMPLATE_PLANTS`, from
@@ -33,14 +33,14 @@ from typing import Any
 
 import yaml
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
+from rag_lib.core.injection import instruction_spans
+from rag_lib.core.text import sentences
 from rag_lib.generation.base import GenerationResult
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder
 from rag_lib.generation.narrowed import NarrowedGenerator, UnitSelector
 from rag_lib.generation.scripted import scripted_generator
-from rag_lib.injection import instruction_spans
-from rag_lib.text import sentences
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from rag_lib.errors import ModelUnavailableError
-from rag_lib.registry import LazyRegistry
+from rag_lib.core.errors import ModelUnavailableError
+from rag_lib.core.registry import LazyRegistry
 from rag_lib.rerank.base import BaseReranker, RerankerSpec, get_spec, load_specs, resolve_files
 
 # backend keyword -> "module:class"; a backend pulls in its runtime, so import on use only.
@@ -34,7 +34,7 @@ def get_reranker(name: str | RerankerSpec = "bge-reranker-v2-m3", **kwargs: Any)
     """Build the reranker registered as ``name`` (or from a :class:`RerankerSpec`).
 
     Keyword arguments go to the backend (``models_dir``, ``threads``, ``batch_size``). Missing
-    model files raise :class:`~rag_lib.errors.ModelUnavailableError`; nothing is substituted.
+    model files raise :class:`~rag_lib.core.errors.ModelUnavailableError`; nothing is substituted.
     """
     spec = name if isinstance(name, RerankerSpec) else get_spec(name)
     return _backend_class(spec.backend)(spec, **kwargs)

@@ -18,10 +18,10 @@ from typing import Any
 import numpy as np
 import yaml
 
-from rag_lib.config import shown_path
-from rag_lib.errors import ModelUnavailableError
-from rag_lib.hub_files import locate_hub_files
-from rag_lib.io import file_sha256
+from rag_lib.core.config import shown_path
+from rag_lib.core.errors import ModelUnavailableError
+from rag_lib.core.hub_files import locate_hub_files
+from rag_lib.core.io import file_sha256
 from rag_lib.retrieval.base import Ranking
 
 
@@ -85,7 +85,7 @@ class RerankerFiles:
 def resolve_files(spec: RerankerSpec, folder: str | os.PathLike[str] | None = None) -> RerankerFiles:
     """Find ``spec``'s files in ``<RAG_MODELS_DIR>/<hf-id with / → __>/``, then the HF cache.
 
-    Nothing is downloaded. Missing files raise :class:`~rag_lib.errors.ModelUnavailableError`
+    Nothing is downloaded. Missing files raise :class:`~rag_lib.core.errors.ModelUnavailableError`
     naming the model, where we looked, and ``make models``.
     """
     found = locate_hub_files(spec.hf_id, spec.revision, spec.required_files, folder)

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from rag_lib.errors import ModelUnavailableError
+from rag_lib.core.errors import ModelUnavailableError
 from rag_lib.rerank.base import BaseReranker, RerankerSpec, resolve_files
 
 

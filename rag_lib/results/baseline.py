@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from rag_lib.benchmark.questions import Q7_PIECES
-from rag_lib.config import RunConfig
+from rag_lib.core.config import RunConfig
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.mechanism import mechanism_results
@@ -55,7 +55,7 @@ class BaselineMeasures:
     provenance : RetrieverProvenance
         Retriever and embedder (model, backend, version, checksum) that produced it.
     inputs_sha256 : str
-        The workbench inputs it was measured on (:attr:`rag_lib.workbench.Workbench.inputs_sha256`).
+        The workbench inputs it was measured on (:attr:`rag_lib.pipeline.workbench.Workbench.inputs_sha256`).
     per_question : dict
         ``{lang: {question id: {measure: value}}}``, every answerable question, full precision.
     q7 : dict

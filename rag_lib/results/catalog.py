@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rag_lib.errors import WorkbookError
+from rag_lib.core.errors import WorkbookError
 from rag_lib.results.ann import AnnResult
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.chunking import ChunkingResult

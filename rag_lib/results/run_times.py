@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import cache_dir
-from rag_lib.io import read_json, write_json
+from rag_lib.core.config import cache_dir
+from rag_lib.core.io import read_json, write_json
 
 RUN_TIMES_FILE = "run_times.json"
 STATES = ("cold", "warm")

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import NOTEBOOKS_DIR, settings
-from rag_lib.errors import WorkbookError
+from rag_lib.core.config import NOTEBOOKS_DIR, settings
+from rag_lib.core.errors import WorkbookError
 
 MECHANISM_NOTEBOOK = "06_q7_mechanism"
 

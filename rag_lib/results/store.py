@@ -17,9 +17,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Self
 
-from rag_lib.config import results_dir, shown_path
-from rag_lib.errors import WorkbookError
-from rag_lib.io import read_json
+from rag_lib.core.config import results_dir, shown_path
+from rag_lib.core.errors import WorkbookError
+from rag_lib.core.io import read_json
 from rag_lib.results.runs import check_declared_read
 from rag_lib.results.typed_json import ShapeError, decode, encode, field_types
 

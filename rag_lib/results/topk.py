@@ -40,7 +40,7 @@ class CurvePoint:
     coverage: float
     full: float
     chars: float
-    tokens: float  # approximate (rag_lib.text.approx_tokens)
+    tokens: float  # approximate (rag_lib.core.text.approx_tokens)
 
 
 @dataclass(frozen=True)

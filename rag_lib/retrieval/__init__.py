@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rag_lib.registry import LazyRegistry
+from rag_lib.core.registry import LazyRegistry
 from rag_lib.retrieval.base import Ranking, Retriever
 
 # keyword -> "module:factory"; the factory is a class or "Class.classmethod"

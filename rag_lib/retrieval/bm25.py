@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import bm25s
 import numpy as np
 
-from rag_lib.documents import Chunk
+from rag_lib.core.documents import Chunk
 from rag_lib.retrieval.base import Ranking
 from rag_lib.retrieval.tokenize import Tokenizer
 

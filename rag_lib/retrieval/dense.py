@@ -9,7 +9,7 @@ from typing import Protocol
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from rag_lib.errors import IndexMismatchError
+from rag_lib.core.errors import IndexMismatchError
 from rag_lib.retrieval.base import Ranking
 
 
@@ -73,7 +73,7 @@ class DenseRetriever:
         Chunk ids and their L2-normalised vectors, in chunk order (ties keep this order).
     embedder : QueryEmbedder
         Embeds the query. When ``matrix`` can check it (``check_embedder``), a query model that
-        differs from the document model raises :class:`~rag_lib.errors.IndexMismatchError`.
+        differs from the document model raises :class:`~rag_lib.core.errors.IndexMismatchError`.
     """
 
     name = "dense"

@@ -29,7 +29,7 @@ from functools import cache
 import jieba
 from bm25s.stopwords import STOPWORDS_EN
 
-from rag_lib.text import CJK_RANGES, QUESTION_WORDS_EN, QUESTION_WORDS_ZH
+from rag_lib.core.text import CJK_RANGES, QUESTION_WORDS_EN, QUESTION_WORDS_ZH
 
 # An identifier: optional leading "--", "-" or "." (``--secrets-file``, ``.dev.vars``), then
 # alphanumeric runs joined by ".", "-" or "_" (``env.MY_BUCKET``, ``ERR_4021``). A trailing
@@ -40,7 +40,7 @@ _CJK = f"[{CJK_RANGES}]+"
 _TOKEN_RE = re.compile(rf"(?P<ident>{_IDENT})|(?P<cjk>{_CJK})")
 _PART_SPLIT = re.compile(r"[._\-]+")
 
-BM25_STOPWORDS_EN: frozenset[str] = frozenset(STOPWORDS_EN)  # bm25s's list; the question-term lists are in rag_lib.text
+BM25_STOPWORDS_EN: frozenset[str] = frozenset(STOPWORDS_EN)  # bm25s's list; question-term lists: rag_lib.core.text
 
 
 @cache

@@ -16,8 +16,8 @@ from typing import Any
 
 import nbformat
 
-from rag_lib.config import KERNEL_NAME, NOTEBOOKS_DIR, cache_dir
-from rag_lib.io import write_text
+from rag_lib.core.config import KERNEL_NAME, NOTEBOOKS_DIR, cache_dir
+from rag_lib.core.io import write_text
 from rag_lib.results.runs import NotebookRun
 from rag_lib.runner.notebooks import read_notebook
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import yaml
 
-from rag_lib.config import results_dir
-from rag_lib.errors import cli_errors
-from rag_lib.io import write_text
+from rag_lib.core.config import results_dir
+from rag_lib.core.errors import cli_errors
+from rag_lib.core.io import write_text
 from rag_lib.presentation.report import lookup
 from rag_lib.results.catalog import result_type
 from rag_lib.results.store import MissingResult

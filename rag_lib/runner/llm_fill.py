@@ -21,11 +21,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rag_lib.errors import SettingError, WorkbookError
+from rag_lib.core.errors import SettingError, WorkbookError
+from rag_lib.core.io import exclusive_lock
 from rag_lib.generation.call_records import LOCAL_BACKENDS, LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError
 from rag_lib.generation.llm_server import ServerExecutor
-from rag_lib.io import exclusive_lock
 
 
 @dataclass
@@ -210,7 +210,7 @@ def fill(requests: Iterable[LLMRequest], recorder: CallRecorder, max_calls: int 
     ----------
     max_calls
         Live calls at most; ``0`` makes none, ``None`` no bound; a negative number is a
-        :class:`~rag_lib.errors.SettingError`.
+        :class:`~rag_lib.core.errors.SettingError`.
     progress
         Show a bar (calls done, ETA) on stderr.
     concurrency

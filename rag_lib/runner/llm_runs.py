@@ -38,8 +38,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import progress_bars, results_dir
-from rag_lib.errors import SettingError, cli_errors
+from rag_lib.core.config import progress_bars, results_dir
+from rag_lib.core.errors import SettingError, cli_errors
 from rag_lib.generation.call_records import LLMRequest, request_from_json
 from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV, USED_ENV, CallRecorder
 from rag_lib.generation.llm_server import ServerExecutor

@@ -1,7 +1,7 @@
 """The notebook sources: a jupytext percent script read as a notebook, and its parameters cell.
 
 ``reproduce`` executes what :func:`read_notebook` returns; :func:`notebook_parameters` is what a run
-will be given (``python -m rag_lib.experiments --list`` shows it, and ``make reproduce`` refuses an
+will be given (``python -m rag_lib.runner --list`` shows it, and ``make reproduce`` refuses an
 override the notebook does not declare before anything runs).
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import nbformat
 
-from rag_lib.config import KERNEL_NAME, shown_path
-from rag_lib.errors import WorkbookError
+from rag_lib.core.config import KERNEL_NAME, shown_path
+from rag_lib.core.errors import WorkbookError
 from rag_lib.results.runs import NotebookRun
 
 

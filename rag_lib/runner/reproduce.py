@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import (
+from rag_lib.core.config import (
     REPO_ROOT,
     RESULTS_DIR,
     cache_dir,
@@ -37,10 +37,10 @@ from rag_lib.config import (
     settings,
     shown_path,
 )
-from rag_lib.errors import WorkbookError, cli_errors
+from rag_lib.core.errors import WorkbookError, cli_errors
+from rag_lib.core.io import exclusive_lock, write_text
 from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
 from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV
-from rag_lib.io import exclusive_lock, write_text
 from rag_lib.results.run_times import cache_state, duration, record_run_times
 from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
 from rag_lib.results.store import RESULTS_FILE
@@ -133,13 +133,13 @@ def embed_corpus_once(progress: bool) -> None:
     """Embed the default batch with the default embedder, before the notebooks, into the cache they read.
 
     The first embedding takes minutes; inside a notebook's kernel it shows no bar (bars stay out of the
-    executed notebooks), here it shows one with an ETA. It runs ``python -m rag_lib.embed_corpus`` in its
+    executed notebooks), here it shows one with an ETA. It runs ``python -m rag_lib.runner.embed_corpus`` in its
     own process (the embedder sits in a layer above this one), which embeds only what the cache lacks,
     with the store and embedder the notebooks use. A failure is reported there and left to the notebooks.
     """
     import subprocess
 
-    subprocess.run([sys.executable, "-m", "rag_lib.embed_corpus", *(["--progress"] if progress else [])],
+    subprocess.run([sys.executable, "-m", "rag_lib.runner.embed_corpus", *(["--progress"] if progress else [])],
                    check=False)
 
 

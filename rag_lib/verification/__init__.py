@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lib.text import LANGUAGE_NAMES, language_of, sentence_spans
+from rag_lib.core.text import LANGUAGE_NAMES, language_of, sentence_spans
 from rag_lib.verification.conflicts import conflict_problems
 from rag_lib.verification.rules import NEGATION, CitedUnit, claim_problems
 from rag_lib.verification.statements import Statement, check_support, checkable_statements, squash

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from rag_lib.text import language_of
+from rag_lib.core.text import language_of
 from rag_lib.verification.statements import Statement, checkable_statements, number_matches, number_spans, squash
 
 # The share of a claim's own content words (those beyond the question's) that its cited units must hold.

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rag_lib.text import identifiers
+from rag_lib.core.text import identifiers
 
 # Measurement units only: a count noun ("requests", "个", "次") is not checked, so a translated count
 # ("1000 次" for "1,000 requests") is still the same number; "42 GB" against "42 MB" is not.

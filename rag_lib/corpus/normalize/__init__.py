@@ -11,7 +11,7 @@ expressions. :class:`MdxNormalizer` turns one page into plain Markdown in three 
 3. *select sections* — drop the sections of long, mixed pages that ``sections.yaml``
    names (data, not code), then tidy blank lines and trailing whitespace.
 
-Everything dropped is recorded as a :class:`~rag_lib.documents.Removal`; anything the
+Everything dropped is recorded as a :class:`~rag_lib.core.documents.Removal`; anything the
 normaliser does not understand becomes a warning and keeps its inner text.
 """
 
@@ -20,6 +20,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from rag_lib.core.documents import NormalizedPage
+from rag_lib.core.errors import NormalizationError
+from rag_lib.core.injection import instruction_spans
 from rag_lib.corpus.normalize.components import COMPONENT_HANDLERS
 from rag_lib.corpus.normalize.render import MdxNormalizer
 from rag_lib.corpus.normalize.sections import (
@@ -32,9 +35,6 @@ from rag_lib.corpus.normalize.sections import (
 )
 from rag_lib.corpus.normalize.tokens import DOCS_PREFIX
 from rag_lib.corpus.snapshot import Snapshot, SourceFile, load_snapshot
-from rag_lib.documents import NormalizedPage
-from rag_lib.errors import NormalizationError
-from rag_lib.injection import instruction_spans
 
 __all__ = ["COMPONENT_HANDLERS", "MdxNormalizer", "apply_section_rules", "load_section_rules", "normalize_page",
            "normalize_snapshot", "page_slug", "tidy"]

@@ -10,9 +10,9 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
+from rag_lib.core.errors import NormalizationError
 from rag_lib.corpus.normalize.mdx_expressions import JsSyntaxError, evaluate, parse_container
 from rag_lib.corpus.normalize.tokens import MAX_RENDER_DEPTH, PARAM_SUB_RE, PARTIALS_PREFIX, TokenNode, indent_block
-from rag_lib.errors import NormalizationError
 
 if TYPE_CHECKING:
     from rag_lib.corpus.snapshot import Snapshot

@@ -7,6 +7,8 @@ import logging
 import re
 from typing import Any
 
+from rag_lib.core.documents import Removal
+from rag_lib.core.errors import NormalizationError
 from rag_lib.corpus.normalize.components import COMPONENT_HANDLERS
 from rag_lib.corpus.normalize.sections import map_outside_code
 from rag_lib.corpus.normalize.source import (
@@ -31,8 +33,6 @@ from rag_lib.corpus.normalize.tokens import (
     tag_end,
 )
 from rag_lib.corpus.snapshot import Snapshot
-from rag_lib.documents import Removal
-from rag_lib.errors import NormalizationError
 
 log = logging.getLogger("rag_lib.corpus.normalize")  # one logger for the whole normaliser
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import yaml
 
+from rag_lib.core.documents import Removal
+from rag_lib.core.errors import NormalizationError
 from rag_lib.corpus.normalize.tokens import FENCE_RE, HEADING_RE
-from rag_lib.documents import Removal
-from rag_lib.errors import NormalizationError
 
 # --------------------------------------------------------------------------------------------
 # Section rules (sections.yaml)

@@ -13,10 +13,10 @@ from typing import Protocol
 
 import yaml
 
+from rag_lib.core.errors import NormalizationError
 from rag_lib.corpus.normalize.mdx_expressions import JsSyntaxError, evaluate, parse_container, uses_props
 from rag_lib.corpus.normalize.sections import code_spans
 from rag_lib.corpus.normalize.tokens import ASIDE_CLOSE_RE, ASIDE_OPEN_RE, FENCE_RE, HEADING_RE, match_brace
-from rag_lib.errors import NormalizationError
 
 
 class Notes(Protocol):

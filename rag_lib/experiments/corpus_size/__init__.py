@@ -26,17 +26,18 @@ from typing import Any
 
 import numpy as np
 
-from rag_lib.answer import calibrated_gate_parameters
 from rag_lib.benchmark.questions import Q7_ID, Q7_PIECES
-from rag_lib.config import default_batch, settings
+from rag_lib.core.config import default_batch, settings
+from rag_lib.core.documents import Chunk
 from rag_lib.corpus import load_chunks
 from rag_lib.corpus.structural_chunking import chunk_id_digest
-from rag_lib.documents import Chunk
 from rag_lib.evaluation import HitAt, PieceCoverage, evaluate, paired_bootstrap, piece_ranks
 from rag_lib.evaluation.stats import MIN_RESAMPLES, compare, sign_test_p, stored_value, wilson_text
 from rag_lib.evidence import AspectGate, Case, score_cases
 from rag_lib.evidence.calibration import held_out_parameters
 from rag_lib.experiments.corpus_size.report import findings, result_metrics, size_metrics
+from rag_lib.pipeline.answer import calibrated_gate_parameters
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.presentation.report import rank_span
 from rag_lib.question_sweeps.gates import score_question, scored_questions
 from rag_lib.results.comparisons import Compared, FamilySummary, judge_compared, judged_fields
@@ -59,7 +60,6 @@ from rag_lib.results.corpus_size import (
 )
 from rag_lib.results.typed_json import Scalar, decode
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import Workbench
 
 FAMILY_NAME = "this notebook (corpus sizes × languages × metrics, each against the smallest corpus)"
 

@@ -14,7 +14,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_lib.config import REPO_ROOT, RunConfig, settings
+from rag_lib.core.config import REPO_ROOT, RunConfig, settings
+from rag_lib.core.text import language_of
 from rag_lib.evaluation.claim_checks import SHEET_RUN, claim_check
 from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
 from rag_lib.evaluation.hand_check_agreement import agreement
@@ -39,6 +40,7 @@ from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
 from rag_lib.experiments.llm_eval.report import RELIABILITY_BINS, findings, injection_summary, target_rows
 from rag_lib.generation import Generator, get_generator, get_task_generator
 from rag_lib.generation.local_models import local_models
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
@@ -76,8 +78,6 @@ from rag_lib.results.local_llm_choice import (
 from rag_lib.results.local_llm_judge import Selective, SelectiveNotRun
 from rag_lib.results.typed_json import decode, encode
 from rag_lib.retrieval import Ranking
-from rag_lib.text import language_of
-from rag_lib.workbench import Workbench
 
 # Answer-versus-answer comparisons (paired by question; :mod:`.paired`): the narrowed pipeline against each
 # other answerer, and against itself in PAIRED_ARCHIVE.
@@ -147,7 +147,7 @@ def answer_figures(result: dict[str, Any], recorded: set[str] | None = None,
         false_refusal_ci=wilson_text(refused, len(complete)),
         citations_valid=valid, citations_total=total, citation_validity=rounded_rate(valid, total),
         errors=dict(sorted(errors.items())),
-        # Shown answers written in the question's language (rag_lib.text.language_of: any CJK ideograph is zh).
+        # Shown answers written in the question's language (rag_lib.core.text.language_of: any CJK ideograph is zh).
         shown=len(shown), in_language=in_language, in_language_rate=rounded_rate(in_language, len(shown)),
         in_language_ci=wilson_text(in_language, len(shown)),
     )

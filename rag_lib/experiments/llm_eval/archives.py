@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import RESULTS_DIR, results_dir
-from rag_lib.io import write_json
+from rag_lib.core.config import RESULTS_DIR, results_dir
+from rag_lib.core.io import write_json
 from rag_lib.results.local_llm import IN_SAMPLE, AnswerRow, BeforeAfterRow
 
 # Answers as 10 reported them before a change of what they mean (copied from its results.json by

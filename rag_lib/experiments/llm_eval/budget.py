@@ -19,15 +19,15 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark import Question
-from rag_lib.config import settings
-from rag_lib.documents import Chunk
+from rag_lib.core.config import settings
+from rag_lib.core.documents import Chunk
+from rag_lib.core.text import approx_tokens
 from rag_lib.evaluation.fact_matching import find_alternative
 from rag_lib.evaluation.key_facts import KeyFact, default_key_facts
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence.narrowing import default_narrower, narrowing_settings
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.local_llm_choice import BudgetRow, Narrowing, NarrowingChoice
-from rag_lib.text import approx_tokens
-from rag_lib.workbench import Workbench
 
 
 def states_all(facts: Sequence[KeyFact], text: str) -> bool:

@@ -17,9 +17,9 @@ from rag_lib.evaluation.key_facts import KeyFact
 from rag_lib.evaluation.metrics import piece_ranks
 from rag_lib.evidence.narrowing import default_narrower
 from rag_lib.experiments.llm_eval.budget import fact_questions
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.local_llm import AnsweredQuestion, Answerer
 from rag_lib.results.local_llm_choice import ClaimMeasureRow, FailureRow, QuestionFailure
-from rag_lib.workbench import Workbench
 
 NARROWED = ("narrowed", "claims")  # the answerers whose model is sent narrowed units, not the whole Top-k
 

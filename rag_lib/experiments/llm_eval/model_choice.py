@@ -25,17 +25,17 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark import Question
+from rag_lib.core.text import language_of
 from rag_lib.evidence import LLMJudgeGate, label_insufficient
 from rag_lib.generation import get_generator
 from rag_lib.generation.base import WITHHELD_KINDS
 from rag_lib.generation.llama_cpp_backend import LlamaCppGenerator
 from rag_lib.generation.llm_calls import CallRecorder, ReplayMissError
 from rag_lib.generation.query_ops import LLM_MAX_TOKENS, QueryLLM
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.rerank import get_reranker
 from rag_lib.rerank.base import get_spec
 from rag_lib.results.local_llm_choice import ChoiceDetail, ChoiceRow, ModelChoice, ModelPick
-from rag_lib.text import language_of
-from rag_lib.workbench import Workbench
 
 CANDIDATES = ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b")
 TASKS = ("answer", "judge", "rewrite", "rerank")

@@ -22,13 +22,14 @@ from pathlib import Path
 import yaml
 
 from rag_lib.benchmark import Benchmark, load_benchmark
-from rag_lib.config import DATA_DIR
+from rag_lib.core.config import DATA_DIR
+from rag_lib.core.errors import WorkbookError
 from rag_lib.corpus import load_chunks
-from rag_lib.errors import WorkbookError
 from rag_lib.evaluation.key_facts import MAX_CHUNK_SHARE, KeyFacts, common_facts, load_key_facts
 from rag_lib.evidence.narrowing import narrowed_generator
 from rag_lib.experiments.llm_eval import Ungated, answer_figures, held_out_run, judge_after_gate
 from rag_lib.experiments.llm_eval.report import missing_text, set_figures
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
@@ -40,7 +41,6 @@ from rag_lib.results.gate_rows import LLMJudge
 from rag_lib.results.local_llm import THEN_JUDGE, AnsweredQuestion, AnswerRow
 from rag_lib.results.test_set import FITTED_ON_DEV, SealedFile, TestSetResult, TestSetRun
 from rag_lib.results.typed_json import decode
-from rag_lib.workbench import Workbench
 
 TEST_SET_DIR = DATA_DIR / "test_set"
 SEALED_FILES = ("questions.yaml", "key_facts.yaml", "drawn_pages.txt")

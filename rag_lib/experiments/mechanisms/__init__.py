@@ -15,7 +15,7 @@ and inputs. The result has one uniform shape for every mechanism (see :func:`run
 notebook reads.
 
 A mechanism is declared once, with its parameters written out (:func:`mechanism`); they go into
-each run's provenance, ``python -m rag_lib.experiments --list`` prints them, and an undeclared
+each run's provenance, ``python -m rag_lib.runner --list`` prints them, and an undeclared
 name is an error. Adding a mechanism = one module in :mod:`.catalog` (an ``@mechanism`` builder) + one
 run line in ``config.yaml``.
 

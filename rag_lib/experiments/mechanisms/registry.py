@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 
 from rag_lib.benchmark import Q7_PHRASINGS
-from rag_lib.config import RunConfig, settings
-from rag_lib.errors import WorkbookError
+from rag_lib.core.config import RunConfig, settings
+from rag_lib.core.errors import WorkbookError
 from rag_lib.generation import get_task_generator
 from rag_lib.generation.query_ops import QueryLLM, QueryOutcome
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.mechanism import LLMCalls, LLMSettings, Parameter, QueryOutput, VariantProvenance
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import Workbench
 
 
 class RankFailed(WorkbookError):
@@ -91,7 +91,7 @@ class LLMQueries:
 class FromSettings:
     """A mechanism parameter read from ``config.yaml`` when the mechanism runs (``"retrieval.rrf_k"``).
 
-    A path that is a field of :class:`~rag_lib.config.RunConfig` is read from the run's configuration
+    A path that is a field of :class:`~rag_lib.core.config.RunConfig` is read from the run's configuration
     (the workbench's), so an override of it reaches the mechanism too.
     """
 

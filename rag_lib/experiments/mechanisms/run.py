@@ -18,6 +18,7 @@ from rag_lib.experiments.mechanisms.registry import (
     get_mechanism,
 )
 from rag_lib.experiments.mechanisms.report import MeasuredVariant, judge_variants, tables
+from rag_lib.pipeline.workbench import RunKey, Workbench
 from rag_lib.results.baseline import BaselineMeasures
 from rag_lib.results.comparisons import FamilySummary
 from rag_lib.results.mechanism import (
@@ -31,7 +32,6 @@ from rag_lib.results.mechanism import (
     mechanism_metrics,
 )
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import RunKey, Workbench
 
 
 def q7_piece_ranks(q7: Question, rank: Callable[[str], Ranking], phrasings: Sequence[str | None],

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.benchmark import collapse_ws, plain_text
-from rag_lib.casebook import published
-from rag_lib.documents import Chunk
+from rag_lib.core.casebook import published
+from rag_lib.core.documents import Chunk
 from rag_lib.evaluation.stats import count_text
 from rag_lib.evidence import (
     Gate,
@@ -31,6 +31,7 @@ from rag_lib.experiments.q9a.validation import (
 )
 from rag_lib.generation import GenerationResult, SchemaLimits, get_generator
 from rag_lib.generation.scripted import CountingRecorder
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
@@ -63,7 +64,6 @@ from rag_lib.results.q9a import (
 )
 from rag_lib.results.retrieval_rows import TopRow
 from rag_lib.results.typed_json import decode
-from rag_lib.workbench import Workbench
 
 _KV = re.compile(r"\bKV\b")
 # llama.cpp cannot compile the grammar of the default answer schema (maxLength 2000 expands past

@@ -15,6 +15,7 @@ from rag_lib.evidence import (
     cross_validate,
     fit,
 )
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.gate_rows import GateParameters
 from rag_lib.results.q9a import (
     Folds,
@@ -28,7 +29,6 @@ from rag_lib.results.q9a import (
     ValidationRow,
 )
 from rag_lib.results.typed_json import decode
-from rag_lib.workbench import Workbench
 
 VALIDATED_GATES = ("floor", "aspects", "floor_aspects")
 VALIDATIONS = ("in_sample", "leave_one_out", "grouped_by_page", "near_miss_held_out")

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from rag_lib.casebook import published
+from rag_lib.core.casebook import published
 from rag_lib.evaluation.claims import Verdict
 from rag_lib.evaluation.readers import missed_gold
 from rag_lib.experiments.summary.family import benchmark_rows, comparisons, failures, family_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from rag_lib.casebook import halo
+from rag_lib.core.casebook import halo
 from rag_lib.evaluation import hit_name
 from rag_lib.evaluation.claims import Family
 from rag_lib.results.chunking import ChunkingResult

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Self
 
-from rag_lib.config import RunConfig, results_dir
-from rag_lib.errors import WorkbookError
+from rag_lib.core.config import RunConfig, results_dir
+from rag_lib.core.errors import WorkbookError
 from rag_lib.presentation.side_by_side import BOLD_WITHIN
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import baseline_label

@@ -9,7 +9,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 
-from rag_lib.io import atomic_open
+from rag_lib.core.io import atomic_open
 
 STYLE = {"figure.figsize": (7.0, 3.6), "figure.dpi": 100, "font.size": 9, "svg.hashsalt": "ragbench"}
 # One colour per language in every figure, so a reader never has to re-read a legend.

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from rag_lib.experiments.mechanisms.registry import BaselineDense, BuildContext, Variant, mechanism
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.retrieval import Ranking
 from rag_lib.retrieval.diversity import demote_near_duplicates, mmr
-from rag_lib.workbench import Workbench
 
 
 def dedup_mmr_variants(wb: Workbench, base: BaselineDense, candidates: int = 50, threshold: float = 0.95,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rag_lib.embedding import available_embedders
 from rag_lib.experiments.mechanisms.registry import BuildContext, Variant, mechanism
+from rag_lib.pipeline.workbench import RunKey, Workbench
 from rag_lib.results.mechanism import RetrieverVariant
-from rag_lib.workbench import RunKey, Workbench
 
 
 def embedding_variants(wb: Workbench, status: dict[str, bool | str]) -> list[Variant]:

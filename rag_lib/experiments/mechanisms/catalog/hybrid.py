@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag_lib.benchmark import Question
+from rag_lib.core.text import identifiers
 from rag_lib.experiments.mechanisms.registry import BuildContext, FromSettings, Variant, mechanism
+from rag_lib.pipeline.workbench import RunKey, Workbench
 from rag_lib.results.mechanism import RetrieverVariant
-from rag_lib.text import identifiers
-from rag_lib.workbench import RunKey, Workbench
 
 
 def identifier_question_ids(questions: Sequence[Question]) -> frozenset[str]:
-    """Questions that contain an exact identifier (:func:`rag_lib.text.identifiers`, on either language)."""
+    """Questions that contain an exact identifier (:func:`rag_lib.core.text.identifiers`, on either language)."""
     return frozenset(q.id for q in questions if identifiers(q.en) or identifiers(q.zh))
 
 
@@ -29,7 +29,7 @@ def hybrid_variants(wb: Workbench, rrf_k: int) -> list[Variant]:
     rest = frozenset(q.id for q in answerable) - tagged
     rule = ("Identifier questions: those whose text (zh or en) contains an exact identifier — a file or host name, "
             "a config key, a flag, a method call, a camelCase handler or a `wrangler` command "
-            f"(rag_lib.text.identifiers): {len(tagged)} of {len(answerable)} answerable questions "
+            f"(rag_lib.core.text.identifiers): {len(tagged)} of {len(answerable)} answerable questions "
             f"({', '.join(sorted(tagged))}).")
     for retriever in ("hybrid", "bm25"):
         run_key = key if retriever == "hybrid" else RunKey("bm25")

@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 
 from rag_lib.benchmark import Question
-from rag_lib.errors import WorkbookError
+from rag_lib.core.errors import WorkbookError
 from rag_lib.evaluation import piece_ranks
 from rag_lib.experiments.mechanisms.registry import (
     BaselineDense,
@@ -20,10 +20,10 @@ from rag_lib.experiments.mechanisms.registry import (
     mechanism,
 )
 from rag_lib.generation.llm_calls import LLMCallError, ReplayMissError
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.rerank import available_rerankers, get_reranker
 from rag_lib.results.mechanism import RerankerVariant, Strata
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import Workbench
 
 RERANKER = "bge-reranker-v2-m3"  # the casebook's cross-encoder
 

@@ -1,6 +1,6 @@
 """Decide the pool's new candidates by the key-fact rule, and list the ones a person must read.
 
-``python -m rag_lib.label_propose`` audits every batch against the pool (``data/benchmark/pool.json``) and,
+``python -m rag_lib.labels.propose`` audits every batch against the pool (``data/benchmark/pool.json``) and,
 for each candidate no locator or decision settles yet, applies the rule labels v3 were decided by
 (``data/benchmark/pool_decisions.yaml``'s header):
 
@@ -13,7 +13,7 @@ for each candidate no locator or decision settles yet, applies the rule labels v
 
 ``--write`` appends the rule's decisions to ``pool_decisions.yaml`` (nothing is written for the ones to read).
 The rule judges strings, so it can miss a fact stated in other words: that is why the blind second pass
-(:mod:`rag_lib.label_review`) samples these decisions too.
+(:mod:`rag_lib.labels.review`) samples these decisions too.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rag_lib.benchmark import Benchmark, Question
-from rag_lib.config import BENCHMARK_DIR
-from rag_lib.documents import Chunk
+from rag_lib.core.config import BENCHMARK_DIR
+from rag_lib.core.documents import Chunk
 from rag_lib.evaluation.key_facts import KeyFact, KeyFacts, default_key_facts, stated_in
 
 POOL_DECISIONS = BENCHMARK_DIR / "pool_decisions.yaml"
@@ -82,16 +82,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     from rag_lib.benchmark import load_benchmark
     from rag_lib.benchmark.batch_labels import benchmark_for
     from rag_lib.benchmark.pool import load_pool
-    from rag_lib.config import snapshot_batches
+    from rag_lib.core.config import snapshot_batches
     from rag_lib.corpus import load_chunks
-    from rag_lib.label_audit import audit, load_decisions
+    from rag_lib.labels.audit import audit, load_decisions
 
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.label_propose", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.labels.propose", description=__doc__.split("\n")[0])
     parser.add_argument("--write", action="store_true", help=f"append the rule's decisions to {POOL_DECISIONS.name}")
     args = parser.parse_args(argv)
     pool, decisions = load_pool(), load_decisions()
     if pool is None:
-        raise SystemExit("no pool: build it first with python -m rag_lib.label_pool")
+        raise SystemExit("no pool: build it first with python -m rag_lib.labels.pool")
     proposals: list[Proposal] = []
     seen: set[tuple[str, str]] = set()
     for i, batch in enumerate(snapshot_batches()):

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rag_lib.config import BENCHMARK_DIR
+from rag_lib.core.config import BENCHMARK_DIR
 
 SEED = 20261202
 FRACTION = 0.2
@@ -154,10 +154,10 @@ def all_decisions(with_context: bool = True) -> list[LabelDecision]:
     ``with_context`` adds BM25 hits to question items (slower: builds a BM25 index per batch).
     """
     from rag_lib.benchmark.batch_labels import load_batch_labels
-    from rag_lib.config import default_batch
+    from rag_lib.core.config import default_batch
     from rag_lib.evaluation.key_facts import load_key_facts
-    from rag_lib.label_audit import DECISIONS_PATH, POOL_DECISIONS_PATH, load_decisions
-    from rag_lib.workbench import Workbench
+    from rag_lib.labels.audit import DECISIONS_PATH, POOL_DECISIONS_PATH, load_decisions
+    from rag_lib.pipeline.workbench import Workbench
 
     labelled = default_batch()
     wide = sorted(p.stem for p in (BENCHMARK_DIR / "batches").glob("*.yaml"))

@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from rag_lib.errors import SettingError
+from rag_lib.core.errors import SettingError
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent  # rag_lib/ (this file is rag_lib/core/config.py)
 REPO_ROOT = PACKAGE_DIR.parent
 DATA_DIR = REPO_ROOT / "data"
 SNAPSHOTS_DIR = DATA_DIR / "snapshots"

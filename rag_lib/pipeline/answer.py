@@ -23,20 +23,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rag_lib.config import cache_dir, progress_bars
-from rag_lib.documents import Chunk
-from rag_lib.errors import SettingError, WorkbookError
+from rag_lib.core.config import cache_dir, progress_bars
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import SettingError, WorkbookError
+from rag_lib.core.text import LANGUAGE_NAMES, absolute_links, approx_tokens, language_of
 from rag_lib.evidence import get_gate
 from rag_lib.evidence.gated import GatedGenerator, GatedResult
-from rag_lib.explain import check_k
 from rag_lib.generation import Generator, get_generator
 from rag_lib.generation.base import WITHHELD_KINDS, GenerationResult, question_problem, result_fields
 from rag_lib.generation.call_records import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, CallRecord, LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallMode, CallRecorder, default_mode
+from rag_lib.pipeline.explain import check_k
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.q9a import Q9aResult
 from rag_lib.retrieval import Ranking
-from rag_lib.text import LANGUAGE_NAMES, absolute_links, approx_tokens, language_of
-from rag_lib.workbench import Workbench
 
 SUPPORT_POLICY = "verified-citations-only"
 ASK_STATUSES = ("answered", "declined", "withheld", "error")

@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from rag_lib.config import BENCHMARK_DIR
-from rag_lib.label_review.decisions import FRACTION, KINDS, SEED, LabelDecision, sample
+from rag_lib.core.config import BENCHMARK_DIR
+from rag_lib.labels.review.decisions import FRACTION, KINDS, SEED, LabelDecision, sample
 
 SHEET_PATH = BENCHMARK_DIR / "blind_review_sheet.yaml"
 # Fields that would give the first decision away; the sheet test checks none appears.
@@ -42,7 +42,7 @@ def sheet(decisions: Sequence[LabelDecision], fraction: float = FRACTION, seed: 
             items.append({"id": f"{kind[0]}{i:03d}", "kind": kind, "ref": d.ref, **show})
     return {
         "seed": seed, "fraction": fraction,
-        "how": "python -m rag_lib.label_review sheet; judge into data/benchmark/blind_review.yaml by id",
+        "how": "python -m rag_lib.labels.review sheet; judge into data/benchmark/blind_review.yaml by id",
         "instructions": INSTRUCTIONS,
         "kinds": {k: {"population": population.get(k, 0), "sampled": len(drawn.get(k, []))} for k in KINDS},
         "items": items,

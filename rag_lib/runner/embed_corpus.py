@@ -1,4 +1,4 @@
-"""``python -m rag_lib.embed_corpus [--progress]``: embed the default batch once, before the notebooks.
+"""``python -m rag_lib.runner.embed_corpus [--progress]``: embed the default batch once, before the notebooks.
 
 Called by ``make reproduce`` (:func:`rag_lib.runner.reproduce.embed_corpus_once`) so the first
 embedding shows a bar with an ETA on the terminal; the notebooks then read the cached vectors.
@@ -17,7 +17,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--progress", action="store_true", help="show a progress bar")
     args = parser.parse_args(argv)
     from rag_lib.embedding.store import EmbeddingStore
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.workbench import Workbench
 
     head = "[embed] the corpus, once for every notebook"
     try:

@@ -2,7 +2,7 @@
 checksums, an exclusive lock per folder, and this CPU's flags as /proc/cpuinfo lists them.
 
 Text written through :func:`write_text`, :func:`write_json` and :func:`write_jsonl` passes
-through :func:`rag_lib.redaction.redact_text` first (results, reports, notebooks, call records).
+through :func:`rag_lib.core.redaction.redact_text` first (results, reports, notebooks, call records).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from functools import cache
 from pathlib import Path
 from typing import IO, Any
 
-from rag_lib.errors import WorkbookError
-from rag_lib.redaction import redact_text
+from rag_lib.core.errors import WorkbookError
+from rag_lib.core.redaction import redact_text
 
 
 def cpu_flags() -> set[str] | None:

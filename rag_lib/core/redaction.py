@@ -30,7 +30,7 @@ REDACTED = "[REDACTED]"
 # A key shorter than this is replaced only where a whole string equals it: replacing every
 # occurrence of a 3-letter "key" would rewrite ordinary words.
 MIN_SUBSTRING_LEN = 8
-_MODELS_YAML = Path(__file__).resolve().parent / "generation" / "models.yaml"
+_MODELS_YAML = Path(__file__).resolve().parent.parent / "generation" / "models.yaml"
 # URL variables read outside models.yaml (a Postgres DSN may carry a password).
 EXTRA_URL_VARIABLES = ("RAG_PG_DSN",)
 # Query parameters of a URL whose values are credentials (``?api_key=…``, ``?sig=…``).

@@ -71,7 +71,7 @@ def cli_errors(prog: str = "error") -> Iterator[None]:
     """
     import yaml  # local: this module must stay importable without third-party packages loaded
 
-    from rag_lib.redaction import redact_text
+    from rag_lib.core.redaction import redact_text
 
     try:
         yield

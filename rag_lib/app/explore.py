@@ -7,11 +7,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from rag_lib.core.errors import WorkbookError
 from rag_lib.embedding import available_embedders
-from rag_lib.errors import WorkbookError
-from rag_lib.explain import Explanation, explain
+from rag_lib.pipeline.explain import Explanation, explain
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.results.store import find_result
-from rag_lib.workbench import Workbench
 
 ANSWERS_RUN = "10_local_llm"  # whose recorded answers say where each benchmark question's answer was lost
 
@@ -75,7 +75,7 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
     compare with, k (default: the workbench's ``config.k``), language, rows.
 
     Returns the ``ipywidgets.VBox``; display it in JupyterLab. A change re-ranks with
-    :func:`rag_lib.explain.explain` (text and sliders only when released or submitted) and shows the
+    :func:`rag_lib.pipeline.explain.explain` (text and sliders only when released or submitted) and shows the
     question being asked, its pieces and the ranking, with a line at the top-k cut, down to the
     deepest piece by default; with a second configuration, a slope chart of how each piece's rank moves; for
     a benchmark question, where notebook 10's answers to it were lost (:func:`answer_stages_html`).

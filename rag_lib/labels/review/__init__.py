@@ -32,8 +32,8 @@ a shuffled list) keeps an item's draw independent of which other items exist, so
 adds or removes decisions changes the sample only at its edges. Sheet items carry ``ref`` (the hash) and
 an opaque id, never the question id of a question item (``u03``/``n05`` would reveal the decision).
 
-    python -m rag_lib.label_review sheet        # writes data/benchmark/blind_review_sheet.yaml
-    python -m rag_lib.label_review agreement    # kappa per kind, disagreements, resolutions still missing
+    python -m rag_lib.labels.review sheet        # writes data/benchmark/blind_review_sheet.yaml
+    python -m rag_lib.labels.review agreement    # kappa per kind, disagreements, resolutions still missing
 
 :mod:`.decisions` enumerates the decisions and draws the sample, :mod:`.sheet` writes the blind sheet,
 :mod:`.review` compares the reviewer's calls with the first decisions; the command line is :mod:`.__main__`.

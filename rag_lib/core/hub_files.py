@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_lib.config import shown_path
+from rag_lib.core.config import shown_path
 
 
 def models_dir(explicit: str | os.PathLike[str] | None = None) -> Path | None:

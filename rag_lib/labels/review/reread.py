@@ -3,7 +3,7 @@
 Labels v3 decided most pooled candidates by a string rule: a chunk stating none, or only some, of a piece's key
 facts is not gold for it. The blind second pass found gold pairs that rule refused (a chunk stating the piece in
 other words). This selects every such decision whose chunk comes close to the piece by a stated rule, and writes
-them as a blind sheet (the chunk items of :mod:`rag_lib.label_review.sheet`: question, pieces, chunk; never the
+them as a blind sheet (the chunk items of :mod:`rag_lib.labels.review.sheet`: question, pieces, chunk; never the
 decision or its reason) for readers who judge each item without the first decision:
 
 - the rule's reason says **partial**: the chunk states some of the piece's key facts, not all;
@@ -15,8 +15,8 @@ Items are listed in draw order (``sha256(seed|chunk|key)``, the blind pass's has
 After the re-read, :func:`missed_sample` draws a fresh seeded sample of the other not-gold pairs (none of them
 re-read), for blind readers too: the share they call gold estimates the gold still missing from the labels.
 
-    python -m rag_lib.label_review reread     # writes data/benchmark/reread_v4/sheet.yaml
-    python -m rag_lib.label_review missed     # writes data/benchmark/reread_v4/missed_sheet.yaml
+    python -m rag_lib.labels.review reread     # writes data/benchmark/reread_v4/sheet.yaml
+    python -m rag_lib.labels.review missed     # writes data/benchmark/reread_v4/missed_sheet.yaml
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from typing import Any
 
 import yaml
 
-from rag_lib.config import BENCHMARK_DIR
+from rag_lib.core.config import BENCHMARK_DIR
 from rag_lib.evaluation.readers import REREAD_DIR, NewGold, load_judgments, majority_gold, missed_gold
-from rag_lib.label_review.decisions import LabelDecision, draw_hash
-from rag_lib.label_review.review import cohen_kappa
-from rag_lib.label_review.sheet import INSTRUCTIONS
+from rag_lib.labels.review.decisions import LabelDecision, draw_hash
+from rag_lib.labels.review.review import cohen_kappa
+from rag_lib.labels.review.sheet import INSTRUCTIONS
 
 REREAD_SHEET_PATH = REREAD_DIR / "sheet.yaml"
 POLICY_PATH = REREAD_DIR / "policy.yaml"  # decisions made by applying a stated policy, not by the readers
@@ -94,7 +94,7 @@ def reread_sheet(selected: Sequence[tuple[LabelDecision, str]]) -> dict[str, Any
     """The blind sheet of the re-read: the chunk items' context only, in draw order."""
     items = [{"id": f"r{i:03d}", "kind": "chunk", "ref": d.ref, **d.show} for i, (d, _) in enumerate(selected, 1)]
     return {
-        "how": "python -m rag_lib.label_review reread; each reader judges every item into their own file, by id",
+        "how": "python -m rag_lib.labels.review reread; each reader judges every item into their own file, by id",
         "selection": f"not-gold decisions of the key-fact rule (pool_decisions.yaml) whose chunk states some of a "
                      f"piece's key facts (partial) or holds at least {MIN_PHRASE_SHARE:.0%} of the content words of "
                      f"a locator phrase of the question; {sum(w == 'partial' for _, w in selected)} partial, "
@@ -116,7 +116,7 @@ def missed_sample(decisions: Iterable[LabelDecision], reread: Iterable[LabelDeci
 def missed_sheet(drawn: Sequence[LabelDecision], population: int, seed: int = MISSED_SEED) -> dict[str, Any]:
     """The blind sheet of the missed-gold sample (ids ``m001`` …), in draw order."""
     return {
-        "how": "python -m rag_lib.label_review missed; each reader judges every item into their own file, by id",
+        "how": "python -m rag_lib.labels.review missed; each reader judges every item into their own file, by id",
         "selection": f"{len(drawn)} of the {population} not-gold chunk pairs not re-read, drawn by "
                      f"sha256({seed}|chunk|key)",
         "population": population,

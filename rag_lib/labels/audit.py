@@ -14,7 +14,7 @@ none of them gold yet:
     locator phrases, light-stemmed as in the aspect gate).
 
 ``pool``
-    With a pool (:mod:`rag_lib.label_pool`, labels v3): every chunk in the Top-10 of any reported
+    With a pool (:mod:`rag_lib.labels.pool`, labels v3): every chunk in the Top-10 of any reported
     configuration (retriever, embedder, mechanism variant, phrasing, batch), shown with its pool sources.
     It is settled when a locator makes it gold for a piece, or a decision covers every piece.
 
@@ -25,7 +25,7 @@ v3, the pool's candidates): question, piece, chunk, ``gold`` or ``not_gold``, re
 flags undecided ones, and flags a decision the labels do not carry out (a ``gold`` chunk the locators
 do not resolve to, or a ``not_gold`` one they do).
 
-Run it: ``python -m rag_lib.benchmark --audit`` (``--question q07`` for one question,
+Run it: ``python -m rag_lib.labels audit`` (``--question q07`` for one question,
 ``--no-rank`` to skip the retrieval part, which needs the default embedder).
 """
 
@@ -41,10 +41,10 @@ from typing import Any
 import yaml
 
 from rag_lib.benchmark import LANGS, Benchmark, Piece, Question, plain_text
-from rag_lib.config import BENCHMARK_DIR
+from rag_lib.core.config import BENCHMARK_DIR
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import BenchmarkError
 from rag_lib.corpus.structural_chunking import chunk_id_slug
-from rag_lib.documents import Chunk
-from rag_lib.errors import BenchmarkError
 
 DECISIONS_PATH = BENCHMARK_DIR / "audit_decisions.yaml"
 POOL_DECISIONS_PATH = BENCHMARK_DIR / "pool_decisions.yaml"
@@ -266,7 +266,7 @@ def pool_rows(bench: Benchmark, pool: Any, decisions: Mapping[tuple[str, str, st
               chunk_ids: Iterable[str], questions: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """One row per pooled chunk of this chunk set (batch) per answerable question, with its pool sources.
 
-    ``pool`` is a :class:`rag_lib.label_pool.Pool`; chunks of another batch's pages are left out here.
+    ``pool`` is a :class:`rag_lib.labels.pool.Pool`; chunks of another batch's pages are left out here.
     """
     known = set(chunk_ids)
     rows = []
@@ -300,7 +300,7 @@ def audit(bench: Benchmark, chunks: Sequence[Chunk], rankings: Mapping[str, Mapp
     decisions
         Recorded decisions (default: :func:`load_decisions`).
     pool
-        A :class:`rag_lib.label_pool.Pool`: its candidates are listed too (``pool`` rows), each with
+        A :class:`rag_lib.labels.pool.Pool`: its candidates are listed too (``pool`` rows), each with
         its sources; ``None`` leaves them out.
     """
     decisions = load_decisions() if decisions is None else decisions
@@ -372,7 +372,7 @@ def render(result: Mapping[str, Any], bench: Benchmark, pool_sources_shown: int 
 def rankings_for(bench: Benchmark, question_ids: Iterable[str], key: str = "dense",
                  languages: Sequence[str] = LANGS, batch: str | None = None) -> dict[str, dict[str, Any]]:
     """Full rankings of each question's own wording per language (default embedder, dense) on ``batch``."""
-    from rag_lib.workbench import Workbench
+    from rag_lib.pipeline.workbench import Workbench
 
     wb = Workbench(batch)
     return {qid: {lang: wb.rank(bench[qid].text(lang), key) for lang in languages} for qid in question_ids}

@@ -1,7 +1,7 @@
 """List every declared condition: the run configuration, the runs of ``config.yaml`` with each
 notebook's parameters, and the parameters of each mechanism.
 
-    python -m rag_lib.experiments --list
+    python -m rag_lib.runner --list
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ def conditions() -> list[dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from rag_lib.config import RunConfig
+    from rag_lib.core.config import RunConfig
 
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.experiments", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.runner", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--list", action="store_true", help="print every declared condition and its parameters")
     parser.add_argument("--json", action="store_true", help="as JSON")

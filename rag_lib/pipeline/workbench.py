@@ -1,6 +1,6 @@
 """The workbench: chunks, benchmark, embedders and retrievers of one configuration, built once.
 
-Notebooks, the command line and :func:`rag_lib.explain.explain` all go through it, so a question
+Notebooks, the command line and :func:`rag_lib.pipeline.explain.explain` all go through it, so a question
 is ranked the same way everywhere.
 
 >>> wb = Workbench()                                            # doctest: +SKIP
@@ -20,14 +20,14 @@ import pandas as pd
 
 from rag_lib.benchmark import Benchmark, Question, load_benchmark
 from rag_lib.benchmark.batch_labels import BatchBenchmark, benchmark_for
-from rag_lib.config import RunConfig, default_batch, record_vectors_dir
+from rag_lib.core.config import RunConfig, default_batch, record_vectors_dir
+from rag_lib.core.documents import Chunk
+from rag_lib.core.errors import WorkbookError
 from rag_lib.corpus import load_chunks
-from rag_lib.documents import Chunk
 from rag_lib.embedding import get_embedder
 from rag_lib.embedding.base import BaseEmbedder
 from rag_lib.embedding.pinned import VectorRecorder
 from rag_lib.embedding.store import EmbeddingMatrix, EmbeddingStore
-from rag_lib.errors import WorkbookError
 from rag_lib.evaluation import Measure, default_measures, evaluate
 from rag_lib.retrieval import Ranking, Retriever, get_retriever
 

@@ -16,12 +16,12 @@ from typing import Any
 import pandas as pd
 
 from rag_lib.benchmark import Question
-from rag_lib.errors import WorkbookError, shortened
+from rag_lib.core.errors import WorkbookError, shortened
 from rag_lib.evaluation import Diagnosis, diagnose, piece_ranks
 from rag_lib.generation.base import question_problem
+from rag_lib.pipeline.workbench import Workbench
 from rag_lib.presentation.tables import Table
 from rag_lib.retrieval import Ranking
-from rag_lib.workbench import Workbench
 
 
 @dataclass

@@ -11,8 +11,8 @@ from typing import Any
 
 import yaml
 
-from rag_lib.config import BENCHMARK_DIR
-from rag_lib.label_review.decisions import KINDS, LABELS, LabelDecision
+from rag_lib.core.config import BENCHMARK_DIR
+from rag_lib.labels.review.decisions import KINDS, LABELS, LabelDecision
 
 REVIEW_PATH = BENCHMARK_DIR / "blind_review.yaml"
 RESOLUTIONS_PATH = BENCHMARK_DIR / "blind_review_resolutions.yaml"

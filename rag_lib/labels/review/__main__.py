@@ -1,11 +1,11 @@
 """A second, blind pass over the benchmark's label decisions (issue 27, item 2).
 
-    python -m rag_lib.label_review sheet        # writes data/benchmark/blind_review_sheet.yaml
-    python -m rag_lib.label_review agreement    # kappa per kind, disagreements, resolutions still missing
-    python -m rag_lib.label_review reread       # labels v4: the re-read sheet (rag_lib.label_review.reread)
-    python -m rag_lib.label_review missed       # labels v4: a fresh sample to estimate the gold still missed
+    python -m rag_lib.labels.review sheet        # writes data/benchmark/blind_review_sheet.yaml
+    python -m rag_lib.labels.review agreement    # kappa per kind, disagreements, resolutions still missing
+    python -m rag_lib.labels.review reread       # labels v4: the re-read sheet (rag_lib.labels.review.reread)
+    python -m rag_lib.labels.review missed       # labels v4: a fresh sample to estimate the gold still missed
 
-What the pass decides, and how it draws: :mod:`rag_lib.label_review`.
+What the pass decides, and how it draws: :mod:`rag_lib.labels.review`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from rag_lib.label_review.decisions import all_decisions
-from rag_lib.label_review.reread import (
+from rag_lib.labels.review.decisions import all_decisions
+from rag_lib.labels.review.reread import (
     MISSED_SHEET_PATH,
     REREAD_SHEET_PATH,
     candidates,
@@ -27,7 +27,7 @@ from rag_lib.label_review.reread import (
     reread_report,
     reread_sheet,
 )
-from rag_lib.label_review.review import (
+from rag_lib.labels.review.review import (
     RESOLUTIONS_PATH,
     REVIEW_PATH,
     agreement,
@@ -36,11 +36,11 @@ from rag_lib.label_review.review import (
     table,
     unresolved,
 )
-from rag_lib.label_review.sheet import SHEET_PATH, dump, sheet
+from rag_lib.labels.review.sheet import SHEET_PATH, dump, sheet
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m rag_lib.label_review", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m rag_lib.labels.review", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     s = sub.add_parser("sheet", help=f"write the blind sheet ({SHEET_PATH.name})")
     s.add_argument("--out", type=Path, default=SHEET_PATH)

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from rag_lib.config import DATA_DIR
+from rag_lib.core.config import DATA_DIR
 
 
 def _read(name: str) -> dict[str, Any]:

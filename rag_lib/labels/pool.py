@@ -13,8 +13,8 @@ A ranking that fails (an LLM call without a record) is counted in ``failed``, ne
 each reported configuration that is not pooled. The pool is stored as data
 (:data:`POOL_PATH`) so the audit reads it without ranking anything:
 
-    python -m rag_lib.label_pool            # rank and write data/benchmark/pool.json (replays LLM calls)
-    python -m rag_lib.benchmark --audit     # shows each pooled candidate with its pool sources
+    python -m rag_lib.labels.pool            # rank and write data/benchmark/pool.json (replays LLM calls)
+    python -m rag_lib.labels audit     # shows each pooled candidate with its pool sources
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from rag_lib.benchmark.pool import (  # noqa: F401 - the pool's types, re-export
     load_pool,
     merge,
 )
-from rag_lib.errors import BenchmarkError
+from rag_lib.core.errors import BenchmarkError
 from rag_lib.results.recovery import RecoveryExperimentResult
 
 
@@ -82,9 +82,9 @@ def workbook_configurations(batch: str, bench: Benchmark, use_llm: bool = True,
     the wide batch restricted to each size and seed's pages).
     """
     import rag_lib.experiments.mechanisms.catalog  # noqa: F401 - declares the mechanisms
-    from rag_lib.config import default_batch, results_dir
+    from rag_lib.core.config import default_batch, results_dir
     from rag_lib.experiments.mechanisms.registry import BaselineDense, BuildContext, get_mechanism
-    from rag_lib.workbench import RunKey, Workbench
+    from rag_lib.pipeline.workbench import RunKey, Workbench
 
     root = results_root or results_dir()
     wb = Workbench(batch)
@@ -181,7 +181,7 @@ def _uncached(wb: Any, embedder: str) -> int:
 
 def _corpus_size_configurations(wb: Any, batch: str) -> list[Configuration]:
     """12's nested corpora smaller than ``batch`` (and larger than the labelled batch): dense restricted."""
-    from rag_lib.config import default_batch
+    from rag_lib.core.config import default_batch
     from rag_lib.corpus import load_chunks
     from rag_lib.experiments.corpus_size import page_orders, restrict, scale_settings
 
@@ -208,8 +208,8 @@ def workbook_pool(batches: Sequence[str] | None = None, use_llm: bool = True, de
 
     ``checkpoint``: written after each configuration (a long run can be read while it goes on).
     """
-    from rag_lib.config import settings
-    from rag_lib.workbench import Workbench
+    from rag_lib.core.config import settings
+    from rag_lib.pipeline.workbench import Workbench
 
     pools: list[Pool] = []
     with _replay_only():
@@ -227,7 +227,7 @@ def workbook_pool(batches: Sequence[str] | None = None, use_llm: bool = True, de
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m rag_lib.label_pool``: build the pool and write it (default ``data/benchmark/pool.json``)."""
+    """``python -m rag_lib.labels.pool``: build the pool and write it (default ``data/benchmark/pool.json``)."""
     import argparse
 
     parser = argparse.ArgumentParser(description=main.__doc__)

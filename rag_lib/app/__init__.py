@@ -1,0 +1,1 @@
+"""What an analyst runs by hand: the rank explorer and the check of computed vectors against the pinned ones."""

@@ -1,0 +1,1 @@
+"""The stages assembled for a snapshot (the workbench), and one question taken through them (answer, explain)."""
