@@ -94,3 +94,17 @@ def test_a_gate_decline_names_the_answerer_that_was_not_asked(capsys: pytest.Cap
     assert "answerer: extractive-overlap (extractive" in out and "gate" not in out.split("answerer: ")[1].split("\n")[0]
     assert "it was not asked (the gate declined first)" in out
     assert " >   (" not in out  # a chunk without a heading shows no empty "> "
+
+
+def test_the_first_run_note_counts_only_the_chunks_not_pinned(tmp_path, monkeypatch) -> None:
+    from rag_lib.__main__ import first_embedding_note
+    from rag_lib.embedding import EmbeddingStore
+    from rag_lib.pipeline.workbench import Workbench
+
+    monkeypatch.setenv("RAG_PROGRESS", "1")
+    wb = Workbench(store=EmbeddingStore(tmp_path / "empty-cache", progress=False))
+    assert first_embedding_note(wb, "dense") is None  # every chunk of the labelled batch is pinned: nothing to wait for
+    embedder = wb.embedder()
+    monkeypatch.setattr(embedder, "pins", None)
+    note = first_embedding_note(wb, "dense")
+    assert note is not None and f"embedding {len(wb.embeddable)} of the corpus's {len(wb.embeddable)} chunks" in note

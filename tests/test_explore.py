@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from IPython.display import HTML, Image
 
 from rag_lib.app import explore
+from rag_lib.presentation.figures import ranks as explore_figures
 
 
 @pytest.fixture(scope="module")
@@ -49,13 +51,22 @@ def test_the_explorer_reranks_when_a_control_changes(monkeypatch, capsys, workbe
 def test_the_explorer_compares_two_configurations(monkeypatch, workbench) -> None:
     shown: list[Any] = []
     monkeypatch.setattr("IPython.display.display", lambda *objs: shown.extend(objs))
+    figures: list[Any] = []
+    real = explore_figures.rank_moves_figure
+    monkeypatch.setattr(explore_figures, "rank_moves_figure", lambda *a: figures.append(real(*a)) or figures[-1])
     box = explore.build_explorer(workbench, question="q07", lang="zh", k=5)
     key, other, _ = box.children[2].children
     other.value = "bm25"
-    figure = shown[-1]
+    figure = figures[-1]
     assert figure.axes[0].get_title() == "how the ranks move"
     assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == [key.value, "bm25"]
-    assert any(explore.BM25_SCALE_NOTE in getattr(obj, "data", "") for obj in shown)
+    # What reaches the page is a PNG (a Figure object showed as "<Figure size ...>" text in JupyterLab) ...
+    images = [obj for obj in shown if isinstance(obj, Image)]
+    assert len(images) == 1 and images[0].data.startswith(b"\x89PNG")
+    # ... beside both rankings: the compared configuration's table is on the page too.
+    tables = next(obj.data for obj in shown if isinstance(obj, HTML) and "display:flex" in obj.data)
+    assert tables.count("<table") >= 4 and "bm25" in tables
+    assert any(explore.BM25_SCALE_NOTE in getattr(obj, "data", "") for obj in shown if isinstance(obj, HTML))
 
 
 def test_rank_moves_follow_the_gold_pieces_or_the_top_k(workbench) -> None:

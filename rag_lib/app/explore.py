@@ -69,6 +69,13 @@ def answer_stages_html(question_id: str, lang: str, root: Path | None = None) ->
             f"<th>stage</th></tr>{body}</table>")
 
 
+def side_by_side(left: str, right: str) -> str:
+    """Two HTML views next to each other (each keeps its own width; the pair scrolls sideways on a narrow page)."""
+    cell = '<div style="flex:0 0 auto">{}</div>'
+    return f'<div style="display:flex;gap:2em;align-items:flex-start;overflow-x:auto">{cell.format(left)}' \
+           f"{cell.format(right)}</div>"
+
+
 def build_explorer(workbench: Workbench | None = None, question: str = "q07", lang: str = "zh",
                    k: int | None = None) -> Any:
     """A widget box: benchmark question picker or free text, configuration, a second configuration to
@@ -81,9 +88,9 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
     a benchmark question, where notebook 10's answers to it were lost (:func:`answer_stages_html`).
     """
     import ipywidgets as w
-    from IPython.display import HTML, display
+    from IPython.display import HTML, Image, display
 
-    from rag_lib.presentation.figures.ranks import rank_moves_figure
+    from rag_lib.presentation.figures.ranks import figure_png, rank_moves_figure
 
     wb = workbench or Workbench()
     k = wb.config.top_k(k)
@@ -102,7 +109,8 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
     deepest = w.Checkbox(value=True, description="rows down to the deepest piece", style=label)
     rows = w.IntSlider(value=20, min=5, max=200, step=5, description="rows", continuous_update=False, disabled=True,
                        style=label)
-    out = w.Output()
+    # The view scrolls inside its own box, so the controls above stay on screen beside a long ranking.
+    out = w.Output(layout=w.Layout(max_height="720px", overflow="auto", border="1px solid #ddd"))
     quiet = {"on": False}  # set while one control is updated from another, so the view refreshes once
 
     def relabel(*_: Any) -> None:  # the picker speaks the chosen language
@@ -140,13 +148,18 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
                 print(f"error: {exc}")
                 return
             shown = result.default_rows() if deepest.value else rows.value
-            display(HTML(result.html(shown)))
+            if compared is None:
+                display(HTML(result.html(shown)))
+            else:  # the two rankings side by side, and the slope chart of how the pieces move between them
+                display(HTML(side_by_side(result.html(shown), compared.html(shown))))
+                figure = rank_moves_figure(rank_moves(result, compared), key.value, other.value, cut.value)
+                # As PNG bytes: a Figure object reaches the page only where the inline backend registered its
+                # formatter, and the workbook renders with Agg (in JupyterLab it arrived as "<Figure ...>").
+                display(Image(data=figure_png(figure), format="png"))
             if question in {q.id for q in wb.benchmark.questions()}:
                 display(HTML(answer_stages_html(question, language.value)))
             if "bm25" in (key.value, other.value):
                 display(HTML(f"<p><i>{BM25_SCALE_NOTE}</i></p>"))
-            if compared is not None:
-                display(rank_moves_figure(rank_moves(result, compared), key.value, other.value, cut.value))
 
     language.observe(relabel, names="value")
     for control in (picker, text, key, other, cut, language, deepest, rows):

@@ -3,6 +3,7 @@ moves, and the share of questions whose worst piece is within each rank."""
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,13 @@ def rank_moves_figure(moves: Sequence[Mapping[str, Any]], left: str, right: str,
         legend_outside(ax)
         plt.close(fig)  # displayed by the caller; closing keeps pyplot from showing it a second time
         return fig
+
+
+def figure_png(fig: plt.Figure) -> bytes:
+    """``fig`` as PNG bytes, for a live view that must not depend on the notebook's matplotlib backend."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
+    return buffer.getvalue()
 
 
 def worst_rank_cdf(worst_ranks: Mapping[str, Mapping[str, int | None]], path: Path, cuts: Sequence[int] = (5, 10),
