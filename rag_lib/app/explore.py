@@ -151,7 +151,7 @@ def build_explorer(workbench: Workbench | None = None, question: str = "q07", la
             if compared is None:
                 display(HTML(result.html(shown)))
             else:  # the two rankings side by side, and the slope chart of how the pieces move between them
-                display(HTML(side_by_side(result.html(shown), compared.html(shown))))
+                display(HTML(side_by_side(result.html(shown, compact=True), compared.html(shown, compact=True))))
                 figure = rank_moves_figure(rank_moves(result, compared), key.value, other.value, cut.value)
                 # As PNG bytes: a Figure object reaches the page only where the inline backend registered its
                 # formatter, and the workbook renders with Agg (in JupyterLab it arrived as "<Figure ...>").

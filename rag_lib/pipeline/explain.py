@@ -65,9 +65,11 @@ class Explanation:
                  ("not ranked" if p["rank"] is None else f"{p['gap_to_top_k_cut']:.4f} below the cut"),
                  "what": p["what"]} for p in self.pieces]
 
-    def ranking_table(self, n: int | None = None, with_chunk_ids: bool = True) -> Table:
+    def ranking_table(self, n: int | None = None, with_chunk_ids: bool = True, compact: bool = False) -> Table:
         rows = self.table.head(n or self.default_rows()).to_dict("records")
-        columns = ["rank", "score", "piece", "page", "heading", *(["chunk"] if with_chunk_ids else [])]
+        columns = ["rank", "score", "piece", "page"]
+        if not compact:
+            columns += ["heading", *(["chunk"] if with_chunk_ids else [])]
         return Table(rows, columns, decimals=4, rule_after=self.k, rule_label=f"top-{self.k} cut")
 
     def to_string(self, rows: int | None = None, width: int | None = 100) -> str:
@@ -81,11 +83,14 @@ class Explanation:
     def __str__(self) -> str:
         return self.to_string()
 
-    def html(self, rows: int | None = None) -> str:
-        """The HTML view with ``rows`` ranked chunks (default: :meth:`default_rows`)."""
+    def html(self, rows: int | None = None, compact: bool = False) -> str:
+        """The HTML view with ``rows`` ranked chunks (default: :meth:`default_rows`). ``compact`` keeps the
+        pieces' ranks and each chunk's page only (no piece descriptions, headings or chunk ids), narrow enough
+        to stand beside another configuration's view."""
         first, second = (html.escape(line) for line in self.summary().split("\n", 1))
-        pieces = Table(self.piece_rows(), decimals=4).to_html() if self.pieces else ""
-        return f"<p><b>{first}</b><br>{second}</p>{pieces}{self.ranking_table(rows).to_html()}"
+        columns = ["piece", "rank", "score", f"vs top-{self.k}", *([] if compact else ["what"])]
+        pieces = Table(self.piece_rows(), columns, decimals=4).to_html() if self.pieces else ""
+        return f"<p><b>{first}</b><br>{second}</p>{pieces}{self.ranking_table(rows, compact=compact).to_html()}"
 
     def _repr_html_(self) -> str:
         return self.html()
