@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from rag_lib.evaluation.claim_checks import agreement, draw_sheet, verdict
+from rag_lib.evaluation.claim_checks import agreement, answer_claims, draw_sheet, verdict
 
 SHEET = [{"id": "zh:a01", "claims": [{"n": 1}, {"n": 2}]}, {"id": "en:a01", "claims": [{"n": 1}]},
          {"id": "en:a02", "claims": [{"n": 1}]}]
@@ -37,3 +37,26 @@ def test_the_sheet_holds_only_shown_answers_their_claims_and_questions() -> None
     assert sorted(e["id"] for e in sheet) == ["en:a01", "zh:a01"]
     assert set(sheet[0]) == {"id", "question", "answer", "claims"}  # no key facts, no verdicts
     assert [c["claim"] for c in sheet[0]["claims"]] == ["It is 3 MB.", "It is free."]
+
+
+def test_a_draw_per_language_does_not_depend_on_the_other_language() -> None:
+    def runs(en_answers: int) -> dict:
+        rows = {"zh:ungated": {"rows": [{"question": f"a{i:02d}", "status": "answered", "answer": f"答案 {i}。"}
+                                        for i in range(10)]},
+                "en:ungated": {"rows": [{"question": f"a{i:02d}", "status": "answered", "answer": f"Answer {i}."}
+                                        for i in range(en_answers)]}}
+        return {"answers": {"claims": {"runs": rows}}}
+
+    questions = {(lang, f"a{i:02d}"): "?" for lang in ("zh", "en") for i in range(10)}
+    zh_only = draw_sheet(runs(0), questions, generator="claims", per_language=4, languages=("zh",))
+    both = draw_sheet(runs(10), questions, generator="claims", per_language=4)
+    assert [e["id"] for e in zh_only] == [e["id"] for e in both[:4]]  # the zh draw is the same with en added
+    assert [e["id"][:2] for e in both] == ["zh"] * 4 + ["en"] * 4
+    assert len({e["id"] for e in both}) == 8
+
+
+def test_the_claims_pipeline_keeps_its_own_claims_on_the_sheet() -> None:
+    answer = "Only change its bindings (i.e. a variable) without reloading code.\nSecrets are encrypted."
+    assert answer_claims(answer, "claims") == ["Only change its bindings (i.e. a variable) without reloading code.",
+                                               "Secrets are encrypted."]
+    assert len(answer_claims(answer, "narrowed")) != 2  # the sentence split cuts at "i.e.": not the model's claims

@@ -29,24 +29,45 @@ from rag_lib.verification import claims_of
 CLAIM_VERDICTS = ("true", "false", "not_a_claim")
 ANSWER_VERDICTS = ("complete", "partial", "no")
 SHEET_RUN = "ungated"  # every question answered, so the draw is not shaped by a gate
+LINE_CLAIMS = {"claims"}  # generators whose shown answer is its claims, one per line
 
 
 def draw_sheet(results: Mapping[str, Any], questions: Mapping[tuple[str, str], str], *, seed: int = 0,
-               generator: str = "narrowed", at_least: int = 80) -> list[dict[str, Any]]:
-    """Every shown answer of ``generator`` (both languages) in a seeded order, as the readers see them.
+               generator: str = "narrowed", at_least: int = 80, per_language: int | None = None,
+               languages: Sequence[str] = ("zh", "en")) -> list[dict[str, Any]]:
+    """Every shown answer of ``generator`` in a seeded order, as the readers see them.
 
     ``questions`` maps ``(lang, id)`` to the question's text. All shown answers are drawn when there are
-    fewer than ``at_least``; the sheet says how many there were.
+    fewer than ``at_least``. With ``per_language``, each language is drawn on its own (seeded by seed and
+    language, so one language's draw does not depend on the other's answers): a sheet can be judged one
+    language at a time and grow by the next without changing what was drawn.
     """
-    shown = [(lang, row) for lang in ("zh", "en")
-             for row in results["answers"][generator]["runs"][f"{lang}:{SHEET_RUN}"]["rows"]
-             if row["status"] == "answered"]
-    random.Random(seed).shuffle(shown)
-    drawn = shown if len(shown) <= at_least else shown[:at_least]
+    def shown(lang: str) -> list[tuple[str, Any]]:
+        rows = results["answers"][generator]["runs"][f"{lang}:{SHEET_RUN}"]["rows"]
+        return [(lang, row) for row in rows if row["status"] == "answered"]
+
+    if per_language is None:
+        pool = [pair for lang in languages for pair in shown(lang)]
+        random.Random(seed).shuffle(pool)
+        drawn = pool if len(pool) <= at_least else pool[:at_least]
+    else:
+        drawn = []
+        for lang in languages:
+            pool = shown(lang)
+            random.Random(f"{seed}:{lang}").shuffle(pool)
+            drawn += pool[:per_language]
     return [{"id": f"{lang}:{row['question']}", "question": questions[(lang, row["question"])],
              "answer": row["answer"], "claims": [{"n": n, "claim": claim} for n, claim in
-                                                 enumerate(claims_of(row["answer"]), start=1)]}
+                                                 enumerate(answer_claims(row["answer"], generator), start=1)]}
             for lang, row in drawn]
+
+
+def answer_claims(answer: str, generator: str) -> list[str]:
+    """The claims of a shown answer as its pipeline made them: the claims pipeline shows one claim per line (the
+    model wrote them apart); the others' claims are the verification stage's split of the text."""
+    if generator in LINE_CLAIMS:
+        return [line.strip() for line in answer.split("\n") if line.strip()]
+    return claims_of(answer)
 
 
 @dataclass(frozen=True)
