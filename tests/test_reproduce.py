@@ -138,3 +138,24 @@ def test_every_declared_run_and_read_is_consistent() -> None:
     assert all(position[o.name] < position[r.name] for r in planned for o in reads_of(r, planned))
     assert {o.name for o in reads_of(next(r for r in planned if r.name == "08_summary"), planned)} >= {
         "01_embedding_bakeoff", "10_local_llm", "06_q7_mechanism-hybrid"}
+
+
+def test_a_runs_code_input_is_the_import_closure_of_its_notebook() -> None:
+    """Editing one experiment's module re-runs the runs that reach it, not every notebook."""
+    from rag_lib.core.config import PACKAGE_DIR
+    from rag_lib.results.runs import planned_runs
+    from rag_lib.runner.closure import closure
+
+    runs = {r.name: r for r in planned_runs()}
+    reach = {name: {p.relative_to(PACKAGE_DIR).as_posix() for p in closure([runs[name].source])}
+             for name in ("01_embedding_bakeoff", "13_ann", "06_q7_mechanism-hybrid")}
+    assert "experiments/ann.py" in reach["13_ann"] and "experiments/ann.py" not in reach["01_embedding_bakeoff"]
+    assert "experiments/bakeoff.py" in reach["01_embedding_bakeoff"] and "experiments/bakeoff.py" not in reach["13_ann"]
+    for files in reach.values():  # what every run imports, and the __init__ of each package on the way
+        assert {"__init__.py", "core/__init__.py", "core/config.py"} <= files
+    # a backend the lazy registry names as "rag_lib.embedding.e5_fast_backend:E5FastEmbedder" is reached
+    assert "embedding/e5_fast_backend.py" in reach["01_embedding_bakeoff"]
+    # the mechanism catalog imports all its modules itself: every one is reached
+    catalog_dir = PACKAGE_DIR / "experiments/mechanisms/catalog"
+    catalog = {p.relative_to(PACKAGE_DIR).as_posix() for p in catalog_dir.glob("*.py")}
+    assert catalog <= reach["06_q7_mechanism-hybrid"]

@@ -137,6 +137,11 @@ def agreement(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[st
 
 CHECKS_DIR = REPO_ROOT / "data" / "claim_checks"
 LEFT_OUT = ("zh:a44",)  # its verdict was written into both readers' instructions as the format's example
+# Each committed hand check: the generator whose shown answers it judged, its folder, answers not judged blind.
+CHECKS: dict[str, tuple[str, Path, tuple[str, ...]]] = {
+    "narrowed": ("narrowed", CHECKS_DIR, LEFT_OUT),
+    "claims": ("claims", CHECKS_DIR / "claims_v4", ()),
+}
 
 
 @dataclass(frozen=True)
@@ -150,9 +155,11 @@ class ClaimCheck:
     agreement: ClaimAgreement
 
 
-def claim_check(rows: Mapping[str, Mapping[str, Any]], folder: Path | None = None) -> ClaimCheck:
-    """The readers' judgements in ``folder`` (default ``data/claim_checks``) against the narrowed pipeline's
-    ungated ``rows`` ("lang:question" → a stored answer row: ``status``, ``answer``, ``correct``)."""
+def claim_check(rows: Mapping[str, Mapping[str, Any]], folder: Path | None = None,
+                left_out: Sequence[str] = LEFT_OUT) -> ClaimCheck:
+    """The readers' judgements in ``folder`` (default ``data/claim_checks``: the narrowed pipeline's) against its
+    pipeline's ungated ``rows`` ("lang:question" → a stored answer row: ``status``, ``answer``, ``correct``);
+    ``left_out``: answers that were not judged blind."""
     import yaml
 
     folder = folder or CHECKS_DIR
@@ -160,10 +167,10 @@ def claim_check(rows: Mapping[str, Mapping[str, Any]], folder: Path | None = Non
     readers = [yaml.safe_load((folder / f"reader_{r}.yaml").read_text(encoding="utf-8"))["answers"]
                for r in ("a", "b")]
     # Judged answers the pipeline still shows with the same text; a later rule that withholds one takes it out.
-    still = [entry for entry in sheet if entry["id"] not in LEFT_OUT and rows[entry["id"]]["status"] == "answered"
+    still = [entry for entry in sheet if entry["id"] not in left_out and rows[entry["id"]]["status"] == "answered"
              and rows[entry["id"]]["answer"] == entry["answer"]]
     correct = {key: row["correct"] for key, row in rows.items()}
-    return ClaimCheck(len(sheet), len(still), list(LEFT_OUT), agreement(still, *readers, correct))
+    return ClaimCheck(len(sheet), len(still), list(left_out), agreement(still, *readers, correct))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -173,13 +180,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m rag_lib.evaluation.claim_checks", description=main.__doc__)
     parser.add_argument("--results", default=str(REPO_ROOT / "results" / "10_local_llm" / "results.json"))
+    parser.add_argument("--check", choices=sorted(CHECKS), default="narrowed",
+                        help="which hand check: narrowed (data/claim_checks) or claims (data/claim_checks/claims_v4)")
     args = parser.parse_args(argv)
     results = json.loads(Path(args.results).read_text(encoding="utf-8"))
+    generator, folder, left_out = CHECKS[args.check]
     rows = {f"{lang}:{row['question']}": row for lang in ("zh", "en")
-            for row in results["answers"]["narrowed"]["runs"][f"{lang}:{SHEET_RUN}"]["rows"]}
-    check = claim_check(rows)
-    print(f"{check.compared} of {check.drawn} drawn answers ({', '.join(check.left_out)} left out: not blind; "
-          f"{check.drawn - len(check.left_out) - check.compared} no longer shown as judged)")
+            for row in results["answers"][generator]["runs"][f"{lang}:{SHEET_RUN}"]["rows"]}
+    check = claim_check(rows, folder, left_out)
+    print(f"{check.compared} of {check.drawn} drawn answers ({', '.join(check.left_out) or 'none'} left out: not "
+          f"blind; {check.drawn - len(check.left_out) - check.compared} no longer shown as judged)")
     for line in check.agreement.lines():
         print(line)
     return 0

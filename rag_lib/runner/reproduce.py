@@ -44,15 +44,17 @@ from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV
 from rag_lib.results.run_times import cache_state, duration, record_run_times
 from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
 from rag_lib.results.store import RESULTS_FILE
+from rag_lib.runner.closure import closure, settings_files
 from rag_lib.runner.execution import RUNNING_PREFIX, RUNNING_SUFFIX, execute
 from rag_lib.runner.notebooks import notebook_parameters, notebook_question
 
 LOCK_NAME = ".reproduce.lock"
 
 
-# What a notebook's results depend on. Derived corpus files (rebuilt by 00_corpus) and the caches
-# (embeddings, recorded LLM calls) are left out: they follow from these inputs.
-_INPUT_ROOTS = ("rag_lib", "data", "requirements.txt")
+# What every notebook's results depend on besides its own code (runner/closure.py: the rag_lib modules its source
+# reaches, and rag_lib's settings files). Derived corpus files (rebuilt by 00_corpus) and the caches (embeddings,
+# recorded LLM calls) are left out: they follow from these inputs.
+_INPUT_ROOTS = ("data", "requirements.txt")
 _DERIVED = ("/normalized/", "chunks.jsonl", "derived.sha256.json", "__pycache__")
 
 
@@ -72,11 +74,13 @@ def recorded_calls() -> list[str]:
 
 
 def fingerprint(run: NotebookRun, earlier: list[NotebookRun], files: list[Path]) -> str:
-    """sha256 over the code, data, notebook source, parameters, the results of the runs it reads
-    (``earlier``: its declared reads) and the set of recorded LLM calls."""
+    """sha256 over the data (``files``), the notebook source and the rag_lib code it reaches (its import closure
+    and the settings files), parameters, the results of the runs it reads (``earlier``: its declared reads)
+    and the set of recorded LLM calls. Editing one experiment's module so changes only the runs that reach it."""
     digest = hashlib.sha256()
     digest.update("\n".join(recorded_calls()).encode())
-    for path in [*files, run.source, *(results_dir() / e.name / RESULTS_FILE for e in earlier)]:
+    code = [*closure([run.source]), *settings_files()]
+    for path in [*files, *code, run.source, *(results_dir() / e.name / RESULTS_FILE for e in earlier)]:
         if path.is_file():
             label = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path.relative_to(path.parents[1])
             digest.update(label.as_posix().encode())
