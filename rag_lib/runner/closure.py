@@ -61,7 +61,9 @@ def closure(roots: Iterable[Path]) -> list[Path]:
                 seen.add(module)
                 todo.append(module)
                 if module.name == "__init__.py" and _DISCOVERS_ITS_MODULES in module.read_text(encoding="utf-8"):
-                    todo += sorted(set(module.parent.glob("*.py")) - seen)
+                    discovered = sorted(set(module.parent.glob("*.py")) - seen)
+                    seen.update(discovered)
+                    todo += discovered
     return sorted(seen)
 
 
