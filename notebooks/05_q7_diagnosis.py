@@ -38,7 +38,7 @@ languages = ["zh", "en"]
 from IPython.display import Markdown, display
 
 from rag_lib.core.config import RunConfig
-from rag_lib.experiments.q7_diagnosis import findings, run_q7_diagnosis
+from rag_lib.experiments.q7_diagnosis import findings, ranks_figure, run_q7_diagnosis
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table
 
@@ -52,8 +52,9 @@ page.setup_line(result.provenance)
 # ## Piece ranks and layer, ours beside the casebook's (theirs)
 
 # %%
-table(result.rank_rows, ["source", "phrasing", "language", "C1", "C2", "C3", "C4", f"in top {config.k}", "in top 10",
-                        "layer"])
+display(table(result.rank_rows, ["source", "phrasing", "language", "C1", "C2", "C3", "C4", f"in top {config.k}",
+                                 "in top 10", "layer"]))
+page.show_figure(ranks_figure(result, report.experiment_dir(NAME) / "q7_ranks.png", config.k))
 
 # %% [markdown]
 # ## Top-10 of each phrasing and language
