@@ -49,7 +49,7 @@ n_boot = 200000  # resamples of every paired bootstrap (binary outcomes use the 
 from IPython.display import Markdown, display
 
 from rag_lib.experiments.mechanisms import findings, run_mechanism
-from rag_lib.presentation import page, report
+from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table
 
 NAME = f"06_q7_mechanism-{mechanism}"
@@ -72,7 +72,10 @@ page.setup_line(result.provenance)
 # ## Q7: first rank of each piece, baseline and after the mechanism
 
 # %%
-table(result.q7_rows)
+display(table(result.q7_rows))
+page.show_figure(figures.piece_ranks_of(result.q7_rows, ("variant", "phrasing", "language"),
+                                        report.experiment_dir(NAME) / "q7_ranks.png",
+                                        title=f"Q7: first rank of each piece, baseline and {mechanism}"))
 
 # %% [markdown]
 # ## The answerable questions each variant was compared on (`compared on`: all of them, or the sample its notes name): paired difference against the baseline

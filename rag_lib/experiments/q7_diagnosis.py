@@ -16,7 +16,7 @@ from rag_lib.core.casebook import published
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.evaluation.margins import margin_to_cut, median_gap
 from rag_lib.pipeline.workbench import Workbench
-from rag_lib.presentation.figures import piece_ranks as piece_ranks_figure
+from rag_lib.presentation.figures import piece_ranks_of
 from rag_lib.results.provenance import retriever_provenance
 from rag_lib.results.q7_diagnosis import CasebookQ7, Q7Case, Q7DiagnosisResult, TopChunk
 from rag_lib.retrieval import Ranking
@@ -145,7 +145,6 @@ def findings(result: Q7DiagnosisResult) -> list[str]:
 def ranks_figure(result: Q7DiagnosisResult, path: Path, k: int) -> Path:
     """Our first rank of each piece, one line per phrasing and language, with the Top-k and Top-10 cuts drawn
     (the casebook's ranks stay in the table: some are published only as bounds, "≤ 10")."""
-    rows = [{"row": f"{r['phrasing']} · {r['language']}", **{p: r[p] for p in ("C1", "C2", "C3", "C4")}}
-            for r in result.rank_rows if r["source"] == "ours"]
-    return piece_ranks_figure(rows, path, cuts=(k, 10) if k != 10 else (10,),
-                              title="Q7: first rank of each piece (ours; phrasing · language)")
+    ours = [r for r in result.rank_rows if r["source"] == "ours"]
+    return piece_ranks_of(ours, ("phrasing", "language"), path, cuts=(k, 10) if k != 10 else (10,),
+                          title="Q7: first rank of each piece (ours; phrasing · language)")

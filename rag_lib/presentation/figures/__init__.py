@@ -22,7 +22,7 @@ from rag_lib.presentation.figures.gates import (
     where_it_failed,
 )
 from rag_lib.presentation.figures.metrics import curves, forest, metric_bars
-from rag_lib.presentation.figures.ranks import piece_ranks, worst_rank_cdf
+from rag_lib.presentation.figures.ranks import piece_ranks, piece_ranks_of, worst_rank_cdf
 from rag_lib.presentation.figures.tradeoffs import recall_by_ef, strategy_tradeoff, tradeoff
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "gate_roc",
     "metric_bars",
     "piece_ranks",
+    "piece_ranks_of",
     "recall_by_ef",
     "reliability",
     "score_distributions",

@@ -53,6 +53,18 @@ def piece_ranks(rows: Sequence[Mapping[str, Any]], path: Path, cuts: Sequence[in
         return save(fig, path)
 
 
+def piece_ranks_of(rows: Sequence[Any], label: Sequence[str], path: Path, cuts: Sequence[int] = (5, 10),
+                   title: str = "") -> Path:
+    """:func:`piece_ranks` for stored rank rows (mappings or typed rows with ``C1``… fields): each row named by
+    its ``label`` fields, joined by " · " (e.g. variant · phrasing · language)."""
+    def field(row: Any, name: str) -> Any:
+        return row.get(name) if isinstance(row, Mapping) else getattr(row, name, None)
+
+    named = [{"row": " · ".join(str(field(r, key)) for key in label), **{p: field(r, p) for p in PIECE_STYLES}}
+             for r in rows]
+    return piece_ranks(named, path, cuts, title)
+
+
 def rank_moves_figure(moves: Sequence[Mapping[str, Any]], left: str, right: str, k: int) -> plt.Figure:
     """A slope chart for the explorer: each item's rank under ``left`` and under ``right`` (log scale,
     1 on top), joined by a line, with the top-``k`` cut drawn; an item not ranked sits at the bottom.
