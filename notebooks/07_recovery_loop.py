@@ -53,6 +53,7 @@ from rag_lib.experiments.recovery import (
     casebook_rows,
     findings,
     q7_rank_rows,
+    ranks_figure,
     run_recovery_experiment,
 )
 from rag_lib.presentation import page, report
@@ -78,6 +79,7 @@ for lang in result.languages:
     for source, entry in result.q7[lang].items():
         display(Markdown(f"**{lang} · {source}** (status {entry.status}; the source's reason: {entry.reason})"))
         display(page.markdown(report.markdown_table(q7_rank_rows(entry))))
+    page.show_figure(ranks_figure(result.q7[lang], lang, report.experiment_dir("07_recovery_loop") / f"q7_ranks_{lang}.png"))
 
 # %% [markdown]
 # THEIRS, from the casebook (bge-m3 and qwen3.8-flash on their 26-page snapshot; not measured here):

@@ -19,7 +19,8 @@ The chosen suggestion is an oracle choice from the gold labels, standing in for 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from rag_lib.core.casebook import published
 from rag_lib.core.errors import ModelUnavailableError
@@ -34,6 +35,7 @@ from rag_lib.generation.recovery import (
 )
 from rag_lib.generation.rule_decomposer import RuleDecomposer
 from rag_lib.pipeline.workbench import Workbench
+from rag_lib.presentation.figures import piece_ranks_of
 from rag_lib.results.answer_rows import GenerationRecord
 from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.recovery import (
@@ -121,6 +123,14 @@ def q7_entry(result: RecoveryResult) -> Q7Recovery:
 def q7_rank_rows(entry: Q7Recovery) -> list[RankRow]:
     """Q7's rank table of one source (the report's): the original question's ranks, then each suggestion's."""
     return [{"suggestion": "(original question)", **entry.baseline}, *entry.ranks]
+
+
+def ranks_figure(q7: Mapping[str, Q7Recovery], lang: str, path: Path) -> Path:
+    """Q7's first ranks in one language: per source, the original question and each suggestion (numbered as in
+    the tables above), with the Top-5 and Top-10 cuts drawn."""
+    rows = [{**row, "source": source, "asked": "original" if i == 0 else f"suggestion {i}"}
+            for source, entry in q7.items() for i, row in enumerate(q7_rank_rows(entry))]
+    return piece_ranks_of(rows, ("source", "asked"), path, title=f"Q7 ({lang}): first rank of each piece per question")
 
 
 def summarise(results: Sequence[RecoveryResult]) -> RecoveryCounts:
