@@ -60,3 +60,20 @@ def test_the_claims_pipeline_keeps_its_own_claims_on_the_sheet() -> None:
     assert answer_claims(answer, "claims") == ["Only change its bindings (i.e. a variable) without reloading code.",
                                                "Secrets are encrypted."]
     assert len(answer_claims(answer, "narrowed")) != 2  # the sentence split cuts at "i.e.": not the model's claims
+
+
+@pytest.mark.parametrize("check", ["narrowed", "claims"])
+def test_each_committed_check_judges_every_claim_of_its_sheet(check: str) -> None:
+    from rag_lib.evaluation.claim_checks import ANSWER_VERDICTS, CHECKS
+
+    _, folder, _ = CHECKS[check]
+    sheet = yaml.safe_load((folder / "sheet.yaml").read_text(encoding="utf-8"))["answers"]
+    for reader in ("a", "b"):
+        judged = yaml.safe_load((folder / f"reader_{reader}.yaml").read_text(encoding="utf-8"))["answers"]
+        assert set(judged) == {entry["id"] for entry in sheet}, f"{check} reader {reader}: ids differ from the sheet"
+        for entry in sheet:
+            mine = judged[entry["id"]]
+            assert set(mine["claims"]) == {c["n"] for c in entry["claims"]}, f"{check} {reader} {entry['id']}"
+            assert mine["answers"] in ANSWER_VERDICTS
+            false = {n for n, v in mine["claims"].items() if verdict(v) == "false"}
+            assert false <= set(mine.get("why") or {}), f"{check} {reader} {entry['id']}: a false claim has no reason"
