@@ -176,3 +176,12 @@ def test_the_side_by_side_table_is_rendered_from_the_stored_rows_with_its_marks(
                                       "| topk: k=20 | **20** | 42 | **12** | **1** |"]
     template = '{{ side_by_side | highlight(evidence_k=evidence_k) | table(["row", "C1", "C2", "C3", "C4"]) }}'
     assert render(template, stored, {"highlight": highlight}) == shown
+
+
+def test_p_values_too_small_for_three_decimals_read_below_0_001() -> None:
+    from rag_lib.evaluation.stats import p_text
+    from rag_lib.presentation.tables import Table
+
+    assert (p_text(0.0), p_text(0.0004), p_text(0.0005), p_text(0.0312)) == ("< 0.001", "< 0.001", "0.001", "0.031")
+    cells = Table([{"metric": "hit@5", "p": 0.00001, "p_Holm": 0.2, "diff": 0.00001}], signed=("diff",)).cells()
+    assert cells == [["hit@5", "< 0.001", "0.200", "+0.000"]]  # only p-value columns; a difference keeps its sign

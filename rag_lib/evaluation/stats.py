@@ -248,6 +248,11 @@ def compare(mechanism: Sequence[float], baseline: Sequence[float], n_boot: int =
                             p=stored_value(paired_p(diffs, n_boot, seed)), diffs=tuple(diffs))
 
 
+def p_text(p: float) -> str:
+    """A p-value to three decimals, or "< 0.001" where three decimals would print it as 0.000."""
+    return "< 0.001" if p < 0.0005 else f"{p:.3f}"
+
+
 def interval_text(interval: Sequence[float]) -> str:
     """An interval of differences as tables show it: ``[-0.036, +0.071]``."""
     return f"[{interval[0]:+.3f}, {interval[1]:+.3f}]"

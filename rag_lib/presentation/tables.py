@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import is_dataclass
 from typing import Any
 
+from rag_lib.evaluation.stats import p_text
 from rag_lib.results.typed_json import encode
 
 MISSING = "—"
+_P_COLUMN = re.compile(r"^p(_holm| \(holm\)|_value)?$", re.IGNORECASE)  # p, p_holm, p_Holm, p (Holm), p_value
 
 
 def format_value(value: Any, decimals: int = 3, signed: bool = False) -> str:
@@ -82,8 +85,9 @@ class Table:
         return self.decimals.get(column, 3) if isinstance(self.decimals, Mapping) else self.decimals
 
     def cells(self) -> list[list[str]]:
-        """Every row as formatted text, in column order."""
-        return [[format_value(row.get(c), self._decimals(c), c in self.signed) for c in self.columns]
+        """Every row as formatted text, in column order; a p-value column shows "< 0.001" rather than 0.000."""
+        return [[p_text(row[c]) if _P_COLUMN.match(c) and _is_number(row.get(c)) and c not in self.signed
+                 else format_value(row.get(c), self._decimals(c), c in self.signed) for c in self.columns]
                 for row in self.rows]
 
     def _numeric(self) -> list[bool]:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.evaluation.claims import ALPHA, Family, Judgement, judge
-from rag_lib.evaluation.stats import effect_text
+from rag_lib.evaluation.stats import effect_text, p_text
 from rag_lib.results.mechanism import FailedCalls, MechanismResult, mechanism_metrics
 from rag_lib.results.summary import ComparisonRow
 from rag_lib.results.typed_json import decode, encode
@@ -78,7 +78,8 @@ def benchmark_rows(compared: Sequence[ComparisonRow], failed: dict[tuple[str, st
         j = judgement(c)
         if j.in_family and j.adjusted is not None:
             lo, hi = j.adjusted
-            judged = f"{effect_text(encode(c), 'no change')}; adjusted [{lo:+.3f}, {hi:+.3f}], p_Holm {j.p_holm:.3f}"
+            effect = effect_text(encode(c), "no change")
+            judged = f"{effect}; adjusted [{lo:+.3f}, {hi:+.3f}], p_Holm {p_text(j.p_holm)}"
         else:
             judged = "no change; fixed, outside the family"
         row[c.metric] = f"{c.baseline:.3f} → {c.value:.3f} ({judged})"
