@@ -104,7 +104,7 @@ def test_holm_column_bold_inside_larger_evidence_and_relabel_rows(tmp_path: Path
     assert got == {"mrr": None, "hit@5": 1.0, "coverage@evidence": 0.0}
     row = benchmark_rows(compared, failures(inputs.mechanisms))[0]
     assert row["coverage@evidence"] == ("0.700 → 0.900 (+0.200 [+0.200, +0.200]; adjusted [+0.200, +0.200], "
-                                        "p_Holm 0.000)")
+                                        "p_Holm < 0.001)")
     assert row["mrr"] == "0.500 → 0.500 (no change; fixed, outside the family)"
     marked = highlight(side_by_side("zh", inputs), evidence_k={"topk: k=20": 20})
     assert marked[0]["C1"] == "**20**" and marked[0]["C2"] == 42  # rank 20 is inside a Top-20 evidence
