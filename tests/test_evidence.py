@@ -264,3 +264,13 @@ def test_wilson_and_holm() -> None:
     assert holm([0.01, 0.04, 0.03, 0.5]) == [0.04, 0.09, 0.09, 0.5]
     assert paired_bootstrap_p([1.0, 0.0], [1.0, 0.0]) == 1.0  # identical scores: no evidence of a change
     assert paired_bootstrap_p([1.0] * 20, [0.0] * 20) == 0.0
+
+
+def test_a_chinese_decline_names_what_is_missing_in_chinese() -> None:
+    from rag_lib.evidence.gated import decline_text
+    from rag_lib.evidence.gates import FLOOR_MISSING
+
+    zh = decline_text("怎么配置 R2 绑定？", [FLOOR_MISSING])
+    assert zh == "提供的证据中未包含回答该问题所需的信息（相关度高于阈值的段落）。"
+    assert "floor" not in zh  # one language per sentence
+    assert FLOOR_MISSING in decline_text("How do I bind R2?", [FLOOR_MISSING])

@@ -16,6 +16,7 @@ from typing import Any
 from rag_lib.core.documents import Chunk
 from rag_lib.core.text import language_of
 from rag_lib.evidence import Gate, GateDecision
+from rag_lib.evidence.gates import FLOOR_MISSING
 from rag_lib.generation.base import GenerationResult, Generator, question_problem
 from rag_lib.generation.schema import Answer
 from rag_lib.retrieval import Ranking
@@ -36,11 +37,16 @@ class GatedResult:
                 "generator_called": self.generator_called, "result": self.result.to_json()}
 
 
+# The gates' own words for what is missing, in Chinese (an aspect gate's missing aspects are the question's words).
+_ZH_MISSING = {FLOOR_MISSING: "相关度高于阈值的段落"}
+
+
 def decline_text(question: str, missing: Sequence[str]) -> str:
     """The decline, in the question's language, naming what the evidence does not include."""
-    what = "; ".join(missing) if missing else question.strip()
     if language_of(question) == "zh":
+        what = "；".join(_ZH_MISSING.get(m, m) for m in missing) if missing else question.strip()
         return f"提供的证据中未包含回答该问题所需的信息（{what}）。"
+    what = "; ".join(missing) if missing else question.strip()
     return f"The evidence provided does not include what this question needs ({what})."
 
 

@@ -18,6 +18,9 @@ from rag_lib.retrieval import Ranking
 if TYPE_CHECKING:
     from rag_lib.generation.base import LLMGenerator
 
+# What the floor gate says the evidence lacks; decline texts render it in the asker's language (evidence/gated.py).
+FLOOR_MISSING = "any passage scoring above the relevance floor"
+
 
 # -------------------------------------------------------------------------------- decisions
 
@@ -163,7 +166,7 @@ class ScoreFloorGate:
         if best is None or best < self.floor:
             shown = "no result" if best is None else f"{best:.3f}"
             return GateDecision(False, self.name, f"best score {shown} is below the floor {self.floor:.3f}",
-                                ("any passage scoring above the relevance floor",), scores)
+                                (FLOOR_MISSING,), scores)
         return GateDecision(True, self.name, f"best score {best:.3f} ≥ floor {self.floor:.3f}", (), scores)
 
 
