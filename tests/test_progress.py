@@ -116,8 +116,9 @@ def test_rank_and_ask_announce_the_first_embedding_of_the_corpus_only(tmp_path: 
 
     monkeypatch.setenv("RAG_PROGRESS", "1")
     wb = Workbench(store=EmbeddingStore(tmp_path / "embeddings"))
+    monkeypatch.setattr(wb.embedder(), "pins", None)  # a corpus with no pinned vectors (the pinned case: test_cli.py)
     note = first_embedding_note(wb, "dense")
-    assert note is not None and f"embedding the {len(wb.embeddable)} chunks" in note
+    assert note is not None and f"embedding {len(wb.embeddable)} of the corpus's {len(wb.embeddable)} chunks" in note
     assert first_embedding_note(wb, "bm25") is None, "BM25 embeds nothing"
     monkeypatch.setenv("RAG_PROGRESS", "0")
     assert first_embedding_note(wb, "dense") is None
