@@ -37,7 +37,6 @@ def first_embedding_note(wb: Any, key: str) -> str | None:
     The embedding store's bar follows on a terminal; this line also shows where stderr is a log.
     """
     from rag_lib.core.config import progress_bars, shown_path
-    from rag_lib.embedding import input_hash
 
     embedder_name = wb.resolve(key).embedder
     if embedder_name is None or not progress_bars():
@@ -45,12 +44,11 @@ def first_embedding_note(wb: Any, key: str) -> str | None:
     embedder = wb.embedder(embedder_name)
     if wb.store.path_for(embedder).is_file():
         return None
-    inputs = embedder.embedding_inputs([c.embed_input for c in wb.embeddable], "document")
-    pinned = embedder.pins.lookup([input_hash(text) for text in inputs]) if embedder.pins is not None else {}
-    computed = len(inputs) - len(pinned)
+    computed = embedder.unpinned([c.embed_input for c in wb.embeddable], "document")
     if not computed:  # every vector is read from data/vectors: nothing to wait for
         return None
-    return (f"first run: embedding {computed} of the corpus's {len(inputs)} chunks with {embedder.name} (the rest are "
+    total = len(wb.embeddable)
+    return (f"first run: embedding {computed} of the corpus's {total} chunks with {embedder.name} (the rest are "
             f"pinned in data/vectors), once (minutes on 2 cores; cached in {shown_path(wb.store.root)}) …")
 
 

@@ -226,7 +226,7 @@ class BaseEmbedder(ABC):
         if not texts:
             return np.zeros((0, self.spec.dimension), dtype=np.float32)
         hashes = [input_hash(t) for t in self.embedding_inputs(texts, kind)]
-        found = self.pins.lookup(hashes) if self.pins is not None else {}
+        found = self._pinned(hashes)
         todo = list(dict.fromkeys(h for h in hashes if h not in found))
         if todo:
             first = {h: i for i, h in reversed(list(enumerate(hashes)))}
@@ -235,6 +235,14 @@ class BaseEmbedder(ABC):
         if self.recorder is not None:
             self.recorder.add(self.vector_description(), hashes, vectors)
         return vectors
+
+    def _pinned(self, hashes: list[str]) -> dict[str, np.ndarray]:
+        return self.pins.lookup(hashes) if self.pins is not None else {}
+
+    def unpinned(self, texts: list[str], kind: Kind) -> int:
+        """How many distinct inputs of ``texts`` have no pinned vector, i.e. would be computed."""
+        hashes = {input_hash(t) for t in self.embedding_inputs(texts, kind)}
+        return len(hashes) - len(self._pinned(list(hashes)))
 
     def _compute(self, texts: list[str], kind: Kind) -> np.ndarray:
         """Run the model on ``texts`` (none of them pinned): checked shape, normalised."""

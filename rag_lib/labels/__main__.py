@@ -19,9 +19,8 @@ from rag_lib.benchmark.batch_labels import benchmark_for
 from rag_lib.benchmark.parse import load_benchmark
 from rag_lib.benchmark.questions import DEFAULT_PATH
 from rag_lib.core.config import batch_dir
-from rag_lib.core.documents import Chunk
 from rag_lib.core.errors import cli_errors
-from rag_lib.core.io import read_jsonl
+from rag_lib.corpus import load_chunks
 from rag_lib.labels import audit, pool
 
 
@@ -42,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not chunks_path.exists():
             raise SystemExit(f"the audit needs the chunks: {chunks_path} does not exist. "
                              "Fix: python -m rag_lib.corpus build")
-        chunks = [Chunk.from_json(r) for r in read_jsonl(chunks_path)]
+        chunks = load_chunks(args.batch, verify=False)  # the audit reads them as they are, as it always did
         if args.batch:
             bench = benchmark_for(args.batch, chunks, load_benchmark(args.path)).benchmark
         else:
