@@ -207,8 +207,9 @@ table(result.funnel)
 # candidates a reranker would see), *ranked below the cut* (beyond the Top-5), *declined by the gate* or
 # *by the judge*, *not sent by narrowing* (the narrowed units miss a key fact), *sent but not stated* (the
 # model's reply misses a key fact, or it declined), *stated but unsupported* (the reply states every key
-# fact but the verification stage did not show it), *supported but wrong* (shown, verified against its own
-# quotes, and missing a key fact); *answered* is a shown answer stating every key fact. Below, RAGChecker's
+# fact but the verification stage did not show it), *withheld as off the question* (it states every key fact
+# and its claims pass their quotes, but the off-question check below withheld it), *supported but wrong*
+# (shown, verified against its own quotes, and missing a key fact); *answered* is a shown answer stating every key fact. Below, RAGChecker's
 # measures (Ru et al., 2024) with key facts as the gold claims and the verification rules as entailment:
 # each is numerator/denominator, defined in `rag_lib/evaluation/diagnosis.py`. Noise sensitivity needs
 # each claim judged right or wrong by people and is left out.
@@ -247,6 +248,24 @@ for hand in result.hand_checks:
           f"(Wilson 95%), kappa {hand.kappa:.2f}, n = {hand.n}")
     for line in hand.disagreements:
         print("-", line)
+
+# %% [markdown]
+# ### Blind claim checks: is what is shown true, and does it answer what was asked?
+#
+# Two blind readers (LLM helpers) judged every claim of drawn shown answers against the snapshot pages, and
+# whether each answer answers what was asked (`data/claim_checks/`: the narrowed pipeline; `claims_v4/`: the
+# claims pipeline). The off-question check withholds an answer when no shown claim states the quantity every
+# clause of the question asks for, or when the quotes it rests on, read with their page path, title and
+# headings, name fewer than half of the question's checkable terms. The table sorts the claims pipeline's judged
+# answers by that least share (at 0 only the quantity rule acts): answers both readers say answer the question,
+# and those both say do not, that each share would still show.
+
+# %%
+for name, check in (("narrowed", result.claim_check), ("claims", result.claims_check)):
+    print(f"{name} pipeline: {check.compared} of {check.drawn} drawn answers still shown as judged")
+    for line in check.agreement.lines():
+        print("-", line)
+table(result.claims_check.asked)
 
 # %% [markdown]
 # ## The LLM judge as a gate, beside floor+aspects ("insufficient" is the positive class)
@@ -352,6 +371,11 @@ Claim-level measures (RAGChecker's, with key facts as gold claims and the verifi
 numerator/denominator; definitions in `rag_lib/evaluation/diagnosis.py`):
 
 {{ claim_measures | pivot(["generator", "lang", "gate"], "metric", "{value:.2f} ({numerator}/{denominator})") | table }}
+
+The off-question check against two blind readers' verdicts (claims pipeline; the least share of the question's
+terms its quotes must name, at 0 only the asked-quantity rule; the findings give the checks' precision):
+
+{{ claims_check.asked | table }}
 
 ## The LLM judge beside floor+aspects
 

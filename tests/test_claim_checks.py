@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from rag_lib.evaluation.claim_checks import agreement, answer_claims, draw_sheet, verdict
+from rag_lib.evaluation.claim_checks import agreement, answer_claims, asked_rows, draw_sheet, verdict
 
 SHEET = [{"id": "zh:a01", "claims": [{"n": 1}, {"n": 2}]}, {"id": "en:a01", "claims": [{"n": 1}]},
          {"id": "en:a02", "claims": [{"n": 1}]}]
@@ -27,6 +27,25 @@ def test_precision_of_shown_kappa_and_the_key_fact_measure() -> None:
     assert figures.by_language == {"zh": (0, 1), "en": (1, 2)}  # a false claim by either reader: not accepted
     assert figures.claims_judged == 4 and figures.keyfact_precision == (1, 2) and figures.keyfact_recall == (1, 1)
     assert figures.lines()[0].startswith("precision of shown (zh): 0/1 = 0.00 [")
+    assert figures.answering_by_language == {"zh": (0, 1), "en": (1, 2)}  # accepted and answering, of shown
+
+
+def test_the_off_question_check_is_sorted_by_the_readers_answers_verdicts_at_each_share() -> None:
+    sheet = [{"id": f"en:a0{i}", "answer": "x"} for i in range(1, 5)]
+    says = {"en:a01": "complete", "en:a02": "no", "en:a03": "partial", "en:a04": "no"}
+    readers = {key: {"claims": {}, "answers": verdict} for key, verdict in says.items()}
+    shown = {"status": "answered", "answer": "x", "error_kind": None, "kind_unmet": False}
+    off = {"status": "error", "answer": "x", "error_kind": "off_question", "kind_unmet": False}
+    rows = {"en:a01": {**shown, "terms_named": 3, "terms_asked": 4},  # 0.75: shown at 0.5, not at 1.0
+            "en:a02": {**off, "terms_named": 1, "terms_asked": 4},  # 0.25: withheld at 0.5
+            "en:a03": {**shown, "terms_named": 0, "terms_asked": 0},  # nothing checkable: always shown
+            "en:a04": {**off, "kind_unmet": True, "terms_named": 4, "terms_asked": 4}}  # the quantity rule
+    got = {row.min_share: (row.answering_shown, row.answering, row.off_shown, row.off)
+           for row in asked_rows(sheet, readers, readers, rows, (0.0, 0.5, 1.0))}
+    assert got == {0.0: (2, 2, 1, 2), 0.5: (2, 2, 0, 2), 1.0: (1, 2, 0, 2)}
+    stale = {**rows, "en:a02": {**shown, "terms_named": 1, "terms_asked": 4}}  # shown though below half: stale
+    with pytest.raises(ValueError, match="en:a02"):
+        asked_rows(sheet, readers, readers, stale, (0.5,))
 
 
 def test_the_sheet_holds_only_shown_answers_their_claims_and_questions() -> None:

@@ -29,6 +29,8 @@ BASE = QuestionTrace(question="a01", gold_ranks=(1, 3), depth=20, k=5, facts_sen
     ({"facts_sent": False, "shown": False}, "not sent by narrowing"),
     ({"shown": False, "stated": False}, "sent but not stated"),
     ({"shown": False, "stated": True}, "stated but unsupported"),
+    ({"shown": False, "stated": True, "off_question": True}, "withheld as off the question"),
+    ({"shown": False, "stated": False, "off_question": True}, "sent but not stated"),
     ({"correct": False}, "supported but wrong"),
     ({"gold_ranks": (1, 9)}, "answered"),  # the key facts stated and shown, whatever retrieval did
     ({"facts_sent": None, "shown": False, "stated": False}, "sent but not stated"),  # the whole Top-k was sent

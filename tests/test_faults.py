@@ -50,7 +50,7 @@ UNKNOWN = {"chunk_id": "made-up-000-00000000", "quote": "42 GB"}
 
 # -- a scripted OpenAI-compatible server on loopback ------------------------------------------------
 
-def answer_json(*citations: dict[str, str], text: str = "KV is on the Free plan.") -> str:
+def answer_json(*citations: dict[str, str], text: str = "KV has 1 GB of storage on the Free plan.") -> str:
     return json.dumps({"status": "answered", "answer": text, "citations": list(citations), "missing": []})
 
 
@@ -100,14 +100,14 @@ def test_one_fabricated_citation_withholds_the_unsupported_claim() -> None:
     out = outcome_for(Answer.model_validate_json(
         answer_json(VALID, FABRICATED, text="KV is on the Free plan. The KV free allowance is 42 GB.")))
     text = out.render_text()
-    # The claim "42 GB" is stated by no quote it cited: the verification stage drops it (issue 44), and ask
-    # withholds the answer since one of its citations failed the check.
+    # The claim "42 GB" is stated by no quote it cited: the verification stage drops it (issue 44), and what is
+    # left ("KV is on the Free plan.") does not say how much, so the answer is withheld with both reasons.
     result = out.gated.result
     assert out.status == "withheld" and result.support is not None
     assert [c.text for c in result.support.dropped] == ["The KV free allowance is 42 GB."]
-    body = text.split("\ncitations:")[0]
-    assert "42 GB" not in body.split("answer withheld")[1]
-    assert "claim(s) not shown: the claim 'The KV free allowance is 42 GB.' is not stated by its own quotes" in text
+    assert result.support.shown is None  # 42 GB appears only in the reason the claim was dropped
+    assert ("The answer is not shown: the question asks for a number and no shown claim states one; the claim "
+            "'The KV free allowance is 42 GB.' is not stated by its own quotes") in text
     assert f'supported: "{VALID["quote"]}" ({CHUNK.id})' in text
     assert 'DROPPED (quote_not_found) kv-limits-001-aaaaaaaa: "The KV free allowance is 42 GB"' in text
     assert "warning: dropped 1 invalid citation(s)" in text
@@ -117,7 +117,7 @@ def test_fully_cited_answer_is_shown_and_exit_codes_differ() -> None:
     from rag_lib.__main__ import EXIT_CODES
 
     out = outcome_for(Answer.model_validate_json(answer_json(VALID)))
-    assert out.status == "answered" and "KV is on the Free plan." in out.render_text()
+    assert out.status == "answered" and "KV has 1 GB of storage on the Free plan." in out.render_text()
     declined = outcome_for(Answer(status="insufficient", answer="The evidence provided does not include it.",
                                   missing=["price"]))
     assert declined.status == "declined"

@@ -7,7 +7,14 @@ carrying a false claim, a Chinese question answered in English, and support the 
 
 from __future__ import annotations
 
-from rag_lib.verification import CitedUnit, claims_of, verify
+from rag_lib.verification import (
+    CitedUnit,
+    asked_check,
+    asked_kind_problem,
+    claims_of,
+    verify,
+    verify_claims,
+)
 from rag_lib.verification.rules import (
     claim_problems,
     coverage,
@@ -121,12 +128,50 @@ def test_a_lettered_name_must_be_in_the_claims_units_even_when_the_question_name
 
 
 def test_a_duration_or_size_question_is_not_answered_by_another_kind_of_number() -> None:  # ask, 2026-12-05
-    from rag_lib.verification import unasked_problem
-
     limits = [CitedUnit("| Maximum database size | 10 GB |"), CitedUnit("| Maximum SQL query duration | 30 seconds |")]
     off = verify("D1 的单个 SQL 查询最长可以执行多久？", "D1 的单个 SQL 查询最长可以执行 10 GB 的数据。", limits)
     assert off.shown is None and off.unasked == "the question asks for a duration and no shown claim states one"
     assert verify("D1 的单个 SQL 查询最长可以执行多久？", "最长 30 秒。", limits).shown == "最长 30 秒。"
-    assert unasked_problem("How large can a D1 database be?", "It can be large.") == (
+    assert asked_kind_problem("How large can a D1 database be?", "It can be large.") == (
         "the question asks for a size and no shown claim states one")
-    assert unasked_problem("How do I create a database?", "Run the create command.") is None
+    assert asked_kind_problem("How do I create a database?", "Run the create command.") is None
+
+
+def test_a_count_is_answered_by_a_number_without_a_measurement_unit() -> None:  # claims check, en:n13
+    question = "How many tables can a single D1 database contain at most?"
+    assert asked_kind_problem(question, "Each D1 database can store up to 10 GB of data.") == (
+        "the question asks for a count and no shown claim states one")
+    assert asked_kind_problem(question, "A D1 database can hold up to 100,000 tables.") is None
+    assert asked_kind_problem("一次 D1 batch() 调用最多可以包含多少条语句？", "D1 operates in auto-commit.") == (
+        "the question asks for a count and no shown claim states one")
+
+
+def test_a_quantity_asked_in_one_clause_of_several_does_not_withhold_an_answer_to_another() -> None:  # en:a13
+    question = "How can I upload secrets together with my Worker code, and how many can one bulk request hold?"
+    assert asked_kind_problem(question, "Use the `--secrets-file` flag on `wrangler deploy`.") is None
+    assert asked_kind_problem("How many rows can D1 read per day? How many can it write?", "Reads are billed.") == (
+        "the question asks for a count and no shown claim states one")
+
+
+def test_an_answer_whose_quotes_are_about_something_else_is_not_shown() -> None:  # ask, 2026-12-05, question 10
+    question = "Durable Objects 可以在 Workers 免费计划上使用吗？"
+    pricing = "workers/platform/pricing > Pricing > Workers"
+    units = [CitedUnit("By default, users have access to the Workers Free plan.", context=pricing),
+             CitedUnit("The Workers Free plan includes limited usage of Workers, Pages Functions, Workers KV and "
+                       "Hyperdrive.", context=pricing)]
+    out = verify_claims(question, "By default, users have access to the Workers Free plan.",
+                        [("By default, users have access to the Workers Free plan.", units)])
+    assert out.shown is None
+    assert out.unasked == ("its quotes name 1 of the question's 3 terms (not durable, objects): they are about "
+                           "something else")
+    plan = CitedUnit("Durable Objects are available on the Workers Free plan.", context=pricing)
+    assert verify_claims(question, plan.text, [(plan.text, [plan])]).shown == plan.text
+
+
+def test_a_quote_is_read_with_its_page_title_and_headings_to_decide_what_it_is_about() -> None:
+    quote = "Object size is 5 TiB per object."
+    question = "How large can an R2 object be?"
+    on_its_page = asked_check(question, quote, [CitedUnit(quote, context="r2/platform/limits > Limits")])
+    assert on_its_page.problem is None and on_its_page.named == ("r2", "object")
+    assert asked_check(question, quote, [CitedUnit(quote)]).problem == (
+        "its quotes name 1 of the question's 3 terms (not large, r2): they are about something else")

@@ -64,6 +64,42 @@ def question_sentences(text: str) -> list[str]:
     return [part.strip() for part in _QUESTION_SENTENCE_END.split(text) if part.strip()]
 
 
+# A comma followed by a clause-level conjunction starts a new clause; a comma inside a list does not.
+_CLAUSE_COMMA = re.compile(r"\s*[,，]\s*(?=(?:and|or|并且|并|而且|以及|又|还)\b|(?:并且|并|而且|以及|又|还))",
+                           re.IGNORECASE)
+_LEADING_CONJ = re.compile(r"^(?:and|or|并且|并|而且|以及|又|还)\s*", re.IGNORECASE)
+_EN_STEM = re.compile(r"^(?:how|what|which|where|when|why)(?:\s+(?:do|does|should|can|is|are|i|we|you))*\b",
+                      re.IGNORECASE)
+_EN_QWORD = re.compile(r"^(?:how|what|which|where|when|why|who|can|do|does|is|are|should)\b", re.IGNORECASE)
+_ZH_QWORD = ("怎么", "怎样", "如何", "为什么", "什么", "哪些", "哪", "多少", "是否")
+_ZH_STEM = re.compile(r"^(怎么|怎样|如何)")
+
+
+def question_clauses(question: str) -> list[str]:
+    """The question's clauses, each ending in a question mark and able to stand alone: split after ``？ ? 。 ！ ;``
+    and at a comma followed by a conjunction; a clause without a question word borrows the first clause's stem
+    ("How do I", "怎么")."""
+    parts = [p for s in question_sentences(question) for p in _CLAUSE_COMMA.split(s)]
+    parts = [_LEADING_CONJ.sub("", p.strip()).strip() for p in parts]
+    parts = [p for p in parts if p.strip("？?。！!；;，, ")]
+    if not parts:
+        return []
+    en_stem = _EN_STEM.match(parts[0])
+    zh_stem = _ZH_STEM.match(parts[0])
+    out = []
+    for part in parts:
+        cjk = bool(CJK_CHAR.search(part))
+        if cjk and zh_stem and not any(w in part for w in _ZH_QWORD):
+            part = zh_stem.group(0) + part
+        elif not cjk and en_stem and not _EN_QWORD.match(part):
+            part = f"{en_stem.group(0)} {part}"
+        part = part.rstrip("。！!；;，, ")
+        if not part.endswith(("？", "?")):
+            part += "？" if cjk else "?"
+        out.append(part if cjk else part[0].upper() + part[1:])
+    return out
+
+
 # Function and question words, left out of a question's content terms. The core (both languages) is
 # what the extractive answerer drops when it matches evidence sentences to a question; the aspect
 # gate drops more (ENGLISH_STOPWORDS, CHINESE_STOPWORDS), since every word it keeps must be found in

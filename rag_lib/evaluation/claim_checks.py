@@ -24,7 +24,7 @@ from typing import Any
 from rag_lib.core.config import REPO_ROOT
 from rag_lib.evaluation.hand_check_agreement import cohen_kappa
 from rag_lib.evaluation.stats import wilson_text
-from rag_lib.verification import claims_of
+from rag_lib.verification import ANSWER_MIN_TERMS, claims_of
 
 CLAIM_VERDICTS = ("true", "false", "not_a_claim")
 ANSWER_VERDICTS = ("complete", "partial", "no")
@@ -75,6 +75,8 @@ class ClaimAgreement:
     """What the two readers' judgements say about the shown answers and about the key-fact measure."""
 
     by_language: dict[str, tuple[int, int]]  # lang → (accepted by both readers: every claim true, shown)
+    # lang → (every claim accepted and both readers say it answers what was asked, completely or in part; shown)
+    answering_by_language: dict[str, tuple[int, int]]
     kappa_claims: float  # the readers' agreement on true/false per claim
     claims_judged: int
     keyfact_precision: tuple[int, int]  # "correct" by key facts that both readers call true and complete
@@ -86,7 +88,8 @@ class ClaimAgreement:
             return f"{pair[0]}/{pair[1]} = {pair[0] / pair[1]:.2f} {wilson_text(*pair)}" if pair[1] else "0/0"
 
         out = [f"precision of shown ({lang}): {rate(pair)} of shown answers have every claim accepted by both "
-               "readers" for lang, pair in self.by_language.items()]
+               f"readers; {rate(self.answering_by_language[lang])} also answer what was asked (both readers: "
+               "complete or partial)" for lang, pair in self.by_language.items()]
         out.append(f"readers' agreement on {self.claims_judged} claims: Cohen's kappa {self.kappa_claims:.2f}")
         out.append(f"key-fact measure against the readers (true and complete): precision "
                    f"{rate(self.keyfact_precision)}, recall {rate(self.keyfact_recall)}")
@@ -112,6 +115,7 @@ def agreement(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[st
     key-fact measure's ``correct`` (answer id → bool, ``None`` when it cannot judge)."""
     table: dict[tuple[bool, bool], int] = {}
     shown: dict[str, list[int]] = {}
+    answering: dict[str, int] = {}
     hits = misses = false_alarms = 0
     for entry in sheet:
         a, b = first[entry["id"]], second[entry["id"]]
@@ -124,6 +128,8 @@ def agreement(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[st
         accepted = _accepts(a) and _accepts(b)
         counts[0] += accepted
         counts[1] += 1
+        lang = entry["id"].split(":", 1)[0]
+        answering[lang] = answering.get(lang, 0) + (accepted and _answers(a) and _answers(b))
         good = accepted and a["answers"] == b["answers"] == "complete"
         measured = correct.get(entry["id"])
         if measured is None:
@@ -131,8 +137,59 @@ def agreement(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[st
         hits += measured and good
         false_alarms += measured and not good
         misses += good and not measured
-    return ClaimAgreement({lang: (c[0], c[1]) for lang, c in shown.items()}, round(cohen_kappa(table), 3),
+    return ClaimAgreement({lang: (c[0], c[1]) for lang, c in shown.items()},
+                          {lang: (answering[lang], c[1]) for lang, c in shown.items()}, round(cohen_kappa(table), 3),
                           sum(table.values()), (hits, hits + false_alarms), (hits, hits + misses))
+
+
+def _answers(judged: Mapping[str, Any]) -> bool:
+    """Whether a reader says an answer answers what was asked (completely or in part)."""
+    if judged["answers"] not in ANSWER_VERDICTS:
+        raise ValueError(f"answer verdict {judged['answers']!r} is none of {', '.join(ANSWER_VERDICTS)}")
+    return judged["answers"] != "no"
+
+
+@dataclass(frozen=True)
+class AskedRow:
+    """How the off-question check (:class:`rag_lib.verification.AskedCheck`) at one least share of named terms
+    sorts hand-checked answers: those both readers say answer the question (completely or in part) and those both
+    say do not. At ``min_share`` 0 only the asked-quantity rule acts."""
+
+    lang: str
+    min_share: float
+    answering_shown: int
+    answering: int
+    off_shown: int
+    off: int
+
+
+def asked_rows(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[str, Any]],
+               second: Mapping[str, Mapping[str, Any]], rows: Mapping[str, Mapping[str, Any]],
+               shares: Sequence[float] = (0.0, 0.25, ANSWER_MIN_TERMS, 0.75, 1.0)) -> list[AskedRow]:
+    """The off-question check against the readers' ``answers`` verdicts, at each least share of the question's
+    terms the quotes must name. ``rows`` are the pipeline's stored rows ("lang:question" → ``status``, ``answer``,
+    ``error_kind``, ``kind_unmet``, ``terms_named``, ``terms_asked``); an answer counts when the pipeline still
+    reaches the check with it (shown as judged, or withheld as off the question); readers who disagree on
+    whether it answers leave it out."""
+    counts: dict[tuple[str, float], list[int]] = {}
+    for entry in sheet:
+        row = rows[entry["id"]]
+        reached = (row["status"] == "answered" and row["answer"] == entry["answer"]) or (
+            row["error_kind"] == "off_question")
+        a, b = first[entry["id"]], second[entry["id"]]
+        if not reached or _answers(a) != _answers(b):
+            continue
+        for share in shares:
+            shown = not row["kind_unmet"] and (not row["terms_asked"]
+                                               or row["terms_named"] >= share * row["terms_asked"])
+            if share == ANSWER_MIN_TERMS and shown != (row["status"] == "answered"):
+                raise ValueError(f"{entry['id']}: the stored row's terms ({row['terms_named']} of "
+                                 f"{row['terms_asked']}) disagree with its status {row['status']}; re-run the "
+                                 "experiment that wrote it")
+            c = counts.setdefault((entry["id"].split(":", 1)[0], share), [0, 0, 0, 0])
+            c[0 if _answers(a) else 2] += shown
+            c[1 if _answers(a) else 3] += 1
+    return [AskedRow(lang, share, *c) for (lang, share), c in counts.items()]
 
 
 CHECKS_DIR = REPO_ROOT / "data" / "claim_checks"
@@ -153,6 +210,7 @@ class ClaimCheck:
     compared: int
     left_out: list[str]
     agreement: ClaimAgreement
+    asked: list[AskedRow]  # the off-question check against the readers' "does it answer" verdicts
 
 
 def claim_check(rows: Mapping[str, Mapping[str, Any]], folder: Path | None = None,
@@ -170,7 +228,9 @@ def claim_check(rows: Mapping[str, Mapping[str, Any]], folder: Path | None = Non
     still = [entry for entry in sheet if entry["id"] not in left_out and rows[entry["id"]]["status"] == "answered"
              and rows[entry["id"]]["answer"] == entry["answer"]]
     correct = {key: row["correct"] for key, row in rows.items()}
-    return ClaimCheck(len(sheet), len(still), list(left_out), agreement(still, *readers, correct))
+    blind = [entry for entry in sheet if entry["id"] not in left_out]
+    return ClaimCheck(len(sheet), len(still), list(left_out), agreement(still, *readers, correct),
+                      asked_rows(blind, *readers, rows))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -192,6 +252,10 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"blind; {check.drawn - len(check.left_out) - check.compared} no longer shown as judged)")
     for line in check.agreement.lines():
         print(line)
+    print("off-question check against the readers (answers they say answer the question / do not, still shown):")
+    for row in check.asked:
+        print(f"  {row.lang} least share {row.min_share:.2f}: {row.answering_shown}/{row.answering} answering, "
+              f"{row.off_shown}/{row.off} not")
     return 0
 
 

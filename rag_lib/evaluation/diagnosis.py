@@ -22,8 +22,8 @@ from rag_lib.evaluation.stats import rounded_rate, wilson_text
 
 # The stages an answerable question's answer can be lost at, in pipeline order, then success.
 STAGES = ("not retrieved", "ranked below the cut", "declined by the gate", "declined by the judge",
-          "not sent by narrowing", "sent but not stated", "stated but unsupported", "supported but wrong",
-          "answered")
+          "not sent by narrowing", "sent but not stated", "stated but unsupported", "withheld as off the question",
+          "supported but wrong", "answered")
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,8 @@ class QuestionTrace:
     deep retrieval is counted as having found a piece; ``k``: the cut; ``facts_sent``: every key fact is in
     what the model was sent (``None``: the pipeline sends the whole Top-k, so the cut decides);
     ``declined_by``: gate / judge / None; ``shown`` and ``correct``: the answer was shown and states every
-    key fact; ``stated``: the model's whole reply states every key fact.
+    key fact; ``stated``: the model's whole reply states every key fact; ``off_question``: its supported claims
+    were withheld as off the question (:class:`rag_lib.verification.AskedCheck`).
     """
 
     question: str
@@ -46,6 +47,7 @@ class QuestionTrace:
     shown: bool
     correct: bool
     stated: bool
+    off_question: bool = False
 
 
 def where_it_failed(t: QuestionTrace) -> str:
@@ -55,7 +57,8 @@ def where_it_failed(t: QuestionTrace) -> str:
     from chunks that are not labelled gold). Otherwise, in order: a gold piece beyond the retrieval depth;
     beyond the cut; a decline by the gate, then by the judge; key facts missing from what narrowing sent;
     the model's reply not stating them; a reply that states them but whose claims the verification stage
-    did not show; a shown answer that misses a key fact.
+    did not show, because they were unsupported or, supported, off the question; a shown answer that misses a key
+    fact.
     """
     if t.shown and t.correct:
         return "answered"
@@ -71,7 +74,9 @@ def where_it_failed(t: QuestionTrace) -> str:
         return "not sent by narrowing"
     if t.shown:
         return "supported but wrong"
-    return "stated but unsupported" if t.stated else "sent but not stated"
+    if not t.stated:
+        return "sent but not stated"
+    return "withheld as off the question" if t.off_question else "stated but unsupported"
 
 
 @dataclass(frozen=True)

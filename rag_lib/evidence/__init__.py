@@ -47,7 +47,6 @@ Example
 
 from __future__ import annotations
 
-from rag_lib.evidence.aspects import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, aspects, stem
 from rag_lib.evidence.calibration import (
     GATE_PARTS,
     Case,
@@ -76,6 +75,7 @@ from rag_lib.evidence.gates import (
     available_gates,
     get_gate,
 )
+from rag_lib.retrieval.terms import CHINESE_STOPWORDS, ENGLISH_STOPWORDS, aspects, stem
 
 __all__ = [
     "CHINESE_STOPWORDS", "ENGLISH_STOPWORDS", "GATES", "GATE_PARTS", "AllOf", "AspectGate", "Case",

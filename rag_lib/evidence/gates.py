@@ -11,9 +11,8 @@ from rag_lib.benchmark import Benchmark, Question, collapse_ws
 from rag_lib.core.documents import Chunk
 from rag_lib.core.errors import BenchmarkError, WorkbookError
 from rag_lib.core.registry import LazyRegistry
-from rag_lib.core.text import CJK_CHAR
-from rag_lib.evidence.aspects import OTHER_SCRIPTS, aspects, evidence_vocabulary, stem
 from rag_lib.retrieval import Ranking
+from rag_lib.retrieval.terms import term_coverage
 
 if TYPE_CHECKING:
     from rag_lib.generation.base import LLMGenerator
@@ -190,21 +189,7 @@ class AspectGate:
 
     def check(self, question: str, evidence: Sequence[Chunk]) -> tuple[list[str], list[str], list[str]]:
         """``(matched, unmatched, unchecked)`` aspects of ``question`` against ``evidence``."""
-        stems, lowered, has_cjk = evidence_vocabulary(evidence)
-        matched, unmatched, unchecked = [], [], []
-        for aspect in aspects(question):
-            if CJK_CHAR.match(aspect) or OTHER_SCRIPTS.match(aspect):
-                # Rule 3: a script the evidence does not use at all cannot be checked lexically.
-                script_present = has_cjk if CJK_CHAR.match(aspect) else any(ch in lowered for ch in aspect)
-                if not script_present:
-                    unchecked.append(aspect)
-                else:
-                    (matched if aspect in lowered else unmatched).append(aspect)
-            elif stem(aspect) in stems or (not aspect.isalpha() and aspect in lowered):
-                matched.append(aspect)
-            else:
-                unmatched.append(aspect)
-        return matched, unmatched, unchecked
+        return term_coverage(question, (c.embed_input for c in evidence))
 
     def decide(self, question: str, evidence: Sequence[Chunk], ranking: Ranking | None = None) -> GateDecision:
         matched, unmatched, unchecked = self.check(question, evidence)

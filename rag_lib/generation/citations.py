@@ -192,7 +192,8 @@ def cited_units(citations: Sequence[Citation | CheckedCitation], evidence: Seque
     for citation in citations:
         chunk = by_id[citation.chunk_id]
         span = find_quote(citation.quote, chunk.text)
-        units.append(CitedUnit(citation.quote, table_header(chunk.text, span[0]) if span else None))
+        units.append(CitedUnit(citation.quote, table_header(chunk.text, span[0]) if span else None,
+                               " > ".join((chunk.page, chunk.title, *chunk.heading_path))))
     return units
 
 

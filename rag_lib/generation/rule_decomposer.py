@@ -11,18 +11,9 @@ import re
 from collections.abc import Sequence
 
 from rag_lib.core.documents import Chunk
-from rag_lib.core.text import CJK_CHAR, question_sentences
+from rag_lib.core.text import question_clauses
 from rag_lib.generation.recovery import Suggestions
 
-# A comma followed by a clause-level conjunction starts a new clause; a comma inside a list does not.
-_CLAUSE_COMMA = re.compile(r"\s*[,，]\s*(?=(?:and|or|并且|并|而且|以及|又|还)\b|(?:并且|并|而且|以及|又|还))",
-                           re.IGNORECASE)
-_LEADING_CONJ = re.compile(r"^(?:and|or|并且|并|而且|以及|又|还)\s*", re.IGNORECASE)
-_EN_STEM = re.compile(r"^(?:how|what|which|where|when|why)(?:\s+(?:do|does|should|can|is|are|i|we|you))*\b",
-                      re.IGNORECASE)
-_EN_QWORD = re.compile(r"^(?:how|what|which|where|when|why|who|can|do|does|is|are|should)\b", re.IGNORECASE)
-_ZH_QWORD = ("怎么", "怎样", "如何", "为什么", "什么", "哪些", "哪", "多少", "是否")
-_ZH_STEM = re.compile(r"^(怎么|怎样|如何)")
 # Where an enumeration's first/last item stops: function words, question words, "each"/"分别".
 _EN_BOUNDARY = frozenset({
     "how", "what", "which", "where", "when", "why", "do", "does", "should", "can", "is", "are", "be", "i",
@@ -66,25 +57,7 @@ class RuleDecomposer:
     @staticmethod
     def clauses(question: str) -> list[str]:
         """The question's clauses, each ending in a question mark and able to stand alone."""
-        parts = [p for s in question_sentences(question) for p in _CLAUSE_COMMA.split(s)]
-        parts = [_LEADING_CONJ.sub("", p.strip()).strip() for p in parts]
-        parts = [p for p in parts if p.strip("？?。！!；;，, ")]
-        if not parts:
-            return []
-        en_stem = _EN_STEM.match(parts[0])
-        zh_stem = _ZH_STEM.match(parts[0])
-        out = []
-        for part in parts:
-            cjk = bool(CJK_CHAR.search(part))
-            if cjk and zh_stem and not any(w in part for w in _ZH_QWORD):
-                part = zh_stem.group(0) + part
-            elif not cjk and en_stem and not _EN_QWORD.match(part):
-                part = f"{en_stem.group(0)} {part}"
-            part = part.rstrip("。！!；;，, ")
-            if not part.endswith(("？", "?")):
-                part += "？" if cjk else "?"
-            out.append(part if cjk else part[0].upper() + part[1:])
-        return out
+        return question_clauses(question)
 
     @staticmethod
     def aspects(clause: str) -> list[str]:

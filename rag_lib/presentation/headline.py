@@ -108,6 +108,16 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
         f"Both figures use the key-fact measure, whose 'correct' has precision {_rate(*check.keyfact_precision)} and "
         f"recall {_rate(*check.keyfact_recall)} against two blind readers, LLM helpers (answers both "
         "call true and complete)."]
+    check = local.claims_check
+    claims, order = check.agreement, [lang for lang in local.languages if lang in check.agreement.by_language]
+    sentences.append(
+        "The claims pipeline, where each claim is checked against the quotes the model cited for it and an answer off "
+        f"the question is withheld, still shows {check.compared} of the {check.drawn} answers the readers judged "
+        "(ungated); every claim both readers accept in "
+        + ", ".join(f"{lang} {_rate(*claims.by_language[lang])}" for lang in order)
+        + "; every claim accepted and answering what was asked (completely or in part): "
+        + ", ".join(f"{lang} {_rate(*claims.answering_by_language[lang])}" for lang in order)
+        + f" (the readers' kappa on claims {claims.kappa_claims:.2f}).")
     if judged:
         sentences.append(
             f"With the LLM judge after the gate, unanswerable questions declined rise from "

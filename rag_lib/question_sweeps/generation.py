@@ -90,7 +90,9 @@ def claim_fields(question_id: str, question: str, answerable: bool, result: Gene
     ``stated``: the model's whole reply, before the verification stage dropped or withheld anything, states
     every checkable key fact (``None``: not answerable, no checkable fact, or no reply); ``claims`` /
     ``claims_supported``: the reply's claims and those its own quotes state; ``claims_ungrounded``: claims with
-    a number, name or URL that no unit of the evidence states.
+    a number, name or URL that no unit of the evidence states; ``kind_unmet`` / ``terms_named`` / ``terms_asked``:
+    whether what would be shown states no quantity of the kind asked, and how many of the question's checkable
+    terms its quotes name (:class:`rag_lib.verification.AskedCheck`; 0 of 0 when nothing was left to show).
     """
     reply = result.answer.answer if result.answer and result.status != "insufficient" else ""
     support = result.support
@@ -101,9 +103,12 @@ def claim_fields(question_id: str, question: str, answerable: bool, result: Gene
     asked = squash(question)
     ungrounded = sum(any(squash(s.text) not in asked and not states(s, sent) for s in checkable_statements(c))
                      for c in claims)
+    asked = support.asked if support else None
     return {"stated": stated.correct if stated else None, "claims": len(claims),
             "claims_supported": sum(c.supported for c in support.claims) if support else 0,
-            "claims_ungrounded": ungrounded}
+            "claims_ungrounded": ungrounded, "kind_unmet": bool(asked and asked.kind_problem),
+            "terms_named": len(asked.named) if asked else 0,
+            "terms_asked": len(asked.named) + len(asked.unnamed) if asked else 0}
 
 
 def _declined_by(out: GatedResult) -> str | None:

@@ -94,6 +94,8 @@ class SupportRecord:
     shown: str | None
     language_problem: str | None
     unasked: str | None
+    terms_named: list[str]  # the question's checkable terms the quotes the answer rests on name (AskedCheck)
+    terms_unnamed: list[str]
 
 
 @dataclass(frozen=True)
@@ -130,25 +132,29 @@ class GatedAnswerRecord:
 
 
 @dataclass(frozen=True)
-class GenerationEvalRow:
-    """One benchmark question answered behind the gate (``run_generation_eval``'s rows)."""
+class AnsweredQuestion:
+    """One benchmark question answered in one run (``question_sweeps.generation.run_generation_eval``'s rows):
+    the gate's and the answer's outcome."""
 
     question: str
     answerable: bool
-    label: str  # "sufficient" / "insufficient": the benchmark's label of the Top-k
-    gate: str  # the gate's decision, worded the same way
-    status: str
+    label: str  # "sufficient" / "insufficient": the benchmark's label of the Top-k (every gold piece in it)
+    gate: str | None  # the gate's decision, worded the same way; None: it could not decide (a judge call unrecorded)
+    status: str  # answered / insufficient / error
     declined_by: str | None  # "gate" / "generator"; None when not declined
     error_kind: str | None
     citations_valid: int
     citations_total: int
     correct: bool | None  # states every checkable key fact; None: not judged
     answer: str
-    # What the claim-level diagnosis reads (question_sweeps.generation.claim_fields).
-    stated: bool | None = None
-    claims: int = 0
-    claims_supported: int = 0
-    claims_ungrounded: int = 0
+    # What the claim-level diagnosis reads (question_sweeps.generation.claim_fields); absent in older archives.
+    stated: bool | None = None  # the model's whole reply states every key fact
+    claims: int = 0  # claims of the reply
+    claims_supported: int = 0  # … that their own quotes state
+    claims_ungrounded: int = 0  # … with a number, name or URL no unit of the evidence states
+    kind_unmet: bool = False  # what would be shown states no quantity of the kind the question asks for
+    terms_named: int = 0  # the question's checkable terms that the quotes it rests on name …
+    terms_asked: int = 0  # … of these (0: nothing left to show, or no term checkable)
 
 
 @dataclass(frozen=True)
@@ -174,4 +180,4 @@ class GenerationEval:
     unanswerable_answered: int
     refusal_correctness: float | None
     answered_with_complete_evidence: int
-    rows: list[GenerationEvalRow]
+    rows: list[AnsweredQuestion]

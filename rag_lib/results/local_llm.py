@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_lib.evaluation.claim_checks import ClaimCheck
+from rag_lib.results.answer_rows import AnsweredQuestion
 from rag_lib.results.gate_rows import GateFigures, JudgeTableRow, LLMJudge
 from rag_lib.results.local_llm_choice import (
     ClaimMeasureRow,
@@ -52,28 +53,6 @@ class RankingProvenance:
 
     retriever: str
     embedder: dict[str, Scalar]
-
-
-@dataclass(frozen=True)
-class AnsweredQuestion:
-    """One question answered in one run (``question_sweeps.generation``): the gate's and the answer's outcome."""
-
-    question: str
-    answerable: bool
-    label: str  # "sufficient" when every gold piece is in the Top-k
-    gate: str | None  # None: the gate could not decide (a judge call without a record)
-    status: str  # answered / insufficient / error
-    declined_by: str | None
-    error_kind: str | None
-    citations_valid: int
-    citations_total: int
-    correct: bool | None  # states every key fact; None when not judged
-    answer: str
-    # The claim-level diagnosis's inputs (question_sweeps.generation.claim_fields); absent in older archives.
-    stated: bool | None = None  # the model's whole reply states every key fact
-    claims: int = 0  # claims of the reply
-    claims_supported: int = 0  # … that their own quotes state
-    claims_ungrounded: int = 0  # … with a number, name or URL no unit of the evidence states
 
 
 @dataclass(frozen=True)
@@ -241,6 +220,7 @@ class LocalLLMResult(ExperimentResult):
     claim_measures: list[ClaimMeasureRow]  # per answerer, language and gate: RAGChecker's claim-level measures
     question_failures: list[QuestionFailure]  # per answerer, language, gate, question: its stage (the explorer)
     claim_check: ClaimCheck  # two blind readers, claim by claim, on drawn shown answers (data/claim_checks)
+    claims_check: ClaimCheck  # the same for the claims pipeline (data/claim_checks/claims_v4)
     paired: list[PairedRow]  # answer against answer per question (llm_eval.paired), Holm-adjusted
     paired_rows: list[PairedTableRow]  # the same comparisons as the paired table shows them
     paired_family: PairedFamily  # the Holm family's size, fixed cells and how it was adjusted

@@ -13,7 +13,11 @@ valid quotes here. :func:`verify`:
 3. checks the reply's language against the question's;
 4. decides: every claim passes → shown as written; some pass → the passing claims are shown, the others
    listed with why, when what remains still adds something to the question; none pass, or what remains
-   only restates the question → withheld (the verified quotes are shown instead).
+   only restates the question → withheld (the verified quotes are shown instead);
+5. checks that what would be shown is about what was asked (:class:`AskedCheck`): a question whose every clause
+   asks for a quantity (a count, a size, a duration) needs a claim stating one of that kind, and the quotes it
+   rests on, read with their page path, title and headings, must name at least half of the question's checkable
+   terms; otherwise it is withheld as off the question.
 
 A claim that passes is *stated by its quotes*, not proven true: prose beyond numbers and names is
 compared by its words, and a true quote can still be misread in ways these rules do not see.
@@ -26,7 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lib.core.text import LANGUAGE_NAMES, language_of, sentence_spans
+from rag_lib.core.text import LANGUAGE_NAMES, language_of, question_clauses, sentence_spans
+from rag_lib.retrieval.terms import term_coverage
 from rag_lib.verification.conflicts import conflict_problems
 from rag_lib.verification.rules import NEGATION, CitedUnit, claim_problems
 from rag_lib.verification.statements import Statement, check_support, checkable_statements, squash
@@ -64,7 +69,7 @@ class Verification:
     claims: tuple[ClaimCheck, ...] = ()
     shown: str | None = None
     language_problem: str | None = None
-    unasked: str | None = None  # what the shown claims leave unanswered (a duration asked, none stated)
+    asked: AskedCheck | None = None  # whether what would be shown is about what was asked (None: nothing to show)
     reply_problem: str | None = None  # why a reply in the asker's language is not shown beside its claims
     rendering: str | None = None  # that reply, when it may stand beside the verified claims (not checked word for word)
 
@@ -74,27 +79,33 @@ class Verification:
         return self.shown is not None
 
     @property
+    def unasked(self) -> str | None:
+        """Why what would be shown does not answer what was asked (then nothing is shown), or ``None``."""
+        return self.asked.problem if self.asked else None
+
+    @property
     def dropped(self) -> tuple[ClaimCheck, ...]:
         return tuple(c for c in self.claims if not c.supported)
 
     @property
     def problem(self) -> str | None:
         """One sentence for a reader about what was withheld or dropped, or ``None``."""
-        if self.unasked:
-            return self.unasked
+        parts = [self.unasked] if self.unasked else []
         if self.dropped:
             first = self.dropped[0]
             more = f" (and {len(self.dropped) - 1} more claim(s))" if len(self.dropped) > 1 else ""
-            return f"the claim '{first.text}' is not stated by its own quotes: {'; '.join(first.problems)}{more}"
-        if self.restates_question:
-            return "it adds nothing from its quotes to the question (it restates the question)"
-        return None
+            parts.append(f"the claim '{first.text}' is not stated by its own quotes: {'; '.join(first.problems)}{more}")
+        elif self.restates_question and not parts:
+            parts.append("it adds nothing from its quotes to the question (it restates the question)")
+        return "; ".join(parts) or None
 
     def to_json(self) -> dict[str, Any]:
         return {"supported": self.supported, "statements": [s.text for s in self.statements],
                 "unsupported": [s.text for s in self.unsupported], "restates_question": self.restates_question,
                 "claims": [c.to_json() for c in self.claims], "shown": self.shown,
                 "language_problem": self.language_problem, "unasked": self.unasked,
+                "terms_named": list(self.asked.named) if self.asked else [],
+                "terms_unnamed": list(self.asked.unnamed) if self.asked else [],
                 **({"reply_problem": self.reply_problem} if self.reply_problem else {}),
                 **({"rendering": self.rendering} if self.rendering else {})}
 
@@ -132,23 +143,62 @@ def repair_cut(reply: str, max_chars: int | None = None) -> tuple[str, str | Non
     return (reply[:spans[-1][0]].rstrip() if spans else ""), CUT_NOTE
 
 
-# A question that asks for a duration or a size is answered only by a claim with a number of that kind:
-# "D1 的单个查询最长可以执行多久？" is not answered by "10 GB", however true 10 GB is of something else.
-_ASKS = {
+# A clause that asks for a quantity is answered only by a claim stating one of its kind: "D1 的单个查询最长可以执行
+# 多久？" is not answered by "10 GB", "How many tables can a D1 database contain?" not by "up to 10 GB of data".
+# A clause's kind is the first whose words it uses (most specific first); ``None`` accepts a number with any unit.
+_ASKS: dict[str, tuple[re.Pattern[str], frozenset[str] | None]] = {
     "a duration": (re.compile(r"\bhow long\b|多久|多长时间", re.IGNORECASE),
                    frozenset({"ms", "s", "min", "h", "d", "week", "month", "year"})),
     "a size": (re.compile(r"\bhow (?:large|big)\b|\bmaximum size\b|多大", re.IGNORECASE),
                frozenset({"b", "kb", "kib", "mb", "mib", "gb", "gib", "tb", "tib", "pb"})),
+    "a count": (re.compile(r"\bhow many\b|\bmaximum number\b|多少(?:个|条|张|次|行|项|种)|几(?:个|条|张|次|种)",
+                           re.IGNORECASE), frozenset({""})),
+    "a number": (re.compile(r"\bhow much\b|多少", re.IGNORECASE), None),
 }
+# What an answer rests on must name at least this share of the question's checkable terms (the aspect rule's terms,
+# rag_lib.retrieval.terms): "By default, users have access to the Workers Free plan." does not answer whether
+# Durable Objects run on the Free plan, however true its quote. Half, not a fitted value; notebook 10 reports how
+# the share separates answers two readers say answer the question from those they say do not.
+ANSWER_MIN_TERMS = 0.5
 
 
-def unasked_problem(question: str, shown: str) -> str | None:
-    """Why ``shown`` does not answer the kind of quantity ``question`` asks for (``None``: it may)."""
+def asked_kind_problem(question: str, shown: str) -> str | None:
+    """Why ``shown`` answers none of the question's clauses that ask for a quantity, when every clause asks for
+    one (``None``: some clause asks for none, or is answered by a number of its kind)."""
     units = {s.unit for s in checkable_statements(shown) if s.kind == "number"}
-    for kind, (asks, fitting) in _ASKS.items():
-        if asks.search(question) and not units & fitting:
-            return f"the question asks for {kind} and no shown claim states one"
-    return None
+    unmet = []
+    for clause in question_clauses(question) or [question]:
+        kind = next(((name, fitting) for name, (asks, fitting) in _ASKS.items() if asks.search(clause)), None)
+        if kind is None or (units if kind[1] is None else units & kind[1]):
+            return None
+        unmet.append(kind[0])
+    return f"the question asks for {' and '.join(dict.fromkeys(unmet))} and no shown claim states one"
+
+
+@dataclass(frozen=True)
+class AskedCheck:
+    """Whether what an answer shows is about what was asked: the quantity the question's clauses ask for
+    (``kind_problem``), and which of its checkable terms the units the answer rests on name, each unit read with
+    its page path, title and headings (a Chinese word against English quotes cannot be checked and is left out)."""
+
+    kind_problem: str | None
+    named: tuple[str, ...]
+    unnamed: tuple[str, ...]
+
+    @property
+    def problem(self) -> str | None:
+        """Why the answer is off the question (``None``: it may answer it)."""
+        checkable = len(self.named) + len(self.unnamed)
+        if self.kind_problem or not checkable or len(self.named) >= ANSWER_MIN_TERMS * checkable:
+            return self.kind_problem
+        return (f"its quotes name {len(self.named)} of the question's {checkable} terms (not "
+                f"{', '.join(self.unnamed)}): they are about something else")
+
+
+def asked_check(question: str, shown: str, units: Sequence[CitedUnit]) -> AskedCheck:
+    """How ``shown``, resting on ``units``, meets what ``question`` asks (:class:`AskedCheck`)."""
+    named, unnamed, _ = term_coverage(question, (f"{u.context}\n{u.text}" for u in units))
+    return AskedCheck(asked_kind_problem(question, shown), tuple(named), tuple(unnamed))
 
 
 def language_problem(question: str, answer: str) -> str | None:
@@ -213,8 +263,9 @@ def verify_claims(question: str, reply: str, claims: Sequence[tuple[str, Sequenc
     kept = [c.text for c in checks if c.supported]
     remaining = whole if kept == texts else check_support(" ".join(kept), question, units)
     shown = None if not kept or remaining.restates_question else "\n".join(kept)
-    unasked = unasked_problem(question, shown) if shown is not None else None
-    if unasked:
+    resting = [u for text, (_, own) in zip(texts, claims, strict=True) if text in kept for u in own]
+    asked = asked_check(question, shown, resting) if shown is not None else None
+    if asked and asked.problem:
         shown = None
     across = language_of(reply) != language_of(" ".join(texts))  # a reply in the asker's language, not the claims
     problem = rendering = None
@@ -226,7 +277,7 @@ def verify_claims(question: str, reply: str, claims: Sequence[tuple[str, Sequenc
             problem = f"the reply in the asker's language is not shown: {problem}"
     language = None if across or shown is None else language_problem(question, shown)
     return Verification(whole.statements, whole.unsupported, whole.restates_question, checks, shown, language,
-                        unasked, problem, rendering)
+                        asked, problem, rendering)
 
 
 def _rendering_problem(reply: str, claims: Sequence[str], question: str) -> str | None:
@@ -267,10 +318,11 @@ def verify(question: str, answer: str, units: Sequence[CitedUnit], sent: Sequenc
         shown = "\n".join(kept)
     else:
         shown = None
-    unasked = unasked_problem(question, shown) if shown is not None else None
+    asked = asked_check(question, shown, units) if shown is not None else None
     return Verification(whole.statements, whole.unsupported, whole.restates_question, checks,
-                        None if unasked else shown, language_problem(question, answer), unasked)
+                        None if asked and asked.problem else shown, language_problem(question, answer), asked)
 
 
-__all__ = ["CitedUnit", "ClaimCheck", "Verification", "claims_of", "language_problem", "repair_cut", "reply_problem",
-           "verify", "verify_claims"]
+__all__ = ["ANSWER_MIN_TERMS", "AskedCheck", "CitedUnit", "ClaimCheck", "Verification", "asked_check",
+           "asked_kind_problem", "claims_of", "language_problem", "repair_cut", "reply_problem", "verify",
+           "verify_claims"]

@@ -82,10 +82,13 @@ _NOT_NOUNS = frozenset({"and", "or", "per", "the", "for", "of", "to", "in", "on"
 
 @dataclass(frozen=True)
 class CitedUnit:
-    """A unit the model cited: its text and, for a table row, its table's header row."""
+    """A unit the model cited: its text, for a table row its table's header row, and the page path, title and
+    heading path of its chunk (what a sentence is about when it does not say: "Object size is 5 TiB" on r2/limits).
+    The context is read only to decide whether an answer is about what was asked, never as support for a claim."""
 
     text: str
     header: str | None = None
+    context: str = ""
 
 
 def plans_in(text: str) -> set[str]:

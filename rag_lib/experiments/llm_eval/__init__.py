@@ -16,7 +16,7 @@ from typing import Any
 
 from rag_lib.core.config import REPO_ROOT, RunConfig, settings
 from rag_lib.core.text import language_of
-from rag_lib.evaluation.claim_checks import SHEET_RUN, claim_check
+from rag_lib.evaluation.claim_checks import CHECKS, SHEET_RUN, claim_check
 from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
 from rag_lib.evaluation.hand_check_agreement import agreement
 from rag_lib.evaluation.hand_checks import answer_rows, load_all_hand_checks
@@ -287,8 +287,9 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
     kept = {lang: retrieved(wb, lang, k, key) for lang in languages}  # what retrieval and narrowing kept
     funnel = funnel_rows({lang: answers["narrowed"].runs[f"{lang}:ungated"].rows for lang in languages}, kept, k)
     failures, claim_measures, question_failures = diagnose(answers, kept, k, wb.config.rerank_candidates)
-    checked = claim_check({f"{lang}:{r.question}": encode(r) for lang in languages
-                           for r in answers["narrowed"].runs[f"{lang}:{SHEET_RUN}"].rows})
+    checked = {name: claim_check({f"{lang}:{r.question}": encode(r) for lang in languages
+                                  for r in answers[generator].runs[f"{lang}:{SHEET_RUN}"].rows}, folder, left_out)
+               for name, (generator, folder, left_out) in CHECKS.items()}
     choice = run_model_choice(wb, k=k, languages=languages) if with_model_choice else None
     budget = run_budget_choice(wb, k, key, languages)
     tasks = RunConfig.from_settings().llm_tasks  # what get_task_generator builds from (it has no workbench)
@@ -304,7 +305,8 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         narrowing=Narrowing(**narrowing_settings()), narrowing_choice=budget, injection=injection,
         injection_summary=injection_summary(injection), before_after=before_after, targets=targets,
         hand_checks=hand_checks, selective=selective, funnel=funnel,
-        failures=failures, claim_measures=claim_measures, question_failures=question_failures, claim_check=checked,
+        failures=failures, claim_measures=claim_measures, question_failures=question_failures,
+        claim_check=checked["narrowed"], claims_check=checked["claims"],
         paired=paired, paired_rows=table_rows(paired),
         answer_languages=languages_shown,
         partly_checkable=decode(list[PartlyCheckable], partly_checkable(default_key_facts())),

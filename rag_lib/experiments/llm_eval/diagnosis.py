@@ -61,7 +61,8 @@ def trace(kept: Retrieved, row: AnsweredQuestion, narrowed: bool, depth: int, k:
         question=row.question, gold_ranks=kept.gold_ranks, depth=depth, k=k,
         facts_sent=len(kept.in_units) == len(kept.facts) if narrowed else None,
         declined_by=row.declined_by if row.declined_by in ("gate", "judge") else None,
-        shown=row.status == "answered", correct=row.correct is True, stated=row.stated is True)
+        shown=row.status == "answered", correct=row.correct is True, stated=row.stated is True,
+        off_question=row.error_kind == "off_question")
 
 
 def diagnose(answers: Mapping[str, Answerer], kept_by_lang: Mapping[str, Mapping[str, Retrieved]], k: int,

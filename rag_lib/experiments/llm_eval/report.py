@@ -6,6 +6,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from rag_lib.evaluation.claim_checks import ClaimCheck
 from rag_lib.evaluation.claims import read_rows
 from rag_lib.evaluation.stats import count_text
 from rag_lib.experiments.llm_eval.archives import ANSWER_ARCHIVES, archived_row, archived_rows, shown_value
@@ -15,6 +16,7 @@ from rag_lib.results.local_llm_choice import Injection, NarrowingChoice
 from rag_lib.results.local_llm_judge import SelectiveNotRun
 from rag_lib.results.test_set import FITTED_ON_DEV
 from rag_lib.results.typed_json import encode
+from rag_lib.verification import ANSWER_MIN_TERMS
 
 RELIABILITY_BINS = 5  # equal-width bins of the cross-validated probabilities (tens of questions per language)
 
@@ -139,7 +141,9 @@ def findings(result: LocalLLMResult) -> list[str]:
                    f"\"{weakest.stage}\". Key facts are matched as strings, so a stage can miss a fact "
                    "stated in other words.")
     out.extend(diagnosis_findings(result))
-    out.append(claim_check_finding(result))
+    out.append(claim_check_finding(result.claim_check, "narrowed", result.languages))
+    out.append(claim_check_finding(result.claims_check, "claims", result.languages))
+    out.append(asked_finding(result.claims_check, "claims"))
     for lang, block in result.selective.items():
         if isinstance(block, SelectiveNotRun) or block.answer_everything.ci95 is None:
             continue
@@ -176,20 +180,36 @@ def findings(result: LocalLLMResult) -> list[str]:
     return out
 
 
-def claim_check_finding(result: LocalLLMResult) -> str:
-    """The blind claim check: precision of what is shown, the readers' kappa, and the key-fact measure's own
-    precision and recall, which every 'states every key fact' figure carries."""
-    check, agree = result.claim_check, result.claim_check.agreement
-    shown = "; ".join(f"{lang} {count_text(k, n)}" for lang, (k, n) in agree.by_language.items())
+def claim_check_finding(check: ClaimCheck, pipeline: str, languages: Sequence[str]) -> str:
+    """A blind claim check: precision of what is shown (every claim true; and answering what was asked), the
+    readers' kappa, and the key-fact measure's own precision and recall, which every 'states every key fact'
+    figure carries."""
+    agree = check.agreement
+    order = [lang for lang in languages if lang in agree.by_language]
+    shown = "; ".join(f"{lang} {count_text(*agree.by_language[lang])}" for lang in order)
+    answering = "; ".join(f"{lang} {count_text(*agree.answering_by_language[lang])}" for lang in order)
     (hp, np_), (hr, nr) = agree.keyfact_precision, agree.keyfact_recall
     return (f"Two blind readers judged, claim by claim against the pages, {check.compared} shown answers of the "
-            f"narrowed pipeline (ungated; {check.drawn} drawn): "
-            f"shown answers whose every claim both accept, {shown}; their agreement on {agree.claims_judged} "
-            f"claims, Cohen's kappa {agree.kappa_claims:.2f}. Against answers both call true and complete, the "
-            f"key-fact measure's 'correct' has precision {count_text(hp, np_)} and recall {count_text(hr, nr)}: "
-            "every 'states every key fact' figure here carries that error. The readers are "
-            "LLM helpers, not people; answers the verification rules now withhold or word differently are left "
+            f"{pipeline} pipeline (ungated; {check.drawn} drawn): shown answers whose every claim both accept, "
+            f"{shown}; that also answer what was asked (both readers: completely or in part), {answering}; their "
+            f"agreement on {agree.claims_judged} claims, Cohen's kappa {agree.kappa_claims:.2f}. Against answers both "
+            f"call true and complete, the key-fact measure's 'correct' has precision {count_text(hp, np_)} and "
+            f"recall {count_text(hr, nr)}: every 'states every key fact' figure here carries that error. The readers "
+            "are LLM helpers, not people; answers the verification rules now withhold or word differently are left "
             "out of the drawn sample (data/claim_checks).")
+
+
+def asked_finding(check: ClaimCheck, pipeline: str) -> str:
+    """What the off-question check does to the answers the readers judged, at the least share it uses."""
+    rows = [r for r in check.asked if r.min_share == ANSWER_MIN_TERMS]
+    parts = "; ".join(f"{r.lang}: it keeps {r.answering_shown} of the {r.answering} answers both readers say "
+                      f"answer the question and {r.off_shown} of the {r.off} they say do not" for r in rows)
+    return (f"The off-question check (an answer is withheld when no shown claim states the quantity every clause "
+            f"asks for, or when its quotes, read with their page and headings, name fewer than "
+            f"{ANSWER_MIN_TERMS:.0%} of the question's checkable terms), on the {pipeline} pipeline's hand-checked "
+            f"answers: {parts}. Caveat: the rule was written after reading these answers, so this is in-sample; "
+            "Chinese words cannot be checked against English quotes, so in Chinese only the Latin terms and the "
+            "asked quantity count.")
 
 
 def diagnosis_findings(result: LocalLLMResult) -> list[str]:

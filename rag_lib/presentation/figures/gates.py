@@ -138,7 +138,8 @@ def gate_roc(sweeps: Mapping[str, Sequence[SweepRow]], points: Sequence[Operatin
 
 
 # Losses shade from retrieval (dark) to generation (light); "answered" is the one green bar segment.
-STAGE_COLOURS = ("#4d4d4d", "#878787", "#0072B2", "#56B4E9", "#CC79A7", "#E69F00", "#F0E442", "#D55E00", "#009E73")
+STAGE_COLOURS = ("#4d4d4d", "#878787", "#0072B2", "#56B4E9", "#CC79A7", "#E69F00", "#F0E442", "#999933", "#D55E00",
+                 "#009E73")
 
 
 def where_it_failed(rows: Sequence[Any], stages: Sequence[str], path: Path, title: str = "") -> Path:

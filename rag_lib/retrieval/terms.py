@@ -1,23 +1,19 @@
-"""The aspect rule's text side: content terms of a question (stop words out, light stems) and the
-evidence's vocabulary. The rule itself is in the package docstring."""
+"""A question's content terms (stop words out, light stems) and which of them a set of texts names.
+
+Two stages read them: the aspect gate (``rag_lib.evidence``, whose docstring states the rule) asks it of
+everything sent, and verification asks it of the units an answer rests on (does it answer what was asked).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-from rag_lib.core.documents import Chunk
 from rag_lib.core.text import CHINESE_STOPWORDS, CJK_CHAR, CJK_RANGES, ENGLISH_STOPWORDS
 from rag_lib.retrieval.tokenize import jieba_tokenizer
 
-if TYPE_CHECKING:
-    pass
-
-
-
-# -------------------------------------------------------------------------------- aspect coverage
+# -------------------------------------------------------------------------------- terms
 
 _LATIN = re.compile(r"[0-9A-Za-z_\u00C0-\u024F]+(?:[.\-][0-9A-Za-z_\u00C0-\u024F]+)*")
 _CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
@@ -27,7 +23,7 @@ _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "ly", "
 
 @lru_cache(maxsize=1 << 16)  # called for every token of every evidence set: millions of calls on few words
 def stem(word: str) -> str:
-    """Light suffix stripping (see the module docstring); identifiers with '.' or '-' stay whole."""
+    """Light suffix stripping (rule 2 of the aspect rule); identifiers with '.' or '-' stay whole."""
     if not word.isalpha():
         return word
     for suffix in _SUFFIXES:
@@ -37,7 +33,7 @@ def stem(word: str) -> str:
 
 
 def aspects(question: str) -> list[str]:
-    """The question's content terms, in order, each once (rule 1 of the module docstring)."""
+    """The question's content terms, in order, each once (rule 1 of the aspect rule, in rag_lib.evidence)."""
     out: list[str] = []
     for match in re.finditer(f"{_LATIN.pattern}|{_CJK_RUN.pattern}|{OTHER_SCRIPTS.pattern}", question):
         text = match.group()
@@ -52,9 +48,9 @@ def aspects(question: str) -> list[str]:
     return out
 
 
-def evidence_vocabulary(evidence: Sequence[Chunk]) -> tuple[set[str], str, bool]:
-    """Stems of every Latin token, the lower-cased text, and whether any CJK text is present."""
-    text = "\n".join(c.embed_input for c in evidence)
+def vocabulary(texts: Iterable[str]) -> tuple[set[str], str, bool]:
+    """Stems of every Latin token of ``texts``, their lower-cased text, and whether any CJK text is present."""
+    text = "\n".join(texts)
     lowered = text.lower()
     stems = set()
     for match in _LATIN.finditer(lowered):
@@ -62,3 +58,22 @@ def evidence_vocabulary(evidence: Sequence[Chunk]) -> tuple[set[str], str, bool]
         stems.add(stem(token))
         stems.update(stem(part) for part in re.split(r"[.\-_]", token) if part)
     return stems, lowered, bool(CJK_CHAR.search(text))
+
+
+def term_coverage(question: str, texts: Iterable[str]) -> tuple[list[str], list[str], list[str]]:
+    """``(matched, unmatched, unchecked)`` content terms of ``question`` against ``texts`` (rules 2 and 3
+    of the aspect rule: a light stem or an identifier's substring; a script the texts lack is unchecked)."""
+    stems, lowered, has_cjk = vocabulary(texts)
+    matched, unmatched, unchecked = [], [], []
+    for term in aspects(question):
+        if CJK_CHAR.match(term) or OTHER_SCRIPTS.match(term):
+            script_present = has_cjk if CJK_CHAR.match(term) else any(ch in lowered for ch in term)
+            if not script_present:
+                unchecked.append(term)
+            else:
+                (matched if term in lowered else unmatched).append(term)
+        elif stem(term) in stems or (not term.isalpha() and term in lowered):
+            matched.append(term)
+        else:
+            unmatched.append(term)
+    return matched, unmatched, unchecked
