@@ -175,3 +175,15 @@ def test_a_quote_is_read_with_its_page_title_and_headings_to_decide_what_it_is_a
     assert on_its_page.problem is None and on_its_page.named == ("r2", "object")
     assert asked_check(question, quote, [CitedUnit(quote)]).problem == (
         "its quotes name 1 of the question's 3 terms (not large, r2): they are about something else")
+
+
+def test_a_figure_from_a_table_that_gives_each_plan_its_own_must_name_its_plan() -> None:  # claims check, zh:a02
+    header = "| Feature | Workers Free | Workers Paid |"
+    cpu = CitedUnit("| [CPU time](#cpu-time) | 10 ms | 5 min (default: 30 seconds) |", header)
+    both = "Workers 免费版和付费版每个 HTTP 请求的 CPU 时间上限分别是多少？"
+    assert number_problems("CPU time per HTTP request is 10 ms.", [cpu], both) == [
+        "'10 ms' is the free figure of a table that gives each plan its own, and the claim names no plan"]
+    assert number_problems("On Workers Free, CPU time per HTTP request is 10 ms.", [cpu], both) == []
+    assert number_problems("CPU time per HTTP request is 10 ms.", [cpu], "免费版每个请求的 CPU 时间上限是多少？") == []
+    same = CitedUnit("| Maximum database size | 10 GB | 10 GB |", header)  # one value for every plan
+    assert number_problems("A database can hold 10 GB.", [same], "How large can a D1 database be?") == []

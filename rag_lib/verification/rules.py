@@ -9,7 +9,9 @@ is a function ``(claim, units, question) -> list[str]`` of problems, empty when 
   "25 files" is not "25 MiB"), **for the same thing**: the count noun after it ("20 *files*") occurs in
   that unit, and the plan it qualifies (named by the claim, else by the question) is the unit's, or,
   in a table row, the header of the number's own column (a Free-plan question answered with the Paid
-  column's figure fails);
+  column's figure fails); a figure from a table that gives each plan its own value must name its plan,
+  unless the question asks about that plan alone ("CPU time per request is 10 ms" fails: 10 ms is Workers
+  Free's, Workers Paid's is 5 min);
 - :func:`identifier_problems`: every command, flag, config key, API name, file name and URL occurs
   verbatim in a cited unit;
 - :func:`polarity_problems`: a claim that negates what its closest unit states, or states what that
@@ -113,6 +115,19 @@ def _plans_of_number(unit: CitedUnit, statement: Statement) -> set[str]:
     return plans_in(unit.text)
 
 
+def _per_plan(unit: CitedUnit, statement: Statement) -> set[str]:
+    """When ``unit`` is a table row whose header gives two or more plans a column each, and the number is in
+    some of those columns but not all: their plans (empty: the number holds whatever the plan, or no such table)."""
+    if not (unit.header and unit.text.lstrip().startswith("|")):
+        return set()
+    columns = [(plans_in(head), cell) for head, cell in zip(_cells(unit.header), _cells(unit.text), strict=False)
+               if plans_in(head)]
+    if len({frozenset(plans) for plans, _ in columns}) < 2:
+        return set()
+    stating = set().union(*(plans for plans, cell in columns if number_matches(statement, cell)))
+    return stating if stating != set().union(*(plans for plans, _ in columns)) else set()
+
+
 def _stem(word: str) -> str:
     word = word.lower()
     for suffix in ("ies", "es", "s"):
@@ -163,6 +178,14 @@ def number_problems(claim: str, units: Sequence[CitedUnit], question: str) -> li
             problems.append(f"'{statement.text}' is the {'/'.join(theirs)} figure in its cited units, not the "
                             f"{'/'.join(sorted(wanted_plans))} one the {'claim' if plans_in(claim) else 'question'} "
                             "names")
+            continue
+        # A table that gives each plan its own value: a claim stating one of them must say whose it is, unless the
+        # question asks about that plan alone ("10 ms" is Workers Free's CPU time, Workers Paid's is 5 min).
+        split = [_per_plan(u, statement) for u in stating]
+        asked_plans = plans_in(question)
+        if not plans_in(claim) and all(split) and not (len(asked_plans) == 1 and all(asked_plans <= p for p in split)):
+            problems.append(f"'{statement.text}' is the {'/'.join(sorted(set().union(*split)))} figure of a table "
+                            "that gives each plan its own, and the claim names no plan")
     return problems
 
 
