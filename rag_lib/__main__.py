@@ -127,10 +127,11 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--generator", default=None,
                            help="extractive | llama_cpp[:MODEL] | openai (default: the answer_narrowed model of "
                                 "config.yaml when it is installed, else extractive)")
-            p.add_argument("--pipeline", choices=["narrowed", "claims", "chunks"], default="narrowed",
-                           help="how an LLM is fed: the Top-k's most relevant sentences with ids (default), the "
-                                "same answered as claims each citing its own sentences, or whole chunks (the "
-                                "original prompt)")
+            p.add_argument("--pipeline", choices=["claims", "narrowed", "chunks"], default="claims",
+                           help="how an LLM is fed and answers: the Top-k's most relevant sentences with ids, "
+                                "answered as claims each citing its own sentences (default: notebook 10's blind "
+                                "check finds its shown answers the most often true), the same sentences answered "
+                                "as one text, or whole chunks (the original prompt)")
             p.add_argument("--live", action="store_true", help="call the model even when a recorded call exists")
             p.add_argument("--record-to-results", action="store_true",
                            help="record calls into results/llm_calls/ (default: a scratch folder in .cache/)")

