@@ -13,8 +13,6 @@ from functools import lru_cache
 from rag_lib.core.text import CHINESE_STOPWORDS, CJK_CHAR, CJK_RANGES, ENGLISH_STOPWORDS
 from rag_lib.retrieval.tokenize import jieba_tokenizer
 
-# -------------------------------------------------------------------------------- terms
-
 _LATIN = re.compile(r"[0-9A-Za-z_\u00C0-\u024F]+(?:[.\-][0-9A-Za-z_\u00C0-\u024F]+)*")
 _CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
 OTHER_SCRIPTS = re.compile(rf"[^\W\d_A-Za-z\u00C0-\u024F{CJK_RANGES}]+")
