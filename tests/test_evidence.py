@@ -274,3 +274,13 @@ def test_a_chinese_decline_names_what_is_missing_in_chinese() -> None:
     assert zh == "提供的证据中未包含回答该问题所需的信息（相关度高于阈值的段落）。"
     assert "floor" not in zh  # one language per sentence
     assert FLOOR_MISSING in decline_text("How do I bind R2?", [FLOOR_MISSING])
+
+
+def test_each_candidate_threshold_lets_its_own_value_pass() -> None:
+    """A coverage of 2/3 is a candidate that accepts 2/3 (rounded to 0.6667 it would decline it, and no candidate
+    would be "at least 2/3")."""
+    from rag_lib.evidence.calibration import candidates
+
+    got = candidates([2 / 3, 0.75, None, 1 / 3, 0.8582449])
+    assert got == [0.3333, 0.6666, 0.75, 0.8582, 0.8583]
+    assert all(any(c <= v and v - c < 1e-4 for c in got) for v in (2 / 3, 0.75, 1 / 3, 0.8582449))

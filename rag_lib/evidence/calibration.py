@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -122,8 +123,12 @@ class ScoredQuestion:
 
 
 def candidates(values: Iterable[float | None]) -> list[float]:
-    """Every distinct value (decisions change only there) plus one above them all (decline all)."""
-    distinct = sorted({round(v, 4) for v in values if v is not None})
+    """Every distinct value (decisions change only there) plus one above them all (decline all).
+
+    Each is cut down, not rounded, to 4 decimals, so that a threshold at a candidate still lets its own value pass
+    ("at least"): 2/3 rounds up to 0.6667, which a coverage of 2/3 fails, and the sweep would never try it.
+    """
+    distinct = sorted({math.floor(v * 1e4 + 1e-9) / 1e4 for v in values if v is not None})
     return [*distinct, round(distinct[-1] + 0.0001, 4)] if distinct else []
 
 
