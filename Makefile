@@ -96,9 +96,11 @@ sync: $(STAMP)
 	$(VENV)/bin/jupytext --sync notebooks/*.py
 
 ## JupyterLab on the project's environment (pinned in requirements.txt: nothing is installed on first use).
-## As root (a container, CI's machine), Jupyter refuses to start without --allow-root: it is added then.
+## As root (a container, CI's machine), Jupyter refuses to start without --allow-root: it is added then. Notebooks
+## are saved without outputs (rag_lib/app/lab.py), so running the explorer never dirties a tracked file.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/ $(if $(filter 0,$(shell id -u)),--allow-root)
+	$(VENV)/bin/jupyter lab notebooks/ --FileContentsManager.pre_save_hook=rag_lib.app.lab.strip_outputs \
+	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## Performance measurements (installs peers such as sentence-transformers and rank_bm25, the local-LLM runtime
 ## and the local LLMs).
