@@ -84,7 +84,7 @@ def test_the_claims_that_pass_are_shown_and_the_others_listed() -> None:
 
 def test_a_reply_in_another_language_than_the_question_is_labelled() -> None:
     checked = verify("单个资源最大多大？", "A single asset can be up to 25 MiB.", [SIZE])
-    assert checked.language_problem == ("the model answered in English, not in Chinese, the language of the "
+    assert checked.language_problem == ("the answer is in English, not in Chinese, the language of the "
                                         "question")
     assert verify("单个资源最大多大？", "单个资源最大 25 MiB。", [SIZE]).language_problem is None
 

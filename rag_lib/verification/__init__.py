@@ -206,7 +206,7 @@ def language_problem(question: str, answer: str) -> str | None:
     asked, written = language_of(question), language_of(answer)
     if asked == written:
         return None
-    return (f"the model answered in {LANGUAGE_NAMES[written]}, not in {LANGUAGE_NAMES[asked]}, the language of the "
+    return (f"the answer is in {LANGUAGE_NAMES[written]}, not in {LANGUAGE_NAMES[asked]}, the language of the "
             "question")
 
 
