@@ -61,7 +61,7 @@ from IPython.display import display
 from rag_lib.core.config import RunConfig
 from rag_lib.evaluation.diagnosis import STAGES
 from rag_lib.experiments.llm_eval import findings, run_local_llm
-from rag_lib.experiments.llm_eval.report import development_rows
+from rag_lib.experiments.llm_eval.report import development_rows, keyfact_line
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import pivot, table
 from rag_lib.results.local_llm import ANSWER_COLUMNS
@@ -111,6 +111,7 @@ table(sorted(choice.details, key=lambda row: (row.task, row.model, row.question,
 # recorded ones (the `missing` column counts the rest).
 
 # %%
+print(keyfact_line(result))
 table(result.answer_rows, ANSWER_COLUMNS)
 
 # %% [markdown]
@@ -331,7 +332,7 @@ Models per task (`generation.llm_tasks`): {{ tasks }}.
 
 ## Answers on the whole benchmark (Top-{{ k }}, dense)
 
-Rates leave out questions whose call has no record (`missing`); fill them with `make llm-runs`.
+Rates leave out questions whose call has no record (`missing`); fill them with `make llm-runs`. {{ keyfact_line }}
 
 {{ answer_rows | table(["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness", "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong", "shown_wrong_ci", "refusal_correctness", "refusal_correctness_ci", "citation_validity", "citations_valid", "citations_total", "errors"]) }}
 
@@ -394,5 +395,6 @@ Counts of the same rows ("insufficient" is the positive class):
 {{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings, filters={"pivot": pivot},
-                                 layout={"judge_rates": judge_rates, "judge_counts": judge_counts})
+                                 layout={"judge_rates": judge_rates, "judge_counts": judge_counts,
+                                         "keyfact_line": keyfact_line(result)})
 page.closing(stored, {"models": encode(result.models), "tasks": result.tasks})

@@ -199,6 +199,16 @@ def claim_check_finding(check: ClaimCheck, pipeline: str, languages: Sequence[st
             "out of the drawn sample (data/claim_checks).")
 
 
+def keyfact_line(result: LocalLLMResult) -> str:
+    """What every 'correct' figure of 10 is worth: the key-fact measure's precision and recall against the blind
+    readers, for each pipeline they judged (answers both readers call true and complete)."""
+    parts = [f"{pipeline} {count_text(*check.agreement.keyfact_precision)} precision, "
+             f"{count_text(*check.agreement.keyfact_recall)} recall"
+             for pipeline, check in (("narrowed", result.claim_check), ("claims", result.claims_check))]
+    return ("'correct' is the key-fact measure (every checkable key fact stated); against two blind readers' "
+            f"'true and complete': {'; '.join(parts)}.")
+
+
 def asked_finding(check: ClaimCheck, pipeline: str) -> str:
     """What the off-question check does to the answers the readers judged, at the least share it uses."""
     rows = [r for r in check.asked if r.min_share == ANSWER_MIN_TERMS]
