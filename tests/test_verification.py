@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rag_lib.verification import (
     CitedUnit,
+    absent_names,
     asked_check,
     asked_kind_problem,
     claims_of,
@@ -187,3 +188,15 @@ def test_a_figure_from_a_table_that_gives_each_plan_its_own_must_name_its_plan()
     assert number_problems("CPU time per HTTP request is 10 ms.", [cpu], "免费版每个请求的 CPU 时间上限是多少？") == []
     same = CitedUnit("| Maximum database size | 10 GB | 10 GB |", header)  # one value for every plan
     assert number_problems("A database can hold 10 GB.", [same], "How large can a D1 database be?") == []
+
+
+def test_a_name_from_the_question_that_the_evidence_never_mentions_is_unsupported() -> None:  # claims check, en:u09
+    question = "How do I manage Worker secrets and environment variables with Terraform?"
+    sent = [CitedUnit("Secrets can be added with `wrangler secret put`.",
+                      context="workers/configuration/secrets > Secrets")]
+    claim = "Terraform can manage secrets and environment variables for Workers."
+    assert absent_names(claim, question, sent) == ["terraform"]
+    out = verify(question, claim, sent, sent)
+    assert out.shown is None and "it names terraform, which no unit of the evidence names" in out.claims[0].problems
+    assert absent_names("Run `wrangler secret put`.", "How do I add a secret with Wrangler?", sent) == []
+    assert absent_names(claim, question, []) == []  # without the evidence nothing is checked

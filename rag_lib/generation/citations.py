@@ -193,11 +193,17 @@ def cited_units(citations: Sequence[Citation | CheckedCitation], evidence: Seque
         chunk = by_id[citation.chunk_id]
         span = find_quote(citation.quote, chunk.text)
         units.append(CitedUnit(citation.quote, table_header(chunk.text, span[0]) if span else None,
-                               " > ".join((chunk.page, chunk.title, *chunk.heading_path))))
+                               unit_context(chunk)))
     return units
+
+
+def unit_context(chunk: Chunk) -> str:
+    """What a unit of ``chunk`` is about when its own words do not say: page path, title and heading path."""
+    return " > ".join((chunk.page, chunk.title, *chunk.heading_path))
 
 
 def evidence_units(evidence: Sequence[Chunk]) -> list[CitedUnit]:
     """Every unit (sentence, list item, table row with its header) of the evidence: what a cited unit is
-    checked for conflicts against."""
-    return [CitedUnit(text, header) for chunk in evidence for _, text, header in chunk_units(chunk.text)]
+    checked for conflicts against, and what tells whether the evidence names something at all."""
+    return [CitedUnit(text, header, unit_context(chunk))
+            for chunk in evidence for _, text, header in chunk_units(chunk.text)]

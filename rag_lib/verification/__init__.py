@@ -9,7 +9,8 @@ valid quotes here. :func:`verify`:
 2. checks each claim with :mod:`rag_lib.verification.rules` (numbers with their unit, count noun and
    plan; names and commands verbatim; polarity and quantifiers; content-word coverage), and each of its
    numbers against the rest of the evidence (:mod:`rag_lib.verification.conflicts`: another unit giving
-   another value for the same thing takes its support away);
+   another value for the same thing takes its support away); a name it takes from the question that no unit
+   of the evidence names (:func:`absent_names`) fails it too;
 3. checks the reply's language against the question's;
 4. decides: every claim passes → shown as written; some pass → the passing claims are shown, the others
    listed with why, when what remains still adds something to the question; none pass, or what remains
@@ -30,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lib.core.text import LANGUAGE_NAMES, language_of, question_clauses, sentence_spans
-from rag_lib.retrieval.terms import term_coverage
+from rag_lib.core.text import ENGLISH_STOPWORDS, LANGUAGE_NAMES, language_of, question_clauses, sentence_spans
+from rag_lib.retrieval.terms import stem, term_coverage, vocabulary
 from rag_lib.verification.conflicts import conflict_problems
 from rag_lib.verification.rules import NEGATION, CitedUnit, claim_problems
 from rag_lib.verification.statements import Statement, check_support, checkable_statements, squash
@@ -210,9 +211,31 @@ def language_problem(question: str, answer: str) -> str | None:
             "question")
 
 
+_WORD = re.compile(r"[A-Za-z][\w.-]*[\w]|[A-Za-z]")
+
+
+def absent_names(claim: str, question: str, sent: Sequence[CitedUnit]) -> list[str]:
+    """Names the claim takes from the question that no unit of the evidence names, page context included: the
+    evidence says nothing about them ("Terraform can manage secrets …" written from pages about Wrangler).
+
+    A name is a word the question capitalizes (past an English question's first word) or an identifier (digits,
+    dots, dashes, underscores), not a function word. Nothing is checked without the evidence (``sent`` empty)."""
+    if not sent:
+        return []
+    words = _WORD.findall(question)[1 if language_of(question) == "en" else 0:]
+    names = {w.lower() for w in words if (not w.isalpha() or not w.islower()) and len(w) > 1
+             and w.lower() not in ENGLISH_STOPWORDS}
+    claimed = {stem(w.lower()) for w in _WORD.findall(claim)}
+    stems, lowered, _ = vocabulary(f"{u.context}\n{u.text}" for u in sent)
+    return sorted(n for n in names if stem(n) in claimed and stem(n) not in stems and n not in lowered)
+
+
 def _check(claim: str, units: Sequence[CitedUnit], question: str, sent: Sequence[CitedUnit]) -> ClaimCheck:
-    """One claim against the units cited for it: the rules, then conflicts with the rest of the evidence."""
-    return ClaimCheck(claim, (*claim_problems(claim, units, question), *conflict_problems(claim, units, sent)))
+    """One claim against the units cited for it: the rules, then conflicts with the rest of the evidence, then
+    the question's names it uses that the evidence never mentions."""
+    absent = [f"it names {name}, which no unit of the evidence names" for name in absent_names(claim, question, sent)]
+    return ClaimCheck(claim, (*claim_problems(claim, units, question), *conflict_problems(claim, units, sent),
+                              *absent))
 
 
 def _statement_keys(text: str, question: str) -> dict[str, str]:
@@ -323,6 +346,6 @@ def verify(question: str, answer: str, units: Sequence[CitedUnit], sent: Sequenc
                         None if asked and asked.problem else shown, language_problem(question, answer), asked)
 
 
-__all__ = ["ANSWER_MIN_TERMS", "AskedCheck", "CitedUnit", "ClaimCheck", "Verification", "asked_check",
+__all__ = ["ANSWER_MIN_TERMS", "AskedCheck", "CitedUnit", "ClaimCheck", "Verification", "absent_names", "asked_check",
            "asked_kind_problem", "claims_of", "language_problem", "repair_cut", "reply_problem", "verify",
            "verify_claims"]
