@@ -24,7 +24,7 @@ from typing import Any
 from rag_lib.core.config import REPO_ROOT
 from rag_lib.evaluation.hand_check_agreement import cohen_kappa
 from rag_lib.evaluation.stats import wilson_text
-from rag_lib.verification import ANSWER_MIN_TERMS, claims_of
+from rag_lib.verification import ANSWER_MIN_TERMS, claims_of, off_question
 
 CLAIM_VERDICTS = ("true", "false", "not_a_claim")
 ANSWER_VERDICTS = ("complete", "partial", "no")
@@ -124,11 +124,11 @@ def agreement(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[st
             if "not_a_claim" not in pair:
                 key = (pair[0] == "true", pair[1] == "true")
                 table[key] = table.get(key, 0) + 1
-        counts = shown.setdefault(entry["id"].split(":", 1)[0], [0, 0])
+        lang = entry["id"].split(":", 1)[0]
+        counts = shown.setdefault(lang, [0, 0])
         accepted = _accepts(a) and _accepts(b)
         counts[0] += accepted
         counts[1] += 1
-        lang = entry["id"].split(":", 1)[0]
         answering[lang] = answering.get(lang, 0) + (accepted and _answers(a) and _answers(b))
         good = accepted and a["answers"] == b["answers"] == "complete"
         measured = correct.get(entry["id"])
@@ -180,8 +180,7 @@ def asked_rows(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[s
         if not reached or _answers(a) != _answers(b):
             continue
         for share in shares:
-            shown = not row["kind_unmet"] and (not row["terms_asked"]
-                                               or row["terms_named"] >= share * row["terms_asked"])
+            shown = not off_question(row["kind_unmet"], row["terms_named"], row["terms_asked"], share)
             if share == ANSWER_MIN_TERMS and shown != (row["status"] == "answered"):
                 raise ValueError(f"{entry['id']}: the stored row's terms ({row['terms_named']} of "
                                  f"{row['terms_asked']}) disagree with its status {row['status']}; re-run the "

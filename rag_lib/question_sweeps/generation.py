@@ -103,12 +103,12 @@ def claim_fields(question_id: str, question: str, answerable: bool, result: Gene
     asked = squash(question)
     ungrounded = sum(any(squash(s.text) not in asked and not states(s, sent) for s in checkable_statements(c))
                      for c in claims)
-    asked = support.asked if support else None
+    on_question = support.asked if support else None
     return {"stated": stated.correct if stated else None, "claims": len(claims),
             "claims_supported": sum(c.supported for c in support.claims) if support else 0,
-            "claims_ungrounded": ungrounded, "kind_unmet": bool(asked and asked.kind_problem),
-            "terms_named": len(asked.named) if asked else 0,
-            "terms_asked": len(asked.named) + len(asked.unnamed) if asked else 0}
+            "claims_ungrounded": ungrounded, "kind_unmet": bool(on_question and on_question.kind_problem),
+            "terms_named": len(on_question.named) if on_question else 0,
+            "terms_asked": len(on_question.named) + len(on_question.unnamed) if on_question else 0}
 
 
 def _declined_by(out: GatedResult) -> str | None:

@@ -13,7 +13,8 @@ from functools import lru_cache
 from rag_lib.core.text import CHINESE_STOPWORDS, CJK_CHAR, CJK_RANGES, ENGLISH_STOPWORDS
 from rag_lib.retrieval.tokenize import jieba_tokenizer
 
-_LATIN = re.compile(r"[0-9A-Za-z_\u00C0-\u024F]+(?:[.\-][0-9A-Za-z_\u00C0-\u024F]+)*")
+# A Latin-script word or identifier ("wrangler.toml", "R2", "--secrets-file"'s parts): the unit of every term.
+LATIN_WORD = re.compile(r"[0-9A-Za-z_\u00C0-\u024F]+(?:[.\-][0-9A-Za-z_\u00C0-\u024F]+)*")
 _CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
 OTHER_SCRIPTS = re.compile(rf"[^\W\d_A-Za-z\u00C0-\u024F{CJK_RANGES}]+")
 # Longest first: the first suffix that leaves a stem of >= 4 characters is removed (one only).
@@ -33,7 +34,7 @@ def stem(word: str) -> str:
 def aspects(question: str) -> list[str]:
     """The question's content terms, in order, each once (rule 1 of the aspect rule, in rag_lib.evidence)."""
     out: list[str] = []
-    for match in re.finditer(f"{_LATIN.pattern}|{_CJK_RUN.pattern}|{OTHER_SCRIPTS.pattern}", question):
+    for match in re.finditer(f"{LATIN_WORD.pattern}|{_CJK_RUN.pattern}|{OTHER_SCRIPTS.pattern}", question):
         text = match.group()
         if OTHER_SCRIPTS.fullmatch(text):  # another script (Cyrillic, Kana …): one aspect per word
             words = [text.lower()]
@@ -51,7 +52,7 @@ def vocabulary(texts: Iterable[str]) -> tuple[set[str], str, bool]:
     text = "\n".join(texts)
     lowered = text.lower()
     stems = set()
-    for match in _LATIN.finditer(lowered):
+    for match in LATIN_WORD.finditer(lowered):
         token = match.group()
         stems.add(stem(token))
         stems.update(stem(part) for part in re.split(r"[.\-_]", token) if part)

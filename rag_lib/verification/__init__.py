@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lib.core.text import ENGLISH_STOPWORDS, LANGUAGE_NAMES, language_of, question_clauses, sentence_spans
-from rag_lib.retrieval.terms import stem, term_coverage, vocabulary
+from rag_lib.retrieval.terms import LATIN_WORD, stem, term_coverage, vocabulary
 from rag_lib.verification.conflicts import conflict_problems
 from rag_lib.verification.rules import NEGATION, CitedUnit, claim_problems
 from rag_lib.verification.statements import Statement, check_support, checkable_statements, squash
@@ -163,6 +163,12 @@ _ASKS: dict[str, tuple[re.Pattern[str], frozenset[str] | None]] = {
 ANSWER_MIN_TERMS = 0.5
 
 
+def off_question(kind_unmet: bool, named: int, checkable: int, min_share: float = ANSWER_MIN_TERMS) -> bool:
+    """The off-question decision from its counts: no quantity of the asked kind, or fewer than ``min_share`` of
+    the question's ``checkable`` terms named (none checkable: the terms cannot decide)."""
+    return kind_unmet or (checkable > 0 and named < min_share * checkable)
+
+
 def asked_kind_problem(question: str, shown: str) -> str | None:
     """Why ``shown`` answers none of the question's clauses that ask for a quantity, when every clause asks for
     one (``None``: some clause asks for none, or is answered by a number of its kind)."""
@@ -190,7 +196,7 @@ class AskedCheck:
     def problem(self) -> str | None:
         """Why the answer is off the question (``None``: it may answer it)."""
         checkable = len(self.named) + len(self.unnamed)
-        if self.kind_problem or not checkable or len(self.named) >= ANSWER_MIN_TERMS * checkable:
+        if self.kind_problem or not off_question(False, len(self.named), checkable):
             return self.kind_problem
         return (f"its quotes name {len(self.named)} of the question's {checkable} terms (not "
                 f"{', '.join(self.unnamed)}): they are about something else")
@@ -211,7 +217,9 @@ def language_problem(question: str, answer: str) -> str | None:
             "question")
 
 
-_WORD = re.compile(r"[A-Za-z][\w.-]*[\w]|[A-Za-z]")
+def _words(text: str) -> list[str]:
+    """The Latin words of ``text`` that start with a letter, case kept (a name is told by its capital)."""
+    return [w for w in LATIN_WORD.findall(text) if w[0].isascii() and w[0].isalpha()]
 
 
 def absent_names(claim: str, question: str, sent: Sequence[CitedUnit]) -> list[str]:
@@ -222,10 +230,10 @@ def absent_names(claim: str, question: str, sent: Sequence[CitedUnit]) -> list[s
     dots, dashes, underscores), not a function word. Nothing is checked without the evidence (``sent`` empty)."""
     if not sent:
         return []
-    words = _WORD.findall(question)[1 if language_of(question) == "en" else 0:]
+    words = _words(question)[1 if language_of(question) == "en" else 0:]
     names = {w.lower() for w in words if (not w.isalpha() or not w.islower()) and len(w) > 1
              and w.lower() not in ENGLISH_STOPWORDS}
-    claimed = {stem(w.lower()) for w in _WORD.findall(claim)}
+    claimed = {stem(w.lower()) for w in _words(claim)}
     stems, lowered, _ = vocabulary(f"{u.context}\n{u.text}" for u in sent)
     return sorted(n for n in names if stem(n) in claimed and stem(n) not in stems and n not in lowered)
 
@@ -347,5 +355,5 @@ def verify(question: str, answer: str, units: Sequence[CitedUnit], sent: Sequenc
 
 
 __all__ = ["ANSWER_MIN_TERMS", "AskedCheck", "CitedUnit", "ClaimCheck", "Verification", "absent_names", "asked_check",
-           "asked_kind_problem", "claims_of", "language_problem", "repair_cut", "reply_problem", "verify",
-           "verify_claims"]
+           "asked_kind_problem", "claims_of", "language_problem", "off_question", "repair_cut", "reply_problem",
+           "verify", "verify_claims"]
