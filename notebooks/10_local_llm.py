@@ -161,21 +161,23 @@ print(result.paired_family.describe)
 table(result.paired_rows)
 
 # %% [markdown]
-# ### The narrowed pipeline on the sealed test set, beside the development set
+# ### The narrowed and claims pipelines on the sealed test set, beside the development set
 #
 # The 91 questions above are the development set: the prompts, the model and the narrowing were chosen on them.
-# Notebook 14 evaluates the same pipeline, once, on a sealed test set of new questions (out of sample; the gate
-# fitted on the development set); its rows, then this notebook's for the same pipeline. Sentences: Findings below.
+# Notebook 14 evaluates the same pipelines, once, on a sealed test set of new questions (out of sample; the gate
+# fitted on the development set); per pipeline, its rows, then this notebook's. Sentences: Findings below.
 
 # %%
 # Two tables per set, so that neither runs off the page: the answers, then each refusal rate beside its false refusal.
 SET_ANSWERS = ["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
                "correct_gold_in_top_k_ci"]
 SET_REFUSALS = ["lang", "gate", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]
-development = development_rows(result, result.answers["narrowed"].label)
-for title, rows in (("Test set (notebook 14, out of sample)", result.test_set_rows),
-                    ("Development set (this notebook)", development)):
-    display(page.markdown(f"**{title}**"), table(rows, SET_ANSWERS), table(rows, SET_REFUSALS))
+for name in ("narrowed", "claims"):
+    label = result.answers[name].label
+    for title, rows in ((f"{name}: test set (notebook 14, out of sample)",
+                         [r for r in result.test_set_rows if r.generator == label]),
+                        (f"{name}: development set (this notebook)", development_rows(result, label))):
+        display(page.markdown(f"**{title}**"), table(rows, SET_ANSWERS), table(rows, SET_REFUSALS))
 
 # %% [markdown]
 # ### The narrowed pipeline against the answers issue's targets
@@ -340,11 +342,11 @@ Before → after (`answers-v1`: the support check, same recorded calls; `answers
 
 {% if before_after %}{{ before_after | table(["archive", "generator", "lang", "gate", "answer_rate", "answer_correctness", "correct_gold_in_top_k", "shown_wrong", "refusal_correctness", "citation_validity"]) }}{% else %}_(no archive)_{% endif %}
 
-The narrowed pipeline on the sealed test set (notebook 14, out of sample), then on this development set:
+The narrowed and claims pipelines on the sealed test set (notebook 14, out of sample), then on this development set:
 
-{{ test_set_rows | table(["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
+{{ test_set_rows | table(["generator", "lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
 
-{{ answer_rows | selectattr("generator", "equalto", answers.narrowed.label) | selectattr("gate", "in", ["ungated", "floor+aspects (leave-one-out)", "floor+aspects (leave-one-out) then judge"]) | list | table(["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
+{{ answer_rows | selectattr("generator", "in", [answers.narrowed.label, answers.claims.label]) | selectattr("gate", "in", ["ungated", "floor+aspects (leave-one-out)", "floor+aspects (leave-one-out) then judge"]) | list | table(["generator", "lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
 
 The narrowed pipeline against the targets (`before each change`: the same figure in each archive, before the change it names):
 

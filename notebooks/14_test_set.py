@@ -14,22 +14,23 @@
 # ---
 
 # %% [markdown]
-# # 14 · The sealed test set: notebook 10's pipeline on questions it was not developed on
+# # 14 · The sealed test set: notebook 10's pipelines on questions they were not developed on
 #
 # **Question.** Every prompt, model choice and gate parameter of notebook 10 was chosen on the benchmark's
-# 91 questions: they are the **development set**, and its answer figures are optimistic. How does the same
-# narrowed pipeline do on 66 new questions (per language) that were written and sealed before the pipeline
-# ever ran on them?
+# 91 questions: they are the **development set**, and its answer figures are optimistic. How do the same
+# narrowed and claims pipelines do on 66 new questions (per language) that were written and sealed before
+# either ever ran on them?
 #
 # **The set.** `data/test_set/` (how the pages were drawn, what the questions ask, the rules:
 # its README): 44 answerable and 22 unanswerable questions about pages drawn from the wide batch, each in
 # Chinese and English, with key facts. `SHA256SUMS` records each file's hash; the run stops if one differs.
 # It is evaluated once per pipeline version: `results/14_test_set/results.json` names the version it ran.
 #
-# **Configuration.** Retrieval from the whole wide batch (dense, default embedder, Top-5); the narrowed
-# answerer of notebook 10 (`generation.llm_tasks.answer_narrowed`), ungated; behind the floor+aspects gate
+# **Configuration.** Retrieval from the whole wide batch (dense, default embedder, Top-5); the model of
+# `generation.llm_tasks.answer_narrowed` through notebook 10's narrowed pipeline and its claims pipeline (each
+# claim checked against its own quotes, `ask`'s default), ungated; behind the floor+aspects gate
 # with the parameters fitted on the **whole development set**; and that gate followed by the narrowed LLM
-# judge. Notebook 10 shows these rows beside the development set's rows of the same pipeline (its gate there
+# judge. Notebook 10 shows these rows beside the development set's rows of the same pipelines (its gate there
 # is leave-one-out). Every call is recorded and replayed; a call without a record counts as *missing*.
 #
 # **Re-run.** `make reproduce RUNS=14_test_set` (replays; needs the wide batch embedded, about 15 minutes
@@ -51,13 +52,13 @@ from rag_lib.presentation.tables import table
 NAME = "14_test_set"
 # Two tables per set, so that neither is wider than the page: the answers, then each refusal rate beside its
 # false refusal.
-ANSWERS = ["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
+ANSWERS = ["generator", "lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
            "correct_gold_in_top_k_ci", "shown_wrong", "shown_wrong_ci", "citation_validity"]
-REFUSALS = ["lang", "gate", "unanswerable", "refusal_correctness", "refusal_correctness_ci", "complete_evidence",
+REFUSALS = ["generator", "lang", "gate", "unanswerable", "refusal_correctness", "refusal_correctness_ci", "complete_evidence",
             "false_refusal", "false_refusal_ci", "errors"]
 config = RunConfig.from_settings(k=k)
 result = run_test_set(languages=languages, k=config.k)
-page.setup_line({"answerer": result.answerer, "batch": result.batch, "gates": result.gates})
+page.setup_line({"answerers": result.answerers, "batch": result.batch, "gates": result.gates})
 
 # %% [markdown]
 # ## Test set (out of sample)
@@ -74,12 +75,12 @@ table(result.sealed)
 # %% tags=["report"]
 template = """# 14 · The sealed test set
 
-{{ answerer }} on {{ n_questions }} sealed questions per language ({{ n_answerable }} answerable), retrieved from
+{{ answerers.values() | join(" and ") }} on {{ n_questions }} sealed questions per language ({{ n_answerable }} answerable), retrieved from
 `{{ batch }}`; the gate's parameters were fitted on the development set only.
 
 ## Test set (out of sample)
 
-{{ rows | table(["lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
+{{ rows | table(["generator", "lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
                  "correct_gold_in_top_k_ci", "shown_wrong", "refusal_correctness", "refusal_correctness_ci",
                  "false_refusal", "false_refusal_ci"]) }}
 
@@ -92,4 +93,4 @@ template = """# 14 · The sealed test set
 {{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-page.closing(stored, {"setup": {"answerer": result.answerer, "batch": result.batch}})
+page.closing(stored, {"setup": {"answerers": result.answerers, "batch": result.batch}})

@@ -32,16 +32,18 @@ def test_the_run_used_the_sealed_files(stored):
 
 def test_every_row_recounts_from_its_per_question_rows(stored):
     key_facts = load_key_facts(TEST_SET_DIR / "key_facts.yaml", load_benchmark(TEST_SET_DIR / "questions.yaml"))
-    runs = {(r.lang, r.gate): r for r in stored.runs}
-    ungated = {lang: {q.question for q in runs[lang, "ungated"].rows if q.error_kind != "replay_miss"}
-               for lang in stored.languages}
+    runs = {(r.generator, r.lang, r.gate): r for r in stored.runs}
+    assert len(runs) == len(stored.runs) == len(stored.rows)
+    ungated = {(generator, lang): {q.question for q in runs[generator, lang, "ungated"].rows
+                                   if q.error_kind != "replay_miss"}
+               for generator in stored.answerers.values() for lang in stored.languages}
     for row in stored.rows:
-        run = runs[row.lang, row.gate]
+        run = runs[row.generator, row.lang, row.gate]
         result = {"lang": row.lang, "gate": row.gate, "n": len(run.rows), "rows": encode(run.rows),
                   "generator": {"model": row.model, "backend": row.backend}}
-        recorded = None if row.gate == "ungated" else ungated[row.lang]
+        recorded = None if row.gate == "ungated" else ungated[row.generator, row.lang]
         again = AnswerRow(**vars(answer_figures(result, recorded, key_facts)), generator=row.generator)
-        assert again == row, row.gate
+        assert again == row, (row.generator, row.lang, row.gate)
 
 
 def test_the_findings_regenerate(stored):

@@ -124,7 +124,8 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
             f"{rates(rows, 'refusal_correctness', 'unanswerable')} to {rates(judged, 'refusal_correctness')}, beside "
             f"false refusal (answerable questions with their gold in the Top-{local.k} declined) rising from "
             f"{rates(rows, 'false_refusal', 'complete_evidence')} to {rates(judged, 'false_refusal')}.")
-    held = [r for r in (test.rows if test else []) if r.gate.endswith(FITTED_ON_DEV) and r.n > r.missing]
+    held = [r for r in (test.rows if test else []) if r.gate.endswith(FITTED_ON_DEV) and r.n > r.missing
+            and r.generator == test.answerers["narrowed"]]
     if held:
         sentences.append(
             f"On the sealed test set (66 new questions per language, out of sample; "

@@ -20,17 +20,18 @@ class SealedFile:
 
 @dataclass(frozen=True)
 class TestSetRun:
-    """One language and gate of the narrowed pipeline on the test set: per-question rows (as 10 stores them)."""
+    """One language, gate and answerer on the test set: per-question rows (as 10 stores them)."""
 
     lang: str
     gate: str
     rows: list[AnsweredQuestion]
+    generator: str  # the answerer's label (AnswerRow.generator)
 
 
 @dataclass(frozen=True)
 class TestSetResult(ExperimentResult):
-    """``14_test_set``: the narrowed pipeline of notebook 10 on the sealed test set (10 shows it beside its
-    development-set figures). Returned by :func:`rag_lib.experiments.llm_eval.test_set.run_test_set`."""
+    """``14_test_set``: the narrowed and claims pipelines of notebook 10 on the sealed test set (10 shows them
+    beside their development-set figures). Returned by :func:`rag_lib.experiments.llm_eval.test_set.run_test_set`."""
 
     languages: list[str]
     k: int
@@ -39,8 +40,8 @@ class TestSetResult(ExperimentResult):
     sealed: list[SealedFile]
     n_questions: int
     n_answerable: int
-    answerer: str  # the narrowed pipeline's label
-    pipeline: ModelDescription  # what the answerer is: model, backend, prompt, narrowing
+    answerers: dict[str, str]  # "narrowed" / "claims" → the answerer's label (AnswerRow.generator)
+    pipelines: dict[str, ModelDescription]  # what each answerer is: model, backend, prompt, narrowing
     gates: dict[str, dict[str, str | float | None]]  # language → the gate and its parameters (fitted on the dev set)
     rows: list[AnswerRow]  # test set: one row per language and gate
     runs: list[TestSetRun]

@@ -176,7 +176,10 @@ def findings(result: LocalLLMResult) -> list[str]:
                f"that obeys them); the detector flagged {inj.flagged_at_build} of {inj.n_plants} plants when "
                "the page is built. The variants and the detector were written together, so this is an in-sample "
                "figure for the detector.")
-    out += beside_development(result.test_set_rows, development_rows(result, result.answers["narrowed"].label))
+    for name in ("narrowed", "claims"):
+        label = result.answers[name].label
+        out += beside_development([r for r in result.test_set_rows if r.generator == label],
+                                  development_rows(result, label))
     return out
 
 
@@ -356,6 +359,6 @@ def beside_development(test_rows: Sequence[AnswerRow], dev_rows: Sequence[Answer
         for part in ("correct", "refusal"):
             beside = (f"; development set ({dev.gate}, in sample for the prompts and the model): "
                       f"{set_figures(dev)[part]}" if dev else "")
-            out.append(f"Test set, out of sample ({row.lang}, {row.gate}){missing_text(row)}: "
+            out.append(f"Test set, out of sample ({row.generator}, {row.lang}, {row.gate}){missing_text(row)}: "
                        f"{set_figures(row)[part]}{beside}.")
     return out

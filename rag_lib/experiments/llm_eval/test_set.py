@@ -3,7 +3,7 @@
 The benchmark's 91 questions are the **development set**: the gate was calibrated on them, the prompts
 and the model for each task were chosen on them. The 66 questions of the test set were written about
 pages drawn from the wide batch before the pipeline ever ran on them, and sealed by sha256
-(``data/test_set/SHA256SUMS``). This experiment runs the narrowed pipeline on them, retrieved from the
+(``data/test_set/SHA256SUMS``). This experiment runs the narrowed and the claims pipelines on them, retrieved from the
 whole wide batch, in three forms: ungated; behind the floor+aspects gate with the parameters fitted on
 the whole development set; and that gate followed by the narrowed LLM judge (10's cascade). Nothing here
 is fitted on the test set, so these are the only answer figures the workbook calls out of sample.
@@ -44,6 +44,7 @@ from rag_lib.results.typed_json import decode
 
 TEST_SET_DIR = DATA_DIR / "test_set"
 SEALED_FILES = ("questions.yaml", "key_facts.yaml", "drawn_pages.txt")
+TEST_SET_ANSWERERS = ("narrowed", "claims")  # notebook 10's pipelines of the local answer model, in the order run
 
 
 class TestSetChanged(WorkbookError):
@@ -85,15 +86,17 @@ def test_set_workbench(dev: Workbench, folder: Path = TEST_SET_DIR) -> tuple[Wor
 
 
 def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, key: str = "dense") -> TestSetResult:
-    """The narrowed pipeline on the sealed test set (see the module docstring); notebook 10 shows its rows
-    beside the development set's (:func:`beside_development`)."""
+    """Notebook 10's narrowed and claims pipelines on the sealed test set (see the module docstring); notebook 10
+    shows their rows beside the development set's (:func:`beside_development`)."""
     sealed = sealed_files()
     dev = Workbench()
     k = dev.config.top_k(k)
     wb, key_facts = test_set_workbench(dev)
-    answerer = narrowed_generator("answer_narrowed", dev.embedder())
+    answerers = {name: narrowed_generator("answer_narrowed", dev.embedder(), claims=name == "claims")
+                 for name in TEST_SET_ANSWERERS}
     # The answers first, then the judge: `make llm-runs` makes the missing calls in the order they are asked.
-    ungated_runs = {lang: run_generation_eval(wb, Ungated(), answerer, lang, k, key, key_facts) for lang in languages}
+    ungated_runs = {(name, lang): run_generation_eval(wb, Ungated(), answerer, lang, k, key, key_facts)
+                    for name, answerer in answerers.items() for lang in languages}
     judge = decode(LLMJudge, measure_narrowed_judge(wb, languages, k, key))
     rows: list[AnswerRow] = []
     runs: list[TestSetRun] = []
@@ -105,22 +108,25 @@ def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, 
         gate = fitted[chosen]
         gates[lang] = {"gate": gate.name, **{p: calibration[chosen][p] for p in ("floor", "min_coverage")
                                              if p in calibration[chosen]}}
-        ungated = ungated_runs[lang]
         rankings = {q.id: wb.rank(q.text(lang), key) for q in wb.benchmark}
         declined = {q.id: not gate.decide(q.text(lang), wb.evidence(rankings[q.id], k), rankings[q.id]).sufficient
                     for q in wb.benchmark}
-        recorded = {r["question"] for r in ungated["rows"] if r["error_kind"] != "replay_miss"}
         name = gate.name + FITTED_ON_DEV
-        for result in (ungated, held_out_run(ungated, declined, name),
-                       held_out_run(ungated, judge_after_gate(declined, judge.by_lang[lang]), name + THEN_JUDGE,
-                                    declined)):
-            figures = answer_figures(result, None if result is ungated else recorded, key_facts)
-            rows.append(AnswerRow(**vars(figures), generator=answerer.label))
-            runs.append(TestSetRun(lang, result["gate"], [AnsweredQuestion(**r) for r in result["rows"]]))
+        for answerer_name, answerer in answerers.items():
+            ungated = ungated_runs[(answerer_name, lang)]
+            recorded = {r["question"] for r in ungated["rows"] if r["error_kind"] != "replay_miss"}
+            for result in (ungated, held_out_run(ungated, declined, name),
+                           held_out_run(ungated, judge_after_gate(declined, judge.by_lang[lang]), name + THEN_JUDGE,
+                                        declined)):
+                figures = answer_figures(result, None if result is ungated else recorded, key_facts)
+                rows.append(AnswerRow(**vars(figures), generator=answerer.label))
+                runs.append(TestSetRun(lang, result["gate"], [AnsweredQuestion(**r) for r in result["rows"]],
+                                       answerer.label))
     return TestSetResult(
         languages=list(languages), k=k, retriever=key, batch=test_set_batch(), sealed=sealed,
         n_questions=len(wb.benchmark), n_answerable=len(wb.benchmark.questions(answerable=True)),
-        answerer=answerer.label, pipeline=answerer.describe(), gates=gates,
+        answerers={name: answerer.label for name, answerer in answerers.items()},
+        pipelines={name: answerer.describe() for name, answerer in answerers.items()}, gates=gates,
         rows=rows,
         runs=runs, embedder=dev.embedder().describe(),
         common_key_facts=[f"{f.describe()} ({share:.0%})" for f, share in common_facts(key_facts, wb.chunks)],
@@ -132,11 +138,11 @@ def findings(result: TestSetResult) -> list[str]:
     out = []
     for row in result.rows:
         if row.missing == row.n:
-            out.append(f"{row.lang}, {row.gate}: no recorded call yet on the test set ({row.n} questions missing; "
-                       "`make llm-runs RUNS=14_test_set` makes them).")
+            out.append(f"{row.generator}, {row.lang}, {row.gate}: no recorded call yet on the test set ({row.n} "
+                       "questions missing; `make llm-runs RUNS=14_test_set` makes them).")
             continue
-        out += [f"Test set, out of sample ({row.lang}, {row.gate}){missing_text(row)}: {set_figures(row)[part]}."
-                for part in ("correct", "refusal")]
+        out += [f"Test set, out of sample ({row.generator}, {row.lang}, {row.gate}){missing_text(row)}: "
+                f"{set_figures(row)[part]}." for part in ("correct", "refusal")]
     if result.common_key_facts:
         out.append(f"{len(result.common_key_facts)} checkable key facts of the test set are stated by more than "
                    f"{MAX_CHUNK_SHARE:.0%} of the wide batch's chunks ({'; '.join(result.common_key_facts)}): the "
