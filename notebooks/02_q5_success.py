@@ -58,6 +58,8 @@ table(result.pieces)
 
 # %% [markdown]
 # ## Gate decisions (checklist = an oracle: the casebook's per-question checklist, from the gold labels)
+# `floor` and `floor+aspects` are two gates fitted separately in 03: the floor alone, and a floor fitted together
+# with the aspect coverage, so each reason names its own floor.
 
 # %%
 table(result.decisions, ["sufficient", "reason", "missing"], label="gate")

@@ -130,7 +130,9 @@ table(result.gated_decline, label="language")
 # ## Bypass: the generators face the five distractors (judged automatically)
 
 # %%
-table(result.bypass.generators, label="generator")
+# (call keys and model versions: in the provenance appendix)
+table(result.bypass.generators, ["model", "calls", "replayed", "error_kind", "no_number", "no_borrowed_figure",
+                                 "no_citation", "passed", "status", "answer", "citations", "borrowed"], label="generator")
 
 # %% [markdown]
 # ## The LLM sufficiency judge as a gate, beside floor+aspects, every benchmark question
@@ -148,7 +150,9 @@ page.show_figure(figures.gate_roc(
 # ## Default generator behind the gate, every benchmark question
 
 # %%
-page.long_table(result.generation.rows, report.experiment_dir("03_q9a_no_evidence") / "generation_rows.csv")
+page.long_table(result.generation.rows, report.experiment_dir("03_q9a_no_evidence") / "generation_rows.csv",
+                shown=["question", "answerable", "gate", "status", "declined_by", "correct", "answer", "citations_valid",
+                       "citations_total"])
 
 # %% tags=["report"]
 template = """# 03 · Q9a: no evidence, and the gate on the whole benchmark

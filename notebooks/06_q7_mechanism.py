@@ -49,6 +49,7 @@ n_boot = 200000  # resamples of every paired bootstrap (binary outcomes use the 
 from IPython.display import Markdown, display
 
 from rag_lib.experiments.mechanisms import findings, run_mechanism
+from rag_lib.experiments.mechanisms.report import forest_rows
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.tables import table
 
@@ -83,6 +84,9 @@ page.show_figure(figures.piece_ranks_of(result.q7_rows, ("variant", "phrasing", 
 # Holm-adjusted p, over every comparison of this run; "fixed": no question changed, left out of the family.
 
 # %%
+page.show_figure(figures.forest(forest_rows(result), "difference",
+                                report.experiment_dir(NAME) / "benchmark_effects.png",
+                                title=f"{mechanism}: each variant − baseline on the answerable questions"))
 table(result.benchmark_rows, ["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI",
                               "adjusted (Holm)"], signed=["diff"])
 

@@ -43,18 +43,19 @@ llm = None  # None: generation.llm_tasks.recovery in config.yaml
 llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 
 # %%
-from dataclasses import asdict
-
 from IPython.display import Markdown, display
 
 from rag_lib.core.config import RunConfig
 from rag_lib.experiments.recovery import (
+    REPORT_FILTERS,
     REPORT_TEMPLATE,
     casebook_rows,
     findings,
+    piece_count_rows,
     q7_rank_rows,
     ranks_figure,
     run_recovery_experiment,
+    suggestion_count_rows,
 )
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table
@@ -103,14 +104,16 @@ table(rows)
 
 # %% [markdown]
 # ## Every answerable compound question: pieces in the Top-5 / Top-10, before and after
-# "after_first": the original plus the first suggestion; "after_random": expected over one suggestion
-# picked at random (both without labels). "after_best" (ORACLE: the labels pick the suggestion) and
-# "after_union" (POOLED: every suggestion's Top-k at once) are upper bounds, not what a system gets.
+# "after first": the original plus the first suggestion; "after random": expected over one suggestion
+# picked at random (both without labels). "after best" (ORACLE: the labels pick the suggestion) and
+# "after union" (POOLED: every suggestion's Top-k at once) are upper bounds, not what a system gets.
+# The second table says how the suggestions went: "missing", questions whose call has no record yet;
+# "failed", recorded calls that gave no usable suggestion.
 
 # %%
-table([{"language": lang, "source": source, **asdict(counts)}
-       for lang, by_source in result.benchmark.items() for source, counts in by_source.items()], decimals=2)
+display(table(piece_count_rows(result.benchmark), decimals=2), table(suggestion_count_rows(result.benchmark)))
 
 # %% tags=["report"]
-stored = report.write_experiment("07_recovery_loop", result, REPORT_TEMPLATE, findings=findings)
+stored = report.write_experiment("07_recovery_loop", result, REPORT_TEMPLATE, findings=findings,
+                                 filters=REPORT_FILTERS)
 page.closing(stored, {"setup": result.provenance})

@@ -67,10 +67,8 @@ page.setup_line({"answerers": result.answerers, "batch": result.batch, "gates": 
 display(table(result.rows, ANSWERS), table(result.rows, REFUSALS))
 
 # %% [markdown]
-# ## The sealed files, as checked before this run
-
-# %%
-table(result.sealed)
+# The sealed files were checked against their sha256 before this run (a changed file stops it); their hashes are in
+# the appendix below the Findings.
 
 # %% tags=["report"]
 template = """# 14 · The sealed test set
@@ -93,4 +91,5 @@ template = """# 14 · The sealed test set
 {{ findings_text }}
 """
 stored = report.write_experiment(NAME, result, template, findings=findings)
-page.closing(stored, {"setup": {"answerers": result.answerers, "batch": result.batch}})
+page.closing(stored, {"setup": {"answerers": result.answerers, "batch": result.batch},
+                      "sealed files (sha256)": {f.file: f.sha256 for f in result.sealed}})

@@ -112,3 +112,19 @@ def test_the_explorer_shows_the_stored_row_of_the_question(stored):
         if (q.question, q.lang) == (question.question, question.lang)}
     assert question.stage in answer_stages_html(question.question, question.lang, RESULTS)
     assert "No where-it-failed row" in answer_stages_html("not-a-question", "zh", RESULTS)
+
+
+def test_every_question_has_one_outcome() -> None:
+    from rag_lib.experiments.llm_eval.diagnosis import OUTCOMES, outcome
+    from rag_lib.results.answer_rows import AnsweredQuestion
+
+    def row(answerable: bool, status: str, label: str = "sufficient", correct: bool | None = None) -> AnsweredQuestion:
+        return AnsweredQuestion(question="q", answerable=answerable, label=label, gate=None, status=status,
+                                declined_by=None, error_kind=None, citations_valid=0, citations_total=0,
+                                correct=correct, answer="")
+
+    seen = [outcome(row(True, "answered", correct=True)), outcome(row(True, "answered", correct=False)),
+            outcome(row(True, "answered")), outcome(row(True, "insufficient")),
+            outcome(row(True, "insufficient", label="insufficient")), outcome(row(True, "error")),
+            outcome(row(False, "insufficient", label="insufficient")), outcome(row(False, "answered"))]
+    assert seen == list(OUTCOMES)

@@ -96,6 +96,16 @@ def test_every_citation_failing_withholds_the_text_and_names_each_reason() -> No
     assert "DROPPED (unknown_id) made-up-000-00000000" in text
 
 
+def test_a_chinese_asker_reads_why_in_chinese_only() -> None:
+    from rag_lib.core.text import language_of
+    from rag_lib.pipeline.answer import WITHHELD_ZH, withheld_sentence
+
+    out = outcome_for(Answer.model_validate_json(answer_json(UNKNOWN, text="The KV free allowance is 42 GB.")))
+    zh = withheld_sentence("KV 免费额度是多少？", out.gated.result)
+    assert WITHHELD_ZH["no_valid_citations"] in zh and language_of(zh) == "zh"
+    assert not any(word in zh for word in ("withheld", "Every citation", "supported"))
+
+
 def test_one_fabricated_citation_withholds_the_unsupported_claim() -> None:
     out = outcome_for(Answer.model_validate_json(
         answer_json(VALID, FABRICATED, text="KV is on the Free plan. The KV free allowance is 42 GB.")))

@@ -127,7 +127,7 @@ def test_topk_findings_say_when_q8_never_completes() -> None:
     lines = topk.findings(result)
     assert lines[0] == ("Q8 (zh): 1/2 pieces at k = 5 and 1/2 at k = 6; it is still incomplete at k = 20 "
                         "(casebook, theirs: 1/2 at k = 5, 2/2 at k = 6).")
-    assert "≈500 → ≈1000 tokens (2.0×)" in lines[1]
+    assert "≈500 → ≈1000 evidence tokens (2.0×)" in lines[1]
 
 
 def test_partial_results_name_a_misspelt_field() -> None:

@@ -98,6 +98,17 @@ def test_extractive_quotes_the_best_sentence_with_a_valid_citation() -> None:
     assert result.citations.valid[0].page_start == 100 + len("Secrets are encrypted. ")
 
 
+def test_what_is_shown_is_prose_and_a_fragment_is_withheld() -> None:
+    marked = _chunk("secrets-009-dddd",
+                    "To add a **secret** via the dashboard:\nSee [Secrets](/workers/secrets/) for more.")
+    result = ExtractiveGenerator(max_sentences=1).generate("How do I add a secret via the dashboard?", [marked])
+    assert result.status == "error" and result.error_kind == "fragment", result  # "…dashboard: [1]" says nothing
+    linked = _chunk("secrets-010-eeee", "Use **wrangler secret put** as the [Secrets](/workers/secrets/) page says.")
+    shown = ExtractiveGenerator(max_sentences=1).generate("How do I add a secret with wrangler secret put?", [linked])
+    assert shown.answer is not None and shown.answer.answer == "Use wrangler secret put as the Secrets page says. [1]"
+    assert shown.answer.citations[0].quote == linked.text  # the quote stays as the evidence has it
+
+
 def test_extractive_handles_chinese() -> None:
     zh = _chunk("zh-003-cccc", "本地开发时，把 secret 写在 .dev.vars 文件里。线上部署用 wrangler secret put 命令。")
     assert sentences(zh.text) == [

@@ -98,7 +98,10 @@ def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp
     report.write_results_index(tmp_path, [run], {}, checks, {"00_corpus": notebook_question(run)})
     assert "run time: cold not measured, warm 12 s." in (tmp_path / "README.md").read_text()
     assert "  - Question: What exactly does retrieval search over?" in index
-    assert "  - First finding: 32 pages." in index
+    assert "  - Answer: 32 pages." in index
+    mechanism = NotebookRun("06_q7_mechanism-hybrid", "06_q7_mechanism", {"mechanism": "hybrid"})
+    assert notebook_question(mechanism).startswith("For the mechanism `hybrid`: where do C1–C4 first appear")
+    assert report.one_line("Q7 stays incomplete: 20 / 28 (caveat: one question).") == "Q7 stays incomplete: 20 / 28."
     assert (tmp_path / "notebooks" / "glossary.html").read_text().count("<strong>RRF</strong>") == 1
 
 
@@ -112,7 +115,7 @@ def test_a_stored_mapping_renders_as_rows_in_the_order_given() -> None:
     # results.json sorts a mapping's keys: `order` (a stored list) puts the rows back in the order measured
     data = {"gates": {"floor": {"tp": 3}, "abstain": {"tp": 1}}, "gate_order": ["floor", "abstain"]}
     template = '{{ gates | table(["tp"], label="gate", order=gate_order) }}'
-    assert report.render(template, data) == "| gate | tp |\n| --- | ---: |\n| floor | 3 |\n| abstain | 1 |"
+    assert report.render(template, data) == "| gate | TP |\n| --- | ---: |\n| floor | 3 |\n| abstain | 1 |"
     assert report.render('{{ gates | table(["tp"], label="gate") }}', data).endswith("| floor | 3 |\n| abstain | 1 |")
     with pytest.raises(KeyError, match="does not name the rows"):
         report.render('{{ gates | table(["tp"], order=["floor"]) }}', data)

@@ -11,7 +11,7 @@ import pytest
 from rag_lib.benchmark import Question
 from rag_lib.core.config import RESULTS_DIR
 from rag_lib.core.documents import Chunk
-from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_TEMPLATE, summarise
+from rag_lib.experiments.recovery import COUNT_KEYS, REPORT_FILTERS, REPORT_TEMPLATE, summarise
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder
@@ -222,7 +222,7 @@ def test_results_json_schema_and_report() -> None:
     assert {"retriever", "llm", "rule", "answer"} <= set(data["provenance"])
     # Every figure in report.md is read from this JSON.
     report = (RESULTS.parent / "report.md").read_text(encoding="utf-8")
-    assert report == report_text(REPORT_TEMPLATE, data)
+    assert report == report_text(REPORT_TEMPLATE, data, REPORT_FILTERS)
 
 
 def test_the_recovery_experiment_runs_end_to_end_on_a_fixture_corpus(monkeypatch, tmp_path) -> None:

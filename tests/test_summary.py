@@ -74,18 +74,22 @@ def test_readme_opens_with_the_findings_08_stored(tmp_path: Path) -> None:
                       "<!-- headline:start -->\n<!-- headline:end -->\n")
     (root / "08_summary").mkdir(parents=True)
     (root / "08_summary" / "headline.md").write_text("| a |\n| --- |\n| 1 |\n")
-    _write(root, "08_summary", {"headline_findings": [{"run": "04_q8_topk", "sentence": "k = 10 helps."}]})
+    _write(root, "08_summary", {"headline_findings": [
+        {"run": "04_q8_topk", "short": "k = 10 helps.", "sentence": "k = 10 helps: 0.8 → 0.9 [0.01, 0.2] | caveat."}]})
     (root / "08_summary" / "q7_ranks_zh.png").write_bytes(b"png")
     assert update_readme_headline(readme, root)
     text = readme.read_text()
     assert "\nold\n" not in text
     assert "- k = 10 helps. ([04_q8_topk](results/notebooks/04_q8_topk.html))" in text
     assert "(results/08_summary/q7_ranks_zh.png)" in text
+    assert "**Q7**" in text and "C1 " in text  # Q7 and its pieces open the README
+    assert "[0.01, 0.2]" not in text  # the figures live in the index's table
     from rag_lib.presentation.report import write_results_index
 
     write_results_index(root, [], {})  # results/README.md opens with the same findings, linked from there
     index = (root / "README.md").read_text()
-    assert "## What the workbook found\n\n- k = 10 helps. ([04_q8_topk](notebooks/04_q8_topk.html))" in index
+    assert ("| k = 10 helps. | k = 10 helps: 0.8 → 0.9 [0.01, 0.2] \\| caveat. | "
+            "[04_q8_topk](notebooks/04_q8_topk.html) |") in index
     assert index.index("What the workbook found") < index.index("## Headline")
 
 
@@ -183,5 +187,7 @@ def test_p_values_too_small_for_three_decimals_read_below_0_001() -> None:
     from rag_lib.presentation.tables import Table
 
     assert (p_text(0.0), p_text(0.0004), p_text(0.0005), p_text(0.0312)) == ("< 0.001", "< 0.001", "0.001", "0.031")
-    cells = Table([{"metric": "hit@5", "p": 0.00001, "p_Holm": 0.2, "diff": 0.00001}], signed=("diff",)).cells()
-    assert cells == [["hit@5", "< 0.001", "0.200", "+0.000"]]  # only p-value columns; a difference keeps its sign
+    rows = [{"metric": "hit@5", "p": 0.00001, "p_Holm": 0.2, "diff": d} for d in (0.00001, -0.00001, -0.0312)]
+    cells = Table(rows, signed=("diff",)).cells()
+    # Only p-value columns read "< 0.001"; a difference keeps its sign, one that rounds to 0 prints 0.000.
+    assert [c[3] for c in cells] == ["0.000", "0.000", "-0.031"] and cells[0][:3] == ["hit@5", "< 0.001", "0.200"]

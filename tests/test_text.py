@@ -41,3 +41,24 @@ def test_the_aspect_stopwords_extend_the_question_words_per_language() -> None:
 
 def test_markdown_links_keep_their_text() -> None:
     assert MARKDOWN_LINK.sub(r"\1", "See [the docs](/x) and ![img](a.png).") == "See the docs and img."
+
+
+def test_an_answer_is_shown_as_prose() -> None:
+    from rag_lib.core.text import as_prose
+
+    shown = as_prose("Use the [Wrangler file](/workers/wrangler/) and **Secret**.")
+    assert shown == "Use the Wrangler file and Secret."
+    assert as_prose("| CPU time | 10 ms | 5 min<br />(default: 30 seconds) | [1]") == (
+        "CPU time; 10 ms; 5 min; (default: 30 seconds); [1]")
+    assert as_prose("| Free | 10 ms |\n| --- | --- |\n| Paid | 5 min |") == "Free; 10 ms\nPaid; 5 min"
+    # Code stays verbatim (a command is quoted as written), and a product of numbers is not italic.
+    command = "Run `wrangler secret put *NAME*` for 2 * 3 keys."
+    assert as_prose(command) == command
+
+
+def test_a_fragment_is_not_an_answer() -> None:
+    from rag_lib.core.text import is_fragment
+
+    assert is_fragment("To add a secret via the dashboard: [1]")
+    assert is_fragment("[1] [2]") and is_fragment("步骤如下：[1]")
+    assert not is_fragment("Secrets are encrypted. [1]")

@@ -173,3 +173,49 @@ def absolute_links(text: str, page_url: str) -> str:
     from urllib.parse import urljoin
 
     return _SITE_RELATIVE_LINK.sub(lambda m: f"]({urljoin(page_url, m.group(1))})", text)
+
+
+_BOLD = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_ITALIC = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*\n]+?)(?<=[^\s*])\*(?![\w*])")
+_HTML_BREAK = re.compile(r"\s*<br\s*/?>\s*", re.IGNORECASE)
+_TABLE_RULE = re.compile(r"[\s|:-]*")
+_CODE_SPAN = re.compile(r"(`[^`\n]*`)")
+CITATION_MARK = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
+
+
+def as_prose(text: str) -> str:
+    """An answer as a reader reads it: a Markdown link as its text, no bold or italic markers, an HTML line break
+    as "; ", a table row as its cells joined by "; " (its rule line dropped). Code spans stay: commands are
+    quoted verbatim.
+
+    >>> as_prose("Use the [Wrangler file](/workers/wrangler/) and **Secret**.")
+    'Use the Wrangler file and Secret.'
+    >>> as_prose("| CPU time | 10 ms | 5 min<br />(default: 30 seconds) | [1]")
+    'CPU time; 10 ms; 5 min; (default: 30 seconds); [1]'
+    >>> as_prose("| Free | 10 ms |\\n| --- | --- |")
+    'Free; 10 ms'
+    """
+    def plain(part: str) -> str:
+        part = MARKDOWN_LINK.sub(r"\1", part)
+        part = _BOLD.sub(r"\2", part)
+        part = _ITALIC.sub(r"\1", part)
+        return _HTML_BREAK.sub("; ", part)
+
+    # Code spans (odd pieces of the split) stay as written.
+    text = "".join(part if i % 2 else plain(part) for i, part in enumerate(_CODE_SPAN.split(text)))
+
+    lines = []
+    for line in text.split("\n"):
+        if line.lstrip().startswith("|"):  # a table row (or several, run together): its cells, in order
+            if _TABLE_RULE.fullmatch(line):
+                continue
+            line = "; ".join(cell.strip() for cell in line.split("|") if cell.strip())
+        lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def is_fragment(text: str) -> bool:
+    """Text that cannot stand as an answer: nothing left once its citation marks ("[1]") are taken out, or it
+    ends in a colon (it introduces what it never says: "To add a secret via the dashboard: [1]")."""
+    bare = CITATION_MARK.sub("", text).strip()
+    return not bare or bare.endswith((":", "："))

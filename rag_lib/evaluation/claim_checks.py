@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.core.config import REPO_ROOT
+from rag_lib.core.text import as_prose
 from rag_lib.evaluation.hand_check_agreement import cohen_kappa
 from rag_lib.evaluation.stats import wilson_text
 from rag_lib.verification import ANSWER_MIN_TERMS, claims_of, off_question
@@ -163,6 +164,12 @@ class AskedRow:
     off: int
 
 
+def shown_as_judged(row: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
+    """The pipeline still shows the answer the readers judged: the same text, as prose (they read it with its
+    Markdown links and bold, which the page no longer shows)."""
+    return row["status"] == "answered" and row["answer"] == as_prose(entry["answer"])
+
+
 def asked_rows(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[str, Any]],
                second: Mapping[str, Mapping[str, Any]], rows: Mapping[str, Mapping[str, Any]],
                shares: Sequence[float] = (0.0, 0.25, ANSWER_MIN_TERMS, 0.75, 1.0)) -> list[AskedRow]:
@@ -174,8 +181,7 @@ def asked_rows(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[s
     counts: dict[tuple[str, float], list[int]] = {}
     for entry in sheet:
         row = rows[entry["id"]]
-        reached = (row["status"] == "answered" and row["answer"] == entry["answer"]) or (
-            row["error_kind"] == "off_question")
+        reached = shown_as_judged(row, entry) or row["error_kind"] == "off_question"
         a, b = first[entry["id"]], second[entry["id"]]
         if not reached or _answers(a) != _answers(b):
             continue
@@ -224,8 +230,7 @@ def claim_check(rows: Mapping[str, Mapping[str, Any]], folder: Path | None = Non
     readers = [yaml.safe_load((folder / f"reader_{r}.yaml").read_text(encoding="utf-8"))["answers"]
                for r in ("a", "b")]
     # Judged answers the pipeline still shows with the same text; a later rule that withholds one takes it out.
-    still = [entry for entry in sheet if entry["id"] not in left_out and rows[entry["id"]]["status"] == "answered"
-             and rows[entry["id"]]["answer"] == entry["answer"]]
+    still = [entry for entry in sheet if entry["id"] not in left_out and shown_as_judged(rows[entry["id"]], entry)]
     correct = {key: row["correct"] for key, row in rows.items()}
     blind = [entry for entry in sheet if entry["id"] not in left_out]
     return ClaimCheck(len(sheet), len(still), list(left_out), agreement(still, *readers, correct),

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from rag_lib.evaluation.stats import MIN_RESAMPLES, holm, paired_interval, stored_value
+from rag_lib.evaluation.stats import MIN_RESAMPLES, holm, paired_interval, signed_text, stored_value
 
 ALPHA = 0.05
 Kind = Literal["helps", "hurts", "mixed", "no clear effect", "nothing moved"]
@@ -119,7 +119,7 @@ class Judgement:
         if not self.in_family or self.adjusted is None:
             return f"{name}: no question changed (fixed, outside the family)"
         lo, hi = self.adjusted
-        return f"{name} {self.diff:+.3f}, adjusted [{bound_text(lo)}, {bound_text(hi)}]" + (
+        return f"{name} {signed_text(self.diff)}, adjusted [{bound_text(lo)}, {bound_text(hi)}]" + (
             "" if self.excludes_0 else ", includes 0")
 
     def cell(self, p_holm: bool = True) -> str:
@@ -127,7 +127,7 @@ class Judgement:
         if not self.in_family or self.adjusted is None:
             return "no change (fixed)"
         lo, hi = self.adjusted
-        return f"{self.diff:+.3f} [{bound_text(lo)}, {bound_text(hi)}]" + (
+        return f"{signed_text(self.diff)} [{bound_text(lo)}, {bound_text(hi)}]" + (
             f"; p_Holm {self.p_holm:.3g}" if p_holm else "")
 
     def stored(self) -> dict[str, Any]:
@@ -247,7 +247,7 @@ class Family:
 def bound_text(x: float) -> str:
     """An interval's end as sentences and tables print it: 3 decimals, or more when 3 would show a bound that
     excludes 0 as 0 (so what is printed says what the stored interval does)."""
-    return f"{x:+.3f}" if x == 0 or round(x, 3) != 0 else f"{x:+.6f}".rstrip("0")
+    return signed_text(x) if x == 0 or round(x, 3) != 0 else f"{x:+.6f}".rstrip("0")
 
 
 def adjusted_level(p: float, p_holm: float, rank: int, m: int, alpha: float = ALPHA) -> float:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lib.evaluation.hand_checks import HandCheck, HandChecks, answer_sha256
+from rag_lib.evaluation.hand_checks import HandCheck, HandChecks
 from rag_lib.evaluation.stats import wilson
 
 
@@ -110,7 +110,7 @@ def agreement(checks: HandChecks | Iterable[HandCheck], rows: Iterable[Mapping[s
         row = by_key.get(check.key)
         if row is None:
             missing.append(check)
-        elif answer_sha256(str(row.get("answer") or "")) != check.answer_sha256:
+        elif not check.judged(str(row.get("answer") or "")):
             stale.append(check)  # the judgement is about another text; comparing it would mislead
         elif row.get("correct") is None:
             not_checkable.append(check)

@@ -53,7 +53,8 @@ GENERATORS = ("extractive", "llm", "narrowed")
 DEFAULT_GENERATORS = ("extractive", "llm")  # a file without `generators:` samples these
 
 _TOP_KEYS = {"results_commit", "results_path", "run", "seed", "per_language", "generators", "checks"}
-_ENTRY_KEYS = {"question", "lang", "generator", "answer_sha256", "judgement", "reason", "key_fact_note"}
+_ENTRY_KEYS = {"question", "lang", "generator", "answer_sha256", "prose_sha256", "judgement", "reason",
+               "key_fact_note"}
 _REQUIRED = ("question", "lang", "generator", "answer_sha256", "judgement", "reason")
 _SHA_RE = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -63,7 +64,9 @@ _COMMIT_RE = re.compile(r"^[0-9a-f]{40}$")
 class HandCheck:
     """One hand-checked answer: which answer (question, language, generator, hash) and the judgement.
 
-    ``key_fact_note`` is optional: where the key-fact measure misleads on this answer, and why.
+    ``key_fact_note`` is optional: where the key-fact measure misleads on this answer, and why. ``prose_sha256``
+    (optional): the hash of the judged answer as prose (``core.text.as_prose``), where markup made it differ; the
+    page shows that text, so the judgement still holds for it.
     """
 
     question: str
@@ -73,10 +76,15 @@ class HandCheck:
     judgement: str
     reason: str
     key_fact_note: str = ""
+    prose_sha256: str = ""
 
     @property
     def key(self) -> tuple[str, str, str]:
         return (self.lang, self.generator, self.question)
+
+    def judged(self, answer: str) -> bool:
+        """Whether ``answer`` is the text this check judged (as written, or as the same text in prose)."""
+        return answer_sha256(answer) in {self.answer_sha256, self.prose_sha256}
 
     @property
     def hand_correct(self) -> bool:
@@ -148,9 +156,11 @@ def _parse_check(raw: Any, where: str, generators: Sequence[str] = GENERATORS) -
     if values["generator"] not in generators:
         raise _entry_error(where, f"generator {values['generator']!r} is not one of {list(generators)}",
                            "use a generator the file's `generators:` lists")
-    if not _SHA_RE.match(values["answer_sha256"]):
-        raise _entry_error(where, "answer_sha256 is not 64 lower-case hex digits",
-                           "store hand_checks.answer_sha256(answer) of the answer judged")
+    for key in ("answer_sha256", "prose_sha256"):
+        if key in values and not _SHA_RE.match(values[key]):
+            raise _entry_error(where, f"{key} is not 64 lower-case hex digits",
+                               "store hand_checks.answer_sha256(answer) of the answer judged (as prose for "
+                               "prose_sha256)")
     return HandCheck(**values)
 
 

@@ -253,9 +253,15 @@ def p_text(p: float) -> str:
     return "< 0.001" if p < 0.0005 else f"{p:.3f}"
 
 
+def signed_text(x: float, decimals: int = 3) -> str:
+    """A difference with its sign ("+0.036", "-0.071"); one that rounds to zero prints as "0.000", never "-0.000"."""
+    text = f"{x:+.{decimals}f}"
+    return f"{0:.{decimals}f}" if float(text) == 0 else text
+
+
 def interval_text(interval: Sequence[float]) -> str:
     """An interval of differences as tables show it: ``[-0.036, +0.071]``."""
-    return f"[{interval[0]:+.3f}, {interval[1]:+.3f}]"
+    return f"[{signed_text(interval[0])}, {signed_text(interval[1])}]"
 
 
 def no_question_changed(c: Mapping[str, Any]) -> bool:
@@ -266,4 +272,4 @@ def no_question_changed(c: Mapping[str, Any]) -> bool:
 
 def effect_text(c: Mapping[str, Any], unchanged: str = "no change on any question") -> str:
     """"difference [95% interval]" of a stored comparison, or ``unchanged`` when it moved on no question."""
-    return unchanged if no_question_changed(c) else f"{c['diff']:+.3f} {interval_text(c['ci95'])}"
+    return unchanged if no_question_changed(c) else f"{signed_text(c['diff'])} {interval_text(c['ci95'])}"

@@ -232,7 +232,8 @@ def findings(result: ChunkingResult) -> list[str]:
         out.append(f"Q7 ({lang}) first ranks C1/C2/C3/C4: {shown}.")
     for lang in result.languages:
         small, large, cut = result.context_cut(lang)
-        out.append(f"Context ({lang}): the Top-5 sends {small.tokens:.0f} tokens per question against "
+        out.append(f"Context ({lang}): the Top-5 sends {small.tokens:.0f} input tokens per question (the question and "
+                   f"its chunks) against "
                    f"{large.tokens:.0f} for the Top-20 ({cut:.0%} less; Halo: "
                    f"{result.halo.context.cost_cut}), with piece coverage {small.coverage:.3f} against "
                    f"{large.coverage:.3f}.")

@@ -54,7 +54,7 @@ from rag_lib.results.recovery import (
     RuleSource,
     StoredLoop,
 )
-from rag_lib.results.typed_json import decode
+from rag_lib.results.typed_json import decode, encode
 
 # Casebook section 06, verbatim (Chinese), with the casebook's own English translations.
 CASEBOOK_Q7_SUGGESTIONS: dict[str, tuple[str, ...]] = {
@@ -78,10 +78,11 @@ CASEBOOK_Q7_REASON = {
           "and how local and production deployments differ: several separate topics, while the current evidence "
           "is mainly about handling secrets in local development.",
 }
-# The counts the report's table shows (after language and source), in its order.
+# The counts of each source (after language and source).
 COUNT_KEYS = ("pieces_total", "missing", "failed", "in_top5_before", "in_top5_after_first", "in_top5_after_random",
               "in_top5_after_best", "in_top5_after_union", "in_top10_before", "in_top10_after_first",
               "in_top10_after_random", "in_top10_after_best", "in_top10_after_union")
+COUNT_STEPS = ("before", "after_first", "after_random", "after_best", "after_union")  # in_top{5,10}_<step>
 # What each "after" count is; the first two use no labels, the last two are upper bounds.
 COUNT_MEANING = CountMeaning(
     after_first="original + the first suggestion (no labels; a user who always takes S1)",
@@ -89,6 +90,35 @@ COUNT_MEANING = CountMeaning(
     after_best="ORACLE upper bound: original + the suggestion the gold labels rank best",
     after_union="POOLED upper bound: original + every suggestion's Top-k at once (k × (1 + suggestions) chunks)",
 )
+
+
+def piece_count_rows(benchmark: Mapping[str, Mapping[str, RecoveryCounts | Mapping]]) -> list[dict[str, object]]:
+    """The pieces in the Top-5 and Top-10 before and after, one row per language, source and cut: what 07's page
+    and report show of :class:`RecoveryCounts` (typed, or as results.json stores it)."""
+    rows: list[dict[str, object]] = []
+    for lang, by_source in benchmark.items():
+        for source, counts in by_source.items():
+            c = encode(counts) if isinstance(counts, RecoveryCounts) else counts
+            for cut in (5, 10):
+                rows.append({"language": lang, "source": source, "cut": f"Top-{cut}", "pieces": c["pieces_total"],
+                             **{step: c[f"in_top{cut}_{step}"] for step in COUNT_STEPS}})
+    return rows
+
+
+def suggestion_count_rows(benchmark: Mapping[str, Mapping[str, RecoveryCounts | Mapping]]) -> list[dict[str, object]]:
+    """How the suggestions went, one row per language and source (the other half of :class:`RecoveryCounts`)."""
+    rows: list[dict[str, object]] = []
+    for lang, by_source in benchmark.items():
+        for source, counts in by_source.items():
+            c = encode(counts) if isinstance(counts, RecoveryCounts) else counts
+            rows.append({"language": lang, "source": source,
+                         **{key: c[key] for key in ("n_questions", "n_with_suggestions", "n_suggestions",
+                                                    "n_echoing_prompt", "missing", "failed")},
+                         "suggestion statuses": c["status_counts"], "answer statuses": c["answer_status_counts"]})
+    return rows
+
+
+REPORT_FILTERS = {"piece_counts": piece_count_rows, "suggestion_counts": suggestion_count_rows}
 
 
 def decomposers(llm: str | None, llm_mode: CallMode | None) -> tuple[dict[str, Decomposer], dict[str, str]]:
@@ -316,23 +346,19 @@ at {{ theirs.s1.C2 }}.
 
 Counts: {{ count_rule }}.
 
-- `after_first`: {{ count_meaning.after_first }}.
-- `after_random`: {{ count_meaning.after_random }}.
-- `after_best`: {{ count_meaning.after_best }}.
-- `after_union`: {{ count_meaning.after_union }}.
+- "after first": {{ count_meaning.after_first }}.
+- "after random": {{ count_meaning.after_random }}.
+- "after best": {{ count_meaning.after_best }}.
+- "after union": {{ count_meaning.after_union }}.
 
-Only `after_first` and `after_random` are what a system without labels would get; `after_best` and
-`after_union` bound it from above. `missing`: questions whose LLM call has no record yet (the source's
-"after" counts stay empty until it is 0); `failed`: recorded calls that gave no usable suggestions
+Only "after first" and "after random" are what a system without labels would get; "after best" and
+"after union" bound it from above. "missing": questions whose LLM call has no record yet (the source's
+"after" counts stay empty until it is 0); "failed": recorded calls that gave no usable suggestions
 (those questions keep their "before" count).
 
-{% set counts = namespace(rows=[]) -%}
-{% for lang in languages %}{% for source, c in benchmark[lang].items() -%}
-{% set counts.rows = counts.rows + [dict(c, language=lang, source=source)] %}{% endfor %}{% endfor -%}
-{{ counts.rows | table(["language", "source", "pieces_total", "missing", "failed", "in_top5_before",
-                        "in_top5_after_first", "in_top5_after_random", "in_top5_after_best", "in_top5_after_union",
-                        "in_top10_before", "in_top10_after_first", "in_top10_after_random", "in_top10_after_best",
-                        "in_top10_after_union"], decimals=2) }}
+{{ benchmark | piece_counts | table(decimals=2) }}
+
+{{ benchmark | suggestion_counts | table }}
 
 ## Findings
 

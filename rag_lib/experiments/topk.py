@@ -145,7 +145,7 @@ def findings(result: TopkResult) -> list[str]:
         curve = result.curve[lang]
         five, ten, last = curve["5"], curve["10"], curve[str(result.max_k)]
         out.append(f"{lang}: from k = 5 to 10, mean piece coverage goes {five.coverage:.3f} → {ten.coverage:.3f} "
-                   f"while the evidence grows ≈{five.tokens:.0f} → ≈{ten.tokens:.0f} tokens "
+                   f"while the evidence grows ≈{five.tokens:.0f} → ≈{ten.tokens:.0f} evidence tokens "
                    f"({ten.tokens / five.tokens:.1f}×); k = {result.max_k} reaches {last.coverage:.3f} "
                    f"for ≈{last.tokens:.0f} tokens. {result.late_complete_count[lang]} of the "
                    f"{result.n_compound} compound questions are completed only between k = 6 and 10.")

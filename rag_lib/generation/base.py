@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 from pydantic import BaseModel, ValidationError
 
 from rag_lib.core.documents import Chunk
-from rag_lib.core.text import sentences
+from rag_lib.core.text import as_prose, is_fragment, sentences
 from rag_lib.generation.call_records import CallRecord, LLMRequest, LLMResponse
 from rag_lib.generation.citations import CitationReport, check_citations, cited_units, evidence_units
 from rag_lib.generation.llm_calls import CallRecorder, LLMCallError, ReplayMissError
@@ -38,11 +38,11 @@ ERROR_KINDS = (
     "empty_question", "question_too_long", "timeout", "rate_limited", "server_error", "backend_error",
     "connection_failed", "bad_reply", "evidence_too_large", "replay_miss", "model_unavailable", "truncated",
     "non_json", "schema_invalid", "no_citations", "no_valid_citations", "unsupported_claims", "restates_question",
-    "echoes_prompt", "reply_too_large", "off_question",
+    "echoes_prompt", "reply_too_large", "off_question", "fragment",
 )
 # Answers that are not shown: the model answered, but its text is not carried by verified quotes.
 WITHHELD_KINDS = ("no_citations", "no_valid_citations", "unsupported_claims", "restates_question", "echoes_prompt",
-                  "off_question")
+                  "off_question", "fragment")
 MAX_QUESTION_CHARS = 4000  # a longer "question" is refused, not truncated: truncation changes its meaning
 
 M = TypeVar("M", bound=BaseModel)
@@ -224,8 +224,15 @@ def finish_answer(base: dict[str, Any], answer: Answer, evidence: Sequence[Chunk
         notes.append(f"{len(support.dropped)} of {len(support.claims)} claim(s) not shown: {support.problem}")
     if support.reply_problem:
         notes.append(support.reply_problem)
-    if support.shown != answer.answer:
-        answer = answer.model_copy(update={"answer": support.shown})
+    # What is shown is prose: links as their text, no markup, a table row as its cells (commands stay verbatim).
+    shown = as_prose(support.shown)
+    if is_fragment(shown):
+        return GenerationResult(status="error", error_kind="fragment", answer=answer, citations=report,
+                                warnings=tuple(notes), support=support,
+                                error="The answer is not shown: it is a fragment (it ends in a colon, or is only "
+                                      "citation marks), not a statement.", **base)
+    if shown != answer.answer:
+        answer = answer.model_copy(update={"answer": shown})
     if support.language_problem:
         notes.append(support.language_problem)
     return GenerationResult(status="answered", answer=answer, citations=report, warnings=tuple(notes),

@@ -191,6 +191,9 @@ class AskOutcome:
             rendering = result.support.rendering if result.support is not None else None
             if not rendering:
                 return [result.answer.answer]
+            if language_of(self.question) == "zh":
+                return [result.answer.answer,
+                        f"中文（模型对上述说法的转述；其中的数字、名称和命令已与说法核对，措辞未核对）：{rendering}"]
             return [result.answer.answer, f"in {LANGUAGE_NAMES[language_of(self.question)]} (the model's rendering of "
                     f"the claims above; its numbers, names and commands are checked against them, its wording is "
                     f"not): {rendering}"]
@@ -200,12 +203,29 @@ class AskOutcome:
             body += [f"  the evidence does say: \"{c.quote}\" ({c.chunk_id})" for c in verified]
             return body
         if status == "withheld":
-            reason = (result.error or "Some citations failed the check").rstrip(".") + "."
-            body = [f"answer withheld ({SUPPORT_POLICY} policy): {reason} Only the verified quotes below "
-                    "are supported by the evidence."]
+            body = [withheld_sentence(self.question, result)]
             body += [f"  supported: \"{c.quote}\" ({c.chunk_id})" for c in verified]
             return body
         return [f"error ({result.error_kind}): {result.error or ''}"]
+
+
+# Why an answer is withheld, for a question asked in Chinese (the English reason is the result's own ``error``).
+WITHHELD_ZH = {
+    "no_citations": "回答没有引用任何证据", "no_valid_citations": "回答的引用都未通过核对",
+    "unsupported_claims": "回答中的说法没有得到其所引原文的支持", "restates_question": "回答只是复述了问题",
+    "echoes_prompt": "回答重复了提示中的内容", "off_question": "回答没有回答所问的问题",
+    "fragment": "回答只是一个不完整的片段",
+}
+
+
+def withheld_sentence(question: str, result: GenerationResult) -> str:
+    """Why ``ask`` withholds the answer, in the question's language: one language per message."""
+    if language_of(question) == "zh":
+        why = WITHHELD_ZH.get(result.error_kind or "", "部分引用未通过核对")
+        return f"答案未显示（{SUPPORT_POLICY} 规则）：{why}。下面只列出经过核对、有证据支持的原文。"
+    reason = (result.error or "Some citations failed the check").rstrip(".") + "."
+    return (f"answer withheld ({SUPPORT_POLICY} policy): {reason} Only the verified quotes below are supported by "
+            "the evidence.")
 
 
 def decline_sentence(question: str) -> str:

@@ -15,14 +15,16 @@ from typing import Any
 
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.evaluation.readers import missed_gold
-from rag_lib.evaluation.stats import count_text
+from rag_lib.evaluation.stats import count_text, interval_text, signed_text
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.q9a import Q9aResult, Rate
 from rag_lib.results.summary import ComparisonRow, Q7Ranks, SideBySideRow
 from rag_lib.results.test_set import FITTED_ON_DEV, TestSetResult
 from rag_lib.results.topk import TopkResult
 
-Finding = dict[str, str]  # {"run": notebook run name, "sentence": …}
+# {"run": notebook run name, "short": the README's sentence (no interval), "sentence": the same with its figures,
+# intervals and caveats (results/README.md)}
+Finding = dict[str, str]
 
 
 def q7_sentence(rows: Sequence[SideBySideRow], inside: Sequence[str], embedder: str, lang: str = "zh") -> Finding:
@@ -32,7 +34,9 @@ def q7_sentence(rows: Sequence[SideBySideRow], inside: Sequence[str], embedder: 
     first = [baseline.rank(p) if isinstance(baseline, Q7Ranks) else None for p in Q7_PIECES]
     ranks = " / ".join("—" if rank is None else str(rank) for rank in first)
     others = [r for r in inside if not r.startswith("baseline")]
-    return {"run": "08_summary", "sentence": (
+    return {"run": "08_summary", "short": (
+        f"Q7 stays incomplete: the baseline ranks C1–C4 at {ranks} ({lang}), and {len(others)} of {len(rows) - 1} "
+        "mechanism and recovery rows bring C1–C3 into the Top-10."), "sentence": (
         f"Q7, asked in {'Chinese' if lang == 'zh' else 'English'}, stays incomplete: the baseline ranks its four "
         f"pieces C1–C4 at {ranks}, and {len(others)} of {len(rows) - 1} mechanism and recovery rows bring all of "
         f"C1–C3 into the Top-10 (caveat: one question, the offline {embedder}, not the casebook's bge-m3; "
@@ -46,7 +50,9 @@ def mechanisms_sentence(ranked: Sequence[Mapping[str, Any]], family_size: int) -
     sizes = Counter(int(r["questions"] or 0) for r in ranked)
     n = max(sizes, default=0)
     fewer = ", ".join(f"{rows} rows on {size}" for size, rows in sorted(sizes.items()) if size != n)
-    return {"run": "08_summary", "sentence": (
+    return {"run": "08_summary", "short": (
+        f"No mechanism helps across the benchmark: of {len(ranked)} mechanism × language rows, {count['helps']} "
+        f"gain and {count['hurts']} lose beyond their Holm-adjusted intervals."), "sentence": (
         f"Across the benchmark's answerable questions, of {len(ranked)} mechanism × language rows {count['helps']} "
         f"show a gain that survives Holm adjustment over {family_size} comparisons, {count['hurts']} a clear "
         f"loss and {len(ranked) - sum(count.values())} no clear effect (caveat: {n} questions per language per row"
@@ -59,9 +65,11 @@ def topk_sentence(topk: TopkResult, comparisons: Sequence[ComparisonRow], lang: 
     low, high = topk.curve[lang]["5"], topk.curve[lang]["10"]
     tested = next((c for c in comparisons if c.variant == "topk: k=10" and c.language == lang
                    and c.metric == "coverage@evidence"), None)
-    interval = (f" (coverage@evidence {tested.diff:+.3f}, Holm-adjusted [{tested.adjusted[0]:+.3f}, "
-                f"{tested.adjusted[1]:+.3f}])" if tested and tested.adjusted else "")
-    return {"run": "04_q8_topk", "sentence": (
+    interval = (f" (coverage@evidence {signed_text(tested.diff)}, Holm-adjusted "
+                f"{interval_text(tested.adjusted)})" if tested and tested.adjusted else "")
+    return {"run": "04_q8_topk", "short": (
+        f"More context costs: k = 10 instead of 5 raises mean piece coverage ({lang}) {low.coverage:.3f} → "
+        f"{high.coverage:.3f} for {high.tokens / low.tokens:.1f}× the tokens."), "sentence": (
         f"More context completes more answers at a price: from k = 5 to 10 mean piece coverage ({lang}) rises "
         f"{low.coverage:.3f} → {high.coverage:.3f}{interval} while the evidence grows "
         f"{high.tokens / low.tokens:.1f}× in estimated tokens (caveat: tokens are estimated, not counted "
@@ -78,11 +86,14 @@ def gate_sentence(q9a: Q9aResult, lang: str = "zh") -> Finding:
             return f"{x.k}/{x.n}"
         return f"{x.k}/{x.n} = {x.rate:.2f} [{x.wilson95[0]:.2f}, {x.wilson95[1]:.2f}]"
 
-    return {"run": "03_q9a_no_evidence", "sentence": (
+    return {"run": "03_q9a_no_evidence", "short": (
+        f"No score separates answerable from unanswerable: the gate declines {declined.k}/{declined.n} unanswerable "
+        f"{lang} questions, beside false refusal of {wrong.k}/{wrong.n} answerable ones with complete evidence."),
+        "sentence": (
         f"No score separates what the corpus can answer from what it cannot: the floor+aspects gate, fitted "
         f"leave-one-out, declines {rate(declined)} unanswerable {lang} questions but also wrongly declines "
-        f"{rate(wrong)} answerable ones whose evidence is complete (Wilson 95% intervals; caveat: 33 unanswerable "
-        "questions, labelled here).")}
+        f"{rate(wrong)} answerable ones whose evidence is complete (Wilson 95% intervals; caveat: "
+        f"{declined.n} unanswerable questions, labelled here).")}
 
 
 def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -> Finding | None:
@@ -99,7 +110,8 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
     judged = local.narrowed_rows(THEN_JUDGE)
     check = local.claim_check.agreement
     sentences = [
-        f"Local answers are not yet trustworthy: on the development set (the 91 questions the prompts and models were "
+        f"Local answers are not yet trustworthy: on the development set (the {rows[0].n} questions the prompts and "
+        "models were "
         f"chosen on; the gate leave-one-out), the narrowed {rows[0].model} behind the gate states every key fact for "
         f"{rates(rows, 'correct_gold_in_top_k', 'gold_in_top_k')} answerable questions whose gold is in the "
         f"Top-{local.k}.",
@@ -128,14 +140,32 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
             and r.generator == test.answerers["narrowed"]]
     if held:
         sentences.append(
-            f"On the sealed test set (66 new questions per language, out of sample; "
+            f"On the sealed test set ({held[0].n} new questions per language, out of sample; "
             f"[14_test_set](results/notebooks/14_test_set.html)), behind the gate fitted on the development set, it "
             f"states every key fact for {rates(held, 'correct_gold_in_top_k', 'gold_in_top_k')} answerable questions "
             f"whose gold is in the Top-{local.k}"
             + (f" ({', '.join(f'{r.lang} {r.missing} of {r.n} calls still missing' for r in held if r.missing)})"
                if any(r.missing for r in held) else "") + ".")
+    claims_held = [r for r in (test.rows if test else []) if r.gate.endswith(FITTED_ON_DEV) and r.n > r.missing
+                   and r.generator == test.answerers.get("claims")]
+    if claims_held:
+        sentences.append(
+            f"The claims pipeline, on the same test set behind the same gate, states every key fact for "
+            f"{rates(claims_held, 'correct_gold_in_top_k', 'gold_in_top_k')}, declines "
+            f"{rates(claims_held, 'refusal_correctness', 'unanswerable')} unanswerable questions beside false refusal "
+            f"{rates(claims_held, 'false_refusal', 'complete_evidence')}.")
     sentences.append("(95% Wilson intervals; caveat: a small local coding model on CPU, not the casebook's LLM.)")
-    return {"run": "10_local_llm", "sentence": " ".join(sentences)}
+    where = ("on the sealed test set (out of sample), behind the gate, the claims pipeline" if claims_held else
+             "on the development set, behind the gate, the narrowed pipeline")
+    short = (f"Local answers are rarely complete: {where} states every key fact for "
+             + ", ".join(f"{r.lang} {_count(r.correct_gold_in_top_k, r.gold_in_top_k)}/{r.gold_in_top_k}"
+                         for r in claims_held or rows)
+             + f" answerable questions with their gold in the Top-{local.k}.")
+    return {"run": "10_local_llm", "short": short, "sentence": " ".join(sentences)}
+
+
+def _count(rate: float | None, n: int) -> int:
+    return round((rate or 0.0) * n)
 
 
 def _rate(k: int, n: int) -> str:

@@ -61,9 +61,11 @@ def markdown(text: str) -> Markdown:
     return Markdown("\n".join(out))
 
 
-def long_table(rows: Sequence[Any], csv_path: Path, examples: int = 10, **table_options: Any) -> None:
-    """A per-question table (dicts or typed rows) too long to read on the page: every row goes to ``csv_path``
-    (beside the run's ``results.json``), the page shows the first ``examples`` and a link to the file."""
+def long_table(rows: Sequence[Any], csv_path: Path, examples: int = 10, shown: Sequence[str] | None = None,
+               **table_options: Any) -> None:
+    """A per-question table (dicts or typed rows) too long to read on the page: every row and column goes to
+    ``csv_path`` (beside the run's ``results.json``), the page shows the first ``examples`` rows (the ``shown``
+    columns, default all) and a link to the file."""
     import csv
     import io
 
@@ -75,9 +77,9 @@ def long_table(rows: Sequence[Any], csv_path: Path, examples: int = 10, **table_
     writer.writerows({c: format_value(row.get(c)) for c in columns} for row in rows)
     write_text(csv_path, buffer.getvalue())
     link = f"../{csv_path.parent.name}/{csv_path.name}"  # from results/notebooks/<run>.html
-    shown = min(examples, len(rows))
-    display(Table(rows[:examples], columns, **table_options),
-            Markdown(f"{shown} of {len(rows)} rows shown; every row: [{csv_path.name}]({link})."))
+    n_shown = min(examples, len(rows))
+    display(Table(rows[:examples], shown or columns, **table_options),
+            Markdown(f"{n_shown} of {len(rows)} rows shown; every row and column: [{csv_path.name}]({link})."))
 
 
 def show_figure(path: Path) -> None:
@@ -94,10 +96,21 @@ def appendix_html(sections: Mapping[str, Mapping[str, Any]]) -> str:
             f"{body}</details>")
 
 
+def statements_html(statements: Sequence[str]) -> str:
+    """Every measured statement beyond the Findings, folded under one summary line."""
+    import mistune
+
+    body = mistune.html("\n".join(f"- {s}" for s in statements))
+    return (f"<details><summary><b>Every measured statement</b> ({len(statements)}, each with its caveat; click to "
+            f"open)</summary>{body}</details>")
+
+
 def closing(stored: Mapping[str, Any], appendix: Mapping[str, Mapping[str, Any]]) -> None:
     """The page's last cell: the Findings generated from ``stored`` (``results.json`` as written), a link
-    to the glossary, then the folded appendix of ``appendix`` (title → settings)."""
+    to the glossary, then the folded appendix of ``appendix`` (title → settings), and the run's other measured
+    statements where it keeps them (``stored["statements"]``)."""
     findings = stored.get("findings_text") or "_(this run states no findings)_"
+    folded = appendix_html(appendix) + (statements_html(stored["statements"]) if stored.get("statements") else "")
     display(Markdown(f"## Findings\n\n{findings}\n\nTerms (C1–C4, hit@k, coverage, gates, RRF, MMR, Wilson, …): "
                      f"[glossary]({GLOSSARY_PAGE})."),
-            HTML(appendix_html(appendix)))
+            HTML(folded))

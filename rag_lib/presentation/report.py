@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rag_lib import __version__
 from rag_lib.core.config import results_dir
 from rag_lib.core.io import read_json, write_json, write_text
-from rag_lib.presentation.tables import table
+from rag_lib.presentation.tables import header_rules, table
 from rag_lib.results.run_times import load_run_times, run_time_text, totals_text
 
 if TYPE_CHECKING:
@@ -142,23 +142,29 @@ GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../
 def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str,
                      findings: Callable[[Any], list[str]] | None = None,
                      filters: Mapping[str, Callable[..., Any]] | None = None,
-                     layout: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                     layout: Mapping[str, Any] | None = None,
+                     statements: Callable[[Any], list[str]] | None = None) -> dict[str, Any]:
     """Write ``results.json`` then ``report.md`` rendered from the JSON as read back from disk.
 
     ``findings`` turns the stored results into sentences; they are computed from what was read back
     (so every number in them is in ``results.json``; a typed result is rebuilt from it with
     ``from_json``), stored there as ``findings`` and rendered as a bullet list by the
-    ``{{ findings_text }}`` of the template. ``filters`` and ``layout``: the template's own filters and
-    presentation choices (:func:`render`).
+    ``{{ findings_text }}`` of the template. ``statements``: where the Findings keep to the few that matter,
+    every other measured sentence, computed the same way and stored as ``statements`` (the page folds them into
+    its appendix). ``filters`` and ``layout``: the template's own filters and presentation choices (:func:`render`).
     """
     out = experiment_dir(name)
     typed = not isinstance(results, dict)
     payload = {"experiment": name, "rag_lib_version": __version__, **(results.to_json() if typed else results)}
     write_json(out / "results.json", payload)
     stored = json.loads((out / "results.json").read_text(encoding="utf-8"))
-    if findings is not None:
-        stored["findings"] = findings(type(results).from_json(stored, name) if typed else stored)
-        stored["findings_text"] = bullets(stored["findings"])
+    if findings is not None or statements is not None:
+        read_back = type(results).from_json(stored, name) if typed else stored
+        if findings is not None:
+            stored["findings"] = findings(read_back)
+            stored["findings_text"] = bullets(stored["findings"])
+        if statements is not None:
+            stored["statements"] = statements(read_back)
         write_json(out / "results.json", stored)
     write_text(out / "report.md", report_text(report_template, stored, filters, layout))
     return stored
@@ -193,21 +199,65 @@ def replace_block(text: str, name: str, body: str) -> str | None:
     return f"{before}{start}\n{body}\n{end}{rest.split(end, 1)[1]}"
 
 
-def findings_block(root: Path, prefix: str = "") -> str | None:
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def q7_lines() -> list[str]:
+    """Q7's question and its four gold pieces, in two lines (the README's opening)."""
+    from rag_lib.benchmark import load_benchmark
+
+    q7 = next(q for q in load_benchmark().questions(casebook=True) if q.casebook_ref == "Q7")
+    return [f"**Q7**, the casebook's incomplete answer: “{q7.zh}” ({q7.en})", "",
+            "Its four gold pieces: " + "; ".join(f"{p.id} {p.what}" for p in q7.gold) + "."]
+
+
+def findings_block(root: Path, prefix: str = "", short: bool = False) -> str | None:
     """The opening findings (``headline_findings`` of 08's results), each linking to the rendered notebook
     that measured it, then Q7's picture; links start with ``prefix`` (``"results/"`` from the repository's
-    README, nothing from ``results/README.md``). ``None`` before 08 has run."""
+    README, nothing from ``results/README.md``). ``short``: the README's one sentence each and a link to the index,
+    where a table gives each beside its figures and intervals. ``None`` before 08 has run."""
     path = root / "08_summary" / "results.json"
     if not path.is_file():
         return None
     stored = json.loads(path.read_text(encoding="utf-8"))
-    lines = [f"- {f['sentence']} ([{f['run']}]({prefix}notebooks/{f['run']}.html))"
-             for f in stored.get("headline_findings", [])]
+    found = stored.get("headline_findings", [])
+    if short:  # the README: Q7 in two lines, one short sentence each, their figures in the index's table
+        lines = [*q7_lines(), ""]
+        lines += [f"- {f.get('short') or f['sentence']} ([{f['run']}]({prefix}notebooks/{f['run']}.html))"
+                  for f in found]
+        lines += ["", f"Each with its figures, intervals, denominators and caveats: [{prefix}README.md]"
+                      f"({prefix}README.md#what-the-workbook-found)."]
+    else:  # the index: the short sentence beside its full statement
+        lines = ["| finding | its figures, intervals and caveats | notebook |", "| --- | --- | --- |"]
+        lines += [f"| {_cell(f.get('short') or '')} | {_cell(f['sentence'])} | "
+                  f"[{f['run']}]({prefix}notebooks/{f['run']}.html) |" for f in found]
     picture = root / "08_summary" / "q7_ranks_zh.png"
     if picture.is_file():
         lines += ["", f"![Q7: first rank of each piece per configuration, Top-5 and Top-10 cuts marked]"
                       f"({prefix}08_summary/{picture.name})"]
     return "\n".join(lines) if lines else None
+
+
+# The runs `make test` does not re-run under nbval (the Makefile's --ignore list; tests/test_pages.py checks it).
+NOT_RETESTED = ("11_chunking", "12_corpus_size", "13_ann", "14_test_set")
+
+
+def skipped_run_times(root: Path) -> str | None:
+    """The README's sentence on the runs `make test` does not re-run, with their times from ``run_times.json``."""
+    times = load_run_times(root)
+    if not times:
+        return None
+
+    def took(run: str) -> str:
+        parts = [f"{label} {block['runs'][run]} s" for label, block in times.items() if run in block.get("runs", {})]
+        return ", ".join(parts) or "not timed yet"
+
+    measured = "; ".join(f"{label}: {block.get('measured', '?')}, {block.get('cpus', '?')} cores"
+                         for label, block in times.items())
+    return ("`make test` re-runs every notebook except " + ", ".join(f"`{run}` ({took(run)})" for run in NOT_RETESTED)
+            + f", whose committed results are checked by their own tests instead (times from "
+            f"`results/run_times.json`, {measured}).")
 
 
 def update_readme_headline(readme: Path, root: Path) -> bool:
@@ -217,9 +267,12 @@ def update_readme_headline(readme: Path, root: Path) -> bool:
     if not headline.is_file() or not readme.is_file():
         return False
     text = readme.read_text(encoding="utf-8")
-    findings = findings_block(root, f"{root.name}/")  # the README sits beside results/
+    findings = findings_block(root, f"{root.name}/", short=True)  # the README sits beside results/
     if findings is not None:
         text = replace_block(text, "findings", findings) or text
+    skipped = skipped_run_times(root)
+    if skipped is not None:
+        text = replace_block(text, "skipped-runs", skipped) or text
     body = (
         "Q7 (question in Chinese): first rank of each of its four gold pieces, per configuration, mechanism and\n"
         "recovery suggestion; **bold** = inside the Top-10 (or inside the evidence of a top-k row that sends more);\n"
@@ -298,7 +351,9 @@ def glossary_lines() -> list[str]:
     """The glossary section of ``results/README.md``: terms, then the pieces of the casebook questions."""
     from rag_lib.benchmark import load_benchmark
 
-    lines = ["## Glossary", "", *(f"- **{term}**: {meaning}" for term, meaning in _GLOSSARY.items()), ""]
+    lines = ["## Glossary", "", *(f"- **{term}**: {meaning}" for term, meaning in _GLOSSARY.items()), "",
+             "**Column headers** and the results.json keys they show:", "",
+             *(f"- {rule}" for rule in header_rules()), ""]
     bench = load_benchmark()
     for question in bench.questions(casebook=True):
         if question.gold:
@@ -306,6 +361,14 @@ def glossary_lines() -> list[str]:
             lines += [f"- {piece.id}: {piece.what}" for piece in question.gold]
             lines.append("")
     return lines
+
+
+def one_line(finding: str, max_words: int = 45) -> str:
+    """A finding's claim without its caveats and figures in brackets, in at most ``max_words`` words (the index's
+    one-line answer; the notebook has the whole sentence)."""
+    claim = re.split(r" \((?:caveat|Wilson|95%|the |leave-one-out|in-sample)", finding, maxsplit=1)[0].rstrip(" .;:")
+    words = claim.split()
+    return " ".join(words[:max_words]) + ("…" if len(words) > max_words else ".")
 
 
 def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[str, str],
@@ -328,10 +391,11 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
     if headline.is_file():
         lines += ["## Headline", "", headline.read_text(encoding="utf-8").strip(), ""]
     times = load_run_times(root)
-    lines += ["## Notebooks", "", "Each run: the question its notebook asks, its first finding (from its "
-              "`results.json`), the `make check` figures it holds, its status and how long it took. "
+    lines += ["## Notebooks", "", "Each run: the question its notebook asks, its answer in one line (its first "
+              "finding without the caveats and figures in brackets), the `make check` figures it holds, its status and "
+              "how long it took. "
               f"{totals_text(times)}", ""]
-    for run in runs:
+    for run in sorted(runs, key=lambda r: r.name):  # in notebook order (they run in dependency order)
         if run.name in failures:
             cause = " ".join(line.strip() for line in failures[run.name].splitlines() if line.strip())
             status = f"FAILED: {cause[:200]}"
@@ -344,8 +408,7 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
                   f"): {status}; make check: {(checks or {}).get(run.name, 'no expected figures')}; "
                   f"run time: {run_time_text(times, run.name)}.",
                   f"  - Question: {(questions or {}).get(run.name, 'not read')}"]
-        if run_findings:
-            lines.append(f"  - First finding: {run_findings[0]}")
+        lines.append(f"  - Answer: {one_line(run_findings[0]) if run_findings else 'it states no findings'}")
     lines += ["", "## Experiments", ""]
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and (p / "results.json").is_file()):
         figures = sorted(f.name for f in folder.iterdir() if f.suffix in {".png", ".svg"})

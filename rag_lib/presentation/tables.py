@@ -19,10 +19,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import is_dataclass
 from typing import Any
 
-from rag_lib.evaluation.stats import p_text
+from rag_lib.evaluation.stats import p_text, signed_text
 from rag_lib.results.typed_json import encode
 
 MISSING = "—"
+# Headers a reader reads for the stored keys that need more than spaces for underscores (see :func:`header`).
+HEADERS = {
+    "tp": "TP", "fp": "FP", "fn": "FN", "tn": "TN", "mrr": "MRR", "ndcg@10": "nDCG@10", "youden_j": "Youden's J",
+    "lang": "language", "p_exact": "p (exact)", "p_holm": "p (Holm)", "p_Holm": "p (Holm)", "s_per_call": "s per call",
+    "tokens_per_s": "tokens/s", "n_warnings": "warnings", "n_questions": "questions", "n_suggestions": "suggestions",
+    "n_with_suggestions": "with suggestions", "n_echoing_prompt": "echoing the prompt", "n_chunks": "chunks",
+    "n_answerable": "answerable", "n_unanswerable": "unanswerable", "p90_tokens": "90th pct. tokens",
+    "tokens per question": "input tokens per question",
+    "q5_above_q9a": "Q5 above Q9a", "q5_rank_k": "Q5 rank k", "q9a_max": "Q9a max", "q9a_min": "Q9a min",
+}
 _P_COLUMN = re.compile(r"^p(_holm| \(holm\)|_value)?$", re.IGNORECASE)  # p, p_holm, p_Holm, p (Holm), p_value
 
 
@@ -35,12 +45,32 @@ def format_value(value: Any, decimals: int = 3, signed: bool = False) -> str:
     if isinstance(value, int):
         return f"{value:+d}" if signed else str(value)
     if isinstance(value, float):
-        return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
+        return signed_text(value, decimals) if signed else f"{value:.{decimals}f}"
     if isinstance(value, Mapping):
         return "; ".join(f"{k}: {format_value(v, decimals)}" for k, v in value.items()) or MISSING
     if isinstance(value, (list, tuple)):
         return ", ".join(format_value(v, decimals) for v in value) or MISSING
     return str(value)
+
+
+def header(column: str) -> str:
+    """A column's header as a table shows it: :data:`HEADERS`, else the stored key with spaces for underscores,
+    "Top-5" for ``top5`` and "95% CI" for a ``_ci`` suffix (``in_top5_after_first`` → "in Top-5 after first"). The
+    glossary lists every rule, so a reader can find the results.json key of any header."""
+    if column in HEADERS:
+        return HEADERS[column]
+    if column.endswith("_ci"):
+        return f"{header(column[:-3])} (95% CI)"
+    text = re.sub(r"(?:^|(?<=_))top_?(\d+|k)(?=_|$)", lambda m: f"Top-{m.group(1)}", column)
+    return text.replace("_", " ")
+
+
+def header_rules() -> list[str]:
+    """The legend of :func:`header` for the glossary: the rules, then each renamed key."""
+    return ["a header is its results.json key with spaces for underscores (`refusal_correctness` → "
+            "\"refusal correctness\"), `top5` → \"Top-5\", a `_ci` suffix → \"(95% CI)\"; a value shown with its "
+            "interval (\"0.333 [0.21, 0.47]\") is the key and its `_ci` key in one cell",
+            *(f"\"{shown}\" is `{key}`" for key, shown in HEADERS.items())]
 
 
 def _is_number(value: Any) -> bool:
@@ -76,7 +106,9 @@ class Table:
             for row in self.rows:
                 seen.update(dict.fromkeys(row))
             columns = list(seen)
-        self.columns = list(columns)
+        # A value and its interval ("answer_correctness" and "answer_correctness_ci") share one cell.
+        self.intervals = {c[:-3]: c for c in columns if c.endswith("_ci") and c[:-3] in columns}
+        self.columns = [c for c in columns if c not in self.intervals.values()]
         self.decimals = decimals
         self.signed = set(signed)
         self.rule_after, self.rule_label = rule_after, rule_label
@@ -85,10 +117,19 @@ class Table:
         return self.decimals.get(column, 3) if isinstance(self.decimals, Mapping) else self.decimals
 
     def cells(self) -> list[list[str]]:
-        """Every row as formatted text, in column order; a p-value column shows "< 0.001" rather than 0.000."""
-        return [[p_text(row[c]) if _P_COLUMN.match(c) and _is_number(row.get(c)) and c not in self.signed
-                 else format_value(row.get(c), self._decimals(c), c in self.signed) for c in self.columns]
-                for row in self.rows]
+        """Every row as formatted text, in column order; a p-value column shows "< 0.001" rather than 0.000, and a
+        value with an interval column shows both ("0.333 [0.21, 0.47]")."""
+        def cell(row: Mapping[str, Any], c: str) -> str:
+            if _P_COLUMN.match(c) and _is_number(row.get(c)) and c not in self.signed:
+                return p_text(row[c])
+            text = format_value(row.get(c), self._decimals(c), c in self.signed)
+            interval = row.get(self.intervals.get(c, ""))
+            return f"{text} {format_value(interval)}" if interval not in (None, "", MISSING) else text
+
+        return [[cell(row, c) for c in self.columns] for row in self.rows]
+
+    def headers(self) -> list[str]:
+        return [header(c) for c in self.columns]
 
     def _numeric(self) -> list[bool]:
         return [any(_is_number(row.get(c)) for row in self.rows)
@@ -98,10 +139,10 @@ class Table:
         """Plain text, columns aligned (numbers to the right); with ``width``, the widest text columns
         are shortened (ending in "…") until each line fits."""
         body = self.cells()
-        widths = [max([len(c), *(len(r[i]) for r in body)]) for i, c in enumerate(self.columns)]
+        widths = [max([len(c), *(len(r[i]) for r in body)]) for i, c in enumerate(self.headers())]
         numeric = self._numeric()
         while width and sum(widths) + 2 * (len(widths) - 1) > width:  # shorten the widest text column by one
-            text_columns = [i for i, n in enumerate(numeric) if not n and widths[i] > max(8, len(self.columns[i]))]
+            text_columns = [i for i, n in enumerate(numeric) if not n and widths[i] > max(8, len(self.headers()[i]))]
             if not text_columns:
                 break
             widths[max(text_columns, key=lambda i: widths[i])] -= 1
@@ -113,7 +154,7 @@ class Table:
             return "  ".join(fit(v, w).rjust(w) if n else fit(v, w).ljust(w)
                              for v, w, n in zip(values, widths, numeric, strict=True)).rstrip()
 
-        lines = [line(self.columns), *(line(r) for r in body)]
+        lines = [line(self.headers()), *(line(r) for r in body)]
         if self.rule_after is not None and 0 < self.rule_after < len(body):
             total = sum(widths) + 2 * (len(widths) - 1)
             label = f" {self.rule_label} " if self.rule_label else ""
@@ -125,7 +166,7 @@ class Table:
         if not self.rows:
             return "_(no rows)_"
         align = ["---:" if n else "---" for n in self._numeric()]
-        lines = ["| " + " | ".join(self.columns) + " |", "| " + " | ".join(align) + " |"]
+        lines = ["| " + " | ".join(self.headers()) + " |", "| " + " | ".join(align) + " |"]
         lines += ["| " + " | ".join(v.replace("|", "\\|").replace("\n", " ") for v in r) + " |"
                   for r in self.cells()]
         return "\n".join(lines)
@@ -134,7 +175,7 @@ class Table:
         """An HTML table without an index, inside a block that scrolls when the table is wide."""
         numeric = self._numeric()
         head = "".join(f'<th style="text-align:{"right" if n else "left"}">{html.escape(c)}</th>'
-                       for c, n in zip(self.columns, numeric, strict=True))
+                       for c, n in zip(self.headers(), numeric, strict=True))
         rule = ' style="border-bottom:2px solid #c44e52"'
         body = "".join(
             f"<tr{rule if i + 1 == self.rule_after else ''}>"

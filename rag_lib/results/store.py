@@ -25,7 +25,7 @@ from rag_lib.results.typed_json import ShapeError, decode, encode, field_types
 
 RESULTS_FILE = "results.json"
 # What report.write_experiment adds to an experiment's own fields in its results.json.
-REPORT_KEYS = ("experiment", "rag_lib_version", "findings", "findings_text")
+REPORT_KEYS = ("experiment", "rag_lib_version", "findings", "findings_text", "statements")
 
 
 class MissingResult(WorkbookError):

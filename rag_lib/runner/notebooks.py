@@ -72,7 +72,10 @@ def notebook_question(run: NotebookRun) -> str:
     match = re.search(r"\*\*Question\.\*\*(.+?)(?:\n\s*\n|\*\*Configuration)", header, flags=re.S)
     if not match:
         return "(the notebook's header states no question)"
-    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z(\"])", " ".join(match.group(1).split()))
+    text = " ".join(match.group(1).split())
+    for name, value in run.parameters.items():  # "the mechanism named in the parameters" → "the mechanism `hybrid`"
+        text = text.replace(f"the {name} named in the parameters", f"the {name} `{value}`")
+    sentences = re.split(r"(?<=[.?!])\s+(?=[A-Z(\"])", text)
     i = next((i for i, x in enumerate(sentences) if x.endswith("?")), 0)
     # A short question ("Is that true of our corpus?") needs the sentence it refers to.
     return " ".join(sentences[i - 1:i + 1]) if i and len(sentences[i]) < 50 else sentences[i]

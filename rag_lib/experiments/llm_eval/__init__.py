@@ -37,7 +37,13 @@ from rag_lib.experiments.llm_eval.diagnosis import diagnose, retrieved
 from rag_lib.experiments.llm_eval.funnel import funnel_rows
 from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
 from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
-from rag_lib.experiments.llm_eval.report import RELIABILITY_BINS, findings, injection_summary, target_rows
+from rag_lib.experiments.llm_eval.report import (
+    RELIABILITY_BINS,
+    findings,
+    injection_summary,
+    statements,
+    target_rows,
+)
 from rag_lib.generation import Generator, get_generator, get_task_generator
 from rag_lib.generation.local_models import local_models
 from rag_lib.pipeline.workbench import Workbench
@@ -390,6 +396,19 @@ def _label(generator: Generator) -> str:
     return f"{generator.backend}:{generator.model}"
 
 
-__all__ = ["Ungated", "answer_figures", "cascade_scores", "findings", "hand_check_agreement", "held_out_run",
-           "injection_run", "injection_summary", "judge_after_gate", "run_llm_answers", "run_local_llm",
-           "selective_rows", "selective_run"]
+__all__ = [
+    "Ungated",
+    "answer_figures",
+    "cascade_scores",
+    "findings",
+    "hand_check_agreement",
+    "held_out_run",
+    "injection_run",
+    "injection_summary",
+    "judge_after_gate",
+    "run_llm_answers",
+    "run_local_llm",
+    "selective_rows",
+    "selective_run",
+    "statements",
+]

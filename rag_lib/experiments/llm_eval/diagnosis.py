@@ -8,6 +8,7 @@ would see) and as sent within the Top-k; the narrowed pipeline's "sent" is the u
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -101,3 +102,40 @@ def counts(rows: Sequence[AnsweredQuestion], kept: Mapping[str, Retrieved], narr
 
 
 __all__ = ["Retrieved", "counts", "diagnose", "found", "retrieved", "trace"]
+
+
+# What happened to every question of an answer run, left to right in the 10's outcome figure.
+OUTCOMES = ("answered, every key fact", "answered, a key fact missing", "answered, not checkable",
+            "declined, its gold in the Top-k (false refusal)", "declined, gold not all in the Top-k",
+            "withheld or failed", "unanswerable, declined", "unanswerable, answered")
+
+
+# Okabe-Ito, one per outcome: green for a complete answer, vermillion for a wrong one, blues for right declines.
+OUTCOME_COLOURS = ("#009E73", "#D55E00", "#BBBBBB", "#E69F00", "#56B4E9", "#888888", "#0072B2", "#CC79A7")
+
+
+def outcome(row: AnsweredQuestion) -> str:
+    """One question's outcome (:data:`OUTCOMES`)."""
+    if row.status == "error":
+        return "withheld or failed"
+    if not row.answerable:
+        return "unanswerable, declined" if row.status == "insufficient" else "unanswerable, answered"
+    if row.status == "insufficient":
+        return ("declined, its gold in the Top-k (false refusal)" if row.label == "sufficient"
+                else "declined, gold not all in the Top-k")
+    return ("answered, not checkable" if row.correct is None else
+            "answered, every key fact" if row.correct else "answered, a key fact missing")
+
+
+def outcome_rows(answers: Mapping[str, Answerer]) -> list[FailureRow]:
+    """Every answerer, language and gate: how many of its recorded questions end in each outcome (the rows of
+    10's outcome figure, derived from the stored per-question rows)."""
+    out = []
+    for answerer in answers.values():
+        for run_key, run in answerer.runs.items():
+            lang, gate = run_key.split(":", 1)
+            rows = [r for r in run.rows if r.error_kind != "replay_miss"]
+            found = Counter(outcome(r) for r in rows)
+            out += [FailureRow(answerer.label, lang, gate, name, found[name], len(rows)) for name in OUTCOMES
+                    if found[name]]
+    return out

@@ -16,7 +16,7 @@ from typing import Any
 
 from rag_lib.evaluation.claims import Family, judge_rows
 from rag_lib.evaluation.correctness import has_checkable_fact
-from rag_lib.evaluation.stats import MIN_RESAMPLES, compare, interval_text
+from rag_lib.evaluation.stats import MIN_RESAMPLES, compare, interval_text, signed_text
 from rag_lib.results.local_llm_choice import PairedRow, PairedTableRow
 from rag_lib.results.typed_json import decode
 
@@ -72,6 +72,6 @@ def paired_answer_rows(runs: Mapping[str, Mapping[str, Sequence[Mapping[str, Any
 def table_rows(rows: Sequence[PairedRow]) -> list[PairedTableRow]:
     """The rows as 10's table shows them (no per-question differences)."""
     return [PairedTableRow(comparison=r.comparison, lang=r.lang, metric=r.metric, questions=r.questions,
-                           answerer=r.mechanism, baseline=r.baseline, difference=f"{r.diff:+.3f}",
+                           answerer=r.mechanism, baseline=r.baseline, difference=signed_text(r.diff),
                            interval=interval_text(r.ci95), adjusted_holm=r.adjusted_holm)
             for r in rows]

@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.evaluation.claims import ALPHA, Comparison, Family, judge
-from rag_lib.evaluation.stats import PairedDifference, interval_text
+from rag_lib.evaluation.stats import PairedDifference, interval_text, signed_text
 from rag_lib.results.mechanism import (
     BenchmarkRow,
     MechanismComparison,
@@ -118,8 +118,8 @@ def findings(result: MechanismResult) -> list[str]:
         rows = v.weighted_back(result.provenance.n_answerable)
         if rows:
             column = f"weighted back to {result.provenance.n_answerable}"
-            shown = "; ".join(f"{r['language']} {r['metric']} {r['diff on the sample']:+.3f} → {r[column]:+.3f}"
-                              for r in rows)
+            shown = "; ".join(f"{r['language']} {r['metric']} {signed_text(r['diff on the sample'])} → "
+                              f"{signed_text(r[column])}" for r in rows)
             out.append(f"{v.name} ran on a stratified sample of {rows[0]['sample']} answerable questions, "
                        f"{rows[0]['baseline misses in it']} of them baseline misses; its differences weighted back "
                        f"to the {result.provenance.n_answerable} answerable questions (point estimates): {shown}.")
@@ -167,3 +167,12 @@ def tables(variants: Sequence[VariantResult], baseline_q7: Q7Ranks, k: int) -> d
         "benchmark_rows": bench_rows,
         "variants_text": ", ".join(v.name for v in variants) or "none",
     }
+
+
+def forest_rows(result: MechanismResult) -> list[dict[str, Any]]:
+    """Every variant's comparisons on the whole benchmark as the forest plot reads them: one row per metric and
+    variant ("hit@5 · hybrid"), its difference and Holm-adjusted interval, per language."""
+    return [{"variant": f"{metric} · {v.name}", "language": lang, "metric": "difference", "diff": c.diff,
+             "adjusted": c.adjusted}
+            for v in result.variants for lang, by_metric in v.benchmark.items() for metric, c in by_metric.items()]
+

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rag_lib.evaluation.claims import ALPHA, Family, Judgement, judge
+from rag_lib.evaluation.claims import ALPHA, Family, Judgement, bound_text, judge
 from rag_lib.evaluation.stats import effect_text, p_text
 from rag_lib.results.mechanism import FailedCalls, MechanismResult, mechanism_metrics
 from rag_lib.results.summary import ComparisonRow
@@ -79,7 +79,7 @@ def benchmark_rows(compared: Sequence[ComparisonRow], failed: dict[tuple[str, st
         if j.in_family and j.adjusted is not None:
             lo, hi = j.adjusted
             effect = effect_text(encode(c), "no change")
-            judged = f"{effect}; adjusted [{lo:+.3f}, {hi:+.3f}], p_Holm {p_text(j.p_holm)}"
+            judged = f"{effect}; adjusted [{bound_text(lo)}, {bound_text(hi)}], p_Holm {p_text(j.p_holm)}"
         else:
             judged = "no change; fixed, outside the family"
         row[c.metric] = f"{c.baseline:.3f} → {c.value:.3f} ({judged})"

@@ -56,7 +56,7 @@ def halo_rows(ranked: list[dict[str, Scalar]], chunking: ChunkingResult | None, 
             out.append(HaloRow(change, lang, claim, ours))
         if chunking:
             small, large, cut = chunking.context_cut(lang)
-            ours = (f"Top-5 {small.tokens:.0f} vs Top-20 {large.tokens:.0f} tokens per "
+            ours = (f"Top-5 {small.tokens:.0f} vs Top-20 {large.tokens:.0f} input tokens per "
                     f"question ({cut:.0%} less); coverage {small.coverage:.3f} vs {large.coverage:.3f}; "
                     "answers not compared")
         else:

@@ -142,10 +142,13 @@ STAGE_COLOURS = ("#4d4d4d", "#878787", "#0072B2", "#56B4E9", "#CC79A7", "#E69F00
                  "#009E73")
 
 
-def where_it_failed(rows: Sequence[Any], stages: Sequence[str], path: Path, title: str = "") -> Path:
+def where_it_failed(rows: Sequence[Any], stages: Sequence[str], path: Path, title: str = "",
+                    xlabel: str = "share of the answerable questions with a checkable key fact",
+                    colours: Sequence[str] = STAGE_COLOURS) -> Path:
     """One panel per language: per configuration (answerer and gate), a horizontal bar of the answerable
     questions split by the stage that lost their answer (``FailureRow``: ``generator``, ``gate``, ``stage``,
-    ``questions``, ``of``), as shares, in pipeline order left to right, with each bar's ``n`` at its end."""
+    ``questions``, ``of``), as shares, in pipeline order left to right, with each bar's ``n`` at its end. The same
+    bars show any split of a run's questions in ``stages`` order (10's outcomes), with its ``xlabel``."""
     languages = list(dict.fromkeys(r.lang for r in rows))
     configs = list(dict.fromkeys((r.generator, r.gate) for r in rows))
     with plt.rc_context(STYLE):
@@ -157,7 +160,7 @@ def where_it_failed(rows: Sequence[Any], stages: Sequence[str], path: Path, titl
             for i, stage in enumerate(stages):
                 widths = [mine[(g, gate, stage)].questions / mine[(g, gate, stage)].of
                           if (g, gate, stage) in mine and mine[(g, gate, stage)].of else 0.0 for g, gate in configs]
-                ax.barh(range(len(configs)), widths, 0.7, left=left, color=STAGE_COLOURS[i % len(STAGE_COLOURS)],
+                ax.barh(range(len(configs)), widths, 0.7, left=left, color=colours[i % len(colours)],
                         label=stage)
                 left = [a + b for a, b in zip(left, widths, strict=True)]
             for y, (g, gate) in enumerate(configs):  # the denominator: a run with missing calls counts fewer
@@ -167,7 +170,7 @@ def where_it_failed(rows: Sequence[Any], stages: Sequence[str], path: Path, titl
             ax.invert_yaxis()
             ax.set_xlim(0, 1)
             ax.set_title(lang, loc="left")
-            ax.set_xlabel("share of the answerable questions with a checkable key fact")
+            ax.set_xlabel(xlabel)
         handles, labels = axes[0][-1].get_legend_handles_labels()  # below the panels: the n labels sit right
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, frameon=False)
         if title:

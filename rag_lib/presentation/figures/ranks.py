@@ -25,17 +25,23 @@ PIECE_STYLES = {"C1": ("#E69F00", "o"), "C2": ("#56B4E9", "s"), "C3": ("#009E73"
 
 def piece_ranks(rows: Sequence[Mapping[str, Any]], path: Path, cuts: Sequence[int] = (5, 10), title: str = "") -> Path:
     """One line per configuration (``row``), each piece's first rank as a marker on a log axis, with the
-    Top-k cuts drawn; a piece that is not ranked sits in a column at the right marked "not ranked"."""
+    Top-k cuts drawn; a piece that is not ranked sits in a column at the right marked "not ranked". A row with no
+    piece at all (a failed variant, a recovery source without a usable suggestion) has nothing to rank: it says so
+    in words and draws no marker, so that it never reads as a measurement."""
     ranked = [r[p] for r in rows for p in PIECE_STYLES if isinstance(r.get(p), int)]
     far = 2 ** (max(ranked, default=10).bit_length() + 1)  # the "not ranked" column, right of every rank
+    first = next((y for y, row in enumerate(rows) if any(p in row for p in PIECE_STYLES)), 0)  # labels the legend
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(7.5, 0.28 * len(rows) + 1.2))
         for y, row in enumerate(rows):
+            if not any(piece in row for piece in PIECE_STYLES):
+                ax.text(1, y, "no ranking (see the row's name)", fontsize=8, color="#666666", va="center")
+                continue
             for i, (piece, (colour_, marker)) in enumerate(PIECE_STYLES.items()):
                 rank = row.get(piece)
                 offset = (i - 1.5) * 0.14  # pieces at the same rank sit side by side, not on top of each other
                 ax.scatter(rank if isinstance(rank, int) else far, y + offset, color=colour_, marker=marker, s=24,
-                           label=piece if y == 0 else None, zorder=3, alpha=0.9)
+                           label=piece if y == first else None, zorder=3, alpha=0.9)
         for cut, style in zip(cuts, (":", "--"), strict=False):
             ax.axvline(cut + 0.5, color="#333333", linewidth=0.9, linestyle=style, label=f"Top-{cut} cut")
         ax.set_xscale("log", base=2)
@@ -60,8 +66,11 @@ def piece_ranks_of(rows: Sequence[Any], label: Sequence[str], path: Path, cuts: 
     def field(row: Any, name: str) -> Any:
         return row.get(name) if isinstance(row, Mapping) else getattr(row, name, None)
 
-    named = [{"row": " · ".join(str(field(r, key)) for key in label), **{p: field(r, p) for p in PIECE_STYLES}}
-             for r in rows]
+    def has(row: Any, name: str) -> bool:
+        return name in row if isinstance(row, Mapping) else hasattr(row, name)
+
+    named = [{"row": " · ".join(str(field(r, key)) for key in label),
+              **{p: field(r, p) for p in PIECE_STYLES if has(r, p)}} for r in rows]
     return piece_ranks(named, path, cuts, title)
 
 
