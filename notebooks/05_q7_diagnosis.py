@@ -35,12 +35,13 @@ k = None  # None: retrieval.top_k in config.yaml
 languages = ["zh", "en"]
 
 # %%
-from IPython.display import Markdown, display
+from IPython.display import display
 
 from rag_lib.core.config import RunConfig
 from rag_lib.experiments.q7_diagnosis import findings, ranks_figure, run_q7_diagnosis
 from rag_lib.presentation import page, report
 from rag_lib.presentation.tables import table
+from rag_lib.results.typed_json import encode
 
 NAME = "05_q7_diagnosis"
 config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
@@ -58,14 +59,16 @@ page.show_figure(ranks_figure(result, report.experiment_dir(NAME) / "q7_ranks.pn
 
 # %% [markdown]
 # ## Top-10 of each phrasing and language
+# Each phrasing's question and where it fails; then the first phrasing's Top-10 (every Top-10 is in the CSV).
 
 # %%
-for phrasing, by_lang in result.cases.items():
-    for lang, case in by_lang.items():
-        display(Markdown(f"### {phrasing} · {lang}\n\n{case.question}\n\n"
-                         f"covered in top {config.k}: {case.coverage_at_k}, in top 10: {case.coverage_top10}, "
-                         f"layer: **{case.layer}**"))
-        display(table(case.top10, ["rank", "score", "heading", "page", "covers"], decimals=4))
+display(table([{"phrasing": phrasing, "language": lang, "question": case.question,
+                f"covered in top {config.k}": case.coverage_at_k, "in top 10": case.coverage_top10,
+                "layer": case.layer} for phrasing, by_lang in result.cases.items() for lang, case in by_lang.items()]))
+page.long_table([{"phrasing": phrasing, "language": lang, **encode(row)}
+                 for phrasing, by_lang in result.cases.items() for lang, case in by_lang.items() for row in case.top10],
+                report.experiment_dir(NAME) / "top10.csv", examples=10,
+                shown=["phrasing", "language", "rank", "score", "heading", "page", "covers"], decimals=4)
 
 # %% tags=["report"]
 template = """# 05 · Q7 diagnosis

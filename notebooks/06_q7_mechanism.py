@@ -73,7 +73,9 @@ page.setup_line(result.provenance)
 # ## Q7: first rank of each piece, baseline and after the mechanism
 
 # %%
-display(table(result.q7_rows))
+original = [row for row in result.q7_rows if row.phrasing == "original"]  # the page shows Q7 as asked; the CSV all
+page.long_table(original + [row for row in result.q7_rows if row.phrasing != "original"],
+                report.experiment_dir(NAME) / "q7_ranks.csv", examples=len(original))
 page.show_figure(figures.piece_ranks_of(result.q7_rows, ("variant", "phrasing", "language"),
                                         report.experiment_dir(NAME) / "q7_ranks.png",
                                         title=f"Q7: first rank of each piece, baseline and {mechanism}"))
@@ -87,8 +89,9 @@ page.show_figure(figures.piece_ranks_of(result.q7_rows, ("variant", "phrasing", 
 page.show_figure(figures.forest(forest_rows(result), "difference",
                                 report.experiment_dir(NAME) / "benchmark_effects.png",
                                 title=f"{mechanism}: each variant − baseline on the answerable questions"))
-table(result.benchmark_rows, ["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI",
-                              "adjusted (Holm)"], signed=["diff"])
+page.long_table(result.benchmark_rows, report.experiment_dir(NAME) / "benchmark_rows.csv", examples=8,
+                shown=["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI", "adjusted (Holm)"],
+                signed=["diff"])
 
 # %% [markdown]
 # A variant run on a stratified sample (the reranker's: every baseline miss and as many others, drawn at random)

@@ -141,9 +141,10 @@ def lost_brief(result: LocalLLMResult, name: str) -> str | None:
         stages = [r for r in result.failures if (r.generator, r.lang, r.gate) == (label, lang, "ungated")]
         if not stages or not stages[0].of:
             continue
-        answered = next(r.questions for r in stages if r.stage == "answered")
+        answered = next((r.questions for r in stages if r.stage == "answered"), 0)
         lost = sorted((r for r in stages if r.stage != "answered" and r.questions), key=lambda r: -r.questions)[:2]
-        parts.append(f"{lang}: {answered} of {stages[0].of} answered, most lost at "
+        parts.append(f"{lang}: {answered} of {stages[0].of} get a shown answer stating every key fact, most are "
+                     "lost at "
                      + " and ".join(f"'{r.stage}' ({r.questions})" for r in lost))
     return (f"Where the {name} pipeline loses the answerable questions with a checkable key fact (development "
             f"set, ungated; where_it_failed.png): " + "; ".join(parts) + ".") if parts else None
