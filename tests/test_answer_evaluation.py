@@ -87,7 +87,7 @@ def test_answers_are_compared_question_by_question_over_the_questions_both_have(
     # 10's table of them: the answerer's and the baseline's rates, the signed difference and intervals as text.
     shown = {r.metric: r for r in table_rows(rows)}
     assert (shown["answer_correctness"].answerer, shown["answer_correctness"].baseline) == (1.0, 0.0)
-    assert (shown["answer_correctness"].difference, shown["shown_wrong"].difference) == ("+1.000", "+0.000")
+    assert (shown["answer_correctness"].difference, shown["shown_wrong"].difference) == ("+1.000", "0.000")
     # 28 of 28 questions gained: McNemar's exact test, inverted (Clopper-Pearson on the 28 discordant questions)
     assert shown["answer_correctness"].interval == "[+0.753, +1.000]"
     assert shown["answer_correctness"].adjusted_holm == right.adjusted_holm

@@ -34,7 +34,7 @@ def test_the_adjusted_level_makes_the_interval_agree_with_holm() -> None:
 
 def test_a_bound_that_excludes_0_is_never_printed_as_0() -> None:
     assert claims.bound_text(0.0004) == "+0.0004" and claims.bound_text(-0.0123) == "-0.012"
-    assert claims.bound_text(0.0) == "+0.000"
+    assert claims.bound_text(0.0) == "0.000"  # zero has no sign
 
 
 def test_an_adjusted_interval_excludes_0_exactly_when_holm_rejects_and_fixed_cells_stay_out() -> None:

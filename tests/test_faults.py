@@ -466,7 +466,7 @@ def test_sigterm_removes_the_scratch_notebook(tmp_path: Path) -> None:
 def test_a_failed_notebook_keeps_its_cause_in_the_index(tmp_path: Path) -> None:
     from papermill.exceptions import PapermillExecutionError
 
-    from rag_lib.presentation.report import write_results_index
+    from rag_lib.presentation.readme import write_results_index
     from rag_lib.results.runs import NotebookRun
     from rag_lib.runner.reproduce import failure_cause
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rag_lib.core.io import atomic_open, read_jsonl, write_jsonl
-from rag_lib.presentation import report
+from rag_lib.presentation import readme, report
 
 
 def test_failed_write_leaves_the_old_file_and_no_temp(tmp_path: Path) -> None:
@@ -88,20 +88,20 @@ def test_the_results_index_names_each_runs_question_first_finding_and_checks(tmp
     assert expected.check_counts(tmp_path / "nowhere") == {}  # a scratch copy without expected.yaml
     run = NotebookRun("00_corpus", "00_corpus")
     assert notebook_question(run) == "What exactly does retrieval search over?"
-    report.write_results_index(tmp_path, [run], {}, checks, {"00_corpus": notebook_question(run)})
+    readme.write_results_index(tmp_path, [run], {}, checks, {"00_corpus": notebook_question(run)})
     index = (tmp_path / "README.md").read_text()
     assert "make check: 1 OK, 0 OKish, 1 FAIL; run time: cold not measured, warm not measured." in index
     assert "No full run has been timed yet." in index
     from rag_lib.results.run_times import record_run_times
 
     record_run_times(tmp_path, "warm", {"00_corpus": 12.0}, 20.0, 3.0, 0.5)
-    report.write_results_index(tmp_path, [run], {}, checks, {"00_corpus": notebook_question(run)})
+    readme.write_results_index(tmp_path, [run], {}, checks, {"00_corpus": notebook_question(run)})
     assert "run time: cold not measured, warm 12 s." in (tmp_path / "README.md").read_text()
     assert "  - Question: What exactly does retrieval search over?" in index
     assert "  - Answer: 32 pages." in index
     mechanism = NotebookRun("06_q7_mechanism-hybrid", "06_q7_mechanism", {"mechanism": "hybrid"})
     assert notebook_question(mechanism).startswith("For the mechanism `hybrid`: where do C1–C4 first appear")
-    assert report.one_line("Q7 stays incomplete: 20 / 28 (caveat: one question).") == "Q7 stays incomplete: 20 / 28."
+    assert readme.one_line("Q7 stays incomplete: 20 / 28 (caveat: one question).") == "Q7 stays incomplete: 20 / 28."
     assert (tmp_path / "notebooks" / "glossary.html").read_text().count("<strong>RRF</strong>") == 1
 
 

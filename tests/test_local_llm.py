@@ -253,7 +253,7 @@ def test_before_after_matches_an_answerer_across_pipeline_versions(tmp_path) -> 
 def test_a_refusal_target_is_met_only_with_few_false_refusals() -> None:  # issue 46: not met by refusing everything
     from dataclasses import replace
 
-    from rag_lib.experiments.llm_eval.report import target_rows
+    from rag_lib.experiments.llm_eval.archives import target_rows
 
     refusing = replace(_answer_row("narrowed", "zh", "gate", 0.2), n=91, missing=0, refusal_correctness=0.95,
                        refusal_correctness_ci="[0.8, 1.0]", false_refusal=0.58, false_refusal_ci="[0.43, 0.71]")

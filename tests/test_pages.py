@@ -248,14 +248,14 @@ def test_rendered_page_fits_and_reads_as_prose(name: str, path: Path) -> None:
 
 def test_the_readme_names_the_runs_make_test_leaves_out() -> None:
     from rag_lib.core.config import REPO_ROOT
-    from rag_lib.presentation.report import NOT_RETESTED
+    from rag_lib.presentation.readme import NOT_RETESTED
 
     ignored = re.findall(r"--ignore=results/notebooks/(\w+)\.ipynb", (REPO_ROOT / "Makefile").read_text())
     assert sorted(ignored) == sorted(NOT_RETESTED)
 
 
 def test_ten_keeps_its_findings_to_the_few_that_matter() -> None:
-    from rag_lib.experiments.llm_eval.report import MAX_FINDINGS
+    from rag_lib.experiments.llm_eval.findings import MAX_FINDINGS
 
     path = RESULTS_DIR / "10_local_llm" / "results.json"
     if not path.is_file():

@@ -85,7 +85,7 @@ def test_each_notebook_line_says_what_the_runs_to_come_took_last_time(
         (out_dir / f"{run.name}.ipynb").write_text("{}")
 
     monkeypatch.setattr(reproduce, "execute", execute)
-    monkeypatch.setattr("rag_lib.presentation.report.write_results_index", lambda *a, **k: None)
+    monkeypatch.setattr("rag_lib.presentation.readme.write_results_index", lambda *a, **k: None)
     embedded: list[bool] = []
     monkeypatch.setattr(reproduce, "embed_corpus_once", embedded.append)
     monkeypatch.setenv("RAG_PROGRESS", "1")

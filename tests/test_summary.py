@@ -16,7 +16,8 @@ from rag_lib.experiments.summary.family import benchmark_rows, comparisons, fail
 from rag_lib.experiments.summary.inputs import SummaryInputs
 from rag_lib.experiments.summary.q7 import side_by_side
 from rag_lib.presentation.label_archive import relabel_rows
-from rag_lib.presentation.report import render, update_readme_headline
+from rag_lib.presentation.readme import update_readme_headline
+from rag_lib.presentation.report import render
 from rag_lib.presentation.side_by_side import highlight, side_by_side_table
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.mechanism import BaselineFigures, MechanismResult
@@ -84,7 +85,7 @@ def test_readme_opens_with_the_findings_08_stored(tmp_path: Path) -> None:
     assert "(results/08_summary/q7_ranks_zh.png)" in text
     assert "**Q7**" in text and "C1 " in text  # Q7 and its pieces open the README
     assert "[0.01, 0.2]" not in text  # the figures live in the index's table
-    from rag_lib.presentation.report import write_results_index
+    from rag_lib.presentation.readme import write_results_index
 
     write_results_index(root, [], {})  # results/README.md opens with the same findings, linked from there
     index = (root / "README.md").read_text()

@@ -178,6 +178,11 @@ def rounded_rate(successes: int, n: int) -> float | None:
     return round(successes / n, 4) if n else None
 
 
+def count_of(rate: float | None, n: int) -> int:
+    """The count behind a stored rate of ``n`` (rates are stored rounded, counts are whole)."""
+    return round((rate or 0.0) * n)
+
+
 def wilson_text(successes: int, n: int) -> str:
     """The Wilson 95% interval of ``successes / n`` as tables show it (``[0.12, 0.33]``; "—" when ``n`` is 0)."""
     ci = wilson(successes, n)

@@ -53,8 +53,10 @@ from rag_lib.results.recovery import (
     RecoveryProvenance,
     RuleSource,
     StoredLoop,
+    piece_count_rows,
+    suggestion_count_rows,
 )
-from rag_lib.results.typed_json import decode, encode
+from rag_lib.results.typed_json import decode
 
 # Casebook section 06, verbatim (Chinese), with the casebook's own English translations.
 CASEBOOK_Q7_SUGGESTIONS: dict[str, tuple[str, ...]] = {
@@ -82,7 +84,6 @@ CASEBOOK_Q7_REASON = {
 COUNT_KEYS = ("pieces_total", "missing", "failed", "in_top5_before", "in_top5_after_first", "in_top5_after_random",
               "in_top5_after_best", "in_top5_after_union", "in_top10_before", "in_top10_after_first",
               "in_top10_after_random", "in_top10_after_best", "in_top10_after_union")
-COUNT_STEPS = ("before", "after_first", "after_random", "after_best", "after_union")  # in_top{5,10}_<step>
 # What each "after" count is; the first two use no labels, the last two are upper bounds.
 COUNT_MEANING = CountMeaning(
     after_first="original + the first suggestion (no labels; a user who always takes S1)",
@@ -90,32 +91,6 @@ COUNT_MEANING = CountMeaning(
     after_best="ORACLE upper bound: original + the suggestion the gold labels rank best",
     after_union="POOLED upper bound: original + every suggestion's Top-k at once (k × (1 + suggestions) chunks)",
 )
-
-
-def piece_count_rows(benchmark: Mapping[str, Mapping[str, RecoveryCounts | Mapping]]) -> list[dict[str, object]]:
-    """The pieces in the Top-5 and Top-10 before and after, one row per language, source and cut: what 07's page
-    and report show of :class:`RecoveryCounts` (typed, or as results.json stores it)."""
-    rows: list[dict[str, object]] = []
-    for lang, by_source in benchmark.items():
-        for source, counts in by_source.items():
-            c = encode(counts) if isinstance(counts, RecoveryCounts) else counts
-            for cut in (5, 10):
-                rows.append({"language": lang, "source": source, "cut": f"Top-{cut}", "pieces": c["pieces_total"],
-                             **{step: c[f"in_top{cut}_{step}"] for step in COUNT_STEPS}})
-    return rows
-
-
-def suggestion_count_rows(benchmark: Mapping[str, Mapping[str, RecoveryCounts | Mapping]]) -> list[dict[str, object]]:
-    """How the suggestions went, one row per language and source (the other half of :class:`RecoveryCounts`)."""
-    rows: list[dict[str, object]] = []
-    for lang, by_source in benchmark.items():
-        for source, counts in by_source.items():
-            c = encode(counts) if isinstance(counts, RecoveryCounts) else counts
-            rows.append({"language": lang, "source": source,
-                         **{key: c[key] for key in ("n_questions", "n_with_suggestions", "n_suggestions",
-                                                    "n_echoing_prompt", "missing", "failed")},
-                         "suggestion statuses": c["status_counts"], "answer statuses": c["answer_status_counts"]})
-    return rows
 
 
 REPORT_FILTERS = {"piece_counts": piece_count_rows, "suggestion_counts": suggestion_count_rows}

@@ -15,7 +15,7 @@ from typing import Any
 
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.evaluation.readers import missed_gold
-from rag_lib.evaluation.stats import count_text, interval_text, signed_text
+from rag_lib.evaluation.stats import count_of, count_text, interval_text, signed_text
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.q9a import Q9aResult, Rate
 from rag_lib.results.summary import ComparisonRow, Q7Ranks, SideBySideRow
@@ -158,14 +158,10 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
     where = ("on the sealed test set (out of sample), behind the gate, the claims pipeline" if claims_held else
              "on the development set, behind the gate, the narrowed pipeline")
     short = (f"Local answers are rarely complete: {where} states every key fact for "
-             + ", ".join(f"{r.lang} {_count(r.correct_gold_in_top_k, r.gold_in_top_k)}/{r.gold_in_top_k}"
+             + ", ".join(f"{r.lang} {count_of(r.correct_gold_in_top_k, r.gold_in_top_k)}/{r.gold_in_top_k}"
                          for r in claims_held or rows)
              + f" answerable questions with their gold in the Top-{local.k}.")
     return {"run": "10_local_llm", "short": short, "sentence": " ".join(sentences)}
-
-
-def _count(rate: float | None, n: int) -> int:
-    return round((rate or 0.0) * n)
 
 
 def _rate(k: int, n: int) -> str:

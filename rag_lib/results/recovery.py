@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from rag_lib.results.answer_rows import GenerationRecord
 from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.store import ExperimentResult
+from rag_lib.results.typed_json import encode
 
 PieceRanks = dict[str, int | None]  # piece -> first rank (None: not ranked)
 # A suggestion and the first rank of each of its question's pieces (``RecoveryResult.rows``): the columns after
@@ -202,3 +204,32 @@ class RecoveryExperimentResult(ExperimentResult):
     per_question: dict[str, dict[str, list[QuestionRecovery]]]  # language -> source -> one row per question
     casebook_published: CasebookRecovery
     provenance: RecoveryProvenance
+
+
+COUNT_STEPS = ("before", "after_first", "after_random", "after_best", "after_union")  # in_top{5,10}_<step>
+
+
+def piece_count_rows(benchmark: Mapping[str, Mapping[str, RecoveryCounts | Mapping]]) -> list[dict[str, object]]:
+    """The pieces in the Top-5 and Top-10 before and after, one row per language, source and cut: what 07's page
+    and report show of :class:`RecoveryCounts` (typed, or as results.json stores it)."""
+    rows: list[dict[str, object]] = []
+    for lang, by_source in benchmark.items():
+        for source, counts in by_source.items():
+            c = encode(counts) if isinstance(counts, RecoveryCounts) else counts
+            for cut in (5, 10):
+                rows.append({"language": lang, "source": source, "cut": f"Top-{cut}", "pieces": c["pieces_total"],
+                             **{step: c[f"in_top{cut}_{step}"] for step in COUNT_STEPS}})
+    return rows
+
+
+def suggestion_count_rows(benchmark: Mapping[str, Mapping[str, RecoveryCounts | Mapping]]) -> list[dict[str, object]]:
+    """How the suggestions went, one row per language and source (the other half of :class:`RecoveryCounts`)."""
+    rows: list[dict[str, object]] = []
+    for lang, by_source in benchmark.items():
+        for source, counts in by_source.items():
+            c = encode(counts) if isinstance(counts, RecoveryCounts) else counts
+            rows.append({"language": lang, "source": source,
+                         **{key: c[key] for key in ("n_questions", "n_with_suggestions", "n_suggestions",
+                                                    "n_echoing_prompt", "missing", "failed")},
+                         "suggestion statuses": c["status_counts"], "answer statuses": c["answer_status_counts"]})
+    return rows

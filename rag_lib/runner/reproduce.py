@@ -234,7 +234,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
             failures[run.name] = failure_cause(exc)
             elapsed = time.perf_counter() - t0
             print(f"{head}  FAILED in {elapsed:.0f} s\n{_indent(traceback.format_exc(limit=2))}", flush=True)
-    from rag_lib.presentation.report import update_readme_headline, write_results_index
+    from rag_lib.presentation.readme import update_readme_headline, write_results_index
     from rag_lib.runner.expected import check_counts
 
     total = time.perf_counter() - started

@@ -4,8 +4,9 @@ Every call is replayed from ``results/llm_calls``; a call without a record is co
 ``missing`` (fill it with ``make llm-runs``) and left out of every rate, never counted as a decline
 or an error of the model. Each figure names the model that produced it. Notebook 10's model choice
 (which local model for which task, on a fixed sample) is :mod:`.model_choice`; the narrowing budget
-:mod:`.budget`; answer-versus-answer comparisons :mod:`.paired`; the archived answers :mod:`.archives`; the
-findings and targets :mod:`.report`.
+:mod:`.budget`; answer-versus-answer comparisons :mod:`.paired`; the archived answers and the answers issue's
+targets :mod:`.archives`; selective answering :mod:`.selective`; the Findings :mod:`.findings`, every other
+measured statement :mod:`.report`.
 """
 
 from __future__ import annotations
@@ -21,29 +22,19 @@ from rag_lib.evaluation.correctness import answer_correct, has_checkable_fact
 from rag_lib.evaluation.hand_check_agreement import agreement
 from rag_lib.evaluation.hand_checks import answer_rows, load_all_hand_checks
 from rag_lib.evaluation.key_facts import KeyFacts, default_key_facts, partly_checkable
-from rag_lib.evaluation.reliability import expected_calibration_error, reliability_bins
-from rag_lib.evaluation.selective import selective_answering
 from rag_lib.evaluation.stats import rounded_rate, wilson_text
 from rag_lib.evidence import Gate, GateDecision
 from rag_lib.evidence.calibration import Case, ScoredQuestion, cross_validate, score_cases
 from rag_lib.evidence.narrowing import default_narrower, narrowed_generator, narrowing_settings
-from rag_lib.experiments.llm_eval.archives import (
-    PAIRED_ARCHIVE,
-    archived_outcomes,
-    before_after_rows,
-)
+from rag_lib.experiments.llm_eval.archives import PAIRED_ARCHIVE, archived_outcomes, before_after_rows, target_rows
 from rag_lib.experiments.llm_eval.budget import run_budget_choice
 from rag_lib.experiments.llm_eval.diagnosis import diagnose, retrieved
+from rag_lib.experiments.llm_eval.findings import findings
 from rag_lib.experiments.llm_eval.funnel import funnel_rows
 from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
 from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
-from rag_lib.experiments.llm_eval.report import (
-    RELIABILITY_BINS,
-    findings,
-    injection_summary,
-    statements,
-    target_rows,
-)
+from rag_lib.experiments.llm_eval.report import injection_summary, statements
+from rag_lib.experiments.llm_eval.selective import selective_rows, selective_run
 from rag_lib.generation import Generator, get_generator, get_task_generator
 from rag_lib.generation.local_models import local_models
 from rag_lib.pipeline.workbench import Workbench
@@ -81,7 +72,6 @@ from rag_lib.results.local_llm_choice import (
     Narrowing,
     PairedFamily,
 )
-from rag_lib.results.local_llm_judge import Selective, SelectiveNotRun
 from rag_lib.results.typed_json import decode, encode
 from rag_lib.retrieval import Ranking
 
@@ -319,49 +309,6 @@ def run_local_llm(wb: Workbench | None = None, languages: Sequence[str] = ("zh",
         paired_family=PairedFamily(**family.summary(), describe=family.describe()),
         test_set_rows=list(test_set_rows),
     )
-
-
-SELECTIVE_FEATURES = ("best_score", "aspect_coverage", "judge_sufficient", "model_answered")
-
-
-def selective_rows(scored: Sequence[ScoredQuestion], answers: Mapping[str, Answerer], judge: LLMJudge,
-                   lang: str) -> tuple[list[dict[str, float | None]], list[int], list[str]]:
-    """Per question: the gate's signals, the judge's verdict and whether the narrowed model answered
-    (features), and whether showing its output is right (y: a shown answer stating every key fact, or
-    an unanswerable question not answered). Questions without a recorded call have a missing feature."""
-    verdicts = {r.question: r.judge == "sufficient" for r in judge.by_lang[lang].rows}
-    rows = {r.question: r for r in answers["narrowed"].runs[f"{lang}:ungated"].rows}
-    features, y, ids = [], [], []
-    for question in scored:
-        row = rows[question.question_id]
-        recorded = row.error_kind != "replay_miss"
-        features.append({"best_score": question.best_score, "aspect_coverage": question.aspect_coverage,
-                         "judge_sufficient": float(verdicts[question.question_id])
-                         if question.question_id in verdicts else None,
-                         "model_answered": float(row.status == "answered") if recorded else None})
-        right = row.correct is True if question.answerable else row.status != "answered"
-        y.append(int(right))
-        ids.append(question.question_id)
-    return features, y, ids
-
-
-def selective_run(scored: dict[str, Sequence[ScoredQuestion]], answers: Mapping[str, Answerer],
-                  judge: LLMJudge) -> dict[str, Selective]:
-    """Joren et al.'s selective answering per language: a cross-validated logistic model of "showing the
-    narrowed pipeline's output is right" over the gate's signals and the judge's verdict, and its
-    accuracy-versus-coverage curve. A language with fewer than 4 recorded questions has no model yet."""
-    out: dict[str, Selective] = {}
-    for lang, questions in scored.items():
-        features, y, ids = selective_rows(questions, answers, judge, lang)
-        usable = sum(all(v is not None for v in f.values()) for f in features)
-        if usable < 4:
-            out[lang] = SelectiveNotRun(usable, f"only {usable} questions have every signal recorded "
-                                                "(the narrowed answers and judgements); `make llm-runs` fills them")
-            continue
-        block = selective_answering(features, y, list(SELECTIVE_FEATURES), ids=ids)
-        bins = reliability_bins(block["scored"], RELIABILITY_BINS)
-        out[lang] = decode(Selective, {**block, "reliability": bins, "ece": expected_calibration_error(bins)})
-    return out
 
 
 def hand_check_agreement(answers: Mapping[str, Answerer]) -> list[HandCheckAgreement]:

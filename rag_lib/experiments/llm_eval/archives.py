@@ -11,7 +11,7 @@ from typing import Any
 
 from rag_lib.core.config import RESULTS_DIR, results_dir
 from rag_lib.core.io import write_json
-from rag_lib.results.local_llm import IN_SAMPLE, AnswerRow, BeforeAfterRow
+from rag_lib.results.local_llm import IN_SAMPLE, AnswerRow, BeforeAfterRow, TargetRow
 
 # Answers as 10 reported them before a change of what they mean (copied from its results.json by
 # :func:`archive_answer_rows`), shown beside the current figures as "before → after", oldest first:
@@ -88,3 +88,44 @@ def arrow(before: Any, after: Any) -> str:
 
 def shown_value(value: Any) -> str:
     return "—" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+# The answers issue's targets for the narrowed pipeline (one row per language and gate).
+TARGETS = (("correct_gold_in_top_k", ">=", 0.50), ("shown_wrong", "<=", 0.15), ("refusal_correctness", ">=", 0.90))
+# A target is met only when its paired constraint holds too: declining by refusing everything meets nothing.
+PAIRED = {"refusal_correctness": ("false_refusal", "<=", 0.20)}
+
+
+def _gap(value: float, op: str, goal: float) -> float:
+    """How far ``value`` is on the right side of ``goal`` (negative: missed)."""
+    return value - goal if op == ">=" else goal - value
+
+
+def target_rows(answer_rows: Sequence[AnswerRow], label: str,
+                archives: Sequence[Path] = ANSWER_ARCHIVES) -> list[TargetRow]:
+    """Each target against the figure of answerer ``label`` (the narrowed pipeline): met, or missed by how
+    much, and what was tried: the same figure before each archived change (``answers-vN``; — where that
+    version had no such row)."""
+    stored = archived_rows(archives)
+    rows = []
+    for row in (r for r in answer_rows if r.generator == label):
+        olds = [(stem, archived_row(before, row) or {}) for stem, before in stored]
+        for metric, op, goal in TARGETS:
+            value = getattr(row, metric)
+            pair = PAIRED.get(metric)
+            paired = getattr(row, pair[0]) if pair else None
+            if value is None:
+                verdict = "no figure (calls not recorded)"
+            elif _gap(value, op, goal) < 0:
+                verdict = f"missed by {abs(_gap(value, op, goal)):.3f}"
+            elif pair and (paired is None or _gap(paired, pair[1], pair[2]) < 0):
+                verdict = (f"not met: {pair[0].replace('_', ' ')} {shown_value(paired)} "
+                           f"{getattr(row, f'{pair[0]}_ci')} is not {pair[1]} {pair[2]:.2f}")
+            else:
+                verdict = "met"
+            target = f"{op} {goal:.2f}" + (f" and {pair[0].replace('_', ' ')} {pair[1]} {pair[2]:.2f}" if pair else "")
+            before = " · ".join(f"{stem} {shown_value(old.get(metric))}" for stem, old in olds)
+            rows.append(TargetRow(lang=row.lang, gate=row.gate, metric=metric, target=target,
+                                  measured=value, ci=getattr(row, f"{metric}_ci"), recorded=row.n - row.missing,
+                                  verdict=verdict, before=before or "—"))
+    return rows

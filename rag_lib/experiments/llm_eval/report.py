@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 
 from rag_lib.evaluation.claim_checks import ClaimCheck
 from rag_lib.evaluation.claims import read_rows
-from rag_lib.evaluation.stats import count_text
-from rag_lib.experiments.llm_eval.archives import ANSWER_ARCHIVES, archived_row, archived_rows, shown_value
+from rag_lib.evaluation.stats import count_of, count_text
 from rag_lib.presentation.report import prose
-from rag_lib.results.local_llm import HELD_OUT, IN_SAMPLE, THEN_JUDGE, AnswerRow, LocalLLMResult, TargetRow
+from rag_lib.results.local_llm import HELD_OUT, IN_SAMPLE, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.local_llm_choice import Injection, NarrowingChoice
 from rag_lib.results.local_llm_judge import SelectiveNotRun
 from rag_lib.results.test_set import FITTED_ON_DEV
@@ -20,15 +18,6 @@ from rag_lib.verification import ANSWER_MIN_TERMS
 
 RELIABILITY_BINS = 5  # equal-width bins of the cross-validated probabilities (tens of questions per language)
 
-# The answers issue's targets for the narrowed pipeline (one row per language and gate).
-TARGETS = (("correct_gold_in_top_k", ">=", 0.50), ("shown_wrong", "<=", 0.15), ("refusal_correctness", ">=", 0.90))
-# A target is met only when its paired constraint holds too: declining by refusing everything meets nothing.
-PAIRED = {"refusal_correctness": ("false_refusal", "<=", 0.20)}
-
-
-def _gap(value: float, op: str, goal: float) -> float:
-    """How far ``value`` is on the right side of ``goal`` (negative: missed)."""
-    return value - goal if op == ">=" else goal - value
 # Said beside every gated figure: how the gate's parameters relate to the questions it is measured on.
 GATE_NOTES = {IN_SAMPLE: "the gate's parameters were fitted on these same questions, so this is optimistic; the "
                          "leave-one-out row holds each question out of the fit",
@@ -43,128 +32,6 @@ GATE_NOTES = {IN_SAMPLE: "the gate's parameters were fitted on these same questi
 def gate_note(gate: str) -> str:
     """`` (why this gated figure is or is not optimistic)``, or nothing for the ungated run."""
     return next((f" ({note})" for suffix, note in GATE_NOTES.items() if gate.endswith(suffix)), "")
-
-
-def target_rows(answer_rows: Sequence[AnswerRow], label: str,
-                archives: Sequence[Path] = ANSWER_ARCHIVES) -> list[TargetRow]:
-    """Each target against the figure of answerer ``label`` (the narrowed pipeline): met, or missed by how
-    much, and what was tried: the same figure before each archived change (``answers-vN``; — where that
-    version had no such row)."""
-    stored = archived_rows(archives)
-    rows = []
-    for row in (r for r in answer_rows if r.generator == label):
-        olds = [(stem, archived_row(before, row) or {}) for stem, before in stored]
-        for metric, op, goal in TARGETS:
-            value = getattr(row, metric)
-            pair = PAIRED.get(metric)
-            paired = getattr(row, pair[0]) if pair else None
-            if value is None:
-                verdict = "no figure (calls not recorded)"
-            elif _gap(value, op, goal) < 0:
-                verdict = f"missed by {abs(_gap(value, op, goal)):.3f}"
-            elif pair and (paired is None or _gap(paired, pair[1], pair[2]) < 0):
-                verdict = (f"not met: {pair[0].replace('_', ' ')} {shown_value(paired)} "
-                           f"{getattr(row, f'{pair[0]}_ci')} is not {pair[1]} {pair[2]:.2f}")
-            else:
-                verdict = "met"
-            target = f"{op} {goal:.2f}" + (f" and {pair[0].replace('_', ' ')} {pair[1]} {pair[2]:.2f}" if pair else "")
-            before = " · ".join(f"{stem} {shown_value(old.get(metric))}" for stem, old in olds)
-            rows.append(TargetRow(lang=row.lang, gate=row.gate, metric=metric, target=target,
-                                  measured=value, ci=getattr(row, f"{metric}_ci"), recorded=row.n - row.missing,
-                                  verdict=verdict, before=before or "—"))
-    return rows
-
-
-MAX_FINDINGS = 8  # what 10's Findings may hold; every other measured statement is in its appendix
-
-
-def findings(result: LocalLLMResult) -> list[str]:
-    """10's Findings: the model of record's pipelines (claims, then narrowed) out of sample first, then the blind
-    readers, where answers are lost, injection, and one line of caveats said once. The rest: :func:`statements`."""
-    out: list[str] = []
-    for name in ("claims", "narrowed"):
-        rows = _test_rows(result, name, FITTED_ON_DEV)
-        if rows:
-            out.append(f"Out of sample (the sealed test set, behind the gate fitted on the development set), the "
-                       f"{name} pipeline: " + "; ".join(f"{r.lang}: {_brief(r)}" for r in rows) + ".")
-    rows = _test_rows(result, "claims", FITTED_ON_DEV + THEN_JUDGE)
-    if rows:
-        out.append("Adding the narrowed LLM judge after that gate (test set, claims pipeline) declines unanswerable "
-                   "questions at the cost of answerable ones: " + "; ".join(f"{r.lang}: {_brief(r)}" for r in rows)
-                   + ".")
-    out.append(readers_brief(result.claims_check, "claims", result.languages))
-    lost = lost_brief(result, "claims")
-    if lost:
-        out.append(lost)
-    inj = result.injection
-    out.append(f"Planted instructions: {inj.claims_shown} of {inj.n_asked} planted claims reached the reader as an "
-               f"answer ({inj.n_plants} variants in English and Chinese, each answered by a scripted model that obeys "
-               "them).")
-    out.append(caveats(result))
-    return out
-
-
-def _test_rows(result: LocalLLMResult, name: str, gate_suffix: str) -> list[AnswerRow]:
-    label = result.answers[name].label
-    return [r for r in result.test_set_rows
-            if r.generator == label and r.gate.endswith(gate_suffix) and not r.gate.endswith(gate_suffix + THEN_JUDGE)
-            and r.missing < r.n]
-
-
-def _brief(row: AnswerRow) -> str:
-    """A row's answers and refusals in one clause, each with its own denominator."""
-    correct = _count(row.correct_gold_in_top_k, row.gold_in_top_k)
-    declined = _count(row.refusal_correctness, row.unanswerable)
-    refused = _count(row.false_refusal, row.complete_evidence)
-    return (f"{correct}/{row.gold_in_top_k} answerable questions with their gold in the Top-k get a shown answer "
-            f"stating every key fact {row.correct_gold_in_top_k_ci}, {declined}/{row.unanswerable} unanswerable "
-            f"declined {row.refusal_correctness_ci} beside false refusal {refused}/{row.complete_evidence} "
-            f"{row.false_refusal_ci}{missing_text(row)}")
-
-
-def readers_brief(check: ClaimCheck, pipeline: str, languages: Sequence[str]) -> str:
-    """The blind readers' precision of what the pipeline shows, in one sentence."""
-    agree = check.agreement
-    order = [lang for lang in languages if lang in agree.by_language]
-    accepted = "; ".join(f"{lang} {count_text(*agree.by_language[lang])}" for lang in order)
-    return (f"Two blind readers accept every claim of {accepted} shown answers of the {pipeline} pipeline "
-            f"(development set, ungated; Cohen's kappa {agree.kappa_claims:.2f} on {agree.claims_judged} claims); "
-            + "; ".join(f"{lang} {count_text(*agree.answering_by_language[lang])}" for lang in order)
-            + " also answer what was asked.")
-
-
-def lost_brief(result: LocalLLMResult, name: str) -> str | None:
-    """Where the pipeline (development set, ungated) loses the answerable questions: its two largest stages."""
-    label = result.answers[name].label
-    parts = []
-    for lang in result.languages:
-        stages = [r for r in result.failures if (r.generator, r.lang, r.gate) == (label, lang, "ungated")]
-        if not stages or not stages[0].of:
-            continue
-        answered = next((r.questions for r in stages if r.stage == "answered"), 0)
-        lost = sorted((r for r in stages if r.stage != "answered" and r.questions), key=lambda r: -r.questions)[:2]
-        parts.append(f"{lang}: {answered} of {stages[0].of} get a shown answer stating every key fact, most are "
-                     "lost at "
-                     + " and ".join(f"'{r.stage}' ({r.questions})" for r in lost))
-    return (f"Where the {name} pipeline loses the answerable questions with a checkable key fact (development "
-            f"set, ungated; where_it_failed.png): " + "; ".join(parts) + ".") if parts else None
-
-
-def caveats(result: LocalLLMResult) -> str:
-    """Every caveat of the Findings, said once."""
-    agree = result.claims_check.agreement
-    (hp, np_), (hr, nr) = agree.keyfact_precision, agree.keyfact_recall
-    label = result.answers["claims"].label
-    zh = next((s for s in result.answer_languages if s.generator == label and s.lang == "zh" and s.shown), None)
-    language = (f"; the claims pipeline writes its claims in the evidence's language, so {zh.in_language} of its "
-                f"{zh.shown} answers shown to Chinese questions are in Chinese, and Chinese words cannot be checked "
-                "against English quotes" if zh else "")
-    n = max((r.n for r in result.answer_rows), default=0)
-    return ("Caveats: development-set figures are in sample (the prompts, the model, the narrowing and the "
-            f"verification rules were chosen on these {n} questions; only the test set's are out of sample); key "
-            f"facts are matched as strings (against the blind readers, the key-fact measure's 'correct' has "
-            f"precision {count_text(hp, np_)} and recall {count_text(hr, nr)}){language}; the injection variants "
-            "and the detector were written together.")
 
 
 def statements(result: LocalLLMResult) -> list[str]:
@@ -411,19 +278,15 @@ def development_rows(development: LocalLLMResult, label: str) -> list[AnswerRow]
             and (r.gate == "ungated" or r.gate.endswith((HELD_OUT, HELD_OUT + THEN_JUDGE)))]
 
 
-def _count(rate: float | None, n: int) -> int:
-    return round((rate or 0.0) * n)
-
-
 def _rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
 def set_figures(row: AnswerRow) -> dict[str, str]:
     """One row's sentence parts, each with its own denominator."""
-    correct = _count(row.correct_gold_in_top_k, row.gold_in_top_k)
-    declined = _count(row.refusal_correctness, row.unanswerable)
-    refused = _count(row.false_refusal, row.complete_evidence)
+    correct = count_of(row.correct_gold_in_top_k, row.gold_in_top_k)
+    declined = count_of(row.refusal_correctness, row.unanswerable)
+    refused = count_of(row.false_refusal, row.complete_evidence)
     return {
         "correct": f"{correct}/{row.gold_in_top_k} answerable questions with every gold piece in the Top-k get a "
                    f"shown answer stating every key fact ({_rate(row.correct_gold_in_top_k)} "
