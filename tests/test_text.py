@@ -54,6 +54,8 @@ def test_an_answer_is_shown_as_prose() -> None:
     # Code stays verbatim (a command is quoted as written), and a product of numbers is not italic.
     command = "Run `wrangler secret put *NAME*` for 2 * 3 keys."
     assert as_prose(command) == command
+    assert as_prose("Pass `--test-scheduled` to [`wrangler dev`](/workers/wrangler/commands/#dev).") == (
+        "Pass `--test-scheduled` to `wrangler dev`.")
 
 
 def test_a_fragment_is_not_an_answer() -> None:

@@ -188,19 +188,19 @@ def as_prose(text: str) -> str:
     as "; ", a table row as its cells joined by "; " (its rule line dropped). Code spans stay: commands are
     quoted verbatim.
 
-    >>> as_prose("Use the [Wrangler file](/workers/wrangler/) and **Secret**.")
-    'Use the Wrangler file and Secret.'
+    >>> as_prose("Use the [Wrangler file](/workers/wrangler/) and **Secret** with [`wrangler dev`](/dev/).")
+    'Use the Wrangler file and Secret with `wrangler dev`.'
     >>> as_prose("| CPU time | 10 ms | 5 min<br />(default: 30 seconds) | [1]")
     'CPU time; 10 ms; 5 min; (default: 30 seconds); [1]'
     >>> as_prose("| Free | 10 ms |\\n| --- | --- |")
     'Free; 10 ms'
     """
     def plain(part: str) -> str:
-        part = MARKDOWN_LINK.sub(r"\1", part)
         part = _BOLD.sub(r"\2", part)
         part = _ITALIC.sub(r"\1", part)
         return _HTML_BREAK.sub("; ", part)
 
+    text = MARKDOWN_LINK.sub(r"\1", text)  # first: a link's text may be code ("[`wrangler dev`](/…)")
     # Code spans (odd pieces of the split) stay as written.
     text = "".join(part if i % 2 else plain(part) for i, part in enumerate(_CODE_SPAN.split(text)))
 
