@@ -67,6 +67,21 @@ page.setup_line({"answerers": result.answerers, "batch": result.batch, "gates": 
 display(table(result.rows, ANSWERS), table(result.rows, REFUSALS))
 
 # %% [markdown]
+# ## Is what the claims pipeline shows true? Two blind readers, claim by claim
+#
+# Every answer the claims pipeline showed ungated on the test set was judged by two readers (LLM helper sessions)
+# against the wide batch's pages, blind to the key facts and the verdicts (`data/claim_checks/test_set_claims/`).
+# Nothing in the pipeline was tuned on these questions, so these figures are out of sample.
+
+# %%
+if result.claims_check is None:
+    print("not judged yet: data/claim_checks/test_set_claims/ holds no reader files")
+else:
+    print(f"{result.claims_check.compared} of {result.claims_check.drawn} judged answers still shown as judged")
+    for line in result.claims_check.agreement.lines():
+        print("-", line)
+
+# %% [markdown]
 # The sealed files were checked against their sha256 before this run (a changed file stops it); their hashes are in
 # the appendix below the Findings.
 

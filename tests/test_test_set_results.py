@@ -54,3 +54,12 @@ def test_the_findings_regenerate(stored):
     assert any("out of sample" in f and "Test set" in f for f in data["findings"]) or all(
         "no recorded call yet" in f or f.startswith(("Caveats", str(len(stored.common_key_facts))))
         for f in data["findings"])
+
+
+def test_the_blind_check_recounts_from_the_stored_answers(stored):
+    from rag_lib.experiments.llm_eval.test_set import test_set_claim_check
+
+    again = test_set_claim_check(stored.runs, stored.answerers["claims"])
+    assert again == stored.claims_check
+    if again is not None:  # every drawn answer is one the pipeline showed: the sheet was drawn from these runs
+        assert again.compared == again.drawn

@@ -200,6 +200,7 @@ def asked_rows(sheet: Sequence[Mapping[str, Any]], first: Mapping[str, Mapping[s
 CHECKS_DIR = REPO_ROOT / "data" / "claim_checks"
 LEFT_OUT = ("zh:a44",)  # its verdict was written into both readers' instructions as the format's example
 # Each committed hand check: the generator whose shown answers it judged, its folder, answers not judged blind.
+TEST_SET_CHECK = CHECKS_DIR / "test_set_claims"  # the claims pipeline on the sealed test set (notebook 14)
 CHECKS: dict[str, tuple[str, Path, tuple[str, ...]]] = {
     "narrowed": ("narrowed", CHECKS_DIR, LEFT_OUT),
     "claims": ("claims", CHECKS_DIR / "claims_v4", ()),

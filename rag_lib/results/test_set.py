@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from rag_lib.evaluation.claim_checks import ClaimCheck
 from rag_lib.results.local_llm import AnsweredQuestion, AnswerRow, ModelDescription
 from rag_lib.results.store import ExperimentResult
+from rag_lib.results.typed_json import optional_key
 
 # The gate's parameters are fitted on the whole development set: out of sample on the test set.
 FITTED_ON_DEV = " (fitted on the development set)"
@@ -47,3 +49,6 @@ class TestSetResult(ExperimentResult):
     runs: list[TestSetRun]
     embedder: ModelDescription
     common_key_facts: list[str]  # checkable key facts stated by more than MAX_CHUNK_SHARE of the batch (kept: sealed)
+    # Two blind readers on every answer the claims pipeline showed ungated (data/claim_checks/test_set_claims);
+    # absent until both readers' files are committed.
+    claims_check: ClaimCheck | None = field(default=None, metadata=optional_key())

@@ -59,13 +59,14 @@ def _brief(row: AnswerRow) -> str:
             f"{row.false_refusal_ci}{missing_text(row)}")
 
 
-def readers_brief(check: ClaimCheck, pipeline: str, languages: Sequence[str]) -> str:
-    """The blind readers' precision of what the pipeline shows, in one sentence."""
+def readers_brief(check: ClaimCheck, pipeline: str, languages: Sequence[str],
+                  where: str = "development set, ungated") -> str:
+    """The blind readers' precision of what the pipeline shows (on ``where``), in one sentence."""
     agree = check.agreement
     order = [lang for lang in languages if lang in agree.by_language]
     accepted = "; ".join(f"{lang} {count_text(*agree.by_language[lang])}" for lang in order)
     return (f"Two blind readers accept every claim of {accepted} shown answers of the {pipeline} pipeline "
-            f"(development set, ungated; Cohen's kappa {agree.kappa_claims:.2f} on {agree.claims_judged} claims); "
+            f"({where}; Cohen's kappa {agree.kappa_claims:.2f} on {agree.claims_judged} claims); "
             + "; ".join(f"{lang} {count_text(*agree.answering_by_language[lang])}" for lang in order)
             + " also answer what was asked.")
 

@@ -25,9 +25,12 @@ from rag_lib.benchmark import Benchmark, load_benchmark
 from rag_lib.core.config import DATA_DIR
 from rag_lib.core.errors import WorkbookError
 from rag_lib.corpus import load_chunks
+from rag_lib.evaluation.claim_checks import SHEET_RUN, TEST_SET_CHECK, ClaimCheck, claim_check
 from rag_lib.evaluation.key_facts import MAX_CHUNK_SHARE, KeyFacts, common_facts, load_key_facts
+from rag_lib.evaluation.stats import count_text
 from rag_lib.evidence.narrowing import narrowed_generator
 from rag_lib.experiments.llm_eval import Ungated, answer_figures, held_out_run, judge_after_gate
+from rag_lib.experiments.llm_eval.findings import readers_brief
 from rag_lib.experiments.llm_eval.report import missing_text, set_figures
 from rag_lib.pipeline.workbench import Workbench
 from rag_lib.question_sweeps.gates import (
@@ -40,7 +43,7 @@ from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.results.gate_rows import LLMJudge
 from rag_lib.results.local_llm import THEN_JUDGE, AnsweredQuestion, AnswerRow
 from rag_lib.results.test_set import FITTED_ON_DEV, SealedFile, TestSetResult, TestSetRun
-from rag_lib.results.typed_json import decode
+from rag_lib.results.typed_json import decode, encode
 
 TEST_SET_DIR = DATA_DIR / "test_set"
 SEALED_FILES = ("questions.yaml", "key_facts.yaml", "drawn_pages.txt")
@@ -130,7 +133,18 @@ def run_test_set(languages: Sequence[str] = ("zh", "en"), k: int | None = None, 
         rows=rows,
         runs=runs, embedder=dev.embedder().describe(),
         common_key_facts=[f"{f.describe()} ({share:.0%})" for f, share in common_facts(key_facts, wb.chunks)],
+        claims_check=test_set_claim_check(runs, answerers["claims"].label),
     )
+
+
+def test_set_claim_check(runs: Sequence[TestSetRun], label: str, folder: Path = TEST_SET_CHECK) -> ClaimCheck | None:
+    """The blind readers' check of every answer the claims pipeline (``label``) showed ungated, or ``None`` before
+    both readers' files are in ``folder``."""
+    if not all((folder / f"reader_{r}.yaml").is_file() for r in ("a", "b")):
+        return None
+    rows = {f"{run.lang}:{row.question}": encode(row) for run in runs
+            if run.generator == label and run.gate == SHEET_RUN for row in run.rows}
+    return claim_check(rows, folder, ())
 
 
 def findings(result: TestSetResult) -> list[str]:
@@ -143,6 +157,12 @@ def findings(result: TestSetResult) -> list[str]:
             continue
         out += [f"Test set, out of sample ({row.generator}, {row.lang}, {row.gate}){missing_text(row)}: "
                 f"{set_figures(row)[part]}." for part in ("correct", "refusal")]
+    if result.claims_check is not None:
+        check = result.claims_check
+        (hp, np_), (hr, nr) = check.agreement.keyfact_precision, check.agreement.keyfact_recall
+        out.append(readers_brief(check, "claims", result.languages, "the sealed test set, ungated, out of sample")
+                   + f" Against the answers both call true and complete, the key-fact measure's 'correct' has "
+                   f"precision {count_text(hp, np_)} and recall {count_text(hr, nr)} here.")
     if result.common_key_facts:
         out.append(f"{len(result.common_key_facts)} checkable key facts of the test set are stated by more than "
                    f"{MAX_CHUNK_SHARE:.0%} of the wide batch's chunks ({'; '.join(result.common_key_facts)}): the "
@@ -150,7 +170,7 @@ def findings(result: TestSetResult) -> list[str]:
                    "'correct' is lenient on their questions.")
     out.append(f"Caveats: the test set has {result.n_answerable} answerable questions of {result.n_questions} per "
                "language, so each interval (Wilson 95%) is wide; 'correct' is the key-fact measure (each checkable key "
-               "fact stated), whose agreement with people is measured on the development set in notebook 10; the "
+               "fact stated); the blind readers are two LLM helper sessions, not people; the "
                "gate's parameters were fitted on the development set only, and retrieval ranks the whole "
                f"{result.batch} batch.")
     return out
