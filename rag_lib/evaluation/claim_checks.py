@@ -24,7 +24,7 @@ from typing import Any
 from rag_lib.core.config import REPO_ROOT
 from rag_lib.core.text import as_prose
 from rag_lib.evaluation.hand_check_agreement import cohen_kappa
-from rag_lib.evaluation.stats import wilson_text
+from rag_lib.evaluation.stats import count_text, wilson_text
 from rag_lib.verification import ANSWER_MIN_TERMS, claims_of, off_question
 
 CLAIM_VERDICTS = ("true", "false", "not_a_claim")
@@ -82,6 +82,21 @@ class ClaimAgreement:
     claims_judged: int
     keyfact_precision: tuple[int, int]  # "correct" by key facts that both readers call true and complete
     keyfact_recall: tuple[int, int]  # true-and-complete answers (both readers) the key-fact measure calls correct
+
+    def accepted_text(self, languages: Sequence[str]) -> str:
+        """Per language (in ``languages``' order), the shown answers whose every claim both readers accept:
+        "zh 26/26 [0.87, 1.00]; en …"."""
+        return "; ".join(f"{lang} {count_text(*self.by_language[lang])}" for lang in languages
+                         if lang in self.by_language)
+
+    def answering_text(self, languages: Sequence[str]) -> str:
+        """Per language, those of them that also answer what was asked (both readers)."""
+        return "; ".join(f"{lang} {count_text(*self.answering_by_language[lang])}" for lang in languages
+                         if lang in self.by_language)
+
+    def keyfact_text(self) -> str:
+        """The key-fact measure against the readers' "true and complete": "precision 8/11 [..] and recall …"."""
+        return f"precision {count_text(*self.keyfact_precision)} and recall {count_text(*self.keyfact_recall)}"
 
     def lines(self) -> list[str]:
         """The figures as sentences, each with its denominator and Wilson 95% interval."""

@@ -136,8 +136,11 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
             f"{rates(rows, 'refusal_correctness', 'unanswerable')} to {rates(judged, 'refusal_correctness')}, beside "
             f"false refusal (answerable questions with their gold in the Top-{local.k} declined) rising from "
             f"{rates(rows, 'false_refusal', 'complete_evidence')} to {rates(judged, 'false_refusal')}.")
-    held = [r for r in (test.rows if test else []) if r.gate.endswith(FITTED_ON_DEV) and r.n > r.missing
-            and r.generator == test.answerers["narrowed"]]
+    def test_set_rows(pipeline: str) -> list[AnswerRow]:  # behind the gate fitted on the development set
+        return [r for r in (test.rows if test else []) if r.gate.endswith(FITTED_ON_DEV) and r.n > r.missing
+                and r.generator == test.answerers.get(pipeline)]
+
+    held = test_set_rows("narrowed")
     if held:
         sentences.append(
             f"On the sealed test set ({held[0].n} new questions per language, out of sample; "
@@ -146,8 +149,7 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
             f"whose gold is in the Top-{local.k}"
             + (f" ({', '.join(f'{r.lang} {r.missing} of {r.n} calls still missing' for r in held if r.missing)})"
                if any(r.missing for r in held) else "") + ".")
-    claims_held = [r for r in (test.rows if test else []) if r.gate.endswith(FITTED_ON_DEV) and r.n > r.missing
-                   and r.generator == test.answerers.get("claims")]
+    claims_held = test_set_rows("claims")
     if claims_held:
         sentences.append(
             f"The claims pipeline, on the same test set behind the same gate, states every key fact for "

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from rag_lib.core.io import read_json, write_text
 from rag_lib.presentation.report import q7_pieces_lines
-from rag_lib.presentation.tables import header_rules
+from rag_lib.presentation.tables import Table, header_rules
 from rag_lib.results.run_times import load_run_times, run_time_text, totals_text
 
 if TYPE_CHECKING:
@@ -30,15 +30,11 @@ def replace_block(text: str, name: str, body: str) -> str | None:
     return f"{before}{start}\n{body}\n{end}{rest.split(end, 1)[1]}"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def q7_lines() -> list[str]:
     """Q7's question and its four gold pieces, in two lines (the README's opening)."""
     from rag_lib.benchmark import load_benchmark
 
-    q7 = next(q for q in load_benchmark().questions(casebook=True) if q.casebook_ref == "Q7")
+    q7 = load_benchmark().by_casebook("Q7")
     return [f"**Q7**, the casebook's incomplete answer: “{q7.zh}” ({q7.en})", "",
             "Its four gold pieces: " + "; ".join(f"{p.id} {p.what}" for p in q7.gold) + "."]
 
@@ -60,9 +56,8 @@ def findings_block(root: Path, prefix: str = "", short: bool = False) -> str | N
         lines += ["", f"Each with its figures, intervals, denominators and caveats: [{prefix}README.md]"
                       f"({prefix}README.md#what-the-workbook-found)."]
     else:  # the index: the short sentence beside its full statement
-        lines = ["| finding | its figures, intervals and caveats | notebook |", "| --- | --- | --- |"]
-        lines += [f"| {_cell(f.get('short') or '')} | {_cell(f['sentence'])} | "
-                  f"[{f['run']}]({prefix}notebooks/{f['run']}.html) |" for f in found]
+        lines = [Table([{"finding": f.get("short") or "", "its figures, intervals and caveats": f["sentence"],
+                         "notebook": f"[{f['run']}]({prefix}notebooks/{f['run']}.html)"} for f in found]).to_markdown()]
     picture = root / "08_summary" / "q7_ranks_zh.png"
     if picture.is_file():
         lines += ["", f"![Q7: first rank of each piece per configuration, Top-5 and Top-10 cuts marked]"

@@ -138,11 +138,11 @@ class Table:
     def to_string(self, width: int | None = None) -> str:
         """Plain text, columns aligned (numbers to the right); with ``width``, the widest text columns
         are shortened (ending in "…") until each line fits."""
-        body = self.cells()
-        widths = [max([len(c), *(len(r[i]) for r in body)]) for i, c in enumerate(self.headers())]
+        body, headers = self.cells(), self.headers()
+        widths = [max([len(c), *(len(r[i]) for r in body)]) for i, c in enumerate(headers)]
         numeric = self._numeric()
         while width and sum(widths) + 2 * (len(widths) - 1) > width:  # shorten the widest text column by one
-            text_columns = [i for i, n in enumerate(numeric) if not n and widths[i] > max(8, len(self.headers()[i]))]
+            text_columns = [i for i, n in enumerate(numeric) if not n and widths[i] > max(8, len(headers[i]))]
             if not text_columns:
                 break
             widths[max(text_columns, key=lambda i: widths[i])] -= 1
@@ -154,7 +154,7 @@ class Table:
             return "  ".join(fit(v, w).rjust(w) if n else fit(v, w).ljust(w)
                              for v, w, n in zip(values, widths, numeric, strict=True)).rstrip()
 
-        lines = [line(self.headers()), *(line(r) for r in body)]
+        lines = [line(headers), *(line(r) for r in body)]
         if self.rule_after is not None and 0 < self.rule_after < len(body):
             total = sum(widths) + 2 * (len(widths) - 1)
             label = f" {self.rule_label} " if self.rule_label else ""

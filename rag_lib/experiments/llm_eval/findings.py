@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rag_lib.evaluation.claim_checks import ClaimCheck
-from rag_lib.evaluation.stats import count_of, count_text
-from rag_lib.experiments.llm_eval.report import missing_text
+from rag_lib.evaluation.stats import count_of
+from rag_lib.experiments.llm_eval.report import missing_text, ungated_losses
 from rag_lib.results.local_llm import THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.test_set import FITTED_ON_DEV
 
@@ -41,11 +41,11 @@ def findings(result: LocalLLMResult) -> list[str]:
     return out
 
 
-def _test_rows(result: LocalLLMResult, name: str, gate_suffix: str) -> list[AnswerRow]:
+def _test_rows(result: LocalLLMResult, name: str, gate: str) -> list[AnswerRow]:
+    """The test set's recorded rows of pipeline ``name`` whose gate ends in ``gate`` (the fitted gate, or it then
+    the judge: a gate name ends in only one of them)."""
     label = result.answers[name].label
-    return [r for r in result.test_set_rows
-            if r.generator == label and r.gate.endswith(gate_suffix) and not r.gate.endswith(gate_suffix + THEN_JUDGE)
-            and r.missing < r.n]
+    return [r for r in result.test_set_rows if r.generator == label and r.gate.endswith(gate) and r.missing < r.n]
 
 
 def _brief(row: AnswerRow) -> str:
@@ -63,12 +63,9 @@ def readers_brief(check: ClaimCheck, pipeline: str, languages: Sequence[str],
                   where: str = "development set, ungated") -> str:
     """The blind readers' precision of what the pipeline shows (on ``where``), in one sentence."""
     agree = check.agreement
-    order = [lang for lang in languages if lang in agree.by_language]
-    accepted = "; ".join(f"{lang} {count_text(*agree.by_language[lang])}" for lang in order)
-    return (f"Two blind readers accept every claim of {accepted} shown answers of the {pipeline} pipeline "
-            f"({where}; Cohen's kappa {agree.kappa_claims:.2f} on {agree.claims_judged} claims); "
-            + "; ".join(f"{lang} {count_text(*agree.answering_by_language[lang])}" for lang in order)
-            + " also answer what was asked.")
+    return (f"Two blind readers accept every claim of {agree.accepted_text(languages)} shown answers of the "
+            f"{pipeline} pipeline ({where}; Cohen's kappa {agree.kappa_claims:.2f} on {agree.claims_judged} claims); "
+            f"{agree.answering_text(languages)} also answer what was asked.")
 
 
 def lost_brief(result: LocalLLMResult, name: str) -> str | None:
@@ -76,22 +73,18 @@ def lost_brief(result: LocalLLMResult, name: str) -> str | None:
     label = result.answers[name].label
     parts = []
     for lang in result.languages:
-        stages = [r for r in result.failures if (r.generator, r.lang, r.gate) == (label, lang, "ungated")]
-        if not stages or not stages[0].of:
+        losses = ungated_losses(result, label, lang)
+        if losses is None:
             continue
-        answered = next((r.questions for r in stages if r.stage == "answered"), 0)
-        lost = sorted((r for r in stages if r.stage != "answered" and r.questions), key=lambda r: -r.questions)[:2]
-        parts.append(f"{lang}: {answered} of {stages[0].of} get a shown answer stating every key fact, most are "
-                     "lost at "
-                     + " and ".join(f"'{r.stage}' ({r.questions})" for r in lost))
+        answered, of, lost = losses
+        parts.append(f"{lang}: {answered} of {of} get a shown answer stating every key fact, most are lost at "
+                     + " and ".join(f"'{r.stage}' ({r.questions})" for r in lost[:2]))
     return (f"Where the {name} pipeline loses the answerable questions with a checkable key fact (development "
             f"set, ungated; where_it_failed.png): " + "; ".join(parts) + ".") if parts else None
 
 
 def caveats(result: LocalLLMResult) -> str:
     """Every caveat of the Findings, said once."""
-    agree = result.claims_check.agreement
-    (hp, np_), (hr, nr) = agree.keyfact_precision, agree.keyfact_recall
     label = result.answers["claims"].label
     zh = next((s for s in result.answer_languages if s.generator == label and s.lang == "zh" and s.shown), None)
     language = (f"; the claims pipeline writes its claims in the evidence's language, so {zh.in_language} of its "
@@ -101,5 +94,5 @@ def caveats(result: LocalLLMResult) -> str:
     return ("Caveats: development-set figures are in sample (the prompts, the model, the narrowing and the "
             f"verification rules were chosen on these {n} questions; only the test set's are out of sample); key "
             f"facts are matched as strings (against the blind readers, the key-fact measure's 'correct' has "
-            f"precision {count_text(hp, np_)} and recall {count_text(hr, nr)}){language}; the injection variants "
+            f"{result.claims_check.agreement.keyfact_text()}){language}; the injection variants "
             "and the detector were written together.")

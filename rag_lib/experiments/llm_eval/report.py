@@ -10,7 +10,7 @@ from rag_lib.evaluation.claims import read_rows
 from rag_lib.evaluation.stats import count_of, count_text
 from rag_lib.presentation.report import prose
 from rag_lib.results.local_llm import HELD_OUT, IN_SAMPLE, THEN_JUDGE, AnswerRow, LocalLLMResult
-from rag_lib.results.local_llm_choice import Injection, NarrowingChoice
+from rag_lib.results.local_llm_choice import FailureRow, Injection, NarrowingChoice
 from rag_lib.results.local_llm_judge import SelectiveNotRun
 from rag_lib.results.test_set import FITTED_ON_DEV
 from rag_lib.results.typed_json import encode
@@ -147,16 +147,12 @@ def claim_check_finding(check: ClaimCheck, pipeline: str, languages: Sequence[st
     readers' kappa, and the key-fact measure's own precision and recall, which every 'states every key fact'
     figure carries."""
     agree = check.agreement
-    order = [lang for lang in languages if lang in agree.by_language]
-    shown = "; ".join(f"{lang} {count_text(*agree.by_language[lang])}" for lang in order)
-    answering = "; ".join(f"{lang} {count_text(*agree.answering_by_language[lang])}" for lang in order)
-    (hp, np_), (hr, nr) = agree.keyfact_precision, agree.keyfact_recall
     return (f"Two blind readers judged, claim by claim against the pages, {check.compared} shown answers of the "
             f"{pipeline} pipeline (ungated; {check.drawn} drawn): shown answers whose every claim both accept, "
-            f"{shown}; that also answer what was asked (both readers: completely or in part), {answering}; their "
-            f"agreement on {agree.claims_judged} claims, Cohen's kappa {agree.kappa_claims:.2f}. Against answers both "
-            f"call true and complete, the key-fact measure's 'correct' has precision {count_text(hp, np_)} and "
-            f"recall {count_text(hr, nr)}: every 'states every key fact' figure here carries that error. The readers "
+            f"{agree.accepted_text(languages)}; that also answer what was asked (both readers: completely or in "
+            f"part), {agree.answering_text(languages)}; their agreement on {agree.claims_judged} claims, Cohen's kappa "
+            f"{agree.kappa_claims:.2f}. Against answers both call true and complete, the key-fact measure's 'correct' "
+            f"has {agree.keyfact_text()}: every 'states every key fact' figure here carries that error. The readers "
             "are LLM helpers, not people; answers the verification rules now withhold or word differently are left "
             "out of the drawn sample (data/claim_checks).")
 
@@ -184,24 +180,35 @@ def asked_finding(check: ClaimCheck, pipeline: str) -> str:
             "asked quantity count.")
 
 
+def ungated_losses(result: LocalLLMResult, label: str, lang: str) -> tuple[int, int, list[FailureRow]] | None:
+    """Where answerer ``label`` (ungated, ``lang``) loses the answerable questions with a checkable key fact: how
+    many get a shown answer stating every key fact, of how many, and the stages that lost the rest (largest first);
+    ``None`` when it has no such rows."""
+    stages = [r for r in result.failures if (r.generator, r.lang, r.gate) == (label, lang, "ungated")]
+    if not stages or not stages[0].of:
+        return None
+    answered = next((r.questions for r in stages if r.stage == "answered"), 0)
+    lost = sorted((r for r in stages if r.stage != "answered" and r.questions), key=lambda r: -r.questions)
+    return answered, stages[0].of, lost
+
+
 def diagnosis_findings(result: LocalLLMResult) -> list[str]:
     """Per language, where the narrowed pipeline (ungated) loses answerable questions, and its claim-level
     measures beside the extractive baseline's."""
     out = []
     label, extractive = result.answers["narrowed"].label, result.answers["extractive"].label
     for lang in result.languages:
-        stages = [r for r in result.failures if (r.generator, r.lang, r.gate) == (label, lang, "ungated")]
-        if not stages or not stages[0].of:
+        losses = ungated_losses(result, label, lang)
+        if losses is None:
             continue
-        lost = sorted((r for r in stages if r.stage != "answered" and r.questions), key=lambda r: -r.questions)
-        answered = next(r.questions for r in stages if r.stage == "answered")
+        answered, of, lost = losses
         measures = {(m.generator, m.metric): m for m in result.claim_measures if (m.lang, m.gate) == (lang, "ungated")}
         claims = "; ".join(
             f"{metric} {measures[(label, metric)].numerator}/{measures[(label, metric)].denominator} "
             f"{measures[(label, metric)].ci} (extractive {measures[(extractive, metric)].numerator}/"
             f"{measures[(extractive, metric)].denominator})"
             for metric in ("claim recall", "faithfulness", "hallucination") if (label, metric) in measures)
-        out.append(f"{lang}: of {stages[0].of} answerable questions with a checkable key fact, the narrowed pipeline "
+        out.append(f"{lang}: of {of} answerable questions with a checkable key fact, the narrowed pipeline "
                    f"(ungated) shows an answer stating every key fact for {answered}; the rest are lost at "
                    + ", ".join(f"'{r.stage}' ({r.questions})" for r in lost)
                    + f". Claim-level measures (RAGChecker's, with key facts as gold claims and the verification "

@@ -27,7 +27,6 @@ from rag_lib.core.errors import WorkbookError
 from rag_lib.corpus import load_chunks
 from rag_lib.evaluation.claim_checks import SHEET_RUN, TEST_SET_CHECK, ClaimCheck, claim_check
 from rag_lib.evaluation.key_facts import MAX_CHUNK_SHARE, KeyFacts, common_facts, load_key_facts
-from rag_lib.evaluation.stats import count_text
 from rag_lib.evidence.narrowing import narrowed_generator
 from rag_lib.experiments.llm_eval import Ungated, answer_figures, held_out_run, judge_after_gate
 from rag_lib.experiments.llm_eval.findings import readers_brief
@@ -159,10 +158,9 @@ def findings(result: TestSetResult) -> list[str]:
                 f"{set_figures(row)[part]}." for part in ("correct", "refusal")]
     if result.claims_check is not None:
         check = result.claims_check
-        (hp, np_), (hr, nr) = check.agreement.keyfact_precision, check.agreement.keyfact_recall
         out.append(readers_brief(check, "claims", result.languages, "the sealed test set, ungated, out of sample")
                    + f" Against the answers both call true and complete, the key-fact measure's 'correct' has "
-                   f"precision {count_text(hp, np_)} and recall {count_text(hr, nr)} here.")
+                   f"{check.agreement.keyfact_text()} here.")
     if result.common_key_facts:
         out.append(f"{len(result.common_key_facts)} checkable key facts of the test set are stated by more than "
                    f"{MAX_CHUNK_SHARE:.0%} of the wide batch's chunks ({'; '.join(result.common_key_facts)}): the "
