@@ -314,11 +314,11 @@ def test_a_declared_toy_mechanism_runs_end_to_end_with_its_parameters_in_provena
     # And the summary (08) over these two runs alone, with the toy declared as a mechanism run.
     from rag_lib.experiments.summary import run_summary
     from rag_lib.results import mechanism as mechanism_results
-    from rag_lib.results.runs import MECHANISM_NOTEBOOK, NotebookRun
+    from rag_lib.results.runs import Experiment
 
     write_json(tmp_path / "01_embedding_bakeoff" / "results.json", bakeoff.to_json())
-    monkeypatch.setattr(mechanism_results, "runs_of", lambda notebook: [
-        NotebookRun("06_q7_mechanism-toy", MECHANISM_NOTEBOOK, {"mechanism": "toy"})])
+    toy_only = Experiment(mechanism_results.EXPERIMENT.notebook, MechanismResult, varies=("mechanism", ("toy",)))
+    monkeypatch.setattr(mechanism_results, "EXPERIMENT", toy_only)
     summary = run_summary(("en",), tmp_path)
     assert summary.missing_inputs == ["05_q7_diagnosis", "07_recovery_loop", "10_local_llm", "11_chunking"]
     baseline_row, toy_row = summary.side_by_side["en"]

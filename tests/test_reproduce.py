@@ -7,7 +7,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from rag_lib.results.runs import NotebookRun
+from rag_lib.results.runs import Experiment, NotebookRun
 from rag_lib.runner.execution import strip_volatile
 from rag_lib.runner.reproduce import fingerprint
 
@@ -57,7 +57,7 @@ def test_a_misspelt_parameter_stops_reproduce_before_any_notebook_runs(
         NotebookRun("08_summary", "08_summary"), NotebookRun("09_explore", "09_explore", {"lang_": "en"})])
     executed: list[str] = []
     monkeypatch.setattr(reproduce, "execute", lambda run, out_dir, timeout: executed.append(run.name))
-    with pytest.raises(WorkbookError, match=r"run 09_explore parameter\(s\) \['lang_'\]"):
+    with pytest.raises(WorkbookError, match=r"run 09_explore gives parameter\(s\) \['lang_'\]"):
         reproduce.run_all(force=True, quiet=True)
     assert executed == []  # not even the run before it
 
@@ -73,12 +73,8 @@ def test_a_rendered_page_is_titled_by_the_notebook_s_first_heading() -> None:
     assert notebook_title(nbformat.v4.new_notebook(), "05_q7_diagnosis") == "05_q7_diagnosis"
 
 
-def _declare(monkeypatch: pytest.MonkeyPatch, runs: list[dict]) -> None:
-    from rag_lib.core import config
-
-    real = config.settings()
-    monkeypatch.setattr("rag_lib.results.runs.settings",
-                        lambda: {**real, "reproduce": {**real["reproduce"], "notebooks": runs}})
+def _declare(monkeypatch: pytest.MonkeyPatch, *experiments: Experiment) -> None:
+    monkeypatch.setattr("rag_lib.results.runs.declared_experiments", lambda: experiments)
 
 
 def test_runs_execute_after_what_they_read_and_only_declared_reads_count(
@@ -86,24 +82,26 @@ def test_runs_execute_after_what_they_read_and_only_declared_reads_count(
 ) -> None:
     from rag_lib.results.runs import planned_runs, reads_of
 
-    _declare(monkeypatch, [
-        {"name": "08_s", "notebook": "08_summary", "reads": ["01_b", "06_q7_mechanism"]},
-        {"name": "01_b", "notebook": "01_embedding_bakeoff"},
-        {"name": "06_x", "notebook": "06_q7_mechanism", "reads": ["01_b"]},
-        {"name": "06_y", "notebook": "06_q7_mechanism", "reads": ["01_b"]},
-        {"name": "02_c", "notebook": "02_q5_success"},
-    ])
+    _declare(monkeypatch,
+             Experiment("08_summary", None, reads=("01_embedding_bakeoff", "06_q7_mechanism")),
+             Experiment("01_embedding_bakeoff", None),
+             Experiment("06_q7_mechanism", None, reads=("01_embedding_bakeoff",), varies=("mechanism", ("x", "y"))),
+             Experiment("02_q5_success", None))
     planned = planned_runs()
-    assert [r.name for r in planned] == ["01_b", "06_x", "06_y", "08_s", "02_c"]
+    assert [r.name for r in planned] == ["01_embedding_bakeoff", "06_q7_mechanism-x", "06_q7_mechanism-y",
+                                         "08_summary", "02_q5_success"]
+    assert planned[1].parameters == {"mechanism": "x"}
     summary = planned[3]
-    assert [r.name for r in reads_of(summary, planned)] == ["01_b", "06_x", "06_y"]  # a notebook: all its runs
+    assert [r.name for r in reads_of(summary, planned)] == [  # a notebook: all its runs
+        "01_embedding_bakeoff", "06_q7_mechanism-x", "06_q7_mechanism-y"]
     # Touching 01's results re-runs 01's dependents, not 02 (its fingerprint reads only what it declares).
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
     before = {r.name: fingerprint(r, reads_of(r, planned), []) for r in planned}
-    (tmp_path / "01_b").mkdir()
-    (tmp_path / "01_b" / "results.json").write_text("{}")
+    (tmp_path / "01_embedding_bakeoff").mkdir()
+    (tmp_path / "01_embedding_bakeoff" / "results.json").write_text("{}")
     after = {r.name: fingerprint(r, reads_of(r, planned), []) for r in planned}
-    assert sorted(name for name in before if before[name] != after[name]) == ["06_x", "06_y", "08_s"]
+    assert sorted(name for name in before if before[name] != after[name]) == [
+        "06_q7_mechanism-x", "06_q7_mechanism-y", "08_summary"]
 
 
 def test_a_read_that_is_not_declared_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,22 +109,26 @@ def test_a_read_that_is_not_declared_is_refused(monkeypatch: pytest.MonkeyPatch)
     from rag_lib.results.runs import RUN_ENV, check_declared_read, planned_runs
     from rag_lib.results.store import find_result
 
-    _declare(monkeypatch, [{"name": "01_b", "notebook": "01_embedding_bakeoff"},
-                           {"name": "06_x", "notebook": "06_q7_mechanism", "reads": ["01_b"]},
-                           {"name": "02_c", "notebook": "02_q5_success"}])
-    monkeypatch.setenv(RUN_ENV, "06_x")
-    check_declared_read("01_b")  # declared
-    check_declared_read("06_x")  # its own
-    with pytest.raises(WorkbookError, match="06_x reads the results of 02_c, which it does not declare"):
-        find_result("02_c")
+    _declare(monkeypatch, Experiment("01_embedding_bakeoff", None),
+             Experiment("06_q7_mechanism", None, reads=("01_embedding_bakeoff",), varies=("mechanism", ("x",))),
+             Experiment("02_q5_success", None))
+    monkeypatch.setenv(RUN_ENV, "06_q7_mechanism-x")
+    check_declared_read("01_embedding_bakeoff")  # declared
+    check_declared_read("06_q7_mechanism-x")  # its own
+    with pytest.raises(WorkbookError, match="06_q7_mechanism-x reads the results of 02_q5_success, which it does not "
+                                            "declare: add 02_q5_success's declaration to the reads of 06_q7_mechanism"):
+        find_result("02_q5_success")
     monkeypatch.delenv(RUN_ENV)
-    find_result("02_c")  # outside make reproduce (ask, make check, an analyst's notebook): no declaration needed
-    _declare(monkeypatch, [{"name": "01_b", "notebook": "01_embedding_bakeoff", "reads": ["02_x"]}])
-    with pytest.raises(WorkbookError, match=r"declares reads \['02_x'\], which name no run"):
+    find_result("02_q5_success")  # outside make reproduce (ask, make check, a notebook in JupyterLab): no check
+    _declare(monkeypatch, Experiment("01_embedding_bakeoff", None, reads=("02_x",)))
+    with pytest.raises(WorkbookError, match=r"01_embedding_bakeoff declares reads \['02_x'\], which name no declared"):
         planned_runs()
-    _declare(monkeypatch, [{"name": "01_b", "notebook": "01_embedding_bakeoff", "reads": ["02_c"]},
-                           {"name": "02_c", "notebook": "02_q5_success", "reads": ["01_b"]}])
+    _declare(monkeypatch, Experiment("01_embedding_bakeoff", None, reads=("02_q5_success",)),
+             Experiment("02_q5_success", None, reads=("01_embedding_bakeoff",)))
     with pytest.raises(WorkbookError, match="go in a circle"):
+        planned_runs()
+    _declare(monkeypatch, Experiment("99_nowhere", None))
+    with pytest.raises(WorkbookError, match=r"99_nowhere is declared but .*99_nowhere\.py does not exist"):
         planned_runs()
 
 
@@ -159,3 +161,33 @@ def test_a_runs_code_input_is_the_import_closure_of_its_notebook() -> None:
     catalog_dir = PACKAGE_DIR / "experiments/mechanisms/catalog"
     catalog = {p.relative_to(PACKAGE_DIR).as_posix() for p in catalog_dir.glob("*.py")}
     assert catalog <= reach["06_q7_mechanism-hybrid"]
+
+
+def test_no_library_code_names_a_run_outside_its_declaration() -> None:
+    """A run is named through its declaration (``EXPERIMENT.name``), so renaming or adding one touches only it;
+    docstrings may mention runs, and the declarations themselves name their notebooks."""
+    import ast
+    import re
+
+    from rag_lib.core.config import PACKAGE_DIR
+    from rag_lib.results.runs import declared_experiments
+
+    names = sorted(e.notebook for e in declared_experiments())
+    assert len(names) >= 15
+    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?!\w)")
+    found = []
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        allowed: set[int] = set()
+        for node in ast.walk(tree):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                    and isinstance(body[0].value, ast.Constant):
+                allowed.add(id(body[0].value))  # a docstring
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "EXPERIMENT"
+                                                    for t in node.targets):
+                allowed.update(id(sub) for sub in ast.walk(node))
+        found += [f"{path.relative_to(PACKAGE_DIR)}:{node.lineno}: {node.value[:60]!r}" for node in ast.walk(tree)
+                  if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed
+                  and pattern.search(node.value)]
+    assert found == []

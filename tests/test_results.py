@@ -12,7 +12,7 @@ from typed_results import partial_result
 from rag_lib.core.config import RESULTS_DIR, RunConfig
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.baseline import q7_baseline_disagreements
-from rag_lib.results.catalog import RESULT_TYPES
+from rag_lib.results.mechanism import EXPERIMENT as MECHANISMS
 from rag_lib.results.mechanism import (
     BaselineFigures,
     LLMVariant,
@@ -23,8 +23,8 @@ from rag_lib.results.mechanism import (
 )
 from rag_lib.results.provenance import LLMDescription
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
-from rag_lib.results.runs import MECHANISM_NOTEBOOK, planned_runs, runs_of
-from rag_lib.results.store import MissingResult, find_result, read_result
+from rag_lib.results.runs import declared_experiments, planned_runs
+from rag_lib.results.store import MissingResult, find_result, read_result, result_type
 
 
 def _write(root: Path, name: str, payload: object) -> None:
@@ -46,13 +46,13 @@ def test_a_results_file_that_is_not_an_object_is_refused(tmp_path: Path) -> None
 
 
 def test_mechanism_runs_are_the_declared_ones_never_a_leftover_folder(tmp_path: Path) -> None:
-    declared = [run.name for run in runs_of(MECHANISM_NOTEBOOK)]
+    declared = [run.name for run in sorted(MECHANISMS.runs(), key=lambda r: r.name)]
     assert declared == sorted(declared) and len(declared) >= 2
     variant = partial_result(VariantResult, name="v", evidence_k=7)
     written = partial_result(MechanismResult, mechanism="m", status="ran", variants=[variant],
                              provenance=provenance(k=3, n_answerable=3))
     _write(tmp_path, declared[0], written.to_json())
-    _write(tmp_path, f"{MECHANISM_NOTEBOOK}-removed", partial_result(MechanismResult, mechanism="old").to_json())
+    _write(tmp_path, MECHANISMS.run_name("removed"), partial_result(MechanismResult, mechanism="old").to_json())
     found, missing = mechanism_results(tmp_path)
     assert [(name, r.mechanism) for name, r in found.items()] == [(declared[0], "m")] and missing == declared[1:]
     stored = found[declared[0]]
@@ -69,7 +69,7 @@ def test_mechanism_runs_are_the_declared_ones_never_a_leftover_folder(tmp_path: 
 
 
 def test_a_stored_file_of_another_shape_names_what_it_lacks_and_the_run(tmp_path: Path) -> None:
-    name = runs_of(MECHANISM_NOTEBOOK)[0].name
+    name = sorted(MECHANISMS.runs(), key=lambda r: r.name)[0].name
     _write(tmp_path, name, {"status": "ran", "extra": 1, "experiment": name, "findings": []})
     with pytest.raises(MissingResult, match=rf"results of {name} lack baseline, .*variants_text and have fields "
                                             rf"MechanismResult does not declare: extra; re-run it .*reproduce {name}"):
@@ -98,7 +98,7 @@ def test_a_variant_label_names_the_llm_that_produced_it() -> None:
 
 
 def test_a_stale_baseline_is_named_with_the_runs_that_disagree(tmp_path: Path) -> None:
-    mechanism_run = runs_of(MECHANISM_NOTEBOOK)[0].name
+    mechanism_run = sorted(MECHANISMS.runs(), key=lambda r: r.name)[0].name
     _write(tmp_path, "01_embedding_bakeoff", partial_result(BakeoffResult, q7_rows=[
         Q7RankRow(f"dense:{RunConfig.from_settings().embedder}", "original", "zh", 20, 28, 10, 1),
         Q7RankRow("dense:other", "original", "zh", 1, 2, 3, 4),
@@ -125,6 +125,6 @@ def test_the_committed_runs_report_one_baseline() -> None:
 def test_every_committed_result_reads_back_as_its_declared_type() -> None:
     """The stored shape of every run is its dataclass: no field missing, none undeclared."""
     runs = [run for run in planned_runs() if (RESULTS_DIR / run.name / "results.json").is_file()]
-    assert {run.notebook for run in planned_runs()} - set(RESULT_TYPES) == {"09_explore"}  # it stores nothing
+    assert [e.notebook for e in declared_experiments() if e.result is None] == ["09_explore"]  # it stores nothing
     for run in runs:
-        RESULT_TYPES[run.notebook].read(run.name, RESULTS_DIR)
+        result_type(run.name).read(run.name, RESULTS_DIR)

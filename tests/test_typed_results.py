@@ -12,14 +12,15 @@ from typing import Any
 import pytest
 
 from rag_lib.benchmark.questions import Q7_PIECES
-from rag_lib.results.catalog import RESULT_TYPES, result_type
 from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
-from rag_lib.results.runs import planned_runs
-from rag_lib.results.store import MissingResult
+from rag_lib.results.runs import declared_experiments, planned_runs
+from rag_lib.results.store import MissingResult, result_type
 from rag_lib.results.typed_json import ShapeError, decode, encode, json_key, optional_key, untyped_fields
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
+
+RESULT_TYPES = {e.notebook: e.result for e in declared_experiments() if e.result is not None}
 
 
 @dataclass(frozen=True)

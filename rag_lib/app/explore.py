@@ -11,9 +11,10 @@ from rag_lib.core.errors import WorkbookError
 from rag_lib.embedding import available_embedders
 from rag_lib.pipeline.explain import Explanation, explain
 from rag_lib.pipeline.workbench import Workbench
+from rag_lib.results.local_llm import EXPERIMENT as LOCAL_LLM
 from rag_lib.results.store import find_result
 
-ANSWERS_RUN = "10_local_llm"  # whose recorded answers say where each benchmark question's answer was lost
+ANSWERS_RUN = LOCAL_LLM.name  # whose recorded answers say where each benchmark question's answer was lost
 
 
 def retrieval_keys(default: str) -> list[str]:

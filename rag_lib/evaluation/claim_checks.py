@@ -259,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import json
 
     parser = argparse.ArgumentParser(prog="python -m rag_lib.evaluation.claim_checks", description=main.__doc__)
-    parser.add_argument("--results", default=str(REPO_ROOT / "results" / "10_local_llm" / "results.json"))
+    parser.add_argument("--results", required=True, help="the results.json whose answers were drawn (notebook 10's)")
     parser.add_argument("--check", choices=sorted(CHECKS), default="narrowed",
                         help="which hand check: narrowed (data/claim_checks) or claims (data/claim_checks/claims_v4)")
     args = parser.parse_args(argv)

@@ -195,8 +195,8 @@ def parse_hand_checks(data: Any, path: Path | None = None) -> HandChecks:
         raise BenchmarkError(f"{name}: results_commit {commit!r} is not a 40-digit commit hash. "
                              "Fix: name the commit whose results the sample was drawn from.")
     if not data.get("results_path"):
-        raise BenchmarkError(f"{name}: results_path is missing. Fix: name the results file, e.g. "
-                             "results/10_local_llm/results.json.")
+        raise BenchmarkError(f"{name}: results_path is missing. Fix: name the results.json (under results/) "
+                             "whose answers were judged.")
     raw_generators = data.get("generators") or list(DEFAULT_GENERATORS)
     if not isinstance(raw_generators, list):
         raise BenchmarkError(f"{name}: generators is {raw_generators!r}, not a list. "
@@ -240,8 +240,7 @@ def load_all_hand_checks(paths: Sequence[Path] = DEFAULT_PATHS) -> list[HandChec
     return [load_hand_checks(p) for p in paths]
 
 
-def results_at_commit(commit: str, results_path: str = "results/10_local_llm/results.json",
-                      repo: Path = REPO_ROOT) -> dict[str, Any]:
+def results_at_commit(commit: str, results_path: str, repo: Path = REPO_ROOT) -> dict[str, Any]:
     """The results file as committed at ``commit`` (``git show``), not the working copy.
 
     The working copy may be rewritten by a new run; the judgements hold for the committed answers.

@@ -43,7 +43,10 @@ from rag_lib.benchmark.pool import (  # noqa: F401 - the pool's types, re-export
     merge,
 )
 from rag_lib.core.errors import BenchmarkError
+from rag_lib.results.bakeoff import EXPERIMENT as BAKEOFF
+from rag_lib.results.recovery import EXPERIMENT as RECOVERY
 from rag_lib.results.recovery import RecoveryExperimentResult
+from rag_lib.results.store import RESULTS_FILE
 
 
 @contextmanager
@@ -92,7 +95,7 @@ def workbook_configurations(batch: str, bench: Benchmark, use_llm: bool = True,
     _memoise_queries(wb)
     not_pooled = dict(NOT_POOLED)
     confs: list[Configuration] = []
-    bakeoff = root / "01_embedding_bakeoff" / "results.json"
+    bakeoff = root / BAKEOFF.name / RESULTS_FILE
     reported = json.loads(bakeoff.read_text(encoding="utf-8"))["configurations"] if bakeoff.is_file() else []
     if not reported:
         raise BenchmarkError(f"{bakeoff} does not exist: the pool takes 01's configurations from it. Fix: run 01.")
@@ -120,9 +123,9 @@ def workbook_configurations(batch: str, bench: Benchmark, use_llm: bool = True,
             confs.append(Configuration(f"{mech}:{v.name}", batch, v.rank, languages=v.languages,
                                        question_ids=None if v.question_ids is None
                                        else v.question_ids | {bench.by_casebook("Q7").id}))
-    recovery = root / "07_recovery_loop" / "results.json"
+    recovery = root / RECOVERY.name / RESULTS_FILE
     if recovery.is_file():
-        data = RecoveryExperimentResult.read("07_recovery_loop", root, needed_by="the label pool")
+        data = RecoveryExperimentResult.read(RECOVERY.name, root, needed_by="the label pool")
         for source in ("rule", "llm", "casebook"):
             confs.append(Configuration(f"recovery:{source}", batch, lambda t: wb.rank(t, "dense"),
                                        queries=_recovery_queries(data, source)))

@@ -35,6 +35,7 @@ from rag_lib.generation.call_records import DEFAULT_CALLS_DIR, LOCAL_BACKENDS, C
 from rag_lib.generation.llm_calls import CallMode, CallRecorder, default_mode
 from rag_lib.pipeline.explain import check_k
 from rag_lib.pipeline.workbench import Workbench
+from rag_lib.results.q9a import EXPERIMENT as GATE
 from rag_lib.results.q9a import Q9aResult
 from rag_lib.retrieval import Ranking
 
@@ -88,7 +89,7 @@ def answerer_description(backend: str, model: str, version: str | None) -> str:
 
 def calibrated_gate_parameters(lang: str) -> dict[str, float]:
     """The floor and aspect coverage notebook 03 chose for ``lang``."""
-    stored = Q9aResult.read("03_q9a_no_evidence", needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR
+    stored = Q9aResult.read(GATE.name, needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR
     return stored.calibrated_gate(lang)
 
 
@@ -101,12 +102,12 @@ def check_calibration(calibration: Q9aResult, k: int, embedder: str) -> None:
             f"the gate's parameters were fitted by notebook 03 at k = {calibration.k}, and this call asks for "
             f"k = {k}: its aspect coverage over another Top-k is not what 03 measured. Fix: leave --k out (or set "
             f"retrieval.top_k: {calibration.k}), or calibrate at k = {k}: set retrieval.top_k: {k} in config.yaml "
-            f"and run `make reproduce RUNS=03_q9a_no_evidence`.")
+            f"and run `make reproduce RUNS={GATE.name}`.")
     if fitted != embedder:
         raise WorkbookError(
             f"the gate's score floor was fitted by notebook 03 on {fitted} scores, and this call ranks with "
             f"{embedder}. Fix: use embedding.default: {fitted}, or calibrate for {embedder}: set embedding.default "
-            f"in config.yaml and run `make reproduce RUNS=03_q9a_no_evidence`.")
+            f"in config.yaml and run `make reproduce RUNS={GATE.name}`.")
 
 
 def gate_quality_note(stored: Q9aResult, lang: str) -> str:
@@ -278,7 +279,7 @@ def answer_question(
     k = wb.config.top_k(k)
     check_k(k, len(wb.embeddable))
     lang = language_of(question)
-    calibration = Q9aResult.read("03_q9a_no_evidence", needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR
+    calibration = Q9aResult.read(GATE.name, needed_by="the gate's parameters")  # honours RAG_RESULTS_DIR
     check_calibration(calibration, k, wb.config.embedder)
     params = calibration.calibrated_gate(lang)
     chosen = generator if generator is not None and not isinstance(generator, str) else get_generator(generator)

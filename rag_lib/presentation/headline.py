@@ -16,10 +16,15 @@ from typing import Any
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.evaluation.readers import missed_gold
 from rag_lib.evaluation.stats import count_of, count_text, interval_text, signed_text
+from rag_lib.results.local_llm import EXPERIMENT as LOCAL_LLM
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE, AnswerRow, LocalLLMResult
+from rag_lib.results.q9a import EXPERIMENT as GATE
 from rag_lib.results.q9a import Q9aResult, Rate
+from rag_lib.results.summary import EXPERIMENT as SUMMARY
 from rag_lib.results.summary import ComparisonRow, Q7Ranks, SideBySideRow
+from rag_lib.results.test_set import EXPERIMENT as TEST_SET
 from rag_lib.results.test_set import FITTED_ON_DEV, TestSetResult
+from rag_lib.results.topk import EXPERIMENT as TOPK
 from rag_lib.results.topk import TopkResult
 
 # {"run": notebook run name, "short": the README's sentence (no interval), "sentence": the same with its figures,
@@ -34,7 +39,7 @@ def q7_sentence(rows: Sequence[SideBySideRow], inside: Sequence[str], embedder: 
     first = [baseline.rank(p) if isinstance(baseline, Q7Ranks) else None for p in Q7_PIECES]
     ranks = " / ".join("—" if rank is None else str(rank) for rank in first)
     others = [r for r in inside if not r.startswith("baseline")]
-    return {"run": "08_summary", "short": (
+    return {"run": SUMMARY.name, "short": (
         f"Q7 stays incomplete: the baseline ranks C1–C4 at {ranks} ({lang}), and {len(others)} of {len(rows) - 1} "
         "mechanism and recovery rows bring C1–C3 into the Top-10."), "sentence": (
         f"Q7, asked in {'Chinese' if lang == 'zh' else 'English'}, stays incomplete: the baseline ranks its four "
@@ -50,7 +55,7 @@ def mechanisms_sentence(ranked: Sequence[Mapping[str, Any]], family_size: int) -
     sizes = Counter(int(r["questions"] or 0) for r in ranked)
     n = max(sizes, default=0)
     fewer = ", ".join(f"{rows} rows on {size}" for size, rows in sorted(sizes.items()) if size != n)
-    return {"run": "08_summary", "short": (
+    return {"run": SUMMARY.name, "short": (
         f"No mechanism helps across the benchmark: of {len(ranked)} mechanism × language rows, {count['helps']} "
         f"gain and {count['hurts']} lose beyond their Holm-adjusted intervals."), "sentence": (
         f"Across the benchmark's answerable questions, of {len(ranked)} mechanism × language rows {count['helps']} "
@@ -67,7 +72,7 @@ def topk_sentence(topk: TopkResult, comparisons: Sequence[ComparisonRow], lang: 
                    and c.metric == "coverage@evidence"), None)
     interval = (f" (coverage@evidence {signed_text(tested.diff)}, Holm-adjusted "
                 f"{interval_text(tested.adjusted)})" if tested and tested.adjusted else "")
-    return {"run": "04_q8_topk", "short": (
+    return {"run": TOPK.name, "short": (
         f"More context costs: k = 10 instead of 5 raises mean piece coverage ({lang}) {low.coverage:.3f} → "
         f"{high.coverage:.3f} for {high.tokens / low.tokens:.1f}× the tokens."), "sentence": (
         f"More context completes more answers at a price: from k = 5 to 10 mean piece coverage ({lang}) rises "
@@ -86,7 +91,7 @@ def gate_sentence(q9a: Q9aResult, lang: str = "zh") -> Finding:
             return f"{x.k}/{x.n}"
         return f"{x.k}/{x.n} = {x.rate:.2f} [{x.wilson95[0]:.2f}, {x.wilson95[1]:.2f}]"
 
-    return {"run": "03_q9a_no_evidence", "short": (
+    return {"run": GATE.name, "short": (
         f"No score separates answerable from unanswerable: the gate declines {declined.k}/{declined.n} unanswerable "
         f"{lang} questions, beside false refusal of {wrong.k}/{wrong.n} answerable ones with complete evidence."),
         "sentence": (
@@ -144,7 +149,8 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
     if held:
         sentences.append(
             f"On the sealed test set ({held[0].n} new questions per language, out of sample; "
-            f"[14_test_set](results/notebooks/14_test_set.html)), behind the gate fitted on the development set, it "
+            f"[{TEST_SET.name}](results/notebooks/{TEST_SET.name}.html)), behind the gate fitted on the development "
+            "set, it "
             f"states every key fact for {rates(held, 'correct_gold_in_top_k', 'gold_in_top_k')} answerable questions "
             f"whose gold is in the Top-{local.k}"
             + (f" ({', '.join(f'{r.lang} {r.missing} of {r.n} calls still missing' for r in held if r.missing)})"
@@ -163,7 +169,7 @@ def answers_sentence(local: LocalLLMResult, test: TestSetResult | None = None) -
              + ", ".join(f"{r.lang} {count_of(r.correct_gold_in_top_k, r.gold_in_top_k)}/{r.gold_in_top_k}"
                          for r in claims_held or rows)
              + f" answerable questions with their gold in the Top-{local.k}.")
-    return {"run": "10_local_llm", "short": short, "sentence": " ".join(sentences)}
+    return {"run": LOCAL_LLM.name, "short": short, "sentence": " ".join(sentences)}
 
 
 def _rate(k: int, n: int) -> str:
@@ -180,11 +186,11 @@ def headline_findings(side_by_side: Mapping[str, Sequence[SideBySideRow]], insid
     out = [q7_sentence(side_by_side["zh"], inside, embedder)] if side_by_side.get("zh") and embedder else []
     if ranked:
         out.append(mechanisms_sentence(ranked, family_size))
-    topk = TopkResult.find("04_q8_topk", root)
+    topk = TopkResult.find(TOPK.name, root)
     if topk is not None:
         out.append(topk_sentence(topk, comparisons))
-    q9a = Q9aResult.find("03_q9a_no_evidence", root)
+    q9a = Q9aResult.find(GATE.name, root)
     if q9a is not None:
         out.append(gate_sentence(q9a))
-    answers = answers_sentence(local, TestSetResult.find("14_test_set", root)) if local is not None else None
+    answers = answers_sentence(local, TestSetResult.find(TEST_SET.name, root)) if local is not None else None
     return out + ([answers] if answers else [])

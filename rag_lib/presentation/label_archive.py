@@ -22,8 +22,10 @@ from rag_lib.benchmark.pool import ORIGINAL, Pool, Source
 from rag_lib.core.config import RESULTS_DIR, results_dir
 from rag_lib.core.io import write_json
 from rag_lib.evaluation import hit_name
+from rag_lib.results.bakeoff import EXPERIMENT as BAKEOFF
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import baseline_label
+from rag_lib.results.summary import EXPERIMENT as SUMMARY
 from rag_lib.results.summary import SummaryResult
 from rag_lib.results.typed_json import encode
 
@@ -180,9 +182,9 @@ def archive_label_version(commit: str, note: str, root: Path | None = None,
     is recomputed: values are copied verbatim.
     """
     root = root or results_dir()
-    bakeoff, summary = BakeoffResult.find("01_embedding_bakeoff", root), SummaryResult.find("08_summary", root)
+    bakeoff, summary = BakeoffResult.find(BAKEOFF.name, root), SummaryResult.find(SUMMARY.name, root)
     if bakeoff is None or summary is None:
-        raise FileNotFoundError(f"{root}: 01_embedding_bakeoff and 08_summary results are needed; run them first")
+        raise FileNotFoundError(f"{root}: {BAKEOFF.name} and {SUMMARY.name} results are needed; run them first")
     payload = {"commit": commit, "note": note, "summary_rows": bakeoff.summary_rows,
                "q7_rows": encode(bakeoff.q7_rows), "side_by_side": encode(summary.side_by_side)}
     if gold is not None:

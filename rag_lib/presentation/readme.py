@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING
 from rag_lib.core.io import read_json, write_text
 from rag_lib.presentation.report import q7_pieces_lines
 from rag_lib.presentation.tables import Table, header_rules
+from rag_lib.results.ann import EXPERIMENT as ANN
+from rag_lib.results.chunking import EXPERIMENT as CHUNKING
+from rag_lib.results.corpus_size import EXPERIMENT as CORPUS_SIZE
 from rag_lib.results.run_times import load_run_times, run_time_text, totals_text
+from rag_lib.results.store import RESULTS_FILE
+from rag_lib.results.summary import EXPERIMENT as SUMMARY
+from rag_lib.results.test_set import EXPERIMENT as TEST_SET
 
 if TYPE_CHECKING:
     from rag_lib.results.runs import NotebookRun
@@ -44,7 +50,7 @@ def findings_block(root: Path, prefix: str = "", short: bool = False) -> str | N
     that measured it, then Q7's picture; links start with ``prefix`` (``"results/"`` from the repository's
     README, nothing from ``results/README.md``). ``short``: the README's one sentence each and a link to the index,
     where a table gives each beside its figures and intervals. ``None`` before 08 has run."""
-    path = root / "08_summary" / "results.json"
+    path = root / SUMMARY.name / RESULTS_FILE
     if not path.is_file():
         return None
     stored = json.loads(path.read_text(encoding="utf-8"))
@@ -58,15 +64,15 @@ def findings_block(root: Path, prefix: str = "", short: bool = False) -> str | N
     else:  # the index: the short sentence beside its full statement
         lines = [Table([{"finding": f.get("short") or "", "its figures, intervals and caveats": f["sentence"],
                          "notebook": f"[{f['run']}]({prefix}notebooks/{f['run']}.html)"} for f in found]).to_markdown()]
-    picture = root / "08_summary" / "q7_ranks_zh.png"
+    picture = root / SUMMARY.name / "q7_ranks_zh.png"
     if picture.is_file():
         lines += ["", f"![Q7: first rank of each piece per configuration, Top-5 and Top-10 cuts marked]"
-                      f"({prefix}08_summary/{picture.name})"]
+                      f"({prefix}{SUMMARY.name}/{picture.name})"]
     return "\n".join(lines) if lines else None
 
 
 # The runs `make test` does not re-run under nbval (the Makefile's --ignore list; tests/test_pages.py checks it).
-NOT_RETESTED = ("11_chunking", "12_corpus_size", "13_ann", "14_test_set")
+NOT_RETESTED = (CHUNKING.name, CORPUS_SIZE.name, ANN.name, TEST_SET.name)
 
 
 def skipped_run_times(root: Path) -> str | None:
@@ -89,7 +95,7 @@ def skipped_run_times(root: Path) -> str | None:
 def update_readme_headline(readme: Path, root: Path) -> bool:
     """Replace the README's generated blocks: the opening findings and the Q7 picture (from 08's
     ``results.json``) and the headline table (``08_summary/headline.md``), where both exist."""
-    headline = root / "08_summary" / "headline.md"
+    headline = root / SUMMARY.name / "headline.md"
     if not headline.is_file() or not readme.is_file():
         return False
     text = readme.read_text(encoding="utf-8")
@@ -104,7 +110,7 @@ def update_readme_headline(readme: Path, root: Path) -> bool:
         "recovery suggestion; **bold** = inside the Top-10 (or inside the evidence of a top-k row that sends more);\n"
         "≈ = a tie at the Top-10 cut (closer to it than the ranking's median gap between neighbouring scores;\n"
         "checked for the baseline and the mechanism rows, not the recovery rows). From\n"
-        "`results/08_summary/results.json`. Q7's pieces:\n\n" + q7_pieces_lines() + "\n\n"
+        f"`results/{SUMMARY.name}/{RESULTS_FILE}`. Q7's pieces:\n\n" + q7_pieces_lines() + "\n\n"
         + headline.read_text(encoding="utf-8").strip()
     )
     replaced = replace_block(text, "headline", body)
@@ -206,7 +212,7 @@ def write_results_index(root: Path, runs: Sequence[NotebookRun], failures: dict[
     findings = findings_block(root)
     if findings is not None:
         lines += ["## What the workbook found", "", findings, ""]
-    headline = root / "08_summary" / "headline.md"
+    headline = root / SUMMARY.name / "headline.md"
     if headline.is_file():
         lines += ["## Headline", "", headline.read_text(encoding="utf-8").strip(), ""]
     times = load_run_times(root)

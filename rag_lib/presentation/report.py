@@ -21,6 +21,7 @@ from rag_lib import __version__
 from rag_lib.core.config import results_dir
 from rag_lib.core.io import write_json, write_text
 from rag_lib.presentation.tables import table
+from rag_lib.results.summary import EXPERIMENT as SUMMARY
 
 if TYPE_CHECKING:
     from rag_lib.results.store import ExperimentResult
@@ -182,7 +183,7 @@ def bullets(lines: Sequence[str]) -> str:
 def write_headline(table: str) -> Path:
     """``results/08_summary/headline.md``: the table the results index and the README show, rendered from 08's
     stored rows (:func:`rag_lib.presentation.side_by_side.side_by_side_table`)."""
-    target = experiment_dir("08_summary") / "headline.md"
+    target = experiment_dir(SUMMARY.name) / "headline.md"
     write_text(target, table.rstrip() + "\n")
     return target
 

@@ -4,9 +4,9 @@
     The one reader of a run's ``results.json``, and :class:`~rag_lib.results.store.ExperimentResult`
     (typed by :mod:`~rag_lib.results.typed_json`).
 ``runs``
-    The runs ``config.yaml`` declares, with the runs each reads, in an order that respects those reads.
-``catalog``
-    Which result type each notebook stores (:func:`~rag_lib.results.catalog.result_type`).
+    :class:`~rag_lib.results.runs.Experiment`, the declaration each experiment module holds as ``EXPERIMENT``
+    (notebook, reads, result type, parameters, checked figures), and the runs they declare, in an order
+    that respects their reads.
 ``corpus``, ``bakeoff``, ``q5``, ``q9a``, ``topk``, ``q7_diagnosis``, ``mechanism``, ``recovery``,
 ``summary``, ``local_llm``, ``chunking``, ``corpus_size``, ``ann``
     One module per experiment: its result type (the module names follow :mod:`rag_lib.experiments`);

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_lib.evaluation.claims import Judgement
-from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.comparisons import FamilySummary
+from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.provenance import ModelDescription
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import json_key
 
@@ -125,3 +126,26 @@ class AnnResult(ExperimentResult):
     q7_rows: list[AnnQ7Row]
     by_setting: dict[str, dict[str, dict[str, float]]]  # batch -> HnswSetting.key -> language -> recall
     provenance: AnnProvenance
+
+
+EXPERIMENT = Experiment(
+    "13_ann", AnnResult,
+    checked={
+        "by_setting.cloudflare-docs-2026-11-30.m4-efc16-ef10.zh": 0.05,
+        "by_setting.cloudflare-docs-2026-11-30.m4-efc16-ef10.en": 0.05,
+        "by_setting.cloudflare-docs-2026-11-30.m8-efc32-ef20.zh": 0.02,
+        "by_setting.cloudflare-docs-2026-11-30.m8-efc32-ef20.en": 0.02,
+        "by_setting.cloudflare-docs-2026-11-30.m16-efc64-ef40.zh": 0.005,
+        "by_setting.cloudflare-docs-2026-11-30.m16-efc64-ef40.en": 0.005,
+        "by_setting.cloudflare-docs-2026-11-30.m16-efc64-ef100.zh": 0,
+        "by_setting.cloudflare-docs-2026-11-30.m16-efc64-ef100.en": 0,
+        "by_setting.cloudflare-docs-wide-2026-11-30.m4-efc16-ef10.zh": 0.05,
+        "by_setting.cloudflare-docs-wide-2026-11-30.m4-efc16-ef10.en": 0.05,
+        "by_setting.cloudflare-docs-wide-2026-11-30.m8-efc32-ef20.zh": 0.02,
+        "by_setting.cloudflare-docs-wide-2026-11-30.m8-efc32-ef20.en": 0.02,
+        "by_setting.cloudflare-docs-wide-2026-11-30.m16-efc64-ef40.zh": 0.005,
+        "by_setting.cloudflare-docs-wide-2026-11-30.m16-efc64-ef40.en": 0.005,
+        "by_setting.cloudflare-docs-wide-2026-11-30.m16-efc64-ef100.zh": 0,
+        "by_setting.cloudflare-docs-wide-2026-11-30.m16-efc64-ef100.en": 0,
+    },
+)

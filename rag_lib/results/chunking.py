@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_lib.evaluation.claims import Family, Judgement
-from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.comparisons import FamilySummary, JudgedComparison
+from rag_lib.results.pieces import PieceColumns
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult, MissingResult
 from rag_lib.results.typed_json import Scalar, json_key
 
@@ -157,8 +158,8 @@ class ChunkingResult(ExperimentResult):
         """
         hits = sorted({m for row in self.metric_rows for m in row if m.startswith("hit@")})
         if len(hits) != 1:
-            raise MissingResult(f"the results of 11_chunking hold {hits or 'no'} hit@k column(s) in metric_rows, "
-                                "not one; re-run 11_chunking.")
+            raise MissingResult(f"the results of {EXPERIMENT.name} hold {hits or 'no'} hit@k column(s) in "
+                                f"metric_rows, not one; re-run {EXPERIMENT.name}.")
         return int(hits[0].removeprefix("hit@"))
 
     def family(self) -> Family:
@@ -171,3 +172,24 @@ class ChunkingResult(ExperimentResult):
         11's findings and by the summary)."""
         small, large = (next(r for r in self.context_rows if r.language == lang and r.k == k) for k in (5, 20))
         return small, large, 1 - small.tokens / large.tokens
+
+
+EXPERIMENT = Experiment(
+    "11_chunking", ChunkingResult,
+    checked={
+        "gold_span_differences": 0,
+        "strategies[strategy=structural].n_chunks": 0,
+        "strategies[strategy=fixed-512].n_chunks": 0,
+        "strategies[strategy=fixed-512-overlap].n_chunks": 0,
+        "strategies[strategy=fixed-256-overlap].n_chunks": 0,
+        "strategies[strategy=semantic].n_chunks": 0,
+        "metric_rows[strategy=fixed-512,language=zh].hit@5": 0.02,
+        "metric_rows[strategy=fixed-512,language=en].hit@5": 0.02,
+        "metric_rows[strategy=fixed-512-overlap,language=zh].hit@5": 0.02,
+        "metric_rows[strategy=fixed-512-overlap,language=en].hit@5": 0.02,
+        "metric_rows[strategy=fixed-256-overlap,language=zh].hit@5": 0.02,
+        "metric_rows[strategy=fixed-256-overlap,language=en].hit@5": 0.02,
+        "metric_rows[strategy=semantic,language=zh].hit@5": 0.02,
+        "metric_rows[strategy=semantic,language=en].hit@5": 0.02,
+    },
+)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 
 
@@ -130,3 +131,18 @@ class CorpusResult(ExperimentResult):
     casebook: CasebookCorpus
     batches: dict[str, BatchSummary]  # batch → its figures
     labels: dict[str, BatchLabelStatus]  # batch → the labels checked on it
+
+
+EXPERIMENT = Experiment(
+    "00_corpus", CorpusResult,
+    checked={
+        "pages": 0,
+        "chunks": 0,
+        "embeddable_chunks": 0,
+        "median_chars": 0,
+        "max_chars": 0,
+        "n_oversized": 0,
+        "labels.cloudflare-docs-wide-2026-11-30.extra_locators": 0,
+        "batches.cloudflare-docs-wide-2026-11-30.chunks": 0,
+    },
+)

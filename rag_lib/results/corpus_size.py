@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_lib.evaluation.claims import Family, Judgement
-from rag_lib.results.pieces import PieceColumns
 from rag_lib.results.comparisons import FamilySummary, JudgedComparison
+from rag_lib.results.pieces import PieceColumns
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
 
@@ -211,3 +212,21 @@ class CorpusSizeResult(ExperimentResult):
         """The notebook's Holm family as stored beside each change row (no resampling)."""
         claims = self.provenance.claims
         return Family(claims.name, tuple(r.judgement(claims.alpha) for r in self.change_rows), claims.alpha)
+
+
+EXPERIMENT = Experiment(
+    "12_corpus_size", CorpusSizeResult,
+    reads=("03_q9a_no_evidence",),
+    checked={
+        "by_size.zh.32.hit@5": 0,
+        "by_size.zh.32.coverage@10": 0,
+        "by_size.zh.249.hit@5": 0.02,
+        "by_size.zh.249.coverage@10": 0.02,
+        "by_size.zh.249.declined (answerable)": 1,
+        "by_size.en.32.hit@5": 0,
+        "by_size.en.32.coverage@10": 0,
+        "by_size.en.249.hit@5": 0.02,
+        "by_size.en.249.coverage@10": 0.02,
+        "by_size.en.249.declined (answerable)": 1,
+    },
+)

@@ -28,6 +28,7 @@ from rag_lib.results.local_llm_choice import (
     QuestionFailure,
 )
 from rag_lib.results.local_llm_judge import Selective
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
 
@@ -233,3 +234,9 @@ class LocalLLMResult(ExperimentResult):
         (``HELD_OUT``, ``THEN_JUDGE``), one row per language."""
         label = self.answers["narrowed"].label
         return [r for r in self.answer_rows if r.generator == label and r.gate.endswith(suffix)]
+
+
+EXPERIMENT = Experiment(
+    "10_local_llm", LocalLLMResult,
+    reads=("14_test_set",),
+)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-
 @dataclass(frozen=True)
 class SelectivePoint:
     """Answering the questions at or above ``threshold`` (None: every question): coverage and accuracy."""

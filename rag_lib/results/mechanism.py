@@ -19,7 +19,7 @@ from rag_lib.results.provenance import (
     ModelDescription,
     NestedModelDescription,
 )
-from rag_lib.results.runs import MECHANISM_NOTEBOOK, runs_of
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key, optional_key
 
@@ -300,10 +300,17 @@ def mechanism_results(root: Path | None = None) -> tuple[dict[str, MechanismResu
     those that have none."""
     found: dict[str, MechanismResult] = {}
     missing: list[str] = []
-    for run in runs_of(MECHANISM_NOTEBOOK):
+    for run in sorted(EXPERIMENT.runs(), key=lambda r: r.name):  # the order the summary tables have always had
         stored = MechanismResult.find(run.name, root)
         if stored is None:
             missing.append(run.name)
         else:
             found[run.name] = stored
     return found, missing
+
+
+EXPERIMENT = Experiment(
+    "06_q7_mechanism", MechanismResult,
+    reads=("01_embedding_bakeoff",),
+    varies=("mechanism", ("topk", "dedup_mmr", "reranker", "query_split", "query_rewrite", "embedding", "hybrid")),
+)

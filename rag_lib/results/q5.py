@@ -11,8 +11,9 @@ from rag_lib.results.answer_rows import (
     GeneratorInfo,
 )
 from rag_lib.results.gate_rows import GateParameters
-from rag_lib.results.provenance import RetrieverProvenance, retriever_provenance
+from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.retrieval_rows import TopRow
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 
 
@@ -131,3 +132,13 @@ class Q5Result(ExperimentResult):
     faults: list[FaultRow]
     faults_crashed: int
     key_facts: KeyFactsByAnswerer
+
+
+EXPERIMENT = Experiment(
+    "02_q5_success", Q5Result,
+    checked={
+        "decisions.checklist.sufficient": 0,
+        "citations_valid": 0,
+        "wrangler_rank.workers": 2,
+    },
+)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rag_lib.results.provenance import RetrieverProvenance
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 
 
@@ -60,3 +61,8 @@ class Q7DiagnosisResult(ExperimentResult):
     cases: dict[str, dict[str, Q7Case]]  # phrasing → language → case
     rank_rows: list[dict[str, str | int | None]]  # one row per phrasing and language: C1… first ranks, shares
     casebook: CasebookQ7
+
+
+EXPERIMENT = Experiment(
+    "05_q7_diagnosis", Q7DiagnosisResult,
+)

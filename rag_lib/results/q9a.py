@@ -10,12 +10,13 @@ from rag_lib.results.gate_rows import (
     ChosenGate,
     GateFigures,
     GateParameters,
-    LLMJudge,
     JudgeTableRow,
+    LLMJudge,
     SweepRow,
 )
-from rag_lib.results.provenance import RetrieverProvenance, retriever_provenance
+from rag_lib.results.provenance import RetrieverProvenance
 from rag_lib.results.retrieval_rows import TopRow
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult, MissingResult
 
 
@@ -289,7 +290,7 @@ class Q9aResult(ExperimentResult):
         """The floor and aspect coverage chosen for ``lang`` (what ``ask`` applies)."""
         chosen = self.calibration[lang].floor_aspects if lang in self.calibration else None
         if chosen is None or chosen.floor is None or chosen.min_coverage is None:
-            raise MissingResult(f"03_q9a_no_evidence has no floor+aspects calibration for {lang!r} (it has "
+            raise MissingResult(f"{EXPERIMENT.name} has no floor+aspects calibration for {lang!r} (it has "
                                 f"{sorted(self.calibration)}); re-run it with that language.")
         return {"floor": float(chosen.floor), "min_coverage": float(chosen.min_coverage)}
 
@@ -315,3 +316,23 @@ class Q9aResult(ExperimentResult):
                  for lang in languages for gate in ("aspects", "floor_aspects")]
                 + [OperatingPoint(row.lang, row.gate, row.refusal_correctness, row.false_refusal_rate)
                    for row in self.llm_judge_rows if row.lang in languages and row.gate.startswith("llm_judge")])
+
+
+EXPERIMENT = Experiment(
+    "03_q9a_no_evidence", Q9aResult,
+    checked={
+        "corpus_check.absent_found": 0,
+        "scores.zh.q5_above_q9a": 0,
+        "overlap.zh.answerable_below_max_unanswerable": 3,
+        "validation.zh.floor_aspects.leave_one_out.refusal_correctness.rate": 0.06,
+        "validation.en.floor_aspects.leave_one_out.refusal_correctness.rate": 0.06,
+        "validation.en.floor_aspects.leave_one_out.refusal_near_miss.rate": 0.06,
+        "validation.en.floor_aspects.near_miss_held_out.refusal_near_miss.rate": 0.06,
+        "gated_decline.zh.recorded_calls": 0,
+        "gates.en.floor_aspects.precision": 0.05,
+        "gates.en.floor_aspects.recall": 0.05,
+        "gates.en.floor_aspects.refusal_correctness": 0.06,
+        "generation.citation_validity": 0,
+        "generation.refusal_correctness": 0.06,
+    },
+)

@@ -1,4 +1,5 @@
-"""``07_recovery_loop``'s stored result, (a generated answer is stored as :class:`~rag_lib.results.answer_rows.GenerationRecord`)."""
+"""``07_recovery_loop``'s stored result (a generated answer is stored as
+:class:`~rag_lib.results.answer_rows.GenerationRecord`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from dataclasses import dataclass
 
 from rag_lib.results.answer_rows import GenerationRecord
 from rag_lib.results.provenance import RetrieverProvenance
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import encode
 
@@ -233,3 +235,14 @@ def suggestion_count_rows(benchmark: Mapping[str, Mapping[str, RecoveryCounts | 
                                                     "n_echoing_prompt", "missing", "failed")},
                          "suggestion statuses": c["status_counts"], "answer statuses": c["answer_status_counts"]})
     return rows
+
+
+EXPERIMENT = Experiment(
+    "07_recovery_loop", RecoveryExperimentResult,
+    checked={
+        "benchmark.zh.rule.in_top5_after_first": 1,
+        "benchmark.zh.rule.in_top5_before": 1,
+        "benchmark.zh.rule.in_top5_after_best": 1,
+        "benchmark.en.rule.in_top5_after_best": 1,
+    },
+)

@@ -20,7 +20,7 @@ from typing import Any, Self
 from rag_lib.core.config import results_dir, shown_path
 from rag_lib.core.errors import WorkbookError
 from rag_lib.core.io import read_json
-from rag_lib.results.runs import check_declared_read
+from rag_lib.results.runs import check_declared_read, declared_experiments, experiment_of
 from rag_lib.results.typed_json import ShapeError, decode, encode, field_types
 
 RESULTS_FILE = "results.json"
@@ -111,3 +111,12 @@ class ExperimentResult:
         """Like :meth:`read`, but ``None`` when run ``name`` has not written its results."""
         stored = find_result(name, root)
         return cls.from_json(stored.data, name) if stored is not None else None
+
+
+def result_type(run: str) -> type[ExperimentResult]:
+    """The declared type of run ``run``'s results."""
+    experiment = experiment_of(run)
+    if experiment.result is None or not issubclass(experiment.result, ExperimentResult):
+        stores = sorted(r.name for e in declared_experiments() if e.result is not None for r in e.runs())
+        raise WorkbookError(f"run {run} stores no results; the runs that do are {', '.join(stores)}")
+    return experiment.result

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rag_lib.results.pieces import PieceColumns
-from rag_lib.results.local_llm import AnswerRow
 from rag_lib.results.gate_rows import JudgeTableRow
+from rag_lib.results.local_llm import AnswerRow
+from rag_lib.results.pieces import PieceColumns
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
 
@@ -213,3 +214,12 @@ class SummaryResult(ExperimentResult):
     halo_rows: list[HaloRow]
     casebook_rows: list[CasebookRow]
     headline_findings: list[dict[str, str]]  # the README's five findings (rag_lib.experiments.headline)
+
+
+EXPERIMENT = Experiment(
+    "08_summary", SummaryResult,
+    reads=(
+        "01_embedding_bakeoff", "03_q9a_no_evidence", "04_q8_topk", "05_q7_diagnosis", "06_q7_mechanism",
+        "07_recovery_loop", "10_local_llm", "11_chunking", "14_test_set",
+    ),
+)

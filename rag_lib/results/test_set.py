@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from rag_lib.evaluation.claim_checks import ClaimCheck
 from rag_lib.results.local_llm import AnsweredQuestion, AnswerRow, ModelDescription
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import optional_key
 
@@ -52,3 +54,8 @@ class TestSetResult(ExperimentResult):
     # Two blind readers on every answer the claims pipeline showed ungated (data/claim_checks/test_set_claims);
     # absent until both readers' files are committed.
     claims_check: ClaimCheck | None = field(default=None, metadata=optional_key())
+
+
+EXPERIMENT = Experiment(
+    "14_test_set", TestSetResult,
+)

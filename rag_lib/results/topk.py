@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rag_lib.results.provenance import RetrieverProvenance
+from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 from rag_lib.results.typed_json import Scalar, json_key
 
@@ -88,3 +89,12 @@ class TopkResult(ExperimentResult):
         if not isinstance(case, Q8Case):
             raise KeyError(f"q8[{lang!r}] is {case!r}, not a language's case")
         return case
+
+
+EXPERIMENT = Experiment(
+    "04_q8_topk", TopkResult,
+    checked={
+        "q8_testable.zh": 0,
+        "late_complete_count.zh": 1,
+    },
+)

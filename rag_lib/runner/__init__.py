@@ -7,7 +7,7 @@ command lines).
 ``execution``
     One notebook executed headless (papermill) and written as ``.ipynb`` and ``.html``, volatile metadata stripped.
 ``notebooks``
-    A notebook's source read as a notebook, and its parameters cell (with ``config.yaml``'s overrides).
+    A notebook's source read as a notebook, and its parameters cell (with its declaration's overrides).
 ``expected``
     ``make check``: the latest results against ``results/expected.yaml`` (OK / OKish / FAIL).
 ``llm_runs``

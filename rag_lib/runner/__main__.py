@@ -1,5 +1,5 @@
-"""List every declared condition: the run configuration, the runs of ``config.yaml`` with each
-notebook's parameters, and the parameters of each mechanism.
+"""List every declared condition: the run configuration, the declared runs (``EXPERIMENT`` beside each
+result type) with each notebook's parameters, and the parameters of each mechanism.
 
     python -m rag_lib.runner --list
 """
@@ -12,7 +12,7 @@ import json
 
 
 def conditions() -> list[dict[str, object]]:
-    """One row per planned run: its name, notebook, parameters (``config.yaml``'s), the notebook's
+    """One row per planned run: its name, notebook, parameters (its declaration's), the notebook's
     parameters with those applied, and for a mechanism run the declared mechanism's description and
     parameters (as resolved from ``config.yaml``)."""
     from rag_lib.experiments.mechanisms import get_mechanism

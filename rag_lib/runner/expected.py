@@ -1,12 +1,12 @@
 """Expected figures per experiment, checked OK / OKish / FAIL (pyserini two-click style).
 
-``results/expected.yaml`` lists figures as ``{experiment, path, value, tolerance}``: ``path`` is a
-dotted path into ``results/<experiment>/results.json``, read through the run's declared result type
-(:func:`~rag_lib.results.catalog.result_type`). A figure is **OK** when it equals the
-expected value, **OKish** when it differs by at most ``tolerance`` (absolute), and **FAIL**
-otherwise, or when it is missing or its results do not read as their type. Values are recorded
-from a reference run with ``python -m rag_lib.runner.expected --freeze`` (never typed by hand);
-tolerances are chosen by people.
+Each experiment's declaration (``EXPERIMENT.checked``, :class:`~rag_lib.results.runs.Experiment`) names
+its figures, each a dotted path into ``results/<run>/results.json`` read through the run's declared result
+type, with the absolute drift it may show (chosen by people). ``results/expected.yaml`` holds each figure's
+value as a reference run recorded it with ``python -m rag_lib.runner.expected --freeze`` (never typed by
+hand), as ``{experiment, path, value}``. A figure is **OK** when it equals the expected value, **OKish**
+when it differs by at most its tolerance, and **FAIL** otherwise, or when it is missing, has no recorded
+value, or its results do not read as their type.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from rag_lib.core.config import results_dir
 from rag_lib.core.errors import cli_errors
 from rag_lib.core.io import write_text
 from rag_lib.presentation.report import lookup
-from rag_lib.results.catalog import result_type
-from rag_lib.results.store import MissingResult
+from rag_lib.results.runs import declared_experiments
+from rag_lib.results.store import MissingResult, result_type
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,8 @@ def _compare(expected: Any, actual: Any, tolerance: float) -> str:
     return "FAIL"
 
 
-def load_expected(root: Path) -> list[dict[str, Any]]:
+def load_expected(root: Path) -> dict[tuple[str, str], Any]:
+    """The recorded values of ``root/expected.yaml``: ``(run, path) -> value``."""
     path = root / "expected.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"{path} is missing; record it from a reference run with "
@@ -60,9 +61,15 @@ def load_expected(root: Path) -> list[dict[str, Any]]:
     figures = data.get("figures") if isinstance(data, dict) else None
     if not isinstance(figures, list) or not all(isinstance(f, dict) and {"experiment", "path", "value"} <= f.keys()
                                                 for f in figures):
-        raise ValueError(f"{path} must hold `figures:`, a list of {{experiment, path, value, tolerance}}; "
+        raise ValueError(f"{path} must hold `figures:`, a list of {{experiment, path, value}}; "
                          "restore it with git or record it with `python -m rag_lib.runner.expected --freeze`.")
-    return list(figures)
+    return {(f["experiment"], f["path"]): f["value"] for f in figures}
+
+
+def checked_figures() -> list[tuple[str, str, float]]:
+    """``(run, path, tolerance)`` for every figure the experiments declare, in run order."""
+    return [(run.name, path, float(tolerance)) for experiment in declared_experiments() for run in experiment.runs()
+            for path, tolerance in experiment.checked.items()]
 
 
 @dataclass(frozen=True)
@@ -85,29 +92,35 @@ def _stored(root: Path, experiment: str) -> dict[str, Any] | Absent:
     return Absent("no results.json") if stored is None else stored.to_json()
 
 
-def _actuals(root: Path, figures: list[dict[str, Any]]) -> list[Any]:
-    """The current value of each figure, each experiment's results read once."""
+def _actuals(root: Path, figures: list[tuple[str, str, float]]) -> list[Any]:
+    """The current value of each figure, each run's results read once."""
     stored: dict[str, dict[str, Any] | Absent] = {}
     out: list[Any] = []
-    for f in figures:
-        if f["experiment"] not in stored:
-            stored[f["experiment"]] = _stored(root, f["experiment"])
-        data = stored[f["experiment"]]
+    for run, path, _ in figures:
+        if run not in stored:
+            stored[run] = _stored(root, run)
+        data = stored[run]
         if isinstance(data, Absent):
             out.append(data)
             continue
         try:
-            out.append(lookup(data, f["path"]))
+            out.append(lookup(data, path))
         except (KeyError, IndexError, TypeError):
             out.append(Absent("missing"))
     return out
 
 
+_NOT_RECORDED = Absent("not recorded in expected.yaml: run `python -m rag_lib.runner.expected --freeze`")
+
+
 def verdicts(root: Path) -> list[Verdict]:
-    figures = load_expected(root)
-    return [Verdict(f["experiment"], f["path"], f["value"], actual, _compare(f["value"], actual,
-                                                                             float(f.get("tolerance", 0))))
-            for f, actual in zip(figures, _actuals(root, figures), strict=True)]
+    expected, figures = load_expected(root), checked_figures()
+    out = []
+    for (run, path, tolerance), actual in zip(figures, _actuals(root, figures), strict=True):
+        value = expected.get((run, path), _NOT_RECORDED)
+        status = "FAIL" if value is _NOT_RECORDED else _compare(value, actual, tolerance)
+        out.append(Verdict(run, path, value, actual, status))
+    return out
 
 
 def check_counts(root: Path) -> dict[str, str]:
@@ -135,19 +148,19 @@ def check_expected(root: Path | None = None) -> int:
 
 
 def freeze(root: Path | None = None) -> Path:
-    """Rewrite ``expected.yaml`` with the values of the current results (tolerances kept)."""
+    """Rewrite ``expected.yaml`` with the current value of every declared figure."""
     root = root or results_dir()
-    figures = load_expected(root)
-    for f, value in zip(figures, _actuals(root, figures), strict=True):
+    figures = checked_figures()
+    recorded = []
+    for (run, path, _), value in zip(figures, _actuals(root, figures), strict=True):
         if isinstance(value, Absent):
-            raise ValueError(f"cannot freeze {f['experiment']}:{f['path']}: {value}; run `make reproduce` first.")
-        f["value"] = value
+            raise ValueError(f"cannot freeze {run}:{path}: {value}; run `make reproduce` first.")
+        recorded.append({"experiment": run, "path": path, "value": value})
     header = (
-        "# Expected figures of each experiment, checked by `make check` (OK / OKish / FAIL).\n"
-        "# Values are recorded from a reference run by `python -m rag_lib.runner.expected --freeze`;\n"
-        "# tolerances (absolute) are chosen by people and say how much drift is acceptable.\n"
+        "# The value of each figure the experiments declare (EXPERIMENT.checked, with its tolerance), recorded\n"
+        "# from a reference run by `python -m rag_lib.runner.expected --freeze`; `make check` compares against them.\n"
     )
-    text = header + yaml.safe_dump({"figures": figures}, sort_keys=False, allow_unicode=True, width=110)
+    text = header + yaml.safe_dump({"figures": recorded}, sort_keys=False, allow_unicode=True, width=110)
     write_text(root / "expected.yaml", text)
     return root / "expected.yaml"
 

@@ -32,12 +32,12 @@ def read_notebook(source: Path) -> nbformat.NotebookNode:
 
 def notebook_parameters(run: NotebookRun) -> dict[str, str]:
     """The parameters cell of ``run``'s notebook (name -> value as a Python literal), with ``run``'s
-    overrides from ``config.yaml`` in place of the defaults they replace.
+    overrides from its declaration in place of the defaults they replace.
 
     Raises
     ------
     WorkbookError
-        When the notebook has no single cell tagged ``parameters``, or ``config.yaml`` gives a
+        When the notebook has no single cell tagged ``parameters``, or the declaration gives a
         parameter the cell does not declare (papermill would only warn, and the run would go on
         with the default the override was meant to replace).
     """
@@ -51,9 +51,9 @@ def notebook_parameters(run: NotebookRun) -> dict[str, str]:
                 for target in node.targets if isinstance(target, ast.Name)}
     unknown = sorted(set(run.parameters) - set(declared))
     if unknown:
-        raise WorkbookError(f"config.yaml gives run {run.name} parameter(s) {unknown} that the parameters cell "
-                            f"of {shown_path(run.source)} does not declare ({', '.join(declared)}); fix the "
-                            "spelling in reproduce.notebooks of rag_lib/config.yaml")
+        raise WorkbookError(f"the declaration of run {run.name} gives parameter(s) {unknown} that the parameters "
+                            f"cell of {shown_path(run.source)} does not declare ({', '.join(declared)}); fix the "
+                            f"spelling in {run.notebook}'s EXPERIMENT (rag_lib/results/)")
     return {name: repr(run.parameters[name]) if name in run.parameters else value for name, value in declared.items()}
 
 

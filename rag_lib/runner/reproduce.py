@@ -1,8 +1,9 @@
 """``make reproduce``: execute every notebook headless into ``results/``.
 
 Each notebook is authored as a jupytext percent script (``notebooks/NN_name.py``), paired with
-its ``.ipynb``. It is executed with papermill on the project's kernel, with the parameters of
-``rag_lib/config.yaml``, and written to ``results/notebooks/<name>.ipynb`` and ``.html``.
+its ``.ipynb``. It is executed with papermill on the project's kernel, with the parameters
+its experiment declares (``EXPERIMENT`` in :mod:`rag_lib.results`), and written to
+``results/notebooks/<name>.ipynb`` and ``.html``.
 Volatile metadata (timings, papermill bookkeeping) is stripped, so an unchanged run is
 byte-identical. A failing notebook is reported with its error and the others still run; the
 command exits non-zero at the end if any failed. ``make check`` (:mod:`rag_lib.runner.expected`) then
@@ -187,7 +188,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     unknown = sorted(set(only or ()) - {r.name for r in planned} - {r.notebook for r in planned})
     if unknown:
         raise SystemExit(f"unknown notebook run(s) {unknown}; planned: {[r.name for r in planned]} "
-                         "(register new notebooks under reproduce.notebooks in rag_lib/config.yaml)")
+                         "(a new experiment is declared as EXPERIMENT beside its result type in rag_lib/results/)")
     runs = [r for r in planned if not only or r.name in only or r.notebook in only]
     for run in runs:  # before anything runs: a misspelt parameter would be ignored, not refused
         notebook_parameters(run)
@@ -256,6 +257,29 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     return len(failures)
 
 
+def plan(only: list[str] | None = None) -> list[tuple[str, str]]:
+    """What ``make reproduce`` would do with each planned run, executing nothing: ``(run, why)``, where
+    why is "inputs changed", "never ran here", "unchanged", or "after <runs> (re-runs if their results
+    change)" for an unchanged run that reads one that will run (its input is their results.json)."""
+    planned, files = planned_runs(), _input_files()
+    out_dir = results_dir() / "notebooks"
+    will_run: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for run in (r for r in planned if not only or r.name in only or r.notebook in only):
+        stamp = _stamp(run)
+        if not stamp.is_file() or not (out_dir / f"{run.name}.ipynb").is_file():
+            why = "never ran here"
+        elif stamp.read_text() != fingerprint(run, reads_of(run, planned), files):
+            why = "inputs changed"
+        else:
+            upstream = [o.name for o in reads_of(run, planned) if o.name in will_run]
+            why = f"after {', '.join(upstream)} (re-runs if their results change)" if upstream else "unchanged"
+        if why != "unchanged":
+            will_run.add(run.name)
+        out.append((run.name, why))
+    return out
+
+
 def progress_line(head: str, elapsed_s: float, expected_s: float | None) -> str:
     """``head … still running (elapsed; ETA)``, the ETA from the run's last time on this machine."""
     if expected_s is None:
@@ -307,7 +331,14 @@ def main(argv: list[str] | None = None) -> int:
         epilog="runs, in order:\n" + "\n".join(f"  {r.name}" for r in planned_runs()))
     parser.add_argument("names", nargs="*", help="run only these notebooks (run names or notebook stems)")
     parser.add_argument("--force", action="store_true", help="execute even the notebooks whose inputs are unchanged")
+    parser.add_argument("--plan", action="store_true", help="say which runs would execute and why; execute nothing")
     args = parser.parse_args(argv)
+    if args.plan:
+        with cli_errors():
+            rows = plan(args.names)
+        width = max((len(name) for name, _ in rows), default=0)
+        print("\n".join(f"{name:<{width}}  {why}" for name, why in rows))
+        return 0
     # SIGTERM ends the run like Ctrl-C, so `finally` blocks remove scratch files and release the lock.
     signal.signal(signal.SIGTERM, _terminate)
     try:

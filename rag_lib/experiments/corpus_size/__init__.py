@@ -58,6 +58,7 @@ from rag_lib.results.corpus_size import (
     TopDistractor,
     WideBatchLabels,
 )
+from rag_lib.results.q9a import EXPERIMENT as GATE
 from rag_lib.results.typed_json import Scalar, decode
 from rag_lib.retrieval import Ranking
 
@@ -341,7 +342,7 @@ def run_corpus_size(languages: Sequence[str] = ("zh", "en"), n_boot: int = MIN_R
         provenance=CorpusSizeProvenance(
             retriever="dense", embedder=wide.embedder().describe(), n_boot=n_boot, seed=seed, claims=claims,
             scale=ScaleSettings(**conf), top=k,
-            gate="floor+aspects with notebook 03's parameters (results/03_q9a_no_evidence)",
+            gate=f"floor+aspects with notebook 03's parameters (results/{GATE.name})",
             restriction="each smaller corpus ranks the wide batch's dense ranking restricted to its chunks "
                         "(identical to exact search over it)"),
     )

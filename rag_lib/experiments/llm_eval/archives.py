@@ -11,7 +11,9 @@ from typing import Any
 
 from rag_lib.core.config import RESULTS_DIR, results_dir
 from rag_lib.core.io import write_json
+from rag_lib.results.local_llm import EXPERIMENT as LOCAL_LLM
 from rag_lib.results.local_llm import IN_SAMPLE, AnswerRow, BeforeAfterRow, TargetRow
+from rag_lib.results.store import RESULTS_FILE
 
 # Answers as 10 reported them before a change of what they mean (copied from its results.json by
 # :func:`archive_answer_rows`), shown beside the current figures as "before → after", oldest first:
@@ -29,13 +31,13 @@ BEFORE_AFTER = ("answer_rate", "answer_correctness", "correct_gold_in_top_k", "s
 def archive_answer_rows(archive: Path, what_changes: str, source: Path | None = None) -> Path:
     """Copy 10's current answer rows into ``archive`` before ``what_changes`` changes what they mean, with
     each answerer's ungated per-question outcomes (for paired before → after comparisons)."""
-    source = source or results_dir() / "10_local_llm" / "results.json"
+    source = source or results_dir() / LOCAL_LLM.name / RESULTS_FILE
     stored = json.loads(source.read_text(encoding="utf-8"))
     kept = ("question", "answerable", "status", "correct", "error_kind")
     questions = {name: {run.partition(":")[0]: [{k: r[k] for k in kept} for r in block["rows"]]
                         for run, block in answerer["runs"].items() if run.endswith(":ungated")}
                  for name, answerer in stored["answers"].items()}
-    write_json(archive, {"source": f"10_local_llm/results.json, answer_rows, before {what_changes}",
+    write_json(archive, {"source": f"{LOCAL_LLM.name}/{RESULTS_FILE}, answer_rows, before {what_changes}",
                          "rows": stored["answer_rows"], "questions": questions})
     return archive
 

@@ -9,6 +9,7 @@ from rag_lib.evaluation.claim_checks import ClaimCheck
 from rag_lib.evaluation.claims import read_rows
 from rag_lib.evaluation.stats import count_of, count_text
 from rag_lib.presentation.report import prose
+from rag_lib.results.local_llm import EXPERIMENT as LOCAL_LLM
 from rag_lib.results.local_llm import HELD_OUT, IN_SAMPLE, THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.local_llm_choice import FailureRow, Injection, NarrowingChoice
 from rag_lib.results.local_llm_judge import SelectiveNotRun
@@ -49,7 +50,7 @@ def statements(result: LocalLLMResult) -> list[str]:
                 judged = mine.n - mine.missing
                 if judged == 0:
                     out.append(f"{lang}, {gate}: no answer of {llm} is recorded yet ({mine.missing} missing), so "
-                               "there is no figure for it; `make llm-runs RUNS=10_local_llm` fills them.")
+                               f"there is no figure for it; `make llm-runs RUNS={LOCAL_LLM.name}` fills them.")
                     continue
                 caveat = (f" Only {judged} of {mine.n} questions have a recorded answer; the rest are missing, "
                           "not failed, and the rates are over the recorded ones." if mine.missing else "")

@@ -41,6 +41,7 @@ from rag_lib.question_sweeps.gates import (
 from rag_lib.question_sweeps.generation import run_generation_eval
 from rag_lib.results.gate_rows import LLMJudge
 from rag_lib.results.local_llm import THEN_JUDGE, AnsweredQuestion, AnswerRow
+from rag_lib.results.test_set import EXPERIMENT as TEST_SET
 from rag_lib.results.test_set import FITTED_ON_DEV, SealedFile, TestSetResult, TestSetRun
 from rag_lib.results.typed_json import decode, encode
 
@@ -152,7 +153,7 @@ def findings(result: TestSetResult) -> list[str]:
     for row in result.rows:
         if row.missing == row.n:
             out.append(f"{row.generator}, {row.lang}, {row.gate}: no recorded call yet on the test set ({row.n} "
-                       "questions missing; `make llm-runs RUNS=14_test_set` makes them).")
+                       f"questions missing; `make llm-runs RUNS={TEST_SET.name}` makes them).")
             continue
         out += [f"Test set, out of sample ({row.generator}, {row.lang}, {row.gate}){missing_text(row)}: "
                 f"{set_figures(row)[part]}." for part in ("correct", "refusal")]

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from rag_lib.core.casebook import halo
 from rag_lib.evaluation import hit_name
 from rag_lib.evaluation.claims import Family
+from rag_lib.results.chunking import EXPERIMENT as CHUNKING
 from rag_lib.results.chunking import ChunkingResult
 from rag_lib.results.summary import HaloRow
 from rag_lib.results.typed_json import Scalar
@@ -40,7 +41,7 @@ def halo_rows(ranked: list[dict[str, Scalar]], chunking: ChunkingResult | None, 
                      for r in chunking.comparison_rows if r.language == lang and r.metric == chunking_hit]
             ours = "structural − strategy (adjusted over 11's comparisons): " + "; ".join(parts)
         else:
-            ours = "not run (11_chunking has no results)"
+            ours = f"not run ({CHUNKING.name} has no results)"
         out.append(HaloRow("structural chunking", lang, f"+{theirs['chunking']['structural_hit_rate_points']} points",
                            ours))
         for change, prefix, claim in (
@@ -60,6 +61,6 @@ def halo_rows(ranked: list[dict[str, Scalar]], chunking: ChunkingResult | None, 
                     f"question ({cut:.0%} less); coverage {small.coverage:.3f} vs {large.coverage:.3f}; "
                     "answers not compared")
         else:
-            ours = "not run (11_chunking has no results)"
+            ours = f"not run ({CHUNKING.name} has no results)"
         out.append(HaloRow("Top-5 instead of Top-20", lang, f"cost cut by {theirs['context']['cost_cut']}", ours))
     return out

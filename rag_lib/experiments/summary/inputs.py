@@ -12,13 +12,18 @@ from typing import Self
 from rag_lib.core.config import RunConfig, results_dir
 from rag_lib.core.errors import WorkbookError
 from rag_lib.presentation.side_by_side import BOLD_WITHIN
+from rag_lib.results.bakeoff import EXPERIMENT as BAKEOFF
 from rag_lib.results.bakeoff import BakeoffResult
 from rag_lib.results.baseline import baseline_label
+from rag_lib.results.chunking import EXPERIMENT as CHUNKING
 from rag_lib.results.chunking import ChunkingResult
+from rag_lib.results.local_llm import EXPERIMENT as LOCAL_LLM
 from rag_lib.results.local_llm import LocalLLMResult
 from rag_lib.results.mechanism import MechanismResult, mechanism_results
 from rag_lib.results.provenance import model_name
+from rag_lib.results.q7_diagnosis import EXPERIMENT as DIAGNOSIS
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
+from rag_lib.results.recovery import EXPERIMENT as RECOVERY
 from rag_lib.results.recovery import RecoveryExperimentResult
 from rag_lib.results.store import MissingResult
 
@@ -48,14 +53,14 @@ class SummaryInputs:
         """Every input found under ``root`` (``RAG_RESULTS_DIR``)."""
         root = root or results_dir()
         found, missing_mechanisms = mechanism_results(root)
-        bakeoff = BakeoffResult.find("01_embedding_bakeoff", root)
-        recovery = RecoveryExperimentResult.find("07_recovery_loop", root)
-        local_llm = LocalLLMResult.find("10_local_llm", root)
-        chunking = ChunkingResult.find("11_chunking", root)
-        diagnosis = Q7DiagnosisResult.find("05_q7_diagnosis", root)
-        ran = {"01_embedding_bakeoff": bakeoff is not None, "05_q7_diagnosis": diagnosis is not None,
-               "07_recovery_loop": recovery is not None, "10_local_llm": local_llm is not None,
-               "11_chunking": chunking is not None}
+        bakeoff = BakeoffResult.find(BAKEOFF.name, root)
+        recovery = RecoveryExperimentResult.find(RECOVERY.name, root)
+        local_llm = LocalLLMResult.find(LOCAL_LLM.name, root)
+        chunking = ChunkingResult.find(CHUNKING.name, root)
+        diagnosis = Q7DiagnosisResult.find(DIAGNOSIS.name, root)
+        ran = {BAKEOFF.name: bakeoff is not None, DIAGNOSIS.name: diagnosis is not None,
+               RECOVERY.name: recovery is not None, LOCAL_LLM.name: local_llm is not None,
+               CHUNKING.name: chunking is not None}
         return cls(mechanisms=list(found.values()),
                    missing=[name for name, done in ran.items() if not done] + missing_mechanisms,
                    bakeoff=bakeoff, recovery=recovery, chunking=chunking, local_llm=local_llm, diagnosis=diagnosis)
@@ -68,7 +73,7 @@ def baseline_embedder(bakeoff: BakeoffResult | None) -> str | None:
         return None
     embedder = bakeoff.provenance[baseline_label()].embedder
     if embedder is None:
-        raise MissingResult(f"01_embedding_bakeoff stores no embedder for {baseline_label()}; re-run it.")
+        raise MissingResult(f"{BAKEOFF.name} stores no embedder for {baseline_label()}; re-run it.")
     return model_name(embedder)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from rag_lib.benchmark.questions import Q7_PIECES
 from rag_lib.experiments.summary.inputs import SummaryInputs
 from rag_lib.presentation.side_by_side import BOLD_WITHIN
+from rag_lib.results.bakeoff import EXPERIMENT as BAKEOFF
 from rag_lib.results.baseline import bakeoff_q7, baseline_label
 from rag_lib.results.mechanism import MechanismResult
 from rag_lib.results.q7_diagnosis import Q7DiagnosisResult
@@ -22,7 +23,7 @@ def side_by_side(lang: str, inputs: SummaryInputs) -> list[SideBySideRow]:
     if inputs.bakeoff is not None:
         baseline = bakeoff_q7(inputs.bakeoff, baseline_label()).get("original", {}).get(lang)
         if baseline is None:
-            raise KeyError(f"01_embedding_bakeoff has no Q7 row for the default embedder ({lang}); re-run it")
+            raise KeyError(f"{BAKEOFF.name} has no Q7 row for the default embedder ({lang}); re-run it")
         rows.append(Q7TiedRanks("baseline (dense, default embedder, original question)", **baseline,
                                 ties=baseline_ties(inputs.diagnosis, lang)))
     for result in inputs.mechanisms:
