@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("entry points", {"__main__", "app", "labels"}),  # the command line, the explorer, labelling
     ("runner", {"runner"}),  # orchestration: make reproduce, notebook sources, make check, LLM runs
     ("experiments", {"experiments"}),  # one module per notebook
-    ("question sweeps", {"question_sweeps"}),  # a stage swept over every benchmark question, shared by experiments
+    ("question sweeps", {"question_sweeps", "exchange"}),  # a stage swept over every question; the formats in and out
     ("pipeline", {"pipeline"}),  # the stages assembled for a snapshot, and one question through them
     ("stages", {"corpus", "embedding", "index", "rerank", "evidence"}),
     ("presentation", {"presentation"}),  # reports, tables, figures, pages, the headline
