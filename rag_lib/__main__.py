@@ -4,6 +4,7 @@
     python -m rag_lib rank q07 --lang en                               # a benchmark id: its gold pieces marked
     python -m rag_lib rank --list                                      # every benchmark id with its question
     python -m rag_lib ask  "How do I add a secret for production?"   # evidence, gate decision, cited answer
+    python -m rag_lib corpus import DOCS/ --name NAME --source "…" --licence "…"  # your documents, a new batch
 
 ``ask`` exits 0 when answered (every citation verified), 3 when declined, 4 when the answer is
 withheld because citations failed (support policy ``verified-citations-only``), 2 on an error.
@@ -106,6 +107,11 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:2] == ["corpus", "import"]:  # `python -m rag_lib corpus import PATH --name NAME`: a new batch
+        from rag_lib.corpus.importer import main as import_main
+
+        return import_main(argv[2:])
     parser = argparse.ArgumentParser(prog="python -m rag_lib", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -1,7 +1,7 @@
 """The corpus stage: raw snapshot → normalized pages → chunks.
 
 ``snapshot``
-    A batch of raw Cloudflare docs pages, its manifest and checksums (read only).
+    A batch of raw source files (the Cloudflare docs' MDX, or imported documents), its manifest and checksums.
 ``normalize``
     MDX/Markdown → plain Markdown pages, with every removal and warning recorded.
 ``chunking``
@@ -11,6 +11,9 @@
 ``build``
     The pipeline over a batch (``python -m rag_lib.corpus build``) and the verified loaders
     (:func:`load_chunks`, :func:`load_pages`) that everything downstream reads through.
+``importing``, ``importer``
+    Your documents as a new batch (``python -m rag_lib corpus import``): a reader per format, the parser's
+    warnings, the staged raw layer.
 """
 
 from rag_lib.corpus.build import (

@@ -13,6 +13,7 @@ import argparse
 import re
 import statistics
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from rag_lib.core.config import batch_dir
 from rag_lib.core.documents import Chunk, NormalizedPage
 from rag_lib.core.errors import SnapshotError, cli_errors
 from rag_lib.core.io import file_sha256, read_json, read_jsonl, write_json, write_jsonl, write_text
-from rag_lib.corpus.snapshot import Snapshot, load_snapshot
+from rag_lib.corpus.snapshot import DOCUMENTS, Snapshot, load_snapshot
 from rag_lib.corpus.structural_chunking import chunk_id, chunk_pages, max_chars_setting
 
 DERIVED_FILE = "derived.sha256.json"
@@ -43,14 +44,26 @@ class Corpus:
         return tuple(c for c in self.chunks if c.embeddable)
 
 
-def build_corpus(batch: str | None = None, max_chars: int | None = None) -> Corpus:
-    """Normalize and chunk a batch in memory (nothing is written)."""
-    from rag_lib.corpus.normalize import normalize_snapshot  # the normaliser is the heaviest import here
+def build_corpus(batch: str | None = None, max_chars: int | None = None, *, root: Path | None = None) -> Corpus:
+    """Normalize and chunk a batch in memory (nothing is written): the Cloudflare MDX sources with their
+    normaliser, an imported batch (``"format": "documents"``) with each file's reader."""
+    snapshot = load_snapshot(batch, root=root)
+    if snapshot.format == DOCUMENTS:
+        from rag_lib.corpus.importing.pages import all_warnings, document_pages, parse_snapshot  # bs4, pypdf
 
-    snapshot = load_snapshot(batch)
-    pages = tuple(normalize_snapshot(snapshot))
+        docs = parse_snapshot(snapshot)
+        pages = document_pages(snapshot, docs, all_warnings(docs))
+    else:
+        from rag_lib.corpus.normalize import normalize_snapshot  # the normaliser is the heaviest import here
+
+        pages = normalize_snapshot(snapshot)
+    return chunked(snapshot, pages, max_chars)
+
+
+def chunked(snapshot: Snapshot, pages: Sequence[NormalizedPage], max_chars: int | None = None) -> Corpus:
+    """The corpus of ``snapshot``'s normalized ``pages``, chunked at ``max_chars`` (default ``chunking.max_chars``)."""
     limit = max_chars or max_chars_setting()
-    return Corpus(snapshot, pages, tuple(chunk_pages(pages, limit)), limit)
+    return Corpus(snapshot, tuple(pages), tuple(chunk_pages(pages, limit)), limit)
 
 
 def write_corpus(corpus: Corpus) -> Path:
@@ -94,8 +107,8 @@ def verify_derived(root: Path, chunks: list[Chunk]) -> None:
         raise SnapshotError(f"{root.name}: the derived files were built from another raw/manifest.json. {_REBUILD}.")
     sources = {f.path for f in snapshot.pages}
     pages: dict[str, Any] = record.get("pages", {})
-    for slug, page in pages.items():
-        if page.get("source") not in sources:
+    for slug, page in pages.items():  # an imported corpus.jsonl's documents: "files/corpus.jsonl#<_id>"
+        if str(page.get("source")).split("#")[0] not in sources:
             raise SnapshotError(f"{root.name}: normalized page {slug!r} comes from {page.get('source')!r}, "
                                 f"which the manifest does not list. {_REBUILD}.")
     strangers = [c for c in chunks if c.page not in pages]

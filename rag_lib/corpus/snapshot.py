@@ -24,6 +24,8 @@ from rag_lib.core.config import SNAPSHOTS_DIR, batch_dir
 from rag_lib.core.errors import SnapshotError
 from rag_lib.core.io import file_sha256
 
+DOCUMENTS = "documents"  # the manifest format of a batch imported from documents (rag_lib.corpus.importing)
+
 
 @dataclass(frozen=True)
 class SourceFile:
@@ -35,6 +37,7 @@ class SourceFile:
     sha256: str
     chars: int
     url: str | None = None
+    format: str | None = None  # an imported document's reader (markdown, html, text, pdf, beir)
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Snapshot:
     source_repo: str
     license: str
     files: tuple[SourceFile, ...]
+    format: str = "mdx"  # DOCUMENTS: imported with `python -m rag_lib corpus import` (rag_lib.corpus.importing)
 
     @property
     def raw_dir(self) -> Path:
@@ -92,7 +96,7 @@ def load_snapshot(batch: str | None = None, root: Path | None = None, verify: bo
         files = tuple(
             SourceFile(
                 path=f["path"], kind=f["kind"], commit=f["commit"], sha256=f["sha256"],
-                chars=int(f["chars"]), url=f.get("url"),
+                chars=int(f["chars"]), url=f.get("url"), format=f.get("format"),
             )
             for f in manifest["files"]
         )
@@ -100,7 +104,7 @@ def load_snapshot(batch: str | None = None, root: Path | None = None, verify: bo
         raise SnapshotError(f"{manifest_path} is malformed ({exc!r}); restore it from the source batch.") from exc
     snap = Snapshot(
         batch=root.name, root=root, source_repo=manifest.get("source_repo", ""),
-        license=manifest.get("license", ""), files=files,
+        license=manifest.get("license", ""), files=files, format=str(manifest.get("format", "mdx")),
     )
     if verify:
         for f in files:
