@@ -12,7 +12,8 @@ import pytest
 
 from rag_lib.core.errors import WorkbookError
 from rag_lib.evaluation.metrics import HitAt, NDCGAt, diagnose
-from rag_lib.exchange.beir import read_qrels, write_beir
+from rag_lib.evaluation.your_questions import read_qrels
+from rag_lib.exchange.beir import write_beir
 from rag_lib.exchange.diagnosis import LAYERS, diagnose_run, layer_shares, unranked
 from rag_lib.exchange.trec import RunFileError, read_run, write_run
 from rag_lib.pipeline.workbench import Workbench

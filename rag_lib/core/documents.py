@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -34,6 +35,19 @@ class NormalizedPage:
     markdown: str
     removals: tuple[Removal, ...] = ()
     warnings: tuple[str, ...] = ()
+
+
+def document_slug(relative: str) -> str:
+    """An imported file's page slug: ``guide/setup/index.md`` → ``guide/setup``; characters outside
+    ``[A-Za-z0-9._/-]`` become ``-``."""
+    stem = re.sub(r"\.[A-Za-z0-9]+$", "", relative)
+    stem = stem[: -len("/index")] if stem.endswith("/index") else stem
+    return id_slug(stem)
+
+
+def id_slug(doc_id: str) -> str:
+    """A document id (BEIR's ``_id``) as a page slug: characters outside ``[A-Za-z0-9._/-]`` become ``-``."""
+    return re.sub(r"[^A-Za-z0-9._/-]+", "-", doc_id).strip("-/") or "index"
 
 
 def embed_header(title: str, heading_path: Sequence[str]) -> str:

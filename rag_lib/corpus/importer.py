@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from rag_lib.core.config import SNAPSHOTS_DIR, batch_dir
+from rag_lib.core.config import SNAPSHOTS_DIR, batch_dir, shown_path
 from rag_lib.core.errors import SnapshotError
 from rag_lib.corpus.build import chunked, corpus_stats, write_corpus
 from rag_lib.corpus.importing.pages import all_warnings, document_pages, parse_snapshot, write_report
@@ -33,7 +33,7 @@ class ImportedBatch:
         warned = ", ".join(f"{n} {check}" for check, n in sorted(self.warnings.items())) or "none"
         return (f"imported {self.root.name}: {self.documents} documents → {self.chunks} chunks ({self.embeddable} with "
                 f"body text); parser warnings: {warned} (import_report.json; source beside parsed text: "
-                f"{self.sample})")
+                f"{shown_path(self.sample)})")
 
 
 def import_corpus(source: Path, name: str, spec: SourceSpec, excludes: tuple[str, ...] = DEFAULT_EXCLUDES,

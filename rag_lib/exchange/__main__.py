@@ -22,16 +22,28 @@ if TYPE_CHECKING:
     from rag_lib.pipeline.workbench import Workbench
 
 
-def _workbench(batch: str | None) -> Workbench:
+def _workbench(args: argparse.Namespace) -> Workbench:
+    """The batch's workbench, scored with the questions file when one is given (your corpus, your questions)."""
     from rag_lib.pipeline.workbench import Workbench  # imported when a command runs: --help stays quick
 
-    return Workbench(batch)
+    questions = getattr(args, "questions", None)
+    if questions is None:
+        return Workbench(getattr(args, "batch", None))
+    from rag_lib.corpus.build import load_chunks
+    from rag_lib.evaluation.your_questions import load_questions
+
+    chunks = load_chunks(args.batch)
+    yours = load_questions(Path(questions), chunks)
+    yours.check_language(args.lang)
+    wb = Workbench.over(chunks, yours.benchmark)
+    wb.batch = args.batch
+    return wb
 
 
 def _beir(args: argparse.Namespace) -> str:
     from rag_lib.exchange.beir import write_beir
 
-    wb = _workbench(args.batch)
+    wb = _workbench(args)
     files = write_beir(Path(args.out), wb.chunks, wb.benchmark.questions(), args.lang)
     return (f"wrote {shown_path(files.corpus)}, {shown_path(files.queries)} and {shown_path(files.qrels)} "
             f"({wb.batch or wb.config.batch}, {args.lang}; qrels compiled for this batch's chunking)")
@@ -40,7 +52,7 @@ def _beir(args: argparse.Namespace) -> str:
 def _run(args: argparse.Namespace) -> str:
     from rag_lib.exchange.trec import write_run
 
-    wb = _workbench(args.batch)
+    wb = _workbench(args)
     key = wb.resolve(args.retriever)
     rankings = wb.run(key, wb.benchmark.questions(), args.lang)
     tied = write_run(Path(args.out), rankings, args.tag or key.label.replace(":", "_"), args.depth, args.scores)
@@ -63,7 +75,7 @@ def _answers(args: argparse.Namespace) -> str:
     if run not in runs:
         gates = sorted(name.partition(":")[2] for name in runs if name.startswith(f"{args.lang}:"))
         raise ValueError(f"{args.answerer} has no run {run!r}; its {args.lang} gates are {gates}")
-    wb = _workbench(None)
+    wb = _workbench(args)
     retriever = stored.retriever
 
     export = answer_samples(runs[run].rows, wb.benchmark.questions(), args.lang,
@@ -82,7 +94,7 @@ def _diagnose(args: argparse.Namespace) -> str:
     from rag_lib.exchange.diagnosis import diagnose_run, layer_shares, unranked
     from rag_lib.exchange.trec import read_run
 
-    wb = _workbench(args.batch)
+    wb = _workbench(args)
     run = read_run(Path(args.run))
     k = wb.config.top_k(args.k)
     questions = wb.benchmark.questions()
@@ -128,6 +140,8 @@ def parser() -> argparse.ArgumentParser:
     diagnose.add_argument("--k", type=int, help="the Top-k (default retrieval.top_k)")
     for cmd in (beir, run, diagnose):
         cmd.add_argument("--batch", help="a snapshot batch (default snapshot.batch)")
+        cmd.add_argument("--questions", metavar="FILE", help="your questions file (YAML or JSONL) on --batch, instead "
+                                                             "of the benchmark")
     return p
 
 

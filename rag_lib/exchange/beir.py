@@ -19,8 +19,7 @@ from rag_lib.benchmark.questions import Question
 from rag_lib.core.documents import Chunk
 from rag_lib.core.errors import WorkbookError
 from rag_lib.core.io import write_jsonl, write_text
-
-QRELS_HEADER = "query-id\tcorpus-id\tscore"
+from rag_lib.evaluation.your_questions import QRELS_HEADER
 
 
 @dataclass(frozen=True)
@@ -68,26 +67,3 @@ def write_beir(folder: Path, chunks: Sequence[Chunk], questions: Sequence[Questi
     rows = qrels_rows(questions, {row["_id"] for row in corpus})
     write_text(files.qrels, "\n".join([QRELS_HEADER, *(f"{q}\t{c}\t{s}" for q, c, s in rows)]) + "\n")
     return files
-
-
-def read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """A BEIR qrels TSV (header ``query-id corpus-id score``) as ``{query: {document: relevance}}``.
-
-    Raises
-    ------
-    WorkbookError
-        Naming the file and line: a missing header, a line without three fields, a score that is not an integer.
-    """
-    lines = path.read_text(encoding="utf-8").splitlines()
-    if not lines or lines[0].split("\t") != QRELS_HEADER.split("\t"):
-        raise WorkbookError(f"{path}, line 1: a BEIR qrels file starts with the header {QRELS_HEADER!r}")
-    qrels: dict[str, dict[str, int]] = {}
-    for number, line in enumerate(lines[1:], 2):
-        if not line.strip():
-            continue
-        fields = line.split("\t")
-        if len(fields) != 3 or not fields[2].strip().lstrip("-").isdigit():
-            raise WorkbookError(f"{path}, line {number}: expected query-id, corpus-id and an integer score "
-                                f"separated by tabs: {line[:80]!r}")
-        qrels.setdefault(fields[0], {})[fields[1]] = int(fields[2])
-    return qrels

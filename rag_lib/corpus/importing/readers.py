@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from rag_lib.core.documents import document_slug, id_slug
 from rag_lib.core.errors import SnapshotError
 from rag_lib.corpus.importing.html import html_to_markdown
 
@@ -51,13 +52,6 @@ def format_of(path: Path) -> str | None:
     return "beir" if path.name.endswith("corpus.jsonl") else FORMATS.get(path.suffix.lower())
 
 
-def slug_of(relative: str) -> str:
-    """``guide/setup/index.md`` → ``guide/setup``; characters outside ``[A-Za-z0-9._/-]`` become ``-``."""
-    stem = re.sub(r"\.[A-Za-z0-9]+$", "", relative)
-    stem = stem[: -len("/index")] if stem.endswith("/index") else stem
-    return re.sub(r"[^A-Za-z0-9._/-]+", "-", stem).strip("-/") or "index"
-
-
 def _first_line_title(text: str, fallback: str) -> tuple[str, str]:
     lines = text.strip("\n").splitlines()
     if lines and lines[0].strip() and len(lines[0]) <= 120:
@@ -90,7 +84,7 @@ def read_pdf(data: bytes, fallback: str) -> tuple[str, tuple[str, ...]]:
 def parse_file(data: bytes, relative: str, fmt: str) -> ParsedDocument:
     """Parse one file (not BEIR's ``corpus.jsonl``: :func:`parse_beir`)."""
     fallback = Path(relative).stem.replace("_", " ").replace("-", " ")
-    slug = slug_of(relative)
+    slug = document_slug(relative)
     if fmt == "pdf":
         title, pages = read_pdf(data, fallback)
         return ParsedDocument(relative, slug, fmt, title, "\n\n".join(p for p in pages if p), pages)
@@ -125,4 +119,4 @@ def parse_beir(data: bytes, relative: str) -> Iterator[ParsedDocument]:
             raise SnapshotError(f"{relative}, line {number}: `_id` {doc_id!r} appears twice")
         seen.add(doc_id)
         title = str(row.get("title") or "").strip() or doc_id
-        yield ParsedDocument(f"{relative}#{doc_id}", slug_of(doc_id), "beir", title, str(row.get("text") or ""))
+        yield ParsedDocument(f"{relative}#{doc_id}", id_slug(doc_id), "beir", title, str(row.get("text") or ""))
