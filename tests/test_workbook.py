@@ -1,0 +1,100 @@
+"""A workbook (issue 49, item 4): a named corpus + questions + configurations, checked on load; the generic
+diagnosis on it, stored long and derived when rendered; its runs and inputs kept apart from the casebook's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rag_lib.core.config import RunConfig
+from rag_lib.core.errors import SettingError
+from rag_lib.corpus.importer import import_corpus
+from rag_lib.corpus.importing.stage import SourceSpec
+from rag_lib.pipeline import workbook as workbooks
+from rag_lib.presentation import workbook as view
+
+LIMITS = ("Workers on the free plan get 10 ms of CPU time per request. Paid plans raise the limit to 30 s. "
+          "Requests that exceed it fail with error 1102.")
+SECRETS = "Secrets are encrypted values. Add one with wrangler secret put NAME, then redeploy."
+QUESTIONS = """\
+corpus: tiny
+languages: [en]
+questions:
+  - {id: p01, type: answerable, en: "What is the CPU limit on the free plan?",
+     pieces: [{what: 10 ms, locators: [{page: limits, phrase: "10 ms of CPU time per request"}]}]}
+  - {id: p02, type: answerable, en: "How do I add a secret and what is the paid limit?",
+     pieces: [{what: secret put, locators: [{page: secrets, phrase: "wrangler secret put NAME"}]},
+              {what: 30 s, locators: [{page: limits, phrase: "raise the limit to 30 s"}]}]}
+  - {id: p03, type: unanswerable, en: "How much does a Durable Object cost?"}
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> workbooks.Workbook:
+    monkeypatch.setattr("rag_lib.core.config.SNAPSHOTS_DIR", tmp_path / "snapshots")
+    monkeypatch.setattr(workbooks, "WORKBOOKS_DIR", tmp_path / "workbooks")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "limits.md").write_text(f"# Limits\n\n{LIMITS}\n", encoding="utf-8")
+    (docs / "secrets.md").write_text(f"# Secrets\n\n{SECRETS}\n", encoding="utf-8")
+    import_corpus(docs, "tiny-docs", SourceSpec("tests", "CC0-1.0"), root=tmp_path / "snapshots", quiet=True)
+    folder = tmp_path / "workbooks" / "tiny"
+    folder.mkdir(parents=True)
+    (folder / "questions.yaml").write_text(QUESTIONS, encoding="utf-8")
+    (folder / "workbook.yaml").write_text("title: A tiny corpus\nbatch: tiny-docs\nquestions: questions.yaml\n"
+                                          "languages: [en]\nk: 1\nconfigurations: [bm25]\n", encoding="utf-8")
+    return workbooks.load_workbook("tiny")
+
+
+def test_the_diagnosis_runs_on_any_workbook_and_is_derived_from_long_rows(tiny: workbooks.Workbook) -> None:
+    from rag_lib.experiments.workbook import run_diagnosis
+    from rag_lib.results.workbook import WorkbookDiagnosisResult
+
+    result = run_diagnosis(workbooks.open_workbook(tiny, RunConfig.from_settings()))
+    assert WorkbookDiagnosisResult.from_json(result.to_json()) == result  # stored and read back typed
+    assert (result.corpus.pages, result.questions.questions, result.questions.answerable) == (2, 3, 2)
+    assert {(r.question, tuple(r.ranks)) for r in result.ranks} == {("p01", (1,)), ("p02", (1, 2))}
+    assert {(m.question, m.measure, m.value) for m in result.measurements if m.measure == "hit@1"} == {
+        ("p01", "hit@1", 1.0), ("p02", "hit@1", 1.0)}
+    [summary] = view.summary_rows(result)
+    assert summary["every piece in the Top-1"].startswith("1/2 ") and summary["hit@1"].startswith("2/2 ")
+    assert [(r.stage, r.questions) for r in view.layer_rows(result)] == [
+        ("in_top_k", 1), ("just_outside", 1), ("ranked_deep", 0), ("not_in_corpus", 0)]
+    assert view.findings(result)[0].startswith("English questions on A tiny corpus: bm25 puts every gold piece in the "
+                                               "Top-1 for 1/2 [")
+    report = view.report_markdown(result)
+    assert "| bm25 | en | 1/2 [" in report and "no model (lexical)" in report
+
+
+def test_a_layer_is_its_worst_pieces() -> None:
+    assert [view.layer_of(r, 5) for r in ([5], [1, 6], [10], [11], [1, None], [])] == [
+        "in_top_k", "just_outside", "just_outside", "ranked_deep", "not_in_corpus", "not_in_corpus"]
+
+
+def test_a_bad_workbook_names_its_file_field_and_fix(tiny: workbooks.Workbook) -> None:
+    path = tiny.folder / "workbook.yaml"
+    with pytest.raises(SettingError, match=r"no workbook 'nope' .*the workbooks are \['tiny'\]"):
+        workbooks.load_workbook("nope")
+    path.write_text(path.read_text(encoding="utf-8").replace("k: 1", "k: 0"), encoding="utf-8")
+    with pytest.raises(SettingError, match=r"workbook\.yaml, field 'k': got 0\. Fix: a whole number"):
+        workbooks.load_workbook("tiny")
+    path.write_text(path.read_text(encoding="utf-8").replace("k: 0", "k: 1\ntop_k: 3"), encoding="utf-8")
+    with pytest.raises(SettingError, match=r"field 'top_k': unknown field"):
+        workbooks.load_workbook("tiny")
+
+
+def test_a_workbooks_runs_and_inputs_are_apart_from_the_casebooks() -> None:
+    from rag_lib.results.runs import planned_runs
+    from rag_lib.runner.reproduce import _input_files
+
+    casebook = planned_runs()
+    [generic] = planned_runs(workbook="python-docs")
+    assert "W1_diagnosis" not in {r.name for r in casebook} and generic.name == "W1_diagnosis"
+    assert generic.parameters == {"workbook": "python-docs"}
+    repo = Path(__file__).parent.parent
+    mine = {p.relative_to(repo).as_posix() for p in _input_files()}
+    assert not any(p.startswith(("data/workbooks/", "data/snapshots/python-docs")) for p in mine)
+    theirs = {p.relative_to(repo).as_posix() for p in _input_files(workbooks.load_workbook("python-docs"))}
+    assert "data/workbooks/python-docs/questions.yaml" in theirs
+    assert not any(p.startswith(("data/benchmark/", "data/snapshots/cloudflare")) for p in theirs)
