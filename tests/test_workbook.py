@@ -89,12 +89,45 @@ def test_a_workbooks_runs_and_inputs_are_apart_from_the_casebooks() -> None:
     from rag_lib.runner.reproduce import _input_files
 
     casebook = planned_runs()
-    [generic] = planned_runs(workbook="python-docs")
-    assert "W1_diagnosis" not in {r.name for r in casebook} and generic.name == "W1_diagnosis"
-    assert generic.parameters == {"workbook": "python-docs"}
+    generic = planned_runs(workbook="python-docs")
+    assert not {"W1_diagnosis", "W2_compare"} & {r.name for r in casebook}
+    assert [(r.name, r.parameters) for r in generic] == [("W1_diagnosis", {"workbook": "python-docs"}),
+                                                         ("W2_compare", {"workbook": "python-docs"})]
     repo = Path(__file__).parent.parent
     mine = {p.relative_to(repo).as_posix() for p in _input_files()}
     assert not any(p.startswith(("data/workbooks/", "data/snapshots/python-docs")) for p in mine)
     theirs = {p.relative_to(repo).as_posix() for p in _input_files(workbooks.load_workbook("python-docs"))}
     assert "data/workbooks/python-docs/questions.yaml" in theirs
     assert not any(p.startswith(("data/benchmark/", "data/snapshots/cloudflare")) for p in theirs)
+
+
+def test_newcombes_interval_matches_the_published_example() -> None:
+    """Newcombe (1998), method 10: 56/70 − 48/80 = 0.200, 95% interval 0.0524 to 0.3339."""
+    from rag_lib.presentation.compare import newcombe
+    from rag_lib.results.compare import LayerCount
+
+    diff, low, high = newcombe(LayerCount("a", "x", "en", "in_top_k", 56, 70),
+                               LayerCount("b", "x", "en", "in_top_k", 48, 80), 1.959964)
+    assert (round(diff, 4), round(low, 4), round(high, 4)) == (0.2, 0.0524, 0.3339)
+
+
+def test_two_workbooks_compared_with_adjusted_intervals() -> None:
+    from rag_lib.presentation import compare
+    from rag_lib.results.compare import LayerCount, WorkbookComparisonResult
+
+    def counts(workbook: str, lang: str, top: int, of: int) -> list[LayerCount]:
+        return [LayerCount(workbook, "dense", lang, layer, n, of)
+                for layer, n in zip(view.LAYERS, (top, of - top, 0, 0), strict=True)]
+
+    result = WorkbookComparisonResult(["py", "cf"], {"py": "Python docs", "cf": "Cloudflare docs"}, 5,
+                                      counts("py", "en", 20, 40) + counts("cf", "en", 52, 58)
+                                      + counts("py", "zh", 30, 40) + counts("cf", "zh", 45, 58))
+    rows = {r["language"]: r for r in compare.difference_rows(result)}
+    assert rows["en"]["py − cf"] == "-0.397" and rows["en"]["differs"] and not rows["zh"]["differs"]
+    low, high = (float(x) for x in rows["en"]["adjusted 95% interval"].strip("[]").split(", "))
+    wider = compare.newcombe(result.counts[0], result.counts[4], 1.959964)  # unadjusted: narrower
+    assert low < wider[1] and high > wider[2]
+    found = compare.findings(result)
+    assert found[0].startswith("dense, English questions: every gold piece reaches the Top-5 less often on Python "
+                               "docs (20/40 [") and "Bonferroni over 2 differences" in found[0]
+    assert "about as often (the interval includes 0)" in found[1]

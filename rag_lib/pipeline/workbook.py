@@ -22,7 +22,7 @@ from rag_lib.pipeline.workbench import Workbench
 
 WORKBOOKS_DIR = DATA_DIR / "workbooks"
 BENCHMARK = "benchmark"  # `questions: benchmark`: the workbook's own labelled benchmark
-_KEYS = {"title", "batch", "questions", "languages", "k", "configurations", "corpus"}
+_KEYS = {"title", "batch", "questions", "languages", "k", "configurations", "corpus", "compare_with"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ class Workbook:
     licence: str = ""
     base_url: str | None = None
     deb: DebianSource | None = None
+    compare_with: tuple[str, ...] = ()  # other workbooks whose W1 results W2 sets beside this one's
 
     @property
     def folder(self) -> Path:
@@ -90,12 +91,16 @@ def load_workbook(name: str) -> Workbook:
         raise fail("configurations", f"got {configurations!r}", "a list such as [bm25, dense, hybrid]")
     corpus = raw.get("corpus") or {}
     deb = corpus.get("deb")
+    compare_with = raw.get("compare_with") or []
+    unknown_workbooks = sorted(set(map(str, compare_with)) - set(workbook_names()))
+    if not isinstance(compare_with, list) or unknown_workbooks:
+        raise fail("compare_with", f"got {compare_with!r}", f"a list of other workbooks: {workbook_names()}")
     questions = None if raw["questions"] == BENCHMARK else path.parent / raw["questions"]
     if questions is not None and not questions.is_file():
         raise fail("questions", f"{questions} does not exist", "write the questions file beside workbook.yaml")
     return Workbook(name, raw["title"], raw["batch"], questions, tuple(languages), k, tuple(map(str, configurations)),
                     str(corpus.get("source", "")), str(corpus.get("licence", "")), corpus.get("base_url"),
-                    DebianSource(deb["url"], deb["sha256"], deb["folder"]) if deb else None)
+                    DebianSource(deb["url"], deb["sha256"], deb["folder"]) if deb else None, tuple(compare_with))
 
 
 def ensure_corpus(workbook: Workbook, quiet: bool = False) -> None:

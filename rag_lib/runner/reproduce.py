@@ -49,6 +49,7 @@ from rag_lib.pipeline.workbook import WORKBOOKS_DIR, Workbook, ensure_corpus, lo
 from rag_lib.results.run_times import cache_state, duration, record_run_times
 from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
 from rag_lib.results.store import RESULTS_FILE
+from rag_lib.results.workbook import EXPERIMENT as W1
 from rag_lib.runner.closure import closure, settings_files
 from rag_lib.runner.execution import RUNNING_PREFIX, RUNNING_SUFFIX, execute
 from rag_lib.runner.notebooks import notebook_parameters, notebook_question
@@ -80,6 +81,7 @@ def _input_files(workbook: Workbook | None = None) -> list[Path]:
         batch = SNAPSHOTS_DIR / workbook.batch
         roots = [workbook.folder, batch, REPO_ROOT / "requirements.txt"]
         roots += [BENCHMARK_DIR] if workbook.questions is None else []
+        roots += [RESULTS_DIR / other / W1.name / RESULTS_FILE for other in workbook.compare_with]  # W2 reads them
 
         def keep(p: Path) -> bool:
             return not p.is_relative_to(batch / "raw" / "files")
