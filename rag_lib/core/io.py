@@ -186,6 +186,32 @@ def read_jsonl(path: str | os.PathLike[str]) -> list[Any]:
     return rows
 
 
+def read_utf8(path: str | os.PathLike[str], what: str, error: type[Exception] = DamagedFileError) -> str:
+    """The text of ``path`` (``what`` it is, for the message); not UTF-8, or unreadable, raises ``error`` naming it."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(f"{path} is not UTF-8 text (byte {exc.start}); save the {what} as UTF-8") from exc
+    except OSError as exc:
+        raise error(f"cannot read the {what} {path}: {exc.strerror}") from exc
+
+
+def jsonl_objects(text: str, where: str,
+                  error: type[Exception] = DamagedFileError) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of JSON-lines ``text``; a line that is not a JSON object
+    raises ``error`` naming ``where`` and the line."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise error(f"{where}, line {number}: not JSON ({exc.msg})") from exc
+        if not isinstance(row, dict):
+            raise error(f"{where}, line {number}: a {type(row).__name__}, not an object")
+        yield number, row
+
+
 @contextmanager
 def exclusive_lock(path: str | os.PathLike[str], busy: Callable[[str], Exception]) -> Iterator[None]:
     """Hold an exclusive lock on the file ``path`` (created if need be) for the block, with this pid in it.

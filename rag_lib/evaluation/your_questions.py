@@ -28,7 +28,6 @@ words); a longer one stays document-level (every chunk of the document counts) a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from rag_lib.benchmark.questions import LANGS, Benchmark, Locator, Piece, Questi
 from rag_lib.benchmark.resolve import resolve
 from rag_lib.core.documents import Chunk, id_slug
 from rag_lib.core.errors import BenchmarkError
+from rag_lib.core.io import jsonl_objects, read_utf8
 from rag_lib.evaluation.key_facts import KeyFact, KeyFacts
 
 _TOP_KEYS = {"corpus", "languages", "questions"}
@@ -76,25 +76,9 @@ class YourQuestions:
 
 def _read(path: Path) -> tuple[dict[str, Any], list[tuple[int, Any]]]:
     """The file's header (corpus, languages) and its questions, each with the line it starts on."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise BenchmarkError(f"{path} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from exc
-    except OSError as exc:
-        raise BenchmarkError(f"cannot read the questions file {path}: {exc.strerror}") from exc
+    text = read_utf8(path, "questions file", BenchmarkError)
     if path.suffix == ".jsonl":
-        rows: list[dict[str, Any]] = []
-        for number, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BenchmarkError(f"{path}, line {number}: not JSON ({exc.msg}). Fix: one question object per "
-                                     "line") from exc
-            if not isinstance(row, dict):
-                raise BenchmarkError(f"{path}, line {number}: a {type(row).__name__}, not a question object")
-            rows.append((number, row))
+        rows = list(jsonl_objects(text, str(path), BenchmarkError))
         header = {k: rows[0][1].get(k) for k in ("corpus", "languages")} if rows else {}
         return header, [(n, {k: v for k, v in r.items() if k not in ("corpus", "languages")}) for n, r in rows]
     try:
@@ -228,13 +212,7 @@ def load_beir_questions(queries: Path, qrels: Path, chunks: Sequence[Chunk], lan
         raise BenchmarkError(f"language {lang!r}: use one of {list(LANGS)}")
     texts: dict[str, str] = {}
     lines: dict[str, int] = {}
-    for number, line in enumerate(queries.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BenchmarkError(f"{queries}, line {number}: not JSON ({exc.msg})") from exc
+    for number, row in jsonl_objects(read_utf8(queries, "queries file", BenchmarkError), str(queries), BenchmarkError):
         qid, text = str(row.get("_id") or ""), str(row.get("text") or "").strip()
         if not qid or not text:
             raise BenchmarkError(f"{queries}, line {number}: a query needs `_id` and `text`")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from rag_lib.core.errors import WorkbookError
-from rag_lib.core.io import write_text
+from rag_lib.core.io import read_utf8, write_text
 from rag_lib.retrieval.base import Ranking
 
 
@@ -73,12 +73,7 @@ def read_run(path: Path) -> RunFile:
         Naming the file and line: a line without six fields, a rank or score that is not a number, a
         document listed twice for one query, two run tags in one file, or an empty file.
     """
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RunFileError(f"{path} is not UTF-8 text (byte {exc.start}); a TREC run is plain text.") from exc
-    except OSError as exc:
-        raise RunFileError(f"cannot read the run file {path}: {exc.strerror}") from exc
+    text = read_utf8(path, "run file", RunFileError)
     entries: dict[str, dict[str, tuple[float, int]]] = {}
     tags: set[str] = set()
     for number, line in enumerate(text.splitlines(), 1):

@@ -9,7 +9,6 @@ not UTF-8 is an error naming the file: a snapshot holds text a reader can check 
 from __future__ import annotations
 
 import io
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from rag_lib.core.documents import document_slug, id_slug
 from rag_lib.core.errors import SnapshotError
+from rag_lib.core.io import jsonl_objects
 from rag_lib.corpus.importing.html import html_to_markdown
 
 FORMATS = {".md": "markdown", ".markdown": "markdown", ".mdx": "markdown", ".html": "html", ".htm": "html",
@@ -105,14 +105,8 @@ def parse_beir(data: bytes, relative: str) -> Iterator[ParsedDocument]:
         Naming the line: not JSON, no ``_id``, or an ``_id`` seen before.
     """
     seen: set[str] = set()
-    for number, line in enumerate(decode(data, relative).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise SnapshotError(f"{relative}, line {number}: not JSON ({exc.msg})") from exc
-        doc_id = str(row.get("_id") or "") if isinstance(row, dict) else ""
+    for number, row in jsonl_objects(decode(data, relative), relative, SnapshotError):
+        doc_id = str(row.get("_id") or "")
         if not doc_id:
             raise SnapshotError(f"{relative}, line {number}: no `_id`; every BEIR document needs one")
         if doc_id in seen:
