@@ -131,3 +131,29 @@ def test_two_workbooks_compared_with_adjusted_intervals() -> None:
     assert found[0].startswith("dense, English questions: every gold piece reaches the Top-5 less often on Python "
                                "docs (20/40 [") and "Bonferroni over 2 differences" in found[0]
     assert "about as often (the interval includes 0)" in found[1]
+
+
+def test_a_blind_second_pass_is_compared_with_the_labels(tiny: workbooks.Workbook, tmp_path: Path) -> None:
+    import json
+
+    import yaml
+
+    from rag_lib.evaluation.blind_labels import blind_agreement
+
+    bench = workbooks.open_workbook(tiny, RunConfig.from_settings()).benchmark
+    [limits] = [c for c in bench["p01"].pieces[0]]
+    [secrets] = [c for c in bench["p02"].pieces[0]]
+    folder = tmp_path / "blind_review"
+    folder.mkdir()
+    (folder / "ids.json").write_text(json.dumps({"b1": "p02", "b2": "p01", "b3": "p03"}), encoding="utf-8")
+    (folder / "reader_b.yaml").write_text(yaml.safe_dump({"questions": [
+        {"id": "b1", "type": "answerable", "pieces": [{"what": "secret put", "chunks": [secrets]}]},  # misses C2
+        {"id": "b2", "type": "answerable", "pieces": [{"what": "10 ms", "chunks": [limits]}]},
+        {"id": "b3", "type": "answerable", "pieces": [{"what": "?", "chunks": []}]},  # the labels: unanswerable
+    ]}), encoding="utf-8")
+    agreement = blind_agreement(bench, folder)
+    assert (agreement.questions, agreement.same_type, agreement.both_answerable, agreement.every_piece_found) == (
+        3, 2, 2, 1)
+    assert (agreement.gold_chunks, agreement.gold_chunks_marked) == (3, 2)  # p01: 1, p02: 2 (secrets + limits)
+    assert agreement.disagreements == ["p02: piece C2 not found by the second labeller",
+                                       "p03: unanswerable / answerable"]

@@ -8,6 +8,7 @@ import json
 import math
 
 from rag_lib.core.config import shown_path
+from rag_lib.evaluation.blind_labels import blind_agreement
 from rag_lib.evaluation.metrics import HitAt, NDCGAt, PieceCoverage, piece_ranks
 from rag_lib.pipeline.workbook import OpenWorkbook
 from rag_lib.results.workbook import (
@@ -54,7 +55,9 @@ def run_diagnosis(opened: OpenWorkbook) -> WorkbookDiagnosisResult:
     source = (shown_path(workbook.questions) if workbook.questions
               else "data/benchmark/questions.yaml (the labelled benchmark)")
     coarse = sorted(opened.questions.document_level) if opened.questions else []
+    review = workbook.folder / "blind_review"
+    blind = blind_agreement(wb.benchmark, review) if opened.questions and (review / "reader_b.yaml").is_file() else None
     return WorkbookDiagnosisResult(
         workbook.name, workbook.title, workbook.k, list(workbook.languages), labels, corpus,
         QuestionsProfile(source, len(questions), len(answerable), coarse), ranks, measurements,
-        {label: _model(opened, label) for label in labels})
+        {label: _model(opened, label) for label in labels}, blind)

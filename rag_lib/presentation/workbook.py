@@ -105,8 +105,14 @@ def findings(result: WorkbookDiagnosisResult) -> list[str]:
                    "fail at " + (where or "no layer") + ".")
     coarse = (f"; {len(result.questions.document_level)} questions have document-level gold"
               if result.questions.document_level else "")
+    b = result.blind_review
+    labels = "" if b is None else (
+        f"; a second labeller, blind to these labels, agreed on answerability for "
+        f"{count_text(b.same_type, b.questions)} (kappa {b.kappa if b.kappa is not None else 'undefined'}) and, of "
+        f"the {b.both_answerable} both call answerable, marked a gold chunk of every piece for "
+        f"{count_text(b.every_piece_found, b.both_answerable)}")
     out.append(f"Caveat: {result.questions.answerable} answerable questions ({result.questions.source}), so each "
-               f"share is wide; the embedders are the offline defaults, not the casebook's bge-m3{coarse}.")
+               f"share is wide; the embedders are the offline defaults, not the casebook's bge-m3{coarse}{labels}.")
     return out
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rag_lib.evaluation.blind_labels import BlindAgreement
 from rag_lib.results.runs import Experiment
 from rag_lib.results.store import ExperimentResult
 
@@ -63,6 +64,7 @@ class WorkbookDiagnosisResult(ExperimentResult):
     ranks: list[PieceRanks]
     measurements: list[Measurement]
     models: dict[str, str]  # configuration → the embedder's model, backend and version ("" for BM25)
+    blind_review: BlindAgreement | None  # a second labeller's blind pass over the questions, where there is one
 
 
 EXPERIMENT = Experiment("W1_diagnosis", WorkbookDiagnosisResult, per_workbook=True)
