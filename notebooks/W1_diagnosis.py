@@ -48,12 +48,6 @@ page.setup_line({"workbook": result.workbook, "batch": result.corpus.batch, "k":
                  "questions": result.questions.source})
 
 # %% [markdown]
-# ## Findings
-
-# %%
-page.markdown("\n".join(f"- {line}" for line in view.findings(result)))
-
-# %% [markdown]
 # ## Where each configuration's questions fail
 
 # %%
@@ -67,6 +61,15 @@ display(Table(view.summary_rows(result)))
 page.long_table(view.question_rows(result), report.experiment_dir(EXPERIMENT.name) / "questions.csv", examples=12)
 
 # %% [markdown]
+# ## Pages that crowd the Top-k
+# The pages filling the most Top-k slots over every answerable question, with the import's warnings about them
+# (a table of contents or an index ranks for almost any question); every configuration's five: crowding.csv.
+
+# %%
+page.long_table(view.crowding_rows(result, per=5), report.experiment_dir(EXPERIMENT.name) / "crowding.csv",
+                examples=len(view.crowding_rows(result)))
+
+# %% [markdown]
 # ## The corpus and the models
 
 # %%
@@ -74,5 +77,5 @@ display(Table([result.corpus]), Table([result.questions]),
         Table([{"configuration": view.short(c), "model": m or "no model (lexical)"} for c, m in result.models.items()]))
 
 # %%
-stored = report.write_experiment(EXPERIMENT.name, result, view.report_markdown)
+stored = report.write_experiment(EXPERIMENT.name, result, view.report_markdown, findings=view.findings)
 page.closing(stored, {"workbook": {"name": result.workbook, "title": result.title, "languages": result.languages}})

@@ -44,12 +44,6 @@ result = run_comparison(workbook, load_workbook(workbook).compare_with)
 page.setup_line({"workbooks": ", ".join(result.workbooks), "k": result.k})
 
 # %% [markdown]
-# ## Findings
-
-# %%
-page.markdown("\n".join(f"- {line}" for line in view.findings(result)))
-
-# %% [markdown]
 # ## Layer shares, workbook by workbook
 
 # %%
@@ -57,5 +51,5 @@ page.show_figure(view.layers_figure(result, report.experiment_dir(EXPERIMENT.nam
 display(Table(view.difference_rows(result)))
 
 # %%
-stored = report.write_experiment(EXPERIMENT.name, result, view.report_markdown)
+stored = report.write_experiment(EXPERIMENT.name, result, view.report_markdown, findings=view.findings)
 page.closing(stored, {"workbooks": result.titles})

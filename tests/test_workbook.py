@@ -65,6 +65,9 @@ def test_the_diagnosis_runs_on_any_workbook_and_is_derived_from_long_rows(tiny: 
                                                "Top-1 for 1/2 [")
     report = view.report_markdown(result)
     assert "| bm25 | en | 1/2 [" in report and "no model (lexical)" in report
+    # k = 1 over 2 questions: p01 ranks the limits page first, p02 the secrets page
+    assert sorted((c.page, c.slots, c.of) for c in result.crowding) == [("limits", 1, 2), ("secrets", 1, 2)]
+    assert [r["place"] for r in view.crowding_rows(result, per=5)] == [1, 2]
 
 
 def test_a_layer_is_its_worst_pieces() -> None:
@@ -130,7 +133,8 @@ def test_two_workbooks_compared_with_adjusted_intervals() -> None:
     found = compare.findings(result)
     assert found[0].startswith("dense, English questions: every gold piece reaches the Top-5 less often on Python "
                                "docs (20/40 [") and "Bonferroni over 2 differences" in found[0]
-    assert "about as often (the interval includes 0)" in found[1]
+    assert "about as often (the interval includes 0) on Python docs (30/40 [" in found[1]
+    assert " as on Cloudflare docs (45/58 [" in found[1]
 
 
 def test_a_blind_second_pass_is_compared_with_the_labels(tiny: workbooks.Workbook, tmp_path: Path) -> None:

@@ -6,25 +6,38 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 
-from rag_lib.core.config import shown_path
+from rag_lib.core.config import batch_dir, shown_path
+from rag_lib.corpus.build import load_pages
 from rag_lib.evaluation.blind_labels import blind_agreement
 from rag_lib.evaluation.metrics import HitAt, NDCGAt, PieceCoverage, piece_ranks
 from rag_lib.pipeline.workbook import OpenWorkbook
 from rag_lib.results.workbook import (
     CorpusProfile,
     Measurement,
+    PageSlots,
     PieceRanks,
     QuestionsProfile,
     WorkbookDiagnosisResult,
 )
 
+CROWDING = 5  # pages kept per configuration and language, those filling the most Top-k slots
 
-def _parser_warnings(opened: OpenWorkbook) -> dict[str, int]:
-    from rag_lib.core.config import batch_dir
 
+def _import_report(opened: OpenWorkbook) -> dict:
     report = batch_dir(opened.workbook.batch) / "import_report.json"
-    return json.loads(report.read_text(encoding="utf-8"))["warnings_by_check"] if report.is_file() else {}
+    return json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
+
+
+def _page_warnings(opened: OpenWorkbook) -> dict[str, list[str]]:
+    """Page slug → the checks the import warned about for its source file."""
+    by_source: dict[str, list[str]] = {}
+    for w in _import_report(opened).get("warnings", []):
+        by_source.setdefault(w["document"], []).append(w["check"])
+    if not by_source:
+        return {}
+    return {page.slug: sorted(set(by_source.get(page.path, []))) for page in load_pages(opened.workbook.batch)}
 
 
 def _model(opened: OpenWorkbook, configuration: str) -> str:
@@ -40,9 +53,14 @@ def run_diagnosis(opened: OpenWorkbook) -> WorkbookDiagnosisResult:
     labels = [wb.resolve(c).label for c in workbook.configurations]
     ranks: list[PieceRanks] = []
     measurements: list[Measurement] = []
+    crowding: list[PageSlots] = []
+    warned = _page_warnings(opened)
     for label in labels:
         for lang in workbook.languages:
             rankings = wb.run(label, answerable, lang)
+            slots = Counter(wb.by_id[cid].page for r in rankings.values() for cid in r.ids[:workbook.k])
+            crowding += [PageSlots(label, lang, page, n, workbook.k * len(answerable), warned.get(page, []))
+                         for page, n in slots.most_common(CROWDING)]
             table = wb.evaluate(rankings, measures)
             for q in answerable:
                 ranks.append(PieceRanks(label, lang, q.id, piece_ranks(q.pieces, rankings[q.id])))
@@ -51,7 +69,7 @@ def run_diagnosis(opened: OpenWorkbook) -> WorkbookDiagnosisResult:
     pages = {c.page for c in wb.chunks}
     corpus = CorpusProfile(workbook.batch, workbook.source or "committed snapshot",
                            workbook.licence or "see its README", len(pages), len(wb.chunks), len(wb.embeddable),
-                           _parser_warnings(opened))
+                           _import_report(opened).get("warnings_by_check", {}))
     source = (shown_path(workbook.questions) if workbook.questions
               else "data/benchmark/questions.yaml (the labelled benchmark)")
     coarse = sorted(opened.questions.document_level) if opened.questions else []
@@ -59,5 +77,5 @@ def run_diagnosis(opened: OpenWorkbook) -> WorkbookDiagnosisResult:
     blind = blind_agreement(wb.benchmark, review) if opened.questions and (review / "reader_b.yaml").is_file() else None
     return WorkbookDiagnosisResult(
         workbook.name, workbook.title, workbook.k, list(workbook.languages), labels, corpus,
-        QuestionsProfile(source, len(questions), len(answerable), coarse), ranks, measurements,
+        QuestionsProfile(source, len(questions), len(answerable), coarse), ranks, measurements, crowding,
         {label: _model(opened, label) for label in labels}, blind)

@@ -65,12 +65,13 @@ def findings(result: WorkbookComparisonResult) -> list[str]:
     out = []
     for row in rows:
         other = next(k for k in row if k in result.workbooks and k != this)
-        verdict = "more often" if row["differs"] and not row[f"{this} − {other}"].startswith("-") else \
-            "less often" if row["differs"] else "about as often (the interval includes 0)"
+        lower = row[f"{this} − {other}"].startswith("-")
+        verdict = ("about as often (the interval includes 0) on {a} as on {b}" if not row["differs"] else
+                   ("less" if lower else "more") + " often on {a} than on {b}")
+        shown = verdict.format(a=f"{result.titles[this]} ({row[this]})", b=f"{result.titles[other]} ({row[other]})")
         out.append(f"{row['configuration']}, {LANGUAGE[row['language']]} questions: every gold piece reaches the "
-                   f"Top-{result.k} {verdict} on {result.titles[this]} ({row[this]}) than on {result.titles[other]} "
-                   f"({row[other]}): {row[f'{this} − {other}']} {row['adjusted 95% interval']} (Newcombe, Bonferroni "
-                   f"over {len(rows)} differences).")
+                   f"Top-{result.k} {shown}: {row[f'{this} − {other}']} {row['adjusted 95% interval']} (Newcombe, "
+                   f"Bonferroni over {len(rows)} differences).")
     out.append("Caveat: different corpora, questions and labellers, so a difference says where failures are more "
                "common, not why; each workbook has a few dozen answerable questions, so the intervals are wide.")
     return out

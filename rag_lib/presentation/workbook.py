@@ -89,6 +89,20 @@ def question_rows(result: WorkbookDiagnosisResult) -> list[dict[str, Any]]:
     return out
 
 
+def crowding_rows(result: WorkbookDiagnosisResult, per: int = 1) -> list[dict[str, Any]]:
+    """The ``per`` pages filling the most Top-k slots, per configuration and language, with the import's warnings;
+    each configuration's and language's first page first, then their second, …"""
+    seen: Counter[tuple[str, str]] = Counter()
+    rows = []
+    for c in result.crowding:
+        seen[(c.configuration, c.language)] += 1
+        if seen[(c.configuration, c.language)] <= per:
+            rows.append({"place": seen[(c.configuration, c.language)], "configuration": short(c.configuration),
+                         "language": c.language, "page": c.page, f"Top-{result.k} slots": count_text(c.slots, c.of),
+                         "import warnings": ", ".join(c.warnings) or "none"})
+    return sorted(rows, key=lambda row: row["place"])
+
+
 def findings(result: WorkbookDiagnosisResult) -> list[str]:
     """The measured statements a reader needs first: per language, the configuration that puts every piece in the
     Top-k most often, and where the others' questions fail; then the caveat."""
@@ -103,6 +117,12 @@ def findings(result: WorkbookDiagnosisResult) -> list[str]:
         out.append(f"{LANGUAGE[lang]} questions on {result.title}: {short(best)} puts every gold piece in the "
                    f"Top-{result.k} for {count_text(c[LAYERS[0]], n)} answerable questions (Wilson 95%); the others "
                    "fail at " + (where or "no layer") + ".")
+    if result.crowding:
+        worst = max(result.crowding, key=lambda c: c.slots / c.of)
+        flagged = f"; the import flagged it ({', '.join(worst.warnings)})" if worst.warnings else ""
+        out.append(f"One page crowds the Top-{result.k}: under {short(worst.configuration)} "
+                   f"({LANGUAGE[worst.language]}), `{worst.page}` fills {count_text(worst.slots, worst.of)} of the "
+                   f"Top-{result.k} slots over the answerable questions{flagged}.")
     coarse = (f"; {len(result.questions.document_level)} questions have document-level gold"
               if result.questions.document_level else "")
     b = result.blind_review
@@ -129,6 +149,7 @@ def report_markdown(result: WorkbookDiagnosisResult) -> str:
     lines = [f"# W1 · Where retrieval fails: {result.title}", "", "## Findings", ""]
     lines += [f"- {line}" for line in findings(result)]
     lines += ["", "## Per configuration and language", "", Table(summary_rows(result)).to_markdown(), "",
+              f"## The page filling the most Top-{result.k} slots", "", Table(crowding_rows(result)).to_markdown(), "",
               "## Models", ""]
     lines += [f"- {short(c)}: {model or 'no model (lexical)'}" for c, model in result.models.items()]
     return "\n".join(lines) + "\n"

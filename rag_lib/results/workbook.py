@@ -53,6 +53,19 @@ class Measurement:
 
 
 @dataclass(frozen=True)
+class PageSlots:
+    """How many of the Top-k slots over every answerable question one page fills, under one configuration and
+    language (the pages filling the most, per configuration and language)."""
+
+    configuration: str
+    language: str
+    page: str
+    slots: int
+    of: int  # k × the answerable questions
+    warnings: list[str]  # the import's parser warnings about the page (checks), if any
+
+
+@dataclass(frozen=True)
 class WorkbookDiagnosisResult(ExperimentResult):
     workbook: str
     title: str
@@ -63,6 +76,7 @@ class WorkbookDiagnosisResult(ExperimentResult):
     questions: QuestionsProfile
     ranks: list[PieceRanks]
     measurements: list[Measurement]
+    crowding: list[PageSlots]
     models: dict[str, str]  # configuration → the embedder's model, backend and version ("" for BM25)
     blind_review: BlindAgreement | None  # a second labeller's blind pass over the questions, where there is one
 

@@ -12,7 +12,9 @@ Each check is a plain measurement with a threshold, so a warning says what was s
 * ``glued_words``: long runs of lower-case letters after one capital or none, outside code, as when a PDF's
   word spacing is lost (``Queryinstalledpackages``; identifiers such as ``ParseTupleAndKeywords`` are not);
 * ``page_furniture``: a line repeated on most pages of a PDF (running head, footer), or a page number alone
-  on its line; across documents, a line repeated in most of them (navigation or a footer left in the text).
+  on its line; across documents, a line repeated in most of them (navigation or a footer left in the text);
+* ``list_page``: a page that is mostly a list (a table of contents, an index, a list of modules or symbols):
+  its many names make it rank high for almost any question, and it pushes the evidence out of the Top-k.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ MIN_LINES = 20
 GLUED_RUN = 20  # letters without a space
 GLUED_SHARE = 0.02  # of a document's words
 REPEATED_SHARE = 0.5  # of pages (at least 3) or documents (at least 5)
+LIST_SHARE = 0.7  # of a page's lines that are list items or table rows (with at least LIST_LINES lines)
+LIST_LINES = 30
+HUGE_ROW = 2000  # characters in one table row
 _COLUMN_GAPS = re.compile(r"\S(?: {2,}|\t)\S")
 _PAGE_NUMBER = re.compile(r"^\s*(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?\s*$", re.I)
 _GLUED = re.compile(rf"(?<![\w`])[A-Z]?[a-z]{{{GLUED_RUN - 1},}}(?![\w`])")
@@ -70,6 +75,10 @@ def document_warnings(doc: ParsedDocument) -> list[ParseWarning]:
         warn("empty", f"{chars} characters of text")
     if doc.merged_tables:
         warn("flattened_table", f"{doc.merged_tables} of {doc.tables} tables have merged cells, read cell by cell")
+    huge = [line for line in doc.markdown.splitlines() if line.lstrip().startswith("|") and len(line) > HUGE_ROW]
+    if huge:
+        warn("flattened_table", f"{len(huge)} table rows are longer than {HUGE_ROW:,} characters (the longest "
+                                f"{max(map(len, huge)):,}): a list or an index flattened into table cells")
     lines = _prose_lines(doc.markdown)
     extracted = [line for line in lines if not _LIST_ITEM.match(line)] if doc.format in ("pdf", "text") else []
     columned = [line for line in extracted if len(_COLUMN_GAPS.findall(line)) >= 2]
@@ -94,6 +103,11 @@ def document_warnings(doc: ParsedDocument) -> list[ParseWarning]:
         if repeated:
             warn("page_furniture", f"{len(repeated)} lines repeat on most of its {len(doc.pages)} pages (running "
                                    f"head or footer), e.g. {repeated[0][:60]!r}")
+    items = [line for line in doc.markdown.splitlines() if _LIST_ITEM.match(line) or line.lstrip().startswith("|")]
+    text_lines = [line for line in doc.markdown.splitlines() if line.strip()]
+    if len(text_lines) >= LIST_LINES and len(items) / len(text_lines) >= LIST_SHARE:
+        warn("list_page", f"{len(items)} of {len(text_lines)} lines are list items or table rows: a table of contents "
+                          "or an index ranks for almost any question and crowds evidence out of the Top-k")
     numbers = sum(bool(_PAGE_NUMBER.match(line)) for line in lines)
     if doc.pages and numbers >= max(2, len(doc.pages) // 2):
         warn("page_furniture", f"{numbers} lines hold only a page number")
