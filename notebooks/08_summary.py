@@ -227,5 +227,5 @@ stored = report.write_experiment(
     layout={"what_helps_columns": what_helps_columns, "benchmark_columns": benchmark_columns,
             "pooled_columns": pooled_columns},
 )
-report.write_headline(side_by_side_table(stored["side_by_side"][stored["languages"][0]], stored["evidence_k"]))
+report.write_headline(side_by_side_table(stored["side_by_side"][stored["languages"][0]], stored["evidence_k"]), NAME)
 page.closing(stored, {"inputs": {"languages": languages, "inputs missing": summary.missing_inputs or "none"}})

@@ -21,7 +21,6 @@ from rag_lib import __version__
 from rag_lib.core.config import results_dir
 from rag_lib.core.io import write_json, write_text
 from rag_lib.presentation.tables import table
-from rag_lib.results.summary import EXPERIMENT as SUMMARY
 
 if TYPE_CHECKING:
     from rag_lib.results.store import ExperimentResult
@@ -187,10 +186,10 @@ def bullets(lines: Sequence[str]) -> str:
     return "\n".join(f"- {line}" for line in lines) if lines else "_(none)_"
 
 
-def write_headline(table: str) -> Path:
+def write_headline(table: str, run: str) -> Path:
     """``results/08_summary/headline.md``: the table the results index and the README show, rendered from 08's
     stored rows (:func:`rag_lib.presentation.side_by_side.side_by_side_table`)."""
-    target = experiment_dir(SUMMARY.name) / "headline.md"
+    target = experiment_dir(run) / "headline.md"
     write_text(target, table.rstrip() + "\n")
     return target
 
