@@ -67,8 +67,7 @@ pin-vectors: $(STAMP)
 ## WORKBOOK=NAME runs the generic notebooks (notebooks/W*.py) on data/workbooks/NAME into results/NAME/ instead,
 ## fetching and importing its corpus first when it is not there (a pinned Debian package for python-docs).
 reproduce: $(STAMP)
-	$(PY) -m rag_lib.runner.reproduce $(RUNS) $(if $(filter-out 0,$(strip $(FORCE))),--force) \
-	  $(if $(WORKBOOK),--workbook $(WORKBOOK))
+	$(PY) -m rag_lib.runner.reproduce $(RUNS) $(if $(filter-out 0,$(strip $(FORCE))),--force) $(if $(WORKBOOK),--workbook $(WORKBOOK))
 
 ## All tests: unit, property, notebook regression (nbval) and lint.
 test: $(STAMP)

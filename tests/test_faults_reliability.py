@@ -711,7 +711,7 @@ def test_corpus_build_outside_data_snapshots_writes_nothing(tmp_path: Path) -> N
 @pytest.mark.parametrize(("variables", "expected"), [
     ([], ""), (["FORCE=0"], ""), (["FORCE="], ""), (["FORCE= 0 "], ""), (["FORCE=1"], "--force"),
     (["FORCE=yes"], "--force"), (["RUNS=00_corpus 02_q5_success"], "00_corpus 02_q5_success"),
-    (["RUNS=00_corpus", "FORCE=1"], "00_corpus --force"),
+    (["RUNS=00_corpus", "FORCE=1"], "00_corpus --force"), (["WORKBOOK=python-docs"], "--workbook python-docs"),
 ])
 def test_make_reproduce_force_and_runs(variables: list[str], expected: str) -> None:  # 28.9
     done = subprocess.run(["make", "-n", "-o", ".venv/.installed", "reproduce", *variables], capture_output=True,
