@@ -79,7 +79,7 @@ def test_each_notebook_line_says_what_the_runs_to_come_took_last_time(
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path / "cache"))
     runs = [NotebookRun("00_a", "00_corpus"), NotebookRun("01_b", "00_corpus"), NotebookRun("02_c", "00_corpus")]
-    monkeypatch.setattr(reproduce, "planned_runs", lambda: runs)
+    monkeypatch.setattr(reproduce, "planned_runs", lambda **_: runs)
     def execute(run: NotebookRun, out_dir: Path, timeout: int) -> None:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / f"{run.name}.ipynb").write_text("{}")

@@ -53,7 +53,7 @@ def test_a_misspelt_parameter_stops_reproduce_before_any_notebook_runs(
 
     monkeypatch.setenv("RAG_RESULTS_DIR", str(tmp_path))
     monkeypatch.setenv("RAG_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(reproduce, "planned_runs", lambda: [
+    monkeypatch.setattr(reproduce, "planned_runs", lambda **_: [
         NotebookRun("08_summary", "08_summary"), NotebookRun("09_explore", "09_explore", {"lang_": "en"})])
     executed: list[str] = []
     monkeypatch.setattr(reproduce, "execute", lambda run, out_dir, timeout: executed.append(run.name))

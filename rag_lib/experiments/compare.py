@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from rag_lib.core.config import RESULTS_DIR
 from rag_lib.presentation.workbook import LAYERS, layer_counts, short
+from rag_lib.results.compare import EXPERIMENT as W2
 from rag_lib.results.compare import LayerCount, WorkbookComparisonResult
 from rag_lib.results.workbook import EXPERIMENT as W1
 from rag_lib.results.workbook import WorkbookDiagnosisResult
@@ -14,9 +15,9 @@ from rag_lib.results.workbook import WorkbookDiagnosisResult
 
 def run_comparison(workbook: str, others: Sequence[str]) -> WorkbookComparisonResult:
     """Each workbook's W1 layer counts: this one's from this run's results, the others' from ``results/<other>/``."""
-    diagnoses = [WorkbookDiagnosisResult.read(W1.name, needed_by="W2_compare")]
+    diagnoses = [WorkbookDiagnosisResult.read(W1.name, needed_by=W2.name)]
     diagnoses += [WorkbookDiagnosisResult.read(W1.name, RESULTS_DIR / other,
-                                               needed_by=f"W2_compare (run `make reproduce WORKBOOK={other}`)")
+                                               needed_by=f"{W2.name} (run `make reproduce WORKBOOK={other}`)")
                   for other in others]
     counts = []
     for d in diagnoses:
