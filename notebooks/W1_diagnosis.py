@@ -55,6 +55,15 @@ page.show_figure(view.layer_figure(result, report.experiment_dir(EXPERIMENT.name
 display(Table(view.summary_rows(result)))
 
 # %% [markdown]
+# ## How deep retrieval must read to hold every piece
+# The share of answerable questions whose every gold piece is within the Top-x, as x grows (the Top-k curve of
+# notebook 04, per configuration): how much a larger k would buy, and where it stops buying.
+
+# %%
+page.show_figure(view.topk_figure(result, report.experiment_dir(EXPERIMENT.name) / "topk.png"))
+display(Table(view.topk_rows(result)))
+
+# %% [markdown]
 # ## Every question's layer (the worst piece's rank decides)
 
 # %%

@@ -65,6 +65,8 @@ def test_the_diagnosis_runs_on_any_workbook_and_is_derived_from_long_rows(tiny: 
                                                "Top-1 for 1/2 [")
     report = view.report_markdown(result)
     assert "| bm25 | en | 1/2 [" in report and "no model (lexical)" in report
+    [depth] = view.topk_rows(result, ks=(1, 2))  # p01 complete at 1, p02 at 2
+    assert depth["Top-1"].startswith("1/2 ") and depth["Top-2"].startswith("2/2 ")
     # k = 1 over 2 questions: p01 ranks the limits page first, p02 the secrets page
     assert sorted((c.page, c.slots, c.of) for c in result.crowding) == [("limits", 1, 2), ("secrets", 1, 2)]
     assert [r["place"] for r in view.crowding_rows(result, per=5)] == [1, 2]

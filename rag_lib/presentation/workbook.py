@@ -17,6 +17,7 @@ from typing import Any
 from rag_lib.evaluation.metrics import Layer
 from rag_lib.evaluation.stats import count_text
 from rag_lib.presentation.figures.gates import where_it_failed
+from rag_lib.presentation.figures.ranks import worst_rank_cdf
 from rag_lib.results.local_llm_choice import FailureRow
 from rag_lib.results.workbook import PieceRanks, WorkbookDiagnosisResult
 
@@ -26,9 +27,9 @@ LANGUAGE = {"zh": "Chinese", "en": "English"}
 
 
 def layer_of(ranks: Sequence[int | None], k: int) -> str:
-    if not ranks or any(r is None for r in ranks):
+    worst = worst_rank(ranks)
+    if worst is None:
         return Layer.NOT_IN_CORPUS.value
-    worst = max(r for r in ranks if r is not None)
     return (Layer.IN_TOP_K if worst <= k else Layer.JUST_OUTSIDE if worst <= 2 * k else Layer.RANKED_DEEP).value
 
 
@@ -63,6 +64,32 @@ def summary_rows(result: WorkbookDiagnosisResult) -> list[dict[str, Any]]:
                 f"coverage@{result.k} (mean)": mean(values[(configuration, lang, f'coverage@{result.k}')]),
                 "nDCG@10 (mean)": mean(values[(configuration, lang, "ndcg@10")])})
     return rows
+
+
+def worst_rank(ranks: Sequence[int | None]) -> int | None:
+    """The rank by which every piece has been read (``None``: a piece no ranked chunk holds)."""
+    return None if not ranks or any(r is None for r in ranks) else max(r for r in ranks if r is not None)
+
+
+def topk_rows(result: WorkbookDiagnosisResult, ks: Sequence[int] = (1, 3, 5, 10, 20)) -> list[dict[str, Any]]:
+    """How deep each configuration must read: the answerable questions with every piece in the Top-x, for each x."""
+    rows = []
+    for configuration in result.configurations:
+        for lang in result.languages:
+            worst = [worst_rank(r.ranks) for r in result.ranks
+                     if (r.configuration, r.language) == (configuration, lang)]
+            rows.append({"configuration": short(configuration), "language": lang,
+                         **{f"Top-{x}": count_text(sum(w is not None and w <= x for w in worst), len(worst))
+                            for x in ks}})
+    return rows
+
+
+def topk_figure(result: WorkbookDiagnosisResult, path: Path) -> Path:
+    worst = {f"{short(r.configuration)} [{r.language}]": {} for r in result.ranks}
+    for r in result.ranks:
+        worst[f"{short(r.configuration)} [{r.language}]"][r.question] = worst_rank(r.ranks)
+    return worst_rank_cdf(worst, path, cuts=(result.k, 2 * result.k),
+                          title=f"How deep retrieval must read to hold every piece: {result.title}")
 
 
 def layer_rows(result: WorkbookDiagnosisResult) -> list[FailureRow]:
@@ -149,6 +176,7 @@ def report_markdown(result: WorkbookDiagnosisResult) -> str:
     lines = [f"# W1 · Where retrieval fails: {result.title}", "", "## Findings", ""]
     lines += [f"- {line}" for line in findings(result)]
     lines += ["", "## Per configuration and language", "", Table(summary_rows(result)).to_markdown(), "",
+              "## How deep retrieval must read to hold every piece", "", Table(topk_rows(result)).to_markdown(), "",
               f"## The page filling the most Top-{result.k} slots", "", Table(crowding_rows(result)).to_markdown(), "",
               "## Models", ""]
     lines += [f"- {short(c)}: {model or 'no model (lexical)'}" for c, model in result.models.items()]
