@@ -60,6 +60,14 @@ class Diagnosis:
     k: int
 
 
+def layer_of(worst: int | None, k: int) -> Layer:
+    """The layer of a question whose worst piece first ranks at ``worst`` (``None``: a piece no ranked chunk
+    holds). Boundaries: rank k is ``in_top_k``; k+1 and 2k are ``just_outside``; 2k+1 is ``ranked_deep``."""
+    if worst is None:
+        return Layer.NOT_IN_CORPUS
+    return Layer.IN_TOP_K if worst <= k else Layer.JUST_OUTSIDE if worst <= 2 * k else Layer.RANKED_DEEP
+
+
 def diagnose(pieces: Pieces, ranking: Ranking, k: int) -> Diagnosis:
     """Classify one question by the rank of its *worst* piece.
 
@@ -70,16 +78,8 @@ def diagnose(pieces: Pieces, ranking: Ranking, k: int) -> Diagnosis:
     if k < 1:
         raise ValueError(f"diagnose needs k >= 1, got {k}")
     ranks = tuple(piece_ranks(pieces, ranking))
-    if not ranks or any(r is None for r in ranks):
-        return Diagnosis(Layer.NOT_IN_CORPUS, ranks, None, k)
-    worst = max(r for r in ranks if r is not None)
-    if worst <= k:
-        layer = Layer.IN_TOP_K
-    elif worst <= 2 * k:
-        layer = Layer.JUST_OUTSIDE
-    else:
-        layer = Layer.RANKED_DEEP
-    return Diagnosis(layer, ranks, worst, k)
+    worst = None if not ranks or any(r is None for r in ranks) else max(r for r in ranks if r is not None)
+    return Diagnosis(layer_of(worst, k), ranks, worst, k)
 
 
 class Measure(ABC):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from rag_lib.benchmark.questions import Question
 from rag_lib.core.errors import WorkbookError
-from rag_lib.evaluation.metrics import Layer
+from rag_lib.evaluation.metrics import Layer, layer_of
 from rag_lib.evaluation.stats import wilson
 from rag_lib.exchange.trec import RunFile
 
@@ -74,12 +74,10 @@ def diagnose_run(run: RunFile, questions: Sequence[Question], k: int,
         depth = len(run.ranked[q.id])
         if not q.pieces or any(not piece for piece in q.pieces):
             layer = Layer.NOT_IN_CORPUS.value
-        elif any(r is None for r in ranks):
+        elif any(r is None for r in ranks):  # ranked below the run's depth: deep when that reaches past 2k
             layer = Layer.RANKED_DEEP.value if depth > 2 * k else BEYOND_DEPTH
         else:
-            worst = max(r for r in ranks if r is not None)
-            layer = (Layer.IN_TOP_K if worst <= k else Layer.JUST_OUTSIDE if worst <= 2 * k
-                     else Layer.RANKED_DEEP).value
+            layer = layer_of(max(r for r in ranks if r is not None), k).value
         out.append(QuestionLayer(q.id, layer, ranks))
     return out
 

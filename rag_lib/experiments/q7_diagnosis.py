@@ -15,6 +15,7 @@ from rag_lib.benchmark import Q7_PHRASINGS, Question
 from rag_lib.core.casebook import published
 from rag_lib.evaluation import Layer, diagnose, piece_ranks
 from rag_lib.evaluation.margins import margin_to_cut, median_gap
+from rag_lib.evaluation.metrics import layer_of
 from rag_lib.pipeline.workbench import Workbench
 from rag_lib.presentation.figures import piece_ranks_of
 from rag_lib.results.provenance import retriever_provenance
@@ -24,11 +25,7 @@ from rag_lib.retrieval import Ranking
 
 def piece_layer(rank: int | None, k: int) -> str:
     """Where one piece stands: ``in_top_k``, ``just_outside`` (≤ 2k), ``ranked_deep`` or ``not_in_corpus``."""
-    if rank is None:
-        return str(Layer.NOT_IN_CORPUS)
-    if rank <= k:
-        return str(Layer.IN_TOP_K)
-    return str(Layer.JUST_OUTSIDE) if rank <= 2 * k else str(Layer.RANKED_DEEP)
+    return str(layer_of(rank, k))  # one piece is its own worst
 
 
 def top_rows(question: Question, ranking: Ranking, wb: Workbench, n: int = 10) -> list[TopChunk]:

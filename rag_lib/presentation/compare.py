@@ -15,9 +15,10 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
+from rag_lib.core.text import LANGUAGE_NAMES
 from rag_lib.evaluation.stats import count_text, signed_text, wilson
 from rag_lib.presentation.figures.gates import where_it_failed
-from rag_lib.presentation.workbook import LANGUAGE, LAYER_COLOURS, LAYERS
+from rag_lib.presentation.workbook import LAYER_COLOURS, LAYERS
 from rag_lib.results.compare import LayerCount, WorkbookComparisonResult
 from rag_lib.results.local_llm_choice import FailureRow
 
@@ -69,7 +70,7 @@ def findings(result: WorkbookComparisonResult) -> list[str]:
         verdict = ("about as often (the interval includes 0) on {a} as on {b}" if not row["differs"] else
                    ("less" if lower else "more") + " often on {a} than on {b}")
         shown = verdict.format(a=f"{result.titles[this]} ({row[this]})", b=f"{result.titles[other]} ({row[other]})")
-        out.append(f"{row['configuration']}, {LANGUAGE[row['language']]} questions: every gold piece reaches the "
+        out.append(f"{row['configuration']}, {LANGUAGE_NAMES[row['language']]} questions: every gold piece reaches the "
                    f"Top-{result.k} {shown}: {row[f'{this} − {other}']} {row['adjusted 95% interval']} (Newcombe, "
                    f"Bonferroni over {len(rows)} differences).")
     out.append("Caveat: different corpora, questions and labellers, so a difference says where failures are more "

@@ -14,7 +14,9 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from rag_lib.core.text import LANGUAGE_NAMES
 from rag_lib.evaluation.metrics import Layer
+from rag_lib.evaluation.metrics import layer_of as metric_layer
 from rag_lib.evaluation.stats import count_text
 from rag_lib.presentation.figures.gates import where_it_failed
 from rag_lib.presentation.figures.ranks import worst_rank_cdf
@@ -23,14 +25,10 @@ from rag_lib.results.workbook import PieceRanks, WorkbookDiagnosisResult
 
 LAYERS = (Layer.IN_TOP_K.value, Layer.JUST_OUTSIDE.value, Layer.RANKED_DEEP.value, Layer.NOT_IN_CORPUS.value)
 LAYER_COLOURS = ("#009E73", "#E69F00", "#D55E00", "#888888")
-LANGUAGE = {"zh": "Chinese", "en": "English"}
 
 
 def layer_of(ranks: Sequence[int | None], k: int) -> str:
-    worst = worst_rank(ranks)
-    if worst is None:
-        return Layer.NOT_IN_CORPUS.value
-    return (Layer.IN_TOP_K if worst <= k else Layer.JUST_OUTSIDE if worst <= 2 * k else Layer.RANKED_DEEP).value
+    return metric_layer(worst_rank(ranks), k).value
 
 
 def short(configuration: str) -> str:
@@ -141,15 +139,15 @@ def findings(result: WorkbookDiagnosisResult) -> list[str]:
         n = sum(c.values())
         failing = {layer: c[layer] for layer in LAYERS[1:] if c[layer]}
         where = "; ".join(f"{layer} {count_text(k, n)}" for layer, k in failing.items())
-        out.append(f"{LANGUAGE[lang]} questions on {result.title}: {short(best)} puts every gold piece in the "
+        out.append(f"{LANGUAGE_NAMES[lang]} questions on {result.title}: {short(best)} puts every gold piece in the "
                    f"Top-{result.k} for {count_text(c[LAYERS[0]], n)} answerable questions (Wilson 95%); the others "
                    "fail at " + (where or "no layer") + ".")
     if result.crowding:
         worst = max(result.crowding, key=lambda c: c.slots / c.of)
         flagged = f"; the import flagged it ({', '.join(worst.warnings)})" if worst.warnings else ""
         out.append(f"One page crowds the Top-{result.k}: under {short(worst.configuration)} "
-                   f"({LANGUAGE[worst.language]}), `{worst.page}` fills {count_text(worst.slots, worst.of)} of the "
-                   f"Top-{result.k} slots over the answerable questions{flagged}.")
+                   f"({LANGUAGE_NAMES[worst.language]}), `{worst.page}` fills {count_text(worst.slots, worst.of)} "
+                   f"of the Top-{result.k} slots over the answerable questions{flagged}.")
     coarse = (f"; {len(result.questions.document_level)} questions have document-level gold"
               if result.questions.document_level else "")
     b = result.blind_review
