@@ -91,7 +91,7 @@ def test_a_bad_workbook_names_its_file_field_and_fix(tiny: workbooks.Workbook) -
 
 def test_a_workbooks_runs_and_inputs_are_apart_from_the_casebooks() -> None:
     from rag_lib.results.runs import planned_runs
-    from rag_lib.runner.reproduce import _input_files
+    from rag_lib.runner.inputs import input_files as _input_files
 
     casebook = planned_runs()
     generic = planned_runs(workbook="python-docs")

@@ -49,10 +49,9 @@ def build_corpus(batch: str | None = None, max_chars: int | None = None, *, root
     normaliser, an imported batch (``"format": "documents"``) with each file's reader."""
     snapshot = load_snapshot(batch, root=root)
     if snapshot.format == DOCUMENTS:
-        from rag_lib.corpus.importing.pages import all_warnings, document_pages, parse_snapshot  # bs4, pypdf
+        from rag_lib.corpus.importing.pages import parsed_pages  # bs4, pypdf
 
-        docs = parse_snapshot(snapshot)
-        pages = document_pages(snapshot, docs, all_warnings(docs))
+        pages = parsed_pages(snapshot)[2]
     else:
         from rag_lib.corpus.normalize import normalize_snapshot  # the normaliser is the heaviest import here
 

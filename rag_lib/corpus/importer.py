@@ -15,7 +15,7 @@ from pathlib import Path
 from rag_lib.core.config import SNAPSHOTS_DIR, batch_dir, shown_path
 from rag_lib.core.errors import SnapshotError
 from rag_lib.corpus.build import chunked, corpus_stats, write_corpus
-from rag_lib.corpus.importing.pages import all_warnings, document_pages, parse_snapshot, write_report
+from rag_lib.corpus.importing.pages import parsed_pages, write_report
 from rag_lib.corpus.importing.stage import DEFAULT_EXCLUDES, Progress, SourceSpec, source_files, stage_raw
 from rag_lib.corpus.snapshot import load_snapshot
 
@@ -58,9 +58,8 @@ def import_corpus(source: Path, name: str, spec: SourceSpec, excludes: tuple[str
     try:
         stage_raw(files, source, staging, name, spec, None if quiet else Progress("files copied"))
         snapshot = load_snapshot(root=staging)  # verifies every copy against its sha256
-        docs = parse_snapshot(snapshot, None if quiet else Progress("files parsed"))
-        warnings = all_warnings(docs)
-        corpus = chunked(snapshot, document_pages(snapshot, docs, warnings))
+        docs, warnings, pages = parsed_pages(snapshot, None if quiet else Progress("files parsed"))
+        corpus = chunked(snapshot, pages)
         write_corpus(corpus)
         sample = write_report(staging, docs, warnings)
         stats = corpus_stats(corpus)

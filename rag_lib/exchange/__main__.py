@@ -29,14 +29,10 @@ def _workbench(args: argparse.Namespace) -> Workbench:
     questions = getattr(args, "questions", None)
     if questions is None:
         return Workbench(getattr(args, "batch", None))
-    from rag_lib.corpus.build import load_chunks
-    from rag_lib.evaluation.your_questions import load_questions
+    from rag_lib.pipeline.workbook import questions_workbench
 
-    chunks = load_chunks(args.batch)
-    yours = load_questions(Path(questions), chunks)
+    wb, yours = questions_workbench(args.batch, Path(questions))
     yours.check_language(args.lang)
-    wb = Workbench.over(chunks, yours.benchmark)
-    wb.batch = args.batch
     return wb
 
 

@@ -7,7 +7,7 @@ scored with its questions. A batch that is not committed is fetched and imported
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -136,18 +136,25 @@ class OpenWorkbook:
         return self.workbench.benchmark
 
 
+def questions_workbench(batch: str | None, path: Path,
+                        config: RunConfig | None = None) -> tuple[Workbench, YourQuestions]:
+    """The batch's workbench, scored with the questions file at ``path`` instead of the labelled benchmark."""
+    chunks = load_chunks(batch)
+    questions = load_questions(path, chunks)
+    wb = Workbench.over(chunks, questions.benchmark, config=config)
+    wb.batch = batch
+    return wb, questions
+
+
 def open_workbook(workbook: Workbook, config: RunConfig) -> OpenWorkbook:
     """The workbench of ``workbook`` (its batch, its k; everything else from ``config``)."""
-    config = RunConfig(**{**config.__dict__, "batch": workbook.batch, "k": workbook.k})
+    config = replace(config, batch=workbook.batch, k=workbook.k)
     if workbook.questions is None:
         return OpenWorkbook(workbook, Workbench(workbook.batch, config=config), None)
-    chunks = load_chunks(workbook.batch)
-    questions = load_questions(workbook.questions, chunks)
+    wb, questions = questions_workbench(workbook.batch, workbook.questions, config)
     missing = sorted(set(workbook.languages) - set(questions.languages))
     if missing:
         raise SettingError(f"workbook {workbook.name} asks in {list(workbook.languages)}, but {workbook.questions} "
                            f"has no {missing} text; list only its languages in workbook.yaml")
-    wb = Workbench.over(chunks, questions.benchmark, config=config)
-    wb.batch = workbook.batch
     return OpenWorkbook(workbook, wb, questions)
 

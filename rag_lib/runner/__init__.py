@@ -4,6 +4,9 @@ command lines).
 ``reproduce``
     Executes every declared run headless into ``results/`` (``make reproduce``), each with provenance,
     in the order of the runs it reads.
+``inputs``
+    What a run depends on (its data, code closure, parameters, the results it reads) and whether it must
+    execute again (its stamp).
 ``execution``
     One notebook executed headless (papermill) and written as ``.ipynb`` and ``.html``, volatile metadata stripped.
 ``notebooks``

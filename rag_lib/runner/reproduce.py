@@ -17,7 +17,6 @@ skipped), the lock, the progress lines and the summary, and the command line.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import signal
@@ -30,110 +29,25 @@ from pathlib import Path
 from typing import Any
 
 from rag_lib.core.config import (
-    BENCHMARK_DIR,
     REPO_ROOT,
     RESULTS_DIR,
-    SNAPSHOTS_DIR,
     cache_dir,
     progress_bars,
     results_dir,
     settings,
     shown_path,
-    snapshot_batches,
 )
 from rag_lib.core.errors import WorkbookError, cli_errors
 from rag_lib.core.io import exclusive_lock, write_text
-from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
 from rag_lib.generation.llm_calls import MISSES_ENV, MODE_ENV
-from rag_lib.pipeline.workbook import WORKBOOKS_DIR, Workbook, ensure_corpus, load_workbook
+from rag_lib.pipeline.workbook import Workbook, ensure_corpus, load_workbook
 from rag_lib.results.run_times import cache_state, duration, record_run_times
 from rag_lib.results.runs import RUN_ENV, NotebookRun, planned_runs, reads_of
-from rag_lib.results.store import RESULTS_FILE
-from rag_lib.results.workbook import EXPERIMENT as W1
-from rag_lib.runner.closure import closure, settings_files
 from rag_lib.runner.execution import RUNNING_PREFIX, RUNNING_SUFFIX, execute
+from rag_lib.runner.inputs import fingerprint, input_files, last_seconds, stale, stamp_path, timing_path
 from rag_lib.runner.notebooks import notebook_parameters, notebook_question
 
 LOCK_NAME = ".reproduce.lock"
-
-
-# What every notebook's results depend on besides its own code (runner/closure.py: the rag_lib modules its source
-# reaches, and rag_lib's settings files). Derived corpus files (rebuilt by 00_corpus) and the caches (embeddings,
-# recorded LLM calls) are left out: they follow from these inputs.
-_INPUT_ROOTS = ("data", "requirements.txt")
-_DERIVED = ("/normalized/", "chunks.jsonl", "derived.sha256.json", "__pycache__")
-
-
-def _input_files(workbook: Workbook | None = None) -> list[Path]:
-    """The data a run depends on: the casebook's (everything under ``data/`` but the workbooks and their batches),
-    or a workbook's (its folder, its batch, and the benchmark when it is its questions). Neither depends on the
-    other's, so importing a workbook's corpus re-runs none of the casebook's notebooks. A workbook batch's raw
-    files are left out: its manifest, hashed instead, pins each one's sha256."""
-    if workbook is None:
-        roots = [REPO_ROOT / root for root in _INPUT_ROOTS]
-        casebook = set(snapshot_batches())
-
-        def keep(p: Path) -> bool:
-            if p.is_relative_to(WORKBOOKS_DIR):
-                return False
-            return not p.is_relative_to(SNAPSHOTS_DIR) or p.relative_to(SNAPSHOTS_DIR).parts[0] in casebook
-    else:
-        batch = SNAPSHOTS_DIR / workbook.batch
-        roots = [workbook.folder, batch, REPO_ROOT / "requirements.txt"]
-        roots += [BENCHMARK_DIR] if workbook.questions is None else []
-        roots += [RESULTS_DIR / other / W1.name / RESULTS_FILE for other in workbook.compare_with]  # W2 reads them
-
-        def keep(p: Path) -> bool:
-            return not p.is_relative_to(batch / "raw" / "files")
-    files: list[Path] = []
-    for path in roots:
-        candidates = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-        files += [p for p in candidates if keep(p) and not any(d in p.as_posix() for d in _DERIVED)]
-    return files
-
-
-def recorded_calls() -> list[str]:
-    """Names of the recorded LLM calls (request hashes): a run must re-execute when records arrive."""
-    folder = DEFAULT_CALLS_DIR
-    return sorted(p.name for p in folder.glob("*.json")) if folder.is_dir() else []
-
-
-def fingerprint(run: NotebookRun, earlier: list[NotebookRun], files: list[Path]) -> str:
-    """sha256 over the data (``files``), the notebook source and the rag_lib code it reaches (its import closure
-    and the settings files), parameters, the results of the runs it reads (``earlier``: its declared reads)
-    and the set of recorded LLM calls. Editing one experiment's module so changes only the runs that reach it."""
-    digest = hashlib.sha256()
-    digest.update("\n".join(recorded_calls()).encode())
-    code = [*closure([run.source]), *settings_files()]
-    for path in [*files, *code, run.source, *(results_dir() / e.name / RESULTS_FILE for e in earlier)]:
-        if path.is_file():
-            label = path.relative_to(REPO_ROOT) if path.is_relative_to(REPO_ROOT) else path.relative_to(path.parents[1])
-            digest.update(label.as_posix().encode())
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-    digest.update(json.dumps(run.parameters, sort_keys=True).encode())
-    return digest.hexdigest()
-
-
-def _key(run: NotebookRun) -> str:
-    """The run's name, prefixed by its workbook's (a generic notebook runs once per workbook)."""
-    workbook = run.parameters.get("workbook")
-    return f"{workbook}.{run.name}" if workbook else run.name
-
-
-def _stamp(run: NotebookRun) -> Path:
-    return cache_dir() / "reproduce" / f"{_key(run)}.sha256"
-
-
-def _timing(run: NotebookRun) -> Path:
-    return cache_dir() / "reproduce" / f"{_key(run)}.seconds"
-
-
-def last_seconds(run: NotebookRun) -> float | None:
-    """How long ``run`` took when it last ran to the end on this machine (``None``: never, or unreadable)."""
-    try:
-        return float(_timing(run).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def remaining_note(later: list[NotebookRun]) -> str:
@@ -227,7 +141,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     if unknown:
         raise SystemExit(f"unknown notebook run(s) {unknown}; planned: {[r.name for r in planned]} "
                          "(a new experiment is declared as EXPERIMENT beside its result type in rag_lib/results/)")
-    runs = [r for r in planned if not only or r.name in only or r.notebook in only]
+    runs = _selected(planned, only)
     for run in runs:  # before anything runs: a misspelt parameter would be ignored, not refused
         notebook_parameters(run)
     out_dir = results_dir() / "notebooks"
@@ -237,15 +151,15 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     took_s: dict[str, float] = {}
     state, load_at_start, embed_s = cache_state(), os.getloadavg()[0], 0.0
     started = time.perf_counter()
-    files = _input_files(workbook)
+    files = input_files(workbook)
     width = max(len(r.name) for r in runs) if runs else 0
     embedded = False
     for i, run in enumerate(runs, 1):
         head = f"[{i:>{len(str(len(runs)))}}/{len(runs)}] {run.name:<{width}}"
         t0 = time.perf_counter()
         inputs = fingerprint(run, reads_of(run, planned), files)
-        stamp = _stamp(run)
-        if not force and stamp.is_file() and stamp.read_text() == inputs and (out_dir / f"{run.name}.ipynb").is_file():
+        stamp = stamp_path(run)
+        if not force and stale(run, inputs, out_dir) is None:
             skipped.append(run.name)
             rerun = f"python -m rag_lib.runner.reproduce --force {run.name}"
             print(f"{head}  skipped (inputs unchanged; `{rerun}` re-runs it)", flush=True)
@@ -265,7 +179,7 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
                 os.environ.pop(RUN_ENV, None)
             write_text(stamp, inputs)
             took = time.perf_counter() - t0
-            write_text(_timing(run), f"{took:.1f}\n")
+            write_text(timing_path(run), f"{took:.1f}\n")
             took_s[run.name] = took
             shown = shown_path(out_dir / f"{run.name}.html")
             print(f"{head}  ok in {took:.0f} s → {shown}{remaining_note(runs[i:])}", flush=True)
@@ -295,22 +209,23 @@ def _run_all(only: list[str] | None, force: bool, quiet: bool, progress: bool = 
     return len(failures)
 
 
+def _selected(planned: list[NotebookRun], only: list[str] | None) -> list[NotebookRun]:
+    """The planned runs ``only`` names (a run name or a notebook), all of them when it names none."""
+    return [r for r in planned if not only or r.name in only or r.notebook in only]
+
+
 def plan(only: list[str] | None = None, workbook: str | None = None) -> list[tuple[str, str]]:
     """What ``make reproduce`` would do with each planned run, executing nothing: ``(run, why)``, where
     why is "inputs changed", "never ran here", "unchanged", or "after <runs> (re-runs if their results
     change)" for an unchanged run that reads one that will run (its input is their results.json)."""
     opened = load_workbook(workbook) if workbook else None
-    planned, files = planned_runs(workbook=workbook), _input_files(opened)
+    planned, files = planned_runs(workbook=workbook), input_files(opened)
     out_dir = (RESULTS_DIR / workbook if workbook else results_dir()) / "notebooks"
     will_run: set[str] = set()
     out: list[tuple[str, str]] = []
-    for run in (r for r in planned if not only or r.name in only or r.notebook in only):
-        stamp = _stamp(run)
-        if not stamp.is_file() or not (out_dir / f"{run.name}.ipynb").is_file():
-            why = "never ran here"
-        elif stamp.read_text() != fingerprint(run, reads_of(run, planned), files):
-            why = "inputs changed"
-        else:
+    for run in _selected(planned, only):
+        why = stale(run, fingerprint(run, reads_of(run, planned), files), out_dir)
+        if why is None:
             upstream = [o.name for o in reads_of(run, planned) if o.name in will_run]
             why = f"after {', '.join(upstream)} (re-runs if their results change)" if upstream else "unchanged"
         if why != "unchanged":

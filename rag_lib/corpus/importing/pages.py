@@ -42,6 +42,14 @@ def parse_snapshot(snapshot: Snapshot, progress: Callable[[int, int], None] | No
     return unique
 
 
+def parsed_pages(snapshot: Snapshot, progress: Callable[[int, int], None] | None = None
+                 ) -> tuple[list[ParsedDocument], list[ParseWarning], list[NormalizedPage]]:
+    """A documents batch read, checked and made into pages: what the build uses and the import also reports."""
+    docs = parse_snapshot(snapshot, progress)
+    warnings = all_warnings(docs)
+    return docs, warnings, document_pages(snapshot, docs, warnings)
+
+
 def document_pages(snapshot: Snapshot, docs: Sequence[ParsedDocument],
                    warnings: Sequence[ParseWarning] = ()) -> list[NormalizedPage]:
     urls = {f.path: f.url or "" for f in snapshot.files}

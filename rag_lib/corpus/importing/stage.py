@@ -10,7 +10,7 @@ Layout (``raw/`` of the batch)::
 from __future__ import annotations
 
 import fnmatch
-import shutil
+import hashlib
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rag_lib.core.errors import SnapshotError
-from rag_lib.core.io import file_sha256, write_json, write_text
+from rag_lib.core.io import write_json, write_text
 from rag_lib.corpus.importing.readers import FORMATS, format_of
 from rag_lib.corpus.snapshot import DOCUMENTS
 
@@ -68,14 +68,14 @@ def stage_raw(files: Sequence[Path], source: Path, root: Path, name: str, spec: 
         relative = path.relative_to(base).as_posix()
         target = root / "raw" / "files" / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+        data = path.read_bytes()  # read once: copied, counted and hashed from the same bytes
+        target.write_bytes(data)
         page = relative.rsplit(".", 1)[0]
         fmt = format_of(path)
-        data = target.read_bytes()
         chars = len(data) if fmt == "pdf" else len(data.decode("utf-8", errors="replace"))  # bytes for a PDF
         entries.append({"path": f"files/{relative}", "kind": "page", "format": fmt, "commit": "",
                         "url": f"{spec.base_url.rstrip('/')}/{relative}" if spec.base_url else page,
-                        "chars": chars, "sha256": file_sha256(target)})
+                        "chars": chars, "sha256": hashlib.sha256(data).hexdigest()})
         if progress:
             progress(i, len(files))
     write_json(root / "raw" / "manifest.json", {"snapshot": name, "source_repo": spec.origin,
