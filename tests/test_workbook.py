@@ -63,7 +63,7 @@ def test_the_diagnosis_runs_on_any_workbook_and_is_derived_from_long_rows(tiny: 
         ("in_top_k", 1), ("just_outside", 1), ("ranked_deep", 0), ("not_in_corpus", 0)]
     assert view.findings(result)[0].startswith("English questions on A tiny corpus: bm25 puts every gold piece in the "
                                                "Top-1 for 1/2 [")
-    report = view.report_markdown(result)
+    report = view.report_markdown(result, view.findings(result))
     assert "| bm25 | en | 1/2 [" in report and "no model (lexical)" in report
     [depth] = view.topk_rows(result, ks=(1, 2))  # p01 complete at 1, p02 at 2
     assert depth["Top-1"].startswith("1/2 ") and depth["Top-2"].startswith("2/2 ")
@@ -95,9 +95,9 @@ def test_a_workbooks_runs_and_inputs_are_apart_from_the_casebooks() -> None:
 
     casebook = planned_runs()
     generic = planned_runs(workbook="python-docs")
-    assert not {"W1_diagnosis", "W2_compare"} & {r.name for r in casebook}
-    assert [(r.name, r.parameters) for r in generic] == [("W1_diagnosis", {"workbook": "python-docs"}),
-                                                         ("W2_compare", {"workbook": "python-docs"})]
+    names = ["W1_diagnosis", "W2_compare", "W3_gates", "W4_mechanisms", "W5_answers"]
+    assert not set(names) & {r.name for r in casebook}
+    assert [(r.name, r.parameters) for r in generic] == [(name, {"workbook": "python-docs"}) for name in names]
     repo = Path(__file__).parent.parent
     mine = {p.relative_to(repo).as_posix() for p in _input_files()}
     assert not any(p.startswith(("data/workbooks/", "data/snapshots/python-docs")) for p in mine)

@@ -6,7 +6,8 @@ The file (YAML; JSONL holds one question object per line, with ``corpus`` and ``
     languages: [en, zh]           # zh and/or en; every question gives its text in each
     questions:
       - id: p01                   # lower-case, unique
-        type: answerable          # or unanswerable (then no pieces)
+        type: answerable          # or unanswerable (then no pieces; near_miss: true when the topic is in the
+                                  # corpus but the asked fact is not, and notes say where and why)
         en: How do I read a file line by line?
         zh: 怎么逐行读取文件？
         pieces:                   # what a complete answer needs; several pieces = a compound question
@@ -45,7 +46,7 @@ from rag_lib.evaluation.key_facts import KeyFact, KeyFacts
 
 _TOP_KEYS = {"corpus", "languages", "questions"}
 NOT_ASKED = "(not asked in this language)"  # the text of a language the file does not declare: never ranked
-_QUESTION_KEYS = {"id", "type", "en", "zh", "pieces", "notes", "compound"}
+_QUESTION_KEYS = {"id", "type", "en", "zh", "pieces", "notes", "compound", "near_miss"}
 _PIECE_KEYS = {"what", "locators", "key_facts"}
 
 
@@ -128,7 +129,8 @@ def _as_benchmark_question(raw: Mapping[str, Any], langs: tuple[str, ...], where
                                  "which a correct answer states")
         facts.append(tuple(a.strip() for a in alternatives))
     converted = {"id": raw.get("id"), "type": raw.get("type"), "compound": raw.get("compound", len(pieces) > 1),
-                 "pieces": pieces, **({"notes": raw["notes"]} if raw.get("notes") else {})}
+                 "pieces": pieces, **({"notes": raw["notes"]} if raw.get("notes") else {}),
+                 **({"near_miss": raw["near_miss"]} if "near_miss" in raw else {})}
     for lang in LANGS:  # questions.yaml's shape has both; an undeclared language is left empty (never asked)
         converted[lang] = str(raw.get(lang) or "").strip() or NOT_ASKED
     return converted, facts

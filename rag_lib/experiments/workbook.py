@@ -40,11 +40,6 @@ def _page_warnings(opened: OpenWorkbook) -> dict[str, list[str]]:
     return {page.slug: sorted(set(by_source.get(page.path, []))) for page in load_pages(opened.workbook.batch)}
 
 
-def _model(opened: OpenWorkbook, configuration: str) -> str:
-    embedder = opened.workbench.provenance(configuration).get("embedder")
-    return "" if not embedder else f"{embedder['model']} ({embedder['backend']}, {embedder['version']})"
-
-
 def run_diagnosis(opened: OpenWorkbook) -> WorkbookDiagnosisResult:
     wb, workbook = opened.workbench, opened.workbook
     questions = wb.benchmark.questions()
@@ -78,4 +73,4 @@ def run_diagnosis(opened: OpenWorkbook) -> WorkbookDiagnosisResult:
     return WorkbookDiagnosisResult(
         workbook.name, workbook.title, workbook.k, list(workbook.languages), labels, corpus,
         QuestionsProfile(source, len(questions), len(answerable), coarse), ranks, measurements, crowding,
-        {label: _model(opened, label) for label in labels}, blind)
+        {label: opened.model(label) for label in labels}, blind)

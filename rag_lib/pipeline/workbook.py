@@ -7,6 +7,7 @@ scored with its questions. A batch that is not committed is fetched and imported
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,11 +19,13 @@ from rag_lib.core.config import DATA_DIR, RunConfig, batch_dir, cache_dir
 from rag_lib.core.errors import SettingError
 from rag_lib.corpus.build import load_chunks
 from rag_lib.evaluation.your_questions import YourQuestions, load_questions
+from rag_lib.generation import available_generators
 from rag_lib.pipeline.workbench import Workbench
 
 WORKBOOKS_DIR = DATA_DIR / "workbooks"
 BENCHMARK = "benchmark"  # `questions: benchmark`: the workbook's own labelled benchmark
-_KEYS = {"title", "batch", "questions", "languages", "k", "configurations", "corpus", "compare_with"}
+_KEYS = {"title", "batch", "questions", "languages", "k", "configurations", "corpus", "compare_with", "generator"}
+DEFAULT_GENERATOR = "extractive"  # answers without an LLM: runs everywhere in seconds, and records no call
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Workbook:
     base_url: str | None = None
     deb: DebianSource | None = None
     compare_with: tuple[str, ...] = ()  # other workbooks whose W1 results W2 sets beside this one's
+    generator: str = DEFAULT_GENERATOR  # who answers in W5: extractive, llama_cpp:MODEL or openai:MODEL
 
     @property
     def folder(self) -> Path:
@@ -95,12 +99,17 @@ def load_workbook(name: str) -> Workbook:
     unknown_workbooks = sorted(set(map(str, compare_with)) - set(workbook_names()))
     if not isinstance(compare_with, list) or unknown_workbooks:
         raise fail("compare_with", f"got {compare_with!r}", f"a list of other workbooks: {workbook_names()}")
+    generator = raw.get("generator", DEFAULT_GENERATOR)
+    if not isinstance(generator, str) or generator.partition(":")[0] not in available_generators():
+        raise fail("generator", f"got {generator!r}",
+                   f"one of {available_generators()}, llama_cpp and openai with a model after a colon")
     questions = None if raw["questions"] == BENCHMARK else path.parent / raw["questions"]
     if questions is not None and not questions.is_file():
         raise fail("questions", f"{questions} does not exist", "write the questions file beside workbook.yaml")
     return Workbook(name, raw["title"], raw["batch"], questions, tuple(languages), k, tuple(map(str, configurations)),
                     str(corpus.get("source", "")), str(corpus.get("licence", "")), corpus.get("base_url"),
-                    DebianSource(deb["url"], deb["sha256"], deb["folder"]) if deb else None, tuple(compare_with))
+                    DebianSource(deb["url"], deb["sha256"], deb["folder"]) if deb else None, tuple(compare_with),
+                    generator)
 
 
 def ensure_corpus(workbook: Workbook, quiet: bool = False) -> None:
@@ -134,6 +143,15 @@ class OpenWorkbook:
     @property
     def benchmark(self) -> Benchmark:
         return self.workbench.benchmark
+
+    def model(self, configuration: str) -> str:
+        """A configuration's embedder as the page names it (:func:`described`)."""
+        return described(self.workbench.provenance(configuration).get("embedder"))
+
+
+def described(embedder: Mapping[str, Any] | None) -> str:
+    """An embedder's provenance as a page names it: model (backend, version); "" for none (BM25)."""
+    return "" if not embedder else f"{embedder['model']} ({embedder['backend']}, {embedder['version']})"
 
 
 def questions_workbench(batch: str | None, path: Path,

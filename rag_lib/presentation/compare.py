@@ -11,6 +11,7 @@ and their labellers all differ.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
@@ -85,11 +86,11 @@ def layers_figure(result: WorkbookComparisonResult, path: Path) -> Path:
                            colours=LAYER_COLOURS)
 
 
-def report_markdown(result: WorkbookComparisonResult) -> str:
+def report_markdown(result: WorkbookComparisonResult, findings: Sequence[str]) -> str:
     from rag_lib.presentation.tables import Table
 
     lines = [f"# W2 · Where retrieval fails: {' beside '.join(result.titles[w] for w in result.workbooks)}", "",
-             "## Findings", "", *[f"- {line}" for line in findings(result)], "",
+             "## Findings", "", *[f"- {line}" for line in findings], "",
              "![Layer shares per workbook](layers.png)"]
     if len(result.workbooks) > 1:
         lines += ["", f"## Every piece in the Top-{result.k}, corpus against corpus", "",

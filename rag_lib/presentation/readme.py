@@ -125,7 +125,8 @@ _GLOSSARY = {
                          "`data/benchmark/questions.yaml`; any chunk a piece's locators name covers it. "
                          "The casebook questions' pieces are listed below.",
     "first rank of a piece": "the best rank of any chunk that covers it (1 = top); — = not ranked.",
-    "hit@k": "1 when every piece of a question is covered in the Top-k, else 0; averaged over questions.",
+    "hit@k": "1 when any gold chunk of a question (of any of its pieces) is in the Top-k, else 0 (ranx's "
+             "hit_rate); averaged over questions. Every piece in the Top-k is the stricter layer in_top_k.",
     "coverage@k": "the share of a question's pieces covered in the Top-k, averaged over questions.",
     "coverage@evidence": "coverage at the number of chunks a variant sends to generation (5, or k for a top-k "
                          "variant), compared with the baseline's coverage@5.",

@@ -137,7 +137,11 @@ def experiment_dir(name: str) -> Path:
 GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../README.md#glossary)."
 
 
-def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str | Callable[[Any], str],
+# A report function: the typed result as read back from results.json, and the Findings computed from it → report.md.
+ReportFunction = Callable[[Any, Sequence[str]], str]
+
+
+def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str | ReportFunction,
                      findings: Callable[[Any], list[str]] | None = None,
                      filters: Mapping[str, Callable[..., Any]] | None = None,
                      layout: Mapping[str, Any] | None = None,
@@ -148,7 +152,8 @@ def write_experiment(name: str, results: ExperimentResult | dict[str, Any], repo
     (so every number in them is in ``results.json``; a typed result is rebuilt from it with
     ``from_json``), stored there as ``findings`` and rendered as a bullet list by the
     ``{{ findings_text }}`` of the template. ``report_template`` may instead be a tested function of the typed
-    result read back that writes the whole report (the one report path new experiments take). ``statements``:
+    result read back and its Findings that writes the whole report (:data:`ReportFunction`: the one report path
+    experiments take). ``statements``:
     where the Findings keep to the few that matter,
     every other measured sentence, computed the same way and stored as ``statements`` (the page folds them into
     its appendix). ``filters`` and ``layout``: the template's own filters and presentation choices (:func:`render`).
@@ -168,7 +173,8 @@ def write_experiment(name: str, results: ExperimentResult | dict[str, Any], repo
         write_json(out / "results.json", stored)
     if callable(report_template):  # a workbook's report sits one folder deeper (results/<workbook>/<run>/)
         link = GLOSSARY_LINK if out.parent.name == "results" else GLOSSARY_LINK.replace("](../", "](../../")
-        text = f"{report_template(type(results).from_json(stored, name)).rstrip()}\n\n{link}\n"
+        written = report_template(type(results).from_json(stored, name), stored.get("findings", []))
+        text = f"{written.rstrip()}\n\n{link}\n"
     else:
         text = report_text(report_template, stored, filters, layout)
     write_text(out / "report.md", text)

@@ -167,12 +167,12 @@ def layer_figure(result: WorkbookDiagnosisResult, path: Path) -> Path:
                            colours=LAYER_COLOURS)
 
 
-def report_markdown(result: WorkbookDiagnosisResult) -> str:
+def report_markdown(result: WorkbookDiagnosisResult, findings: Sequence[str]) -> str:
     """``report.md``: the Findings, the summary table and the models, from the stored result."""
     from rag_lib.presentation.tables import Table
 
     lines = [f"# W1 · Where retrieval fails: {result.title}", "", "## Findings", ""]
-    lines += [f"- {line}" for line in findings(result)]
+    lines += [f"- {line}" for line in findings]
     lines += ["", "## Per configuration and language", "", Table(summary_rows(result)).to_markdown(), "",
               "## How deep retrieval must read to hold every piece", "", Table(topk_rows(result)).to_markdown(), "",
               f"## The page filling the most Top-{result.k} slots", "", Table(crowding_rows(result)).to_markdown(), "",

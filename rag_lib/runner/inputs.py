@@ -22,6 +22,7 @@ from rag_lib.core.config import (
 )
 from rag_lib.generation.call_records import DEFAULT_CALLS_DIR
 from rag_lib.pipeline.workbook import WORKBOOKS_DIR, Workbook
+from rag_lib.results.q9a import EXPERIMENT as Q9A
 from rag_lib.results.runs import NotebookRun
 from rag_lib.results.store import RESULTS_FILE
 from rag_lib.results.workbook import EXPERIMENT as W1
@@ -52,6 +53,7 @@ def input_files(workbook: Workbook | None = None) -> list[Path]:
         roots = [workbook.folder, batch, REPO_ROOT / "requirements.txt"]
         roots += [BENCHMARK_DIR] if workbook.questions is None else []
         roots += [RESULTS_DIR / other / W1.name / RESULTS_FILE for other in workbook.compare_with]  # W2 reads them
+        roots += [RESULTS_DIR / Q9A.name / RESULTS_FILE]  # W3 applies the gate settings the casebook's 03 fitted
 
         def keep(p: Path) -> bool:
             return not p.is_relative_to(batch / "raw" / "files")

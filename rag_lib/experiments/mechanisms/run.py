@@ -88,7 +88,7 @@ def _variant_status(q7: Q7Ranks, q7_failures: dict[str, dict[str, str]], failure
     return "partial"
 
 
-def _measures(k: int, evidence_k: int) -> dict[str, Measure]:
+def variant_measures(k: int, evidence_k: int) -> dict[str, Measure]:
     """What each compared metric is measured with at the run's top-``k`` (coverage@evidence: at the
     variant's own k)."""
     return dict(zip(mechanism_metrics(k), (HitAt(k), PieceCoverage(10), MRR(), PieceCoverage(evidence_k)),
@@ -97,7 +97,7 @@ def _measures(k: int, evidence_k: int) -> dict[str, Measure]:
 
 def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
     """Each metric's per-question values, questions in id order."""
-    measures = _measures(wb.config.k, evidence_k)
+    measures = variant_measures(wb.config.k, evidence_k)
     table = wb.evaluate(rankings, tuple(measures.values()))
     return {metric: [float(v) for v in table[m.name]] for metric, m in measures.items()}
 
@@ -107,7 +107,7 @@ def _baseline_scores(baseline: BaselineMeasures, lang: str, question_ids: Sequen
     """The baseline's per-question values as 01 measured them at top-``k``, in :func:`_scores`' order (ids
     sorted)."""
     qids = sorted(question_ids)
-    return {metric: baseline.scores(lang, qids, m.name) for metric, m in _measures(k, k).items()}
+    return {metric: baseline.scores(lang, qids, m.name) for metric, m in variant_measures(k, k).items()}
 
 
 def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,

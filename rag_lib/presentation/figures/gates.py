@@ -92,9 +92,11 @@ GROUP_COLOURS = {"answerable": "#0072B2", "unanswerable": "#E69F00"}
 
 
 def score_distributions(scores: Mapping[str, BestScores], floors: Mapping[str, float | None],
-                        path: Path, title: str = "") -> Path:
+                        path: Path, title: str = "", floor_label: str = "chosen floor",
+                        other_floors: Mapping[str, float | None] | None = None,
+                        other_label: str = "") -> Path:
     """One panel per language: the best retrieval score of each answerable and each unanswerable question
-    as overlaid histograms, with the chosen floor marked."""
+    as overlaid histograms, with the chosen floor marked (and, dashed, ``other_floors`` under ``other_label``)."""
     with plt.rc_context(STYLE):
         fig, axes = language_panels(len(scores))
         every = [x for best in scores.values() for x in (*best.answerable, *best.unanswerable)]
@@ -105,7 +107,10 @@ def score_distributions(scores: Mapping[str, BestScores], floors: Mapping[str, f
                         edgecolor=GROUP_COLOURS.get(group), label=f"{group} ({len(values)})")
             floor = floors.get(lang)
             if floor is not None:
-                ax.axvline(floor, color="#333333", linewidth=0.9, linestyle=":", label=f"chosen floor {floor:.3f}")
+                ax.axvline(floor, color="#333333", linewidth=0.9, linestyle=":", label=f"{floor_label} {floor:.3f}")
+            other = (other_floors or {}).get(lang)
+            if other is not None:
+                ax.axvline(other, color="#333333", linewidth=0.9, linestyle="--", label=f"{other_label} {other:.3f}")
             ax.set_title(lang, loc="left")
             ax.set_xlabel("best retrieval score of the question (cosine)")
             ax.legend(loc="upper left", frameon=False, fontsize=7)

@@ -15,8 +15,10 @@ def embedding_variants(wb: Workbench, status: dict[str, bool | str]) -> list[Var
     for name, ok in status.items():
         if ok is True and name != default:
             key = RunKey("dense", name)
+            # Ranked lazily: building the retriever embeds the whole corpus, which a caller may skip the variant for.
             out.append(Variant(f"dense:{name}", f"dense retrieval with {name} instead of {default}",
-                               wb.retriever(key).rank, provenance=RetrieverVariant(**wb.provenance(key))))
+                               lambda text, key=key: wb.rank(text, key),
+                               provenance=RetrieverVariant(**wb.provenance(key))))
     return out
 
 
