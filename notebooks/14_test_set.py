@@ -47,6 +47,7 @@ from IPython.display import display
 from rag_lib.core.config import RunConfig
 from rag_lib.experiments.llm_eval.test_set import findings, run_test_set
 from rag_lib.presentation import page, report
+from rag_lib.presentation.reports import test_set as test_set_report
 from rag_lib.presentation.tables import table
 
 NAME = "14_test_set"
@@ -85,26 +86,7 @@ else:
 # The sealed files were checked against their sha256 before this run (a changed file stops it); their hashes are in
 # the appendix below the Findings.
 
-# %% tags=["report"]
-template = """# 14 · The sealed test set
-
-{{ answerers.values() | join(" and ") }} on {{ n_questions }} sealed questions per language ({{ n_answerable }} answerable), retrieved from
-`{{ batch }}`; the gate's parameters were fitted on the development set only.
-
-## Test set (out of sample)
-
-{{ rows | table(["generator", "lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
-                 "correct_gold_in_top_k_ci", "shown_wrong", "refusal_correctness", "refusal_correctness_ci",
-                 "false_refusal", "false_refusal_ci"]) }}
-
-## Sealed files
-
-{{ sealed | table(["file", "sha256"]) }}
-
-## Findings
-
-{{ findings_text }}
-"""
-stored = report.write_experiment(NAME, result, template, findings=findings)
+# %%
+stored = report.write_experiment(NAME, result, test_set_report.report_markdown, findings=findings)
 page.closing(stored, {"setup": {"answerers": result.answerers, "batch": result.batch},
                       "sealed files (sha256)": {f.file: f.sha256 for f in result.sealed}})
