@@ -47,6 +47,7 @@ from rag_lib.core.casebook import published
 from rag_lib.core.config import snapshot_batches
 from rag_lib.experiments.corpus import corpus_result, findings
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.reports import corpus as corpus_report
 from rag_lib.presentation.tables import Table, table
 
 corpus = corpus_mod.build_corpus(batch, max_chars)
@@ -157,56 +158,9 @@ table([{"batch": b, **hit, "pages": ", ".join(hit["pages"][:4]) + (" …" if len
        for b, v in labels.items() for hit in v["absent_hits"]])
 
 # %%
-# The report's side-by-side table: one row per figure (label, key in results.json), one column per batch.
-batch_rows = [
-    ("pages", "pages"), ("partials", "partials"), ("chunks", "chunks"), ("embeddable chunks", "embeddable_chunks"),
-    ("median length (chars)", "median_chars"), ("longest chunk (chars)", "max_chars"),
-    ("over the limit", "oversized"), ("removals", "removals"), ("removed chars", "removed_chars"),
-    ("warnings", "n_warnings"), ("unknown components", "unknown_components"),
-]
-label_rows = [
-    ("unresolved locators", "n_unresolved"), ("absent check fails", "absent_failed"),
-    ("extra gold locators", "extra_locators"), ("answered in this batch", "answered_here"),
-    ("unreviewed", "unreviewed"),
-]
-
-# %% tags=["report"]
-template = """# 00 · Corpus
-
-Snapshot `{{ batch }}`: {{ pages }} pages ({{ partials }} partials inlined), {{ chunks }} chunks, of which
-{{ embeddable_chunks }} have embeddable body text and {{ heading_only_chunks }} are headings only.
-Median chunk length {{ median_chars }} characters; longest {{ max_chars }} (limit {{ max_chars_limit }});
-{{ n_oversized }} chunk(s) over the limit, each a single block kept whole.
-Normalisation removed {{ removed_chars }} characters ({{ n_removals }} removals, logged).
-
-| figure | ours | casebook (published, theirs) |
-| --- | --- | --- |
-| pages | {{ pages }} | {{ casebook.pages }} |
-| chunks | {{ chunks }} | {{ casebook.chunks }} |
-| embeddable chunks | {{ embeddable_chunks }} | {{ casebook.embeddable_chunks }} |
-| median length | {{ median_chars }} | {{ casebook.median_chars }} |
-| longest chunk | {{ max_chars }} | {{ casebook.max_chars }} |
-| over the limit | {{ n_oversized }} | {{ casebook.oversized }} |
-
-![Chunk lengths in characters, with the size limit marked](chunk_lengths.png)
-
-## Every batch
-
-| figure |{% for b in batch_order %} `{{ b }}` |{% endfor %}
-| --- |{% for b in batch_order %} --- |{% endfor %}
-{% for label, key in batch_rows %}| {{ label }} |{% for b in batch_order %} {{ batches[b][key] }} |{% endfor %}
-{% endfor %}{% for label, key in label_rows %}| {{ label }} |{% for b in batch_order %} {{ labels[b][key] }} |{% endfor %}
-{% endfor %}
-An unanswerable question whose absent check fails in a batch has a page there that may answer it;
-`results.json` (`labels.<batch>.absent_hits`) names the strings and pages.
-
-## Findings
-
-{{ findings_text }}
-"""
 stored = report.write_experiment(
-    "00_corpus", corpus_result(stats, len(removals), theirs, batch_table, labels), template, findings=findings,
-    layout={"batch_order": list(batch_table), "batch_rows": batch_rows, "label_rows": label_rows},
+    "00_corpus", corpus_result(stats, len(removals), theirs, batch_table, labels), corpus_report.report_markdown,
+    findings=findings,
 )
 page.closing(stored, {"corpus": {"batch": stats["batch"], "chunk limit (characters)": stats["max_chars_limit"],
                                   "batches compared": batches or snapshot_batches()}})

@@ -46,6 +46,7 @@ from IPython.display import display
 from rag_lib.core.config import RunConfig
 from rag_lib.experiments.bakeoff import findings, run_bakeoff
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.reports import bakeoff as bakeoff_report
 from rag_lib.presentation.tables import table
 
 config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
@@ -97,27 +98,6 @@ table(result.q7_rows, ["configuration", "phrasing", "language", "C1", "C2", "C3"
 # %%
 table(result.layers, label="configuration")
 
-# %% tags=["report"]
-template = """# 01 · Embedding bake-off
-
-Answerable benchmark questions: {{ n_answerable }} (each asked in Chinese and English); k = {{ k }}.
-Configurations run: {{ configurations_text }}. Not available on this machine: {{ unavailable_text }}.
-
-{{ summary_rows | table(summary_columns) }}
-
-Q7 piece ranks (first rank of C1, C2, C3, C4):
-
-{{ q7_rows | table(["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"]) }}
-
-![Piece coverage@10 per configuration and language](coverage_at_10.png)
-
-![Share of questions with every piece within the Top-x, per configuration](worst_rank_cdf.png)
-
-## Findings
-
-{{ findings_text }}
-"""
-# The summary's columns in the order the measures were taken (results.json sorts a row's keys).
-stored = report.write_experiment("01_embedding_bakeoff", result, template, findings=findings,
-                                 layout={"summary_columns": list(result.summary_rows[0])})
+# %%
+stored = report.write_experiment("01_embedding_bakeoff", result, bakeoff_report.report_markdown, findings=findings)
 page.closing(stored, result.provenance)

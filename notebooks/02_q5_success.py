@@ -42,6 +42,7 @@ from IPython.display import display
 from rag_lib.core.config import RunConfig
 from rag_lib.experiments.q5 import findings, run_q5
 from rag_lib.presentation import page, report
+from rag_lib.presentation.reports import q5 as q5_report
 from rag_lib.presentation.tables import table
 
 config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
@@ -96,41 +97,6 @@ table(result.wrangler_r2)
 # %%
 table(result.faults)
 
-# %% tags=["report"]
-template = """# 02 · Q5 end to end
-
-Question ({{ question.lang }}): {{ question.text }}
-Retrieval: dense, {{ provenance.embedder.model }} ({{ provenance.embedder.backend }}, {{ provenance.embedder.version }}); k = {{ k }}.
-Generator: {{ generator.backend }} / {{ generator.model }} ({{ generator.model_version }}).
-
-Top-{{ k }}:
-
-{{ top | table(["rank", "chunk", "page", "heading", "score"]) }}
-
-Gold pieces: C1 first at rank {{ pieces[0].first_rank }}, C2 first at rank {{ pieces[1].first_rank }}.
-
-Gate `{{ gate_used }}` (floor {{ gate_params.floor_aspects.floor }}, aspect coverage ≥ {{ gate_params.floor_aspects.min_coverage }}):
-sufficient = {{ answer.decision.sufficient }}; checklist (oracle): sufficient = {{ decisions.checklist.sufficient }}.
-
-Answer status: {{ answer.result.status }}; citations valid {{ citations_valid }} / {{ citations_total }}.
-
-Local LLM ({{ llm_answer.generator.model }}) behind the same gate: status {{ llm_answer.result.status }}
-(error: {{ llm_answer.result.error_kind }}).
-
-Wrangler R2-bucket chunks (casebook: rank {{ casebook.wrangler_config_chunk_rank }}):
-
-{{ wrangler_r2 | table(["lang", "page", "chunk", "heading", "rank", "in_top_k"]) }}
-
-In {{ question.lang }}, the Workers Wrangler reference R2 chunk ranks {{ wrangler_rank.workers }} and the Pages
-Wrangler-configuration R2 chunk ranks {{ wrangler_rank.pages }}.
-
-Bad input and faults ({{ faults_crashed }} of them crashed; a crash would be a row with status `crashed`):
-
-{{ faults | table(["case", "input", "stopped_at", "status", "error_kind", "generator_called"]) }}
-
-## Findings
-
-{{ findings_text }}
-"""
-stored = report.write_experiment("02_q5_success", result, template, findings=findings)
+# %%
+stored = report.write_experiment("02_q5_success", result, q5_report.report_markdown, findings=findings)
 page.closing(stored, setup)

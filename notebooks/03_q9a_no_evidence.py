@@ -51,6 +51,7 @@ from IPython.display import Markdown, display
 from rag_lib.core.config import RunConfig
 from rag_lib.experiments.q9a import findings, run_q9a
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.reports import q9a as q9a_report
 from rag_lib.presentation.tables import settings, table
 from rag_lib.results.typed_json import encode
 
@@ -154,92 +155,6 @@ page.long_table(result.generation.rows, report.experiment_dir("03_q9a_no_evidenc
                 shown=["question", "answerable", "gate", "status", "declined_by", "correct", "answer", "citations_valid",
                        "citations_total"])
 
-# %% tags=["report"]
-template = """# 03 · Q9a: no evidence, and the gate on the whole benchmark
-
-Retrieval: dense, {{ provenance.embedder.model }} ({{ provenance.embedder.backend }}, {{ provenance.embedder.version }}); k = {{ k }}.
-
-Corpus check: {{ corpus_check.chunks }} chunks on {{ corpus_check.pages }} pages mention KV; the allowance strings
-occur {{ corpus_check.absent_found }} times (casebook: {{ casebook.kv_mentions.chunks }} chunks on {{ casebook.kv_mentions.pages }} pages).
-
-Q9a Top-{{ k }} scores vs Q5's rank-{{ k }} score (casebook, bge-m3: {{ casebook.q9a_top5[0] }}–{{ casebook.q9a_top5[1] }} vs {{ casebook.q5_rank5 }}):
-{% for lang in languages %}{% set s = scores[lang] %}
-- {{ lang }}: {{ s.q9a_min | fmt(".3f") }}–{{ s.q9a_max | fmt(".3f") }} vs {{ s.q5_rank_k | fmt(".3f") }} (Q5's rank-{{ k }} above Q9a's best:
-  {{ s.q5_above_q9a }}, by a margin of {{ s.gap | fmt(".3f") }})
-{%- endfor %}
-
-That orders one pair of questions only. Over the whole benchmark the best scores overlap:
-{% for lang in languages %}{% set o = overlap[lang] %}
-- {{ lang }}: the highest unanswerable best score ({{ o.max_unanswerable_best | fmt(".3f") }}) is above
-  {{ o.answerable_below_max_unanswerable }} of {{ o.n_answerable }} answerable best scores; {{ o.unanswerable_above_min_answerable }}
-  of {{ o.n_unanswerable }} unanswerable questions score at or above the lowest answerable one.
-{%- endfor %}
-
-Chosen parameters (rule: maximise refusal correctness − false-refusal rate over every candidate,
-fitted on all benchmark questions; these are the parameters `python -m rag_lib ask` uses):
-{% for lang in languages %}{% set c = calibration[lang] %}
-- {{ lang }}: floor alone {{ c.floor.floor }}; floor+aspects: floor {{ c.floor_aspects.floor }},
-  coverage ≥ {{ c.floor_aspects.min_coverage }}
-{%- endfor %}
-
-![Score-floor sweep: share of unanswerable questions declined and of answerable questions with complete
-evidence declined, per floor; the dotted line is the chosen floor](floor_sweep.png)
-
-![Best retrieval score per question, answerable and unanswerable, with the chosen floor](best_scores.png)
-
-![Each gate's trade-off: unanswerable declined against answerable declined, in-sample](gate_roc.png)
-{% for lang in languages %}
-Gates on the whole benchmark, in-sample, {{ lang }}:
-
-{{ gates[lang] | table(["precision", "recall", "refusal_correctness", "false_refusal_rate", "tp", "fp", "fn", "tn"],
-                      label="gate", order=gate_order) }}
-{% endfor %}
-## In-sample vs out-of-sample (k/n = rate [{{ validation_interval }}])
-
-The in-sample figures above are optimistic: the parameters were chosen on the questions they are
-measured on. Out of sample, each question is decided by parameters fitted without it
-(`leave_one_out`), without its gold page's questions (`grouped_by_page`), or, for the near-miss
-questions only, without any near-miss question (`near_miss_held_out`). `refusal_near_miss` counts the
-{{ near_miss.ids_count }} near-miss unanswerable questions (topic in the corpus, fact not, checked by reading the
-pages); `refusal_absent_topic` the others, whose terms are absent from the corpus by construction (what
-a lexical aspect gate detects). The `checklist` oracle refuses every unanswerable question by definition;
-the LLM judge is {{ near_miss.llm_judge }}.
-{% for lang in languages %}{% set fitted = validation[lang].floor_aspects.parameters %}
-{{ lang }} (floor+aspects fitted in-sample: floor {{ fitted.in_sample.floor }}, coverage {{ fitted.in_sample.min_coverage }};
-leave-one-out floors range over {{ fitted.leave_one_out.floor_range }}):
-
-{{ validation_rows[lang] | table(["gate", "figure", "in_sample", "leave_one_out", "grouped_by_page",
-                                   "near_miss_held_out"]) }}
-{% endfor %}
-## The LLM sufficiency judge beside floor+aspects (whole benchmark, in-sample parameters for the gate)
-
-{{ llm_judge_rows | table(["lang", "gate", "judged", "failed", "tp", "fp", "fn", "tn", "n", "precision", "recall",
-    "refusal_correctness", "false_refusal_rate", "unanswerable", "unanswerable_declined", "complete",
-    "complete_declined"]) }}
-
-## Q9a on the normal path, and with the gate bypassed
-
-{% for lang in languages %}{% set d = gated_decline[lang] %}
-- {{ lang }}: status {{ d.status }}; generator called: {{ d.generator_called }}; recorded LLM calls: {{ d.recorded_calls }}
-  ({{ d.reason }}).
-{%- endfor %}
-
-Bypass ({{ bypass.lang }}), judged automatically:
-{% for name, row in bypass.generators.items() %}
-- {{ name }} ({{ row.model }}): passed {{ row.passed }} (status {{ row.status }}, citations {{ row.citations }}, calls {{ row.calls }})
-{%- endfor %}
-
-## The default generator behind the gate, every benchmark question
-
-{% set g = generation %}{{ g.generator.model }} ({{ g.generator.backend }}) behind the `{{ g.gate }}` gate, {{ g.lang }},
-{{ g.n }} questions: answered {{ g.answered }}, declined by the gate {{ g.declined_by_gate }},
-declined by the generator {{ g.declined_by_generator }}, errors {{ g.errors }}; citations valid
-{{ g.citations_valid }} / {{ g.citations_total }}; refusal correctness {{ g.refusal_correctness }}
-({{ g.unanswerable_declined }} / {{ g.unanswerable }} unanswerable declined).
-
-## Findings
-
-{{ findings_text }}
-"""
-stored = report.write_experiment("03_q9a_no_evidence", result, template, findings=findings)
+# %%
+stored = report.write_experiment("03_q9a_no_evidence", result, q9a_report.report_markdown, findings=findings)
 page.closing(stored, {**models, "generation": {k: v for k, v in encode(result.generation).items() if k != "rows"}})

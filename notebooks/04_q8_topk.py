@@ -42,6 +42,7 @@ from IPython.display import Markdown, display
 
 from rag_lib.experiments.topk import findings, run_topk
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.reports import topk as topk_report
 from rag_lib.presentation.tables import table
 
 NAME = "04_q8_topk"
@@ -84,51 +85,6 @@ plot_tok = figures.tradeoff(result.curve, out / "coverage_vs_tokens.png",
 page.show_figure(plot_cov)
 page.show_figure(plot_tok)
 
-# %% tags=["report"]
-template = """# 04 · Top-k sensitivity
-
-Configuration: {{ configuration }}; answerable benchmark questions: {{ n_answerable }}.
-
-## Q8 (`{{ q8.id }}`, two pieces)
-
-{% for lang in languages -%}
-- {{ lang }}: piece ranks {% for piece, rank in q8[lang].piece_ranks.items() %}{{ piece }} {{ rank }}{{ ", " if not loop.last }}{% endfor %};
-  covered at k = 5: {{ q8[lang].covered_at_5 }}, at k = 6: {{ q8[lang].covered_at_6 }}; every piece from k = {{ q8[lang].first_full_k }}.
-  Can it test the casebook's "a larger k completes it"? {{ q8_verdict[lang] }}.
-{% endfor %}
-The casebook (theirs, bge-m3 on their snapshot): {{ casebook_q8.k5 }} at k = 5, {{ casebook_q8.k6 }} at k = 6.
-
-{{ q8_rows | table(q8_columns) }}
-
-## The benchmark's own Q8-like cases
-
-Answerable compound questions whose last piece enters only between k = 6 and k = 10 under this
-configuration, of {{ n_compound }}: {% for lang in languages %}{{ late_complete_count[lang] }} in {{ lang }}{{ ", " if not loop.last }}{% endfor %}.
-{% for lang in languages %}{% set rows = late_complete[lang] %}{% set fixed = ["question", "text", "first_full_k"] %}{# then one column per piece: C1, C2, … #}
-{{ lang }}:
-
-{{ rows | table(fixed + (rows | map("list") | sum(start=[]) | unique | reject("in", fixed) | list)) if rows else "_(none)_" }}
-{% endfor %}
-## Whole benchmark: coverage@k and context cost
-
-Token estimate: {{ token_estimate }}.
-{% for k in ["5", "10", max_k | string] if k in curve[languages[0]] %}
-- k = {{ k }}: coverage {% for lang in languages %}{{ curve[lang][k].coverage | fmt(".3f") }} ({{ lang }}){{ ", " if not loop.last }}{% endfor %};
-  ≈ tokens {% for lang in languages %}{{ curve[lang][k].tokens | fmt(".0f") }} ({{ lang }}){{ ", " if not loop.last }}{% endfor %}
-{%- endfor %}
-
-{{ curve_rows | selectattr("k", "in", [1, 3, 5, 6, 8, 10, 15, 20]) | list
-   | table(["language", "k", "coverage@k", "all pieces@k", "chars", "≈tokens"], decimals={"chars": 0, "≈tokens": 0}) }}
-
-![Mean piece coverage@k per language](coverage_at_k.png)
-
-![Piece coverage against the estimated tokens of the top-k evidence, per language](coverage_vs_tokens.png)
-
-## Findings
-
-{{ findings_text }}
-"""
-# The Q8 table's columns as measured: language, k=1, …, k=max_k (results.json sorts a row's keys).
-stored = report.write_experiment(NAME, result, template, findings=findings,
-                                 layout={"q8_columns": list(result.q8_rows[0])})
+# %%
+stored = report.write_experiment(NAME, result, topk_report.report_markdown, findings=findings)
 page.closing(stored, {"setup": result.provenance})

@@ -40,6 +40,7 @@ from IPython.display import display
 from rag_lib.core.config import RunConfig
 from rag_lib.experiments.q7_diagnosis import findings, ranks_figure, run_q7_diagnosis
 from rag_lib.presentation import page, report
+from rag_lib.presentation.reports import q7_diagnosis as q7_diagnosis_report
 from rag_lib.presentation.tables import table
 from rag_lib.results.typed_json import encode
 
@@ -70,44 +71,6 @@ page.long_table([{"phrasing": phrasing, "language": lang, **encode(row)}
                 report.experiment_dir(NAME) / "top10.csv", examples=10,
                 shown=["phrasing", "language", "rank", "score", "heading", "page", "covers"], decimals=4)
 
-# %% tags=["report"]
-template = """# 05 · Q7 diagnosis
-
-Configuration: {{ configuration }}; layer judged at k = {{ k }} by the worst piece.
-
-Original question (zh): {{ cases.original.zh.question }}
-
-Our Top-10 for it covers {{ cases.original.zh.coverage_top10 }} pieces; the pieces first appear at
-C1 {{ cases.original.zh.piece_ranks.C1 }}, C2 {{ cases.original.zh.piece_ranks.C2 }}, C3 {{ cases.original.zh.piece_ranks.C3 }},
-C4 {{ cases.original.zh.piece_ranks.C4 }}; layer: {{ cases.original.zh.layer }}.
-In English: C1 {{ cases.original.en.piece_ranks.C1 }}, C2 {{ cases.original.en.piece_ranks.C2 }},
-C3 {{ cases.original.en.piece_ranks.C3 }}, C4 {{ cases.original.en.piece_ranks.C4 }}; layer: {{ cases.original.en.layer }}.
-The casebook (theirs, bge-m3 on their snapshot): C1 {{ casebook.piece_ranks.C1 }}, C2 {{ casebook.piece_ranks.C2 }},
-C3 {{ casebook.piece_ranks.C3 }}; {{ casebook.coverage_top10 }} in the Top-10.
-
-## Piece ranks, every phrasing and language
-
-{{ rank_rows | table(["phrasing", "language", "source", "C1", "C2", "C3", "C4", "in top " ~ k, "in top 10", "layer"]) }}
-
-## Top-10, original question (zh)
-
-{{ cases.original.zh.top10 | table(["rank", "score", "heading", "page", "covers"]) }}
-
-## Top-10, original question (en)
-
-{{ cases.original.en.top10 | table(["rank", "score", "heading", "page", "covers"]) }}
-
-## Top-10, terms phrasing (zh)
-
-{{ cases.terms.zh.top10 | table(["rank", "score", "heading", "page", "covers"]) }}
-
-## Top-10, aligned phrasing (en)
-
-{{ cases.aligned.en.top10 | table(["rank", "score", "heading", "page", "covers"]) }}
-
-## Findings
-
-{{ findings_text }}
-"""
-stored = report.write_experiment(NAME, result, template, findings=findings)
+# %%
+stored = report.write_experiment(NAME, result, q7_diagnosis_report.report_markdown, findings=findings)
 page.closing(stored, {"setup": result.provenance})

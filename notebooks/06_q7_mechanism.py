@@ -51,6 +51,7 @@ from IPython.display import Markdown, display
 from rag_lib.experiments.mechanisms import findings, run_mechanism
 from rag_lib.experiments.mechanisms.report import forest_rows
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.reports import mechanism as mechanism_report
 from rag_lib.presentation.tables import table
 
 NAME = f"06_q7_mechanism-{mechanism}"
@@ -116,33 +117,6 @@ for variant in result.variants:
     for note in variant.notes:
         print(f"[{variant.name}] note: {note}")
 
-# %% tags=["report"]
-template = """# 06 · Q7 mechanism: {{ mechanism }}
-
-Status: **{{ status }}**. {{ reason }}
-
-Variants: {{ variants_text }}. Baseline: dense retrieval with the default embedder, top 5.
-Benchmark: {{ provenance.n_answerable }} answerable questions; differences are mechanism − baseline with
-{{ provenance.ci_percent }}% intervals: McNemar's exact test, inverted, for hit@5; a paired bootstrap
-({{ provenance.n_boot }} resamples, seed {{ provenance.seed }}) for the other metrics.
-`coverage@evidence` compares coverage at the variant's evidence size with the baseline's coverage@5.
-`adjusted (Holm)`: difference [its interval at level α·p/p_Holm, which excludes 0 exactly when p_Holm < 0.05]; Holm-adjusted p over the
-{{ provenance.claims.comparisons }} comparisons of this run ({{ provenance.claims.fixed }} in which no question changed are
-left out and marked fixed). The Findings judge every metric by the adjusted figures.
-
-## Q7: first rank of C1–C4
-
-{{ q7_rows | table(["variant", "phrasing", "language", "C1", "C2", "C3", "C4", "in top 10", "evidence k",
-                    "in evidence"]) }}
-
-## The answerable questions each variant was compared on (all, or the sample its notes name)
-
-{{ benchmark_rows | table(["variant", "language", "metric", "baseline", "mechanism", "diff", "95% CI",
-                           "adjusted (Holm)"]) }}
-
-## Findings
-
-{{ findings_text }}
-"""
-stored = report.write_experiment(NAME, result, template, findings=findings)
+# %%
+stored = report.write_experiment(NAME, result, mechanism_report.report_markdown, findings=findings)
 page.closing(stored, {"setup": result.provenance})

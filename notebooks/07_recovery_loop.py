@@ -47,8 +47,6 @@ from IPython.display import Markdown, display
 
 from rag_lib.core.config import RunConfig
 from rag_lib.experiments.recovery import (
-    REPORT_FILTERS,
-    REPORT_TEMPLATE,
     casebook_rows,
     findings,
     piece_count_rows,
@@ -58,6 +56,7 @@ from rag_lib.experiments.recovery import (
     suggestion_count_rows,
 )
 from rag_lib.presentation import page, report
+from rag_lib.presentation.reports import recovery as recovery_report
 from rag_lib.presentation.tables import table
 
 config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
@@ -113,7 +112,6 @@ table(rows)
 # %%
 display(table(piece_count_rows(result.benchmark), decimals=2), table(suggestion_count_rows(result.benchmark)))
 
-# %% tags=["report"]
-stored = report.write_experiment("07_recovery_loop", result, REPORT_TEMPLATE, findings=findings,
-                                 filters=REPORT_FILTERS)
+# %%
+stored = report.write_experiment("07_recovery_loop", result, recovery_report.report_markdown, findings=findings)
 page.closing(stored, {"setup": result.provenance})

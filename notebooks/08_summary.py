@@ -36,7 +36,8 @@ from rag_lib.evaluation import hit_name
 from rag_lib.experiments.summary import findings, run_summary
 from rag_lib.presentation import figures, page, report
 from rag_lib.presentation.label_archive import POOLED_METRICS
-from rag_lib.presentation.side_by_side import highlight, side_by_side_table
+from rag_lib.presentation.reports import summary as summary_report
+from rag_lib.presentation.side_by_side import side_by_side_table
 from rag_lib.presentation.tables import table
 from rag_lib.results.local_llm import ANSWER_COLUMNS
 from rag_lib.results.mechanism import mechanism_metrics
@@ -135,97 +136,7 @@ table(summary.halo_rows)
 # %%
 table(summary.casebook_rows)
 
-# %% tags=["report"]
-template = """# 08 · Summary
-
-Inputs missing: {{ missing_text }}.
-
-## What actually helps, and by how much
-
-Ranked: clear gains (a Holm-adjusted interval that excludes 0, positive), mixed, no clear effect, no question
-changed, clear losses, then variants whose LLM calls failed on some questions. Top-k rows follow unranked as
-"more context": the same ranking with more chunks sent, whose evidence coverage cannot fall. Cells: difference against the
-baseline [Holm-adjusted interval over questions (exact for hit@5, bootstrap otherwise), over the {{ multiplicity.comparisons }} comparisons of the
-family]; "no change (fixed)": the metric moved on no question, so it is left out of the family.
-
-{% if what_helps %}{{ what_helps | table(what_helps_columns) }}{% else %}_(no mechanism results)_{% endif %}
-
-![Each mechanism variant against the baseline, coverage@evidence with Holm-adjusted intervals](forest.png)
-
-## Findings
-
-{{ findings_text }}
-
-## Q7: first rank of C1–C4 (bold = inside the Top-10, or inside a top-k row's larger evidence; ≈ = a tie at the Top-10 cut), question in Chinese
-
-{{ side_by_side.zh | highlight(evidence_k=evidence_k) | table(["row", "C1", "C2", "C3", "C4"]) }}
-
-![Q7 (zh): first rank of each piece per configuration](q7_ranks_zh.png)
-
-## Q7, question in English
-
-{{ side_by_side.en | highlight(evidence_k=evidence_k) | table(["row", "C1", "C2", "C3", "C4"]) }}
-
-![Q7 (en): first rank of each piece per configuration](q7_ranks_en.png)
-
-## Whole benchmark: baseline → mechanism (difference [95% CI]; Holm-adjusted interval and p)
-
-{{ multiplicity.comparisons }} comparisons (mechanism variants × languages × metrics) form the Holm family;
-{{ multiplicity.fixed }} more, in which no question changed, are left out and marked fixed. Each 95% interval on its own
-is a {{ multiplicity.ci_percent }}% interval; read together, {{ multiplicity.chance }} unadjusted intervals would exclude 0 by
-chance even with no real change. p_Holm controls the family-wise error over all {{ multiplicity.comparisons }}, and each
-adjusted interval is its own test's interval at level α·p/p_Holm, so it excludes 0 exactly when p_Holm < α:
-{{ multiplicity.significant_holm_05 }} comparisons survive the adjustment ({{ multiplicity.significant_unadjusted_05 }} have p < {{ multiplicity.alpha }} unadjusted). `coverage@evidence` is the share of pieces inside the
-evidence sent to generation (Top-5, or the Top-k of a top-k row).
-
-{% if benchmark_rows %}{{ benchmark_rows | table(benchmark_columns) }}{% else %}_(no mechanism results)_{% endif %}
-
-## Before and after the relabelling
-
-Labels v3 (results of commit {{ relabel.before_commit }}, archived in `results/archive/{{ relabel.archive }}`) against the
-current labels v4 (a blind re-read of the pooled decisions: `data/benchmark/reread_v4/`): "before → after".
-
-Baseline (dense, default embedder): hit@5 {{ relabel.closing.zh.baseline["hit@5"] }} and coverage@10
-{{ relabel.closing.zh.baseline["coverage@10"] }} (zh); hit@5 {{ relabel.closing.en.baseline["hit@5"] }} and coverage@10
-{{ relabel.closing.en.baseline["coverage@10"] }} (en). Q7 piece ranks, original question: zh C1 {{ relabel.closing.zh.q7.original.C1 }},
-C2 {{ relabel.closing.zh.q7.original.C2 }}, C3 {{ relabel.closing.zh.q7.original.C3 }}, C4 {{ relabel.closing.zh.q7.original.C4 }};
-en C1 {{ relabel.closing.en.q7.original.C1 }}, C2 {{ relabel.closing.en.q7.original.C2 }}, C3 {{ relabel.closing.en.q7.original.C3 }},
-C4 {{ relabel.closing.en.q7.original.C4 }}.
-
-{{ relabel.metrics | table(["configuration", "language", "hit@5", "coverage@10"]) }}
-
-{{ relabel.q7 | table(["configuration", "phrasing", "language", "C1", "C2", "C3", "C4"]) }}
-
-Every pooled configuration, scored from its Top-10 in the pool under labels v3 and v4 (hit@5 and coverage@10;
-`n`: questions it ranked; the reranker ranks a stated subset; `gold changed`: pairs of its Top-10 relabelled):
-
-{% if relabel.pooled.available %}{{ relabel.pooled.rows | table(pooled_columns) }}{% else %}(not available: {{ relabel.pooled.why }}){% endif %}
-
-## The local LLM (notebook 10)
-
-{% if local_llm %}Models per task: {{ local_llm.tasks }}.
-
-Answers (rates leave out calls without a record, counted as `missing`):
-
-{{ local_llm.answer_rows | table(["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness", "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong", "shown_wrong_ci", "refusal_correctness", "refusal_correctness_ci", "citation_validity", "citations_valid", "citations_total", "errors"]) }}
-
-The LLM judge beside floor+aspects:
-
-{{ local_llm.judge_rows | table(["lang", "gate", "judged", "failed", "tp", "fp", "fn", "tn", "n", "precision", "recall", "refusal_correctness", "false_refusal_rate", "unanswerable", "unanswerable_declined", "complete", "complete_declined"]) }}{% else %}_(10_local_llm has not run)_{% endif %}
-
-## Halo's ranked changes (theirs) beside ours
-
-{{ halo_rows | table(["change", "language", "Halo (theirs)", "ours"]) }}
-
-## The casebook's published figures (theirs: bge-m3, their corpus)
-
-{{ casebook_rows | table(["figure", "casebook (theirs)"]) }}
-"""
-stored = report.write_experiment(
-    "08_summary", summary, template,
-    findings=findings, filters={"highlight": highlight},
-    layout={"what_helps_columns": what_helps_columns, "benchmark_columns": benchmark_columns,
-            "pooled_columns": pooled_columns},
-)
+# %%
+stored = report.write_experiment("08_summary", summary, summary_report.report_markdown, findings=findings)
 report.write_headline(side_by_side_table(stored["side_by_side"][stored["languages"][0]], stored["evidence_k"]), NAME)
 page.closing(stored, {"inputs": {"languages": languages, "inputs missing": summary.missing_inputs or "none"}})

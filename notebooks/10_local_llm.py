@@ -41,10 +41,11 @@ from IPython.display import display
 
 from rag_lib.core.config import RunConfig
 from rag_lib.evaluation.diagnosis import STAGES
-from rag_lib.experiments.llm_eval import findings, run_local_llm, statements
+from rag_lib.experiments.llm_eval import findings, run_local_llm
 from rag_lib.experiments.llm_eval.diagnosis import OUTCOME_COLOURS, OUTCOMES, outcome_rows
-from rag_lib.experiments.llm_eval.report import development_rows, keyfact_line
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.llm_eval import development_rows, keyfact_line
+from rag_lib.presentation.reports import local_llm as local_llm_report
 from rag_lib.presentation.tables import pivot, table
 from rag_lib.results.local_llm import ANSWER_COLUMNS
 from rag_lib.results.local_llm_judge import SelectiveAnswering, SelectiveNotRun
@@ -346,85 +347,7 @@ table(result.before_after)
 # %%
 table(result.targets)
 
-# %% tags=["report"]
-template = """# 10 · A real offline LLM
-
-Models per task (`generation.llm_tasks`): {{ tasks }}.
-
-## Answers on the whole benchmark (Top-{{ k }}, dense)
-
-Rates leave out questions whose call has no record (`missing`); fill them with `make llm-runs`. {{ keyfact_line }}
-
-{{ answer_rows | table(["generator", "lang", "gate", "n", "missing", "answer_rate", "answer_correctness", "answer_correctness_ci", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "shown_wrong", "shown_wrong_ci", "refusal_correctness", "refusal_correctness_ci", "citation_validity", "citations_valid", "citations_total", "errors"]) }}
-
-![What happened to every question, per answerer and gate](outcomes.png)
-
-The narrowed and claims pipelines on the sealed test set (notebook 14, out of sample), then on this development set:
-
-{{ test_set_rows | table(["generator", "lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
-
-{{ answer_rows | selectattr("generator", "in", [answers.narrowed.label, answers.claims.label]) | selectattr("gate", "in", ["ungated", "floor+aspects (leave-one-out)", "floor+aspects (leave-one-out) then judge"]) | list | table(["generator", "lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k", "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal", "false_refusal_ci"]) }}
-
-Answer against answer, question by question (ungated; paired bootstrap, Holm-adjusted):
-
-{{ paired_rows | table(["comparison", "lang", "metric", "questions", "answerer", "baseline", "difference", "95% interval", "adjusted (Holm)"]) }}
-
-How much evidence the narrowed pipeline sends (rule: {{ narrowing_choice.rule }}):
-
-{{ narrowing_choice.rows | table(["budget_tokens", "max_units", "lang", "choosing half", "choosing half share", "choosing half ci", "reporting half", "reporting half share", "reporting half ci", "mean tokens sent", "picked"], decimals={"mean tokens sent": 0}) }}
-
-Where the key facts are lost (narrowed pipeline, ungated; each share is of the row above):
-
-{{ funnel | table(["lang", "every key fact", "questions", "of", "share", "ci"]) }}
-
-Where each answerable question's answer is lost (every answerer, language and gate; the first stage that lost it):
-
-![Where each answerable question's answer is lost](where_it_failed.png)
-
-{{ failures | pivot(["generator", "lang", "gate"], "stage", "{questions}", keep=["of"]) | table }}
-
-Claim-level measures (RAGChecker's, with key facts as gold claims and the verification rules as entailment;
-numerator/denominator; definitions in `rag_lib/evaluation/diagnosis.py`):
-
-{{ claim_measures | pivot(["generator", "lang", "gate"], "metric", "{value:.2f} ({numerator}/{denominator})") | table }}
-
-The off-question check against two blind readers' verdicts (claims pipeline; the least share of the question's
-terms its quotes must name, at 0 only the asked-quantity rule; the findings give the checks' precision):
-
-{{ claims_check.asked | table }}
-
-## The LLM judge beside floor+aspects
-
-{{ judge_rows | table(judge_rates) }}
-
-Counts of the same rows ("insufficient" is the positive class):
-
-{{ judge_rows | table(judge_counts) }}
-
-## Injection
-
-{{ injection_summary }}
-
-## Findings
-
-{{ findings_text }}
-
-## Appendix: development history
-
-Before → after (`answers-v1`: the support check, same recorded calls; `answers-v2`: the narrowing budget; `answers-v3`: table rows under their header row; `answers-v4`: the judge sees them so too):
-
-{% if before_after %}{{ before_after | table(["archive", "generator", "lang", "gate", "answer_rate", "answer_correctness", "correct_gold_in_top_k", "shown_wrong", "refusal_correctness", "citation_validity"]) }}{% else %}_(no archive)_{% endif %}
-
-The narrowed pipeline against the targets (`before each change`: the same figure in each archive, before the change it names):
-
-{{ targets | table(["lang", "gate", "metric", "target", "measured", "ci", "recorded", "verdict", "before each change"]) }}
-
-## Every measured statement
-
-{% for statement in statements %}- {{ statement }}
-{% endfor %}"""
-stored = report.write_experiment(NAME, result, template, findings=findings, statements=statements,
-                                 filters={"pivot": pivot},
-                                 layout={"judge_rates": judge_rates, "judge_counts": judge_counts,
-                                         "keyfact_line": keyfact_line(result)})
+# %%
+stored = report.write_experiment(NAME, result, local_llm_report.report_markdown, findings=findings,
+                                 statements=local_llm_report.statements)
 page.closing(stored, {"models": encode(result.models), "tasks": result.tasks})

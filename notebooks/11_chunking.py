@@ -44,6 +44,7 @@ from IPython.display import display
 
 from rag_lib.experiments.chunking import findings, run_chunking
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.reports import chunking as chunking_report
 from rag_lib.presentation.tables import table
 
 NAME = "11_chunking"
@@ -101,49 +102,6 @@ print(f"price: {result.priced_model} input {result.price.input_per_mtok} USD per
       f"({result.price.source})")
 table(result.context_rows, decimals={"tokens per question": 0})
 
-# %% tags=["report"]
-template = """# 11 · Chunking strategies, and context size against cost
-
-Dense retrieval, default embedder ({{ provenance.embedder.model }}); {{ n_answerable }} answerable
-questions per language; gold pieces placed as spans ({{ gold_span_differences }} differences from the
-chunk-id labels on the structural chunks). Halo's figures are theirs.
-
-## Strategies
-
-{{ strategies | table(["strategy", "n_chunks", "median_tokens", "p90_tokens", "max_tokens", "overlong_inputs",
-                       "cosine_threshold"]) }}
-
-## Whole benchmark
-{#- the compared metrics (hit@k carries the run's k), in the order the comparison table compares them #}
-{%- set compared = comparison_rows | map(attribute="metric") | unique | list %}
-
-{{ metric_rows | table(["strategy", "language"] + compared + ["tokens@5", "chunks@equal-tokens"],
-                       decimals={"tokens@5": 0, "chunks@equal-tokens": 1}) }}
-
-![hit@5 against the tokens the Top-5 sends, per chunking strategy](strategy_tradeoff.png)
-
-## Structural − strategy (Halo: +{{ halo.chunking.structural_hit_rate_points }} points of hit rate for structural chunking)
-
-`95% CI`: each comparison on its own; `adjusted (Holm)`: difference [its interval at level α·p/p_Holm, which excludes 0 exactly when p_Holm < 0.05];
-p_Holm over the {{ provenance.claims.comparisons }} comparisons of this table.
-
-{{ comparison_rows | table(["strategy", "language", "metric", "structural", "strategy_value", "structural − strategy",
-                            "95% CI", "p", "adjusted (Holm)"]) }}
-
-## Q7 first ranks
-
-{{ q7_rows | table(["strategy", "language", "C1", "C2", "C3", "C4"]) }}
-
-## Context size against cost (Halo: "{{ halo.context.quote }}")
-
-Price: {{ priced_model }} input {{ price.input_per_mtok }} USD per million tokens ({{ price.source }}).
-
-{{ context_rows | table(["language", "evidence", "k", "tokens per question", "input cost per 1000 answers (USD)",
-                         "coverage"], decimals={"tokens per question": 0}) }}
-
-## Findings
-
-{{ findings_text }}
-"""
-stored = report.write_experiment(NAME, result, template, findings=findings)
+# %%
+stored = report.write_experiment(NAME, result, chunking_report.report_markdown, findings=findings)
 page.closing(stored, {"setup": result.provenance})

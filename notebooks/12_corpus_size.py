@@ -45,6 +45,7 @@ from IPython.display import display
 
 from rag_lib.experiments.corpus_size import findings, result_metrics, run_corpus_size
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.reports import corpus_size as corpus_size_report
 from rag_lib.presentation.tables import table
 from rag_lib.results.corpus_size import DISTRACTOR_KINDS
 
@@ -119,57 +120,6 @@ page.show_figure(figures.stacked_shares(
     title="What fills the Top-5 slots gold does not, as the corpus grows"))
 table(result.top_distractors)
 
-# %% tags=["report"]
-template = """# 12 · Corpus size
-
-Dense retrieval, default embedder ({{ provenance.embedder.model }}); {{ n_answerable }} answerable questions per
-language; nested corpora of `{{ batch }}` from the pages of `{{ base_batch }}`, {{ seeds | length }} page orders.
-
-## Corpora
-
-{{ size_rows | table(["pages", "chunks (mean over seeds)"], decimals={"chunks (mean over seeds)": 1}) }}
-
-![hit@5 and coverage@10 against corpus size](size_curves.png)
-{#- hit@k carries the k the run measured at #}
-{%- set hit = "hit@" ~ provenance.top %}
-
-{{ curve | table(["pages", "language", hit, hit ~ " lo", hit ~ " hi", "coverage@10", "coverage@10 lo", "coverage@10 hi",
-                  "declined (answerable)", "false refusal rate", "false refusal rate (held out)",
-                  "unanswerable declined", "unanswerable declined (held out)", "seeds"],
-                 decimals={"declined (answerable)": 1}) }}
-
-## Change from the smallest corpus
-
-{{ change_rows | table(["pages", "language", "metric", "smallest", "this size", "change", "95% CI", "p",
-                        "adjusted (Holm)"]) }}
-
-## Refusals of the unanswerable questions: smallest corpus against the whole batch (paired)
-
-{{ refusal_changes | table(["language", "gate", "unanswerable", "smallest", "smallest_ci", "whole", "whole_ci",
-                            "newly_declined", "no_longer_declined", "p_exact"]) }}
-
-## Q7 first ranks
-
-{{ q7_rows | table(["pages", "language", "C1", "C2", "C3", "C4"]) }}
-
-In the whole wide batch, the chunk holding each piece's first rank:
-
-{{ q7_first | table(["language", "piece", "rank", "chunk", "page", "added page"]) }}
-
-## Non-gold Top-5 slots
-
-{{ slot_rows | table(["pages", "language", "non-gold slots per run", "same page as gold", "copy on another page",
-                      "same product, other page", "other product", "from added pages"],
-                     decimals={"non-gold slots per run": 1}) }}
-
-![What fills the Top-5 slots gold does not, per corpus size](top5_slots.png)
-
-{{ top_distractors | table(["language", "chunk", "page", "heading", "questions", "added page",
-                            "copies on other pages"]) }}
-
-## Findings
-
-{{ findings_text }}
-"""
-stored = report.write_experiment(NAME, result, template, findings=findings)
+# %%
+stored = report.write_experiment(NAME, result, corpus_size_report.report_markdown, findings=findings)
 page.closing(stored, {"setup": result.provenance})

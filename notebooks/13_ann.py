@@ -40,6 +40,7 @@ from IPython.display import display
 
 from rag_lib.experiments.ann import findings, run_ann
 from rag_lib.presentation import figures, page, report
+from rag_lib.presentation.reports import ann as ann_report
 from rag_lib.presentation.tables import table
 
 NAME = "13_ann"
@@ -69,30 +70,6 @@ table(result.comparison_rows, ["batch", "setting", "language", "metric", "exact"
 # %%
 table(result.q7_rows)
 
-# %% tags=["report"]
-template = """# 13 · Approximate search (HNSW in Postgres + pgvector) against exact cosine
-
-Dense retrieval, default embedder ({{ provenance.embedder.model }}); HNSW settings from `ann` in config.yaml.
-HNSW returns at most `ef_search` rows; what it does not return counts as missed.
-
-## Recall of the exact Top-{{ provenance.recall_k }}
-
-{{ rows | table(["batch", "setting", "language", "recall@10 of exact", "lowest build", "highest build", "builds"]) }}
-
-![HNSW recall@10 of the exact neighbours against ef_search](recall_by_ef.png)
-
-## HNSW − exact
-
-{{ comparison_rows | table(["batch", "setting", "language", "metric", "exact", "hnsw", "hnsw − exact", "95% CI", "p",
-                            "adjusted (Holm)"]) }}
-
-## Q7 first ranks
-
-{{ q7_rows | table(["batch", "setting", "language", "C1", "C2", "C3", "C4"]) }}
-
-## Findings
-
-{{ findings_text }}
-"""
-stored = report.write_experiment(NAME, result, template, findings=findings)
+# %%
+stored = report.write_experiment(NAME, result, ann_report.report_markdown, findings=findings)
 page.closing(stored, {"setup": result.provenance})

@@ -6,8 +6,8 @@ from __future__ import annotations
 from rag_lib.evidence.narrowing import UnitNarrower
 from rag_lib.experiments.llm_eval import held_out_run, judge_after_gate
 from rag_lib.experiments.llm_eval.budget import pick, split_halves
-from rag_lib.experiments.llm_eval.report import gate_note
 from rag_lib.generation.narrowed import EvidenceUnit
+from rag_lib.presentation.llm_eval import gate_note
 from rag_lib.results.local_llm import HELD_OUT, THEN_JUDGE
 
 

@@ -11,7 +11,7 @@ import pytest
 from rag_lib.core.config import NOTEBOOKS_DIR
 from rag_lib.results.runs import planned_runs
 
-SCRIPTS = sorted(NOTEBOOKS_DIR.glob("[0-9][0-9]_*.py"))
+SCRIPTS = sorted([*NOTEBOOKS_DIR.glob("[0-9][0-9]_*.py"), *NOTEBOOKS_DIR.glob("W[0-9]_*.py")])  # casebook, workbooks
 
 
 def test_every_planned_run_has_its_notebook() -> None:

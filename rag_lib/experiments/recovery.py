@@ -53,8 +53,6 @@ from rag_lib.results.recovery import (
     RecoveryProvenance,
     RuleSource,
     StoredLoop,
-    piece_count_rows,
-    suggestion_count_rows,
 )
 from rag_lib.results.typed_json import decode
 
@@ -91,9 +89,6 @@ COUNT_MEANING = CountMeaning(
     after_best="ORACLE upper bound: original + the suggestion the gold labels rank best",
     after_union="POOLED upper bound: original + every suggestion's Top-k at once (k × (1 + suggestions) chunks)",
 )
-
-
-REPORT_FILTERS = {"piece_counts": piece_count_rows, "suggestion_counts": suggestion_count_rows}
 
 
 def decomposers(llm: str | None, llm_mode: CallMode | None) -> tuple[dict[str, Decomposer], dict[str, str]]:
@@ -265,80 +260,6 @@ def run_recovery_experiment(
             answer=AnswerModel(backend=answerer.backend, model=answerer.model, model_version=answerer.model_version),
         ),
     )
-
-
-# Q7's rank table of one source: the original question's ranks, then each suggestion's (columns: its pieces).
-REPORT_TEMPLATE = """{% macro ranks(entry) %}{{ ([dict(entry.baseline, suggestion="(original question)")] + entry.ranks)
-  | table(["suggestion"] + (entry.baseline | list)) }}{% endmacro -%}
-# 07 · Recovery loop (casebook section 06)
-
-Retriever: {{ retriever }} (the same one for the original question and every suggestion); k = {{ k }}.
-Suggestion sources: `llm` = {{ provenance.llm.model }} via {{ provenance.llm.backend }} (offline;
-{% set zh, en = benchmark.zh.llm, benchmark.en.llm %}{{ zh.n_echoing_prompt }} of its {{ zh.n_suggestions }} Chinese and
-{{ en.n_echoing_prompt }} of its {{ en.n_suggestions }} English suggestions are copied from the
-prompt's own example; calls without a record: {{ zh.missing }} zh, {{ en.missing }} en);
-`rule` = deterministic clause/aspect splitter (no model, a baseline); `casebook` = the casebook's S1–S3
-for Q7, replayed on our retriever.
-
-Choice of the suggestion to answer: {{ choice_rule }}. The casebook's user picked S2.
-
-## Q7, Chinese
-
-Casebook suggestions on our retriever:
-
-{{ ranks(q7.zh.casebook) }}
-
-Rule baseline:
-
-{{ ranks(q7.zh.rule) }}
-
-LLM suggestions ({{ provenance.llm.model }}; status: {{ q7.zh.llm.status }}):
-
-{{ ranks(q7.zh.llm) }}
-
-## Q7, English
-
-Casebook suggestions (the casebook's translations) on our retriever:
-
-{{ ranks(q7.en.casebook) }}
-
-Rule baseline:
-
-{{ ranks(q7.en.rule) }}
-
-LLM suggestions ({{ provenance.llm.model }}; status: {{ q7.en.llm.status }}):
-
-{{ ranks(q7.en.llm) }}
-
-{% set theirs = casebook_published.recovery -%}
-THEIRS (casebook, bge-m3 on their snapshot): S2 takes C3 from rank {{ theirs.s2_c3_rank.before }}
-to rank {{ theirs.s2_c3_rank.after }}; S1 leaves C1 at {{ theirs.s1.C1 }} and C2
-at {{ theirs.s1.C2 }}.
-
-## Every answerable compound question
-
-{{ benchmark.zh.rule.n_questions }} questions, {{ benchmark.zh.rule.pieces_total }} pieces.
-
-Counts: {{ count_rule }}.
-
-- "after first": {{ count_meaning.after_first }}.
-- "after random": {{ count_meaning.after_random }}.
-- "after best": {{ count_meaning.after_best }}.
-- "after union": {{ count_meaning.after_union }}.
-
-Only "after first" and "after random" are what a system without labels would get; "after best" and
-"after union" bound it from above. "missing": questions whose LLM call has no record yet (the source's
-"after" counts stay empty until it is 0); "failed": recorded calls that gave no usable suggestions
-(those questions keep their "before" count).
-
-{{ benchmark | piece_counts | table(decimals=2) }}
-
-{{ benchmark | suggestion_counts | table }}
-
-## Findings
-
-{{ findings_text }}
-"""
 
 
 def findings(result: RecoveryExperimentResult) -> list[str]:

@@ -33,11 +33,11 @@ from rag_lib.experiments.llm_eval.findings import findings
 from rag_lib.experiments.llm_eval.funnel import funnel_rows
 from rag_lib.experiments.llm_eval.model_choice import PICK_RULE, pick_rows, run_model_choice
 from rag_lib.experiments.llm_eval.paired import paired_answer_rows, table_rows
-from rag_lib.experiments.llm_eval.report import injection_summary, statements
 from rag_lib.experiments.llm_eval.selective import selective_rows, selective_run
 from rag_lib.generation import Generator, get_generator, get_task_generator
 from rag_lib.generation.local_models import local_models
 from rag_lib.pipeline.workbench import Workbench
+from rag_lib.presentation.llm_eval import injection_summary
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
@@ -357,5 +357,4 @@ __all__ = [
     "run_local_llm",
     "selective_rows",
     "selective_run",
-    "statements",
 ]

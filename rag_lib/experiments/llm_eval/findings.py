@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from rag_lib.evaluation.claim_checks import ClaimCheck
 from rag_lib.evaluation.stats import count_of
-from rag_lib.experiments.llm_eval.report import missing_text, ungated_losses
+from rag_lib.presentation.llm_eval import missing_text, ungated_losses
 from rag_lib.results.local_llm import THEN_JUDGE, AnswerRow, LocalLLMResult
 from rag_lib.results.test_set import FITTED_ON_DEV
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from rag_lib.evaluation.reliability import expected_calibration_error, reliability_bins
 from rag_lib.evaluation.selective import selective_answering
 from rag_lib.evidence.calibration import ScoredQuestion
-from rag_lib.experiments.llm_eval.report import RELIABILITY_BINS
+from rag_lib.presentation.llm_eval import RELIABILITY_BINS
 from rag_lib.results.gate_rows import LLMJudge
 from rag_lib.results.local_llm import Answerer
 from rag_lib.results.local_llm_judge import Selective, SelectiveNotRun

@@ -30,8 +30,8 @@ from rag_lib.evaluation.key_facts import MAX_CHUNK_SHARE, KeyFacts, common_facts
 from rag_lib.evidence.narrowing import narrowed_generator
 from rag_lib.experiments.llm_eval import Ungated, answer_figures, held_out_run, judge_after_gate
 from rag_lib.experiments.llm_eval.findings import readers_brief
-from rag_lib.experiments.llm_eval.report import missing_text, set_figures
 from rag_lib.pipeline.workbench import Workbench
+from rag_lib.presentation.llm_eval import missing_text, set_figures
 from rag_lib.question_sweeps.gates import (
     calibrate,
     chosen_gates,
