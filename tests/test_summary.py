@@ -17,7 +17,6 @@ from rag_lib.experiments.summary.inputs import SummaryInputs
 from rag_lib.experiments.summary.q7 import side_by_side
 from rag_lib.presentation.label_archive import relabel_rows
 from rag_lib.presentation.readme import update_readme_headline
-from rag_lib.presentation.report import render
 from rag_lib.presentation.side_by_side import highlight, side_by_side_table
 from rag_lib.results.bakeoff import BakeoffResult, Q7RankRow
 from rag_lib.results.mechanism import BaselineFigures, MechanismResult
@@ -179,8 +178,6 @@ def test_the_side_by_side_table_is_rendered_from_the_stored_rows_with_its_marks(
                                       "| reranker: not run (unavailable) | — | — | — | — |",
                                       "| recovery (llm) S1: x | **3** | 30 | 12 | **1** |",
                                       "| topk: k=20 | **20** | 42 | **12** | **1** |"]
-    template = '{{ side_by_side | highlight(evidence_k=evidence_k) | table(["row", "C1", "C2", "C3", "C4"]) }}'
-    assert render(template, stored, {"highlight": highlight}) == shown
 
 
 def test_p_values_too_small_for_three_decimals_read_below_0_001() -> None:

@@ -1,11 +1,10 @@
 """Experiment outputs: ``results/<experiment>/results.json`` and ``report.md`` (the READMEs: :mod:`.readme`).
 
 A report's figures are read from the ``results.json`` that was just written, never typed in:
-:func:`write_experiment` writes the JSON first, reads it back, and renders the report template
-against what it read. Templates are Jinja2 (one syntax): ``{{ coverage["q7"] | fmt(".2f") }}``, or a
-value as prose without a format (:func:`prose`: yes / no, a dash, comma-joined lists). An
-experiment's findings are generated from the same read-back JSON. :func:`lookup` reads a dotted
-path (``make check``'s figures).
+:func:`write_experiment` writes the JSON first, reads it back as the experiment's typed result, and hands it, with
+the Findings generated from it, to the experiment's report function (:mod:`rag_lib.presentation.reports`; the
+workbooks' in :mod:`rag_lib.presentation`). :func:`prose` and :func:`markdown_table` are how a report shows a value
+and stored rows; :func:`lookup` reads a dotted path (``make check``'s figures).
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rag_lib import __version__
-from rag_lib.core.config import results_dir
+from rag_lib.core.config import RESULTS_DIR, results_dir
 from rag_lib.core.io import write_json, write_text
 from rag_lib.presentation.tables import table
 
@@ -64,33 +63,6 @@ def _select_row(rows: list[Any], selector: str, dotted: str) -> Any:
     if len(matches) != 1:
         raise KeyError(f"{dotted}: [{selector}] matches {len(matches)} rows, not exactly one")
     return matches[0]
-
-
-def render(template: str, data: dict[str, Any], filters: Mapping[str, Callable[..., Any]] | None = None,
-           layout: Mapping[str, Any] | None = None) -> str:
-    """Fill the Jinja2 ``template`` from ``data`` (``results.json`` as read back): loops and branches over
-    the results, each value shown with :func:`prose`, ``{{ x | fmt(".3f") }}`` for a format spec, a key
-    that is not an identifier as ``x["hit@5"]``, stored rows as a Markdown table with
-    ``{{ rows | table(["col", …], decimals=2) }}`` (:func:`markdown_table`; results store rows, never
-    Markdown). ``filters``: a report's own presentation of its rows (name → function), such as 08's marks on
-    ranks (``{{ rows | highlight(evidence_k=evidence_k) | table([…]) }}``). ``layout``: names the template reads
-    besides the results, for choices of presentation only, such as the order of a table's columns (results.json
-    sorts a row's keys); never a figure, and never a name the results also hold. A name in neither is an error."""
-    import jinja2
-
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-                             finalize=prose)
-    env.filters["fmt"] = lambda value, spec: format(value, spec)
-    env.filters["table"] = markdown_table
-    env.filters.update(filters or {})
-    clash = sorted(set(layout or {}) & set(data))
-    if clash:
-        raise KeyError(f"report template: layout names {clash} are also in results.json; rename them")
-    try:
-        return env.from_string(template).render({**data, **(layout or {})})
-    except jinja2.UndefinedError as exc:
-        raise KeyError(f"report template: {exc.message}; it is not in results.json "
-                       "(nor in the report's layout)") from exc
 
 
 def prose(value: Any) -> str:
@@ -141,50 +113,33 @@ GLOSSARY_LINK = "Terms (C1–C4, hit@k, coverage, layers, gates): [glossary](../
 ReportFunction = Callable[[Any, Sequence[str]], str]
 
 
-def write_experiment(name: str, results: ExperimentResult | dict[str, Any], report_template: str | ReportFunction,
+def write_experiment(name: str, results: ExperimentResult, report_markdown: ReportFunction,
                      findings: Callable[[Any], list[str]] | None = None,
-                     filters: Mapping[str, Callable[..., Any]] | None = None,
-                     layout: Mapping[str, Any] | None = None,
                      statements: Callable[[Any], list[str]] | None = None) -> dict[str, Any]:
-    """Write ``results.json`` then ``report.md`` rendered from the JSON as read back from disk.
+    """Write ``results.json``, then ``report.md`` written by ``report_markdown`` from the result as read back.
 
-    ``findings`` turns the stored results into sentences; they are computed from what was read back
-    (so every number in them is in ``results.json``; a typed result is rebuilt from it with
-    ``from_json``), stored there as ``findings`` and rendered as a bullet list by the
-    ``{{ findings_text }}`` of the template. ``report_template`` may instead be a tested function of the typed
-    result read back and its Findings that writes the whole report (:data:`ReportFunction`: the one report path
-    experiments take). ``statements``:
-    where the Findings keep to the few that matter,
-    every other measured sentence, computed the same way and stored as ``statements`` (the page folds them into
-    its appendix). ``filters`` and ``layout``: the template's own filters and presentation choices (:func:`render`).
+    ``findings`` turns the stored result into sentences; they are computed from what was read back (so every
+    number in them is in ``results.json``; the typed result is rebuilt from it with ``from_json``), stored there as
+    ``findings`` and handed to ``report_markdown`` with the result. ``statements``: where the Findings keep to the
+    few that matter, every other measured sentence, computed the same way and stored as ``statements`` (the page
+    folds them into its appendix).
     """
     out = experiment_dir(name)
-    typed = not isinstance(results, dict)
-    payload = {"experiment": name, "rag_lib_version": __version__, **(results.to_json() if typed else results)}
-    write_json(out / "results.json", payload)
+    write_json(out / "results.json", {"experiment": name, "rag_lib_version": __version__, **results.to_json()})
     stored = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    read_back = type(results).from_json(stored, name)
     if findings is not None or statements is not None:
-        read_back = type(results).from_json(stored, name) if typed else stored
         if findings is not None:
             stored["findings"] = findings(read_back)
             stored["findings_text"] = bullets(stored["findings"])
         if statements is not None:
             stored["statements"] = statements(read_back)
         write_json(out / "results.json", stored)
-    if callable(report_template):  # a workbook's report sits one folder deeper (results/<workbook>/<run>/)
-        link = GLOSSARY_LINK if out.parent.name == "results" else GLOSSARY_LINK.replace("](../", "](../../")
-        written = report_template(type(results).from_json(stored, name), stored.get("findings", []))
-        text = f"{written.rstrip()}\n\n{link}\n"
-    else:
-        text = report_text(report_template, stored, filters, layout)
-    write_text(out / "report.md", text)
+    # a workbook's report sits one folder deeper (results/<workbook>/<run>/), below the glossary's README
+    deeper = out.parent.resolve() != RESULTS_DIR.resolve() and out.resolve().is_relative_to(RESULTS_DIR.resolve())
+    link = GLOSSARY_LINK.replace("](../", "](../../") if deeper else GLOSSARY_LINK
+    write_text(out / "report.md", f"{report_markdown(read_back, stored.get('findings', [])).rstrip()}\n\n{link}\n")
     return stored
-
-
-def report_text(template: str, stored: dict[str, Any], filters: Mapping[str, Callable[..., Any]] | None = None,
-                layout: Mapping[str, Any] | None = None) -> str:
-    """``report.md`` as written: the template rendered from the stored results, then the glossary link."""
-    return f"{render(template, stored, filters, layout).rstrip()}\n\n{GLOSSARY_LINK}\n"
 
 
 def bullets(lines: Sequence[str]) -> str:

@@ -3,7 +3,7 @@
 :mod:`rag_lib.runner.reproduce` decides which runs execute (up to date or not),
 holds the lock and reports. Here: :func:`execute` (one run, written atomically), the volatile metadata it
 strips so an unchanged run is byte-identical (:func:`strip_volatile`), the kernel manager that talks over
-IPC sockets (:func:`ipc_kernel_manager`), the HTML export with report-template cells hidden
+IPC sockets (:func:`ipc_kernel_manager`), the HTML export
 (:func:`html_exporter`) and the page title (:func:`notebook_title`).
 """
 
@@ -78,18 +78,11 @@ def ipc_kernel_manager() -> type:
     return IPCKernelManager
 
 
-# A cell tagged so holds the report template: a reviewer reads the rendered report, not the literal.
-REPORT_TAG = "report"
-
-
 def html_exporter() -> Any:
-    """The lab-style HTML exporter, with the input of ``REPORT_TAG`` cells hidden (their output stays)."""
+    """The lab-style HTML exporter."""
     from nbconvert import HTMLExporter
-    from nbconvert.preprocessors import TagRemovePreprocessor
 
-    exporter = HTMLExporter(template_name="lab")
-    exporter.register_preprocessor(TagRemovePreprocessor(remove_input_tags={REPORT_TAG}), enabled=True)
-    return exporter
+    return HTMLExporter(template_name="lab")
 
 
 def execute(run: NotebookRun, out_dir: Path, cell_timeout: int) -> Path:
