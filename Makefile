@@ -72,7 +72,8 @@ reproduce: $(STAMP)
 ## All tests: unit, property, notebook regression (nbval) and lint.
 test: $(STAMP)
 	$(VENV)/bin/ruff check rag_lib tests benchmarks notebooks
-	# Unit tests, then every executed notebook in results/ re-run and compared cell by cell (nbval);
+	# Unit tests, then every executed notebook in results/ re-run and compared cell by cell (nbval), the casebook's
+	# and the cloudflare workbook's (W1–W5 on the committed corpus; the python-docs workbook needs its .deb);
 	# experiments write to a scratch folder so the committed results stay as they are.
 	# LLM calls replay the committed records only (RAG_LLM_MODE): no test run loads a model on its own.
 	# 11_chunking is not re-run here: it embeds the corpus four more times and every sentence of it
@@ -84,7 +85,8 @@ test: $(STAMP)
 	# results are checked by tests/test_scale.py instead; 14_test_set (the sealed test set, on the wide batch) by
 	# tests/test_test_set_results.py.
 	scratch=$$(mktemp -d) && cp -r results/11_chunking results/10_local_llm results/14_test_set "$$scratch/" && \
-	RAG_PROGRESS=0 RAG_LLM_MODE=replay_only RAG_RESULTS_DIR="$$scratch" $(PY) -m pytest tests results/notebooks --nbval \
+	RAG_PROGRESS=0 RAG_LLM_MODE=replay_only RAG_RESULTS_DIR="$$scratch" $(PY) -m pytest tests results/notebooks \
+	  results/cloudflare/notebooks --nbval \
 	  --ignore=results/notebooks/11_chunking.ipynb --ignore=results/notebooks/12_corpus_size.ipynb \
 	  --ignore=results/notebooks/13_ann.ipynb --ignore=results/notebooks/14_test_set.ipynb \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 1800

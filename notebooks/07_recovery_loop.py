@@ -46,18 +46,11 @@ llm_mode = None  # None: RAG_LLM_MODE (make reproduce: replay_only)
 from IPython.display import Markdown, display
 
 from rag_lib.core.config import RunConfig
-from rag_lib.experiments.recovery import (
-    casebook_rows,
-    findings,
-    piece_count_rows,
-    q7_rank_rows,
-    ranks_figure,
-    run_recovery_experiment,
-    suggestion_count_rows,
-)
+from rag_lib.experiments.recovery import casebook_rows, findings, q7_rank_rows, ranks_figure, run_recovery_experiment
 from rag_lib.presentation import page, report
 from rag_lib.presentation.reports import recovery as recovery_report
 from rag_lib.presentation.tables import table
+from rag_lib.results.recovery import piece_count_rows, suggestion_count_rows
 
 config = RunConfig.from_settings(k=k)  # config.yaml, with this notebook's parameters
 result = run_recovery_experiment(languages, k=config.k, retriever=retriever, llm=llm, llm_mode=llm_mode)
