@@ -133,15 +133,20 @@ def test_the_funnel_counts_each_stop_and_the_false_refusals() -> None:
     from rag_lib.results.answer_rows import AnsweredQuestion, GeneratorInfo
     from rag_lib.results.workbook_answers import WorkbookAnswersResult
 
-    def row(q: str, label: str, status: str, by: str | None, correct: bool | None) -> AnsweredQuestion:
-        return AnsweredQuestion(q, q.startswith("a"), label, "sufficient", status, by, None, 1, 1, correct, "…")
+    def row(q: str, label: str, status: str, by: str | None, correct: bool | None,
+            kind: str | None = None) -> AnsweredQuestion:
+        return AnsweredQuestion(q, q.startswith("a"), label, "sufficient", status, by, kind, 1, 1, correct, "…")
 
     rows = [row("a1", "sufficient", "answered", None, True), row("a2", "sufficient", "insufficient", "gate", None),
-            row("a3", "insufficient", "answered", None, False), row("u1", "insufficient", "insufficient", "gate", None)]
+            row("a3", "insufficient", "answered", None, False), row("u1", "insufficient", "insufficient", "gate", None),
+            row("a4", "sufficient", "error", None, None, "unsupported_claims"),
+            row("a5", "insufficient", "error", None, None, "truncated")]
     result = WorkbookAnswersResult("w", "A corpus", 5, "dense:x", "floor+aspects (en: …)", CASEBOOK,
-                                   GeneratorInfo("llama_cpp", "qwen", "1"), {"en": 2}, ["a1", "a2", "a3"], {"en": rows})
+                                   GeneratorInfo("llama_cpp", "qwen", "1"), {"en": 4}, ["a1", "a2", "a3"], {"en": rows})
     [funnel] = answers_view.funnel_rows(result)
-    assert funnel["states every key fact"].startswith("1/3 [") and funnel["answered"].startswith("2/3 [")
-    assert funnel["false refusals"].startswith("1/2 [") and funnel["unanswerable declined"].startswith("1/1 [")
+    assert funnel["states every key fact"].startswith("1/3 [") and funnel["answered"].startswith("2/5 [")
+    assert funnel["false refusals"].startswith("1/3 [") and funnel["unanswerable declined"].startswith("1/1 [")
+    assert funnel["withheld by the checks"].endswith("] (unsupported_claims 1)")  # the checks withheld its answer
+    assert funnel["failed"].startswith("1/5 [") and funnel["failed"].endswith("] (truncated 1)")  # the call failed
     assert answers_view.findings(result)[0].startswith("English questions on A corpus, answered by qwen (llama_cpp, 1) "
                                                        "behind floor+aspects: 1/3 [")

@@ -2,8 +2,7 @@
 cells), or inside a row's larger evidence; a rank tied at the Top-10 cut gets ``≈`` and no bold.
 
 The marks are applied when a table is rendered, from the stored rows (``side_by_side`` and ``evidence_k`` of
-08's ``results.json``): 08's report through the ``highlight`` filter, the notebook and the README's headline
-through :func:`side_by_side_table`.
+08's ``results.json``): 08's report, the notebook and the README's headline through :func:`side_by_side_table`.
 """
 
 from __future__ import annotations

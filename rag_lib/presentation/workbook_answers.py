@@ -5,11 +5,13 @@ questions declined beside the false refusals, and citation validity, each with i
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 from rag_lib.core.text import LANGUAGE_NAMES
 from rag_lib.evaluation.stats import count_text
+from rag_lib.generation.base import WITHHELD_KINDS
 from rag_lib.results.answer_rows import AnsweredQuestion
 from rag_lib.results.workbook_answers import WorkbookAnswersResult
 from rag_lib.results.workbook_gates import CASEBOOK, IN_SAMPLE
@@ -20,21 +22,32 @@ EXTRACTIVE_NOTE = ("the extractive generator quotes the evidence sentences most 
 FIT_WORDS = {CASEBOOK: "the casebook's, as `ask` applies them", IN_SAMPLE: "refitted on these questions (in-sample)"}
 
 
+def _kinds(kinds: list[str], of: int) -> str:
+    """``k/n [Wilson]`` and how many of each kind (``unsupported_claims 6, …``)."""
+    counted = Counter(kinds).most_common()
+    return count_text(len(kinds), of) + (f" ({', '.join(f'{kind} {n}' for kind, n in counted)})" if kinds else "")
+
+
 def _funnel(result: WorkbookAnswersResult, rows: list[AnsweredQuestion]) -> dict[str, str]:
     answerable = [r for r in rows if r.answerable]
     judged = [r for r in answerable if r.question in set(result.checkable)]
     unanswerable = [r for r in rows if not r.answerable]
     complete = [r for r in answerable if r.label == "sufficient"]
     valid, total = sum(r.citations_valid for r in rows), sum(r.citations_total for r in rows)
+    # answers the checks withheld (claims their quotes do not state, …) apart from calls that failed (truncated, …)
+    errors = [r.error_kind or "unknown" for r in answerable if r.status == "error"]
+    withheld = [kind for kind in errors if kind in WITHHELD_KINDS]
+    failed = [kind for kind in errors if kind not in WITHHELD_KINDS]
     return {
         "answerable declined by the gate": count_text(sum(r.declined_by == "gate" for r in answerable),
                                                       len(answerable)),
         "declined by the generator": count_text(sum(r.declined_by == "generator" for r in answerable), len(answerable)),
+        "withheld by the checks": _kinds(withheld, len(answerable)),
+        "failed": _kinds(failed, len(answerable)),
         "answered": count_text(sum(r.status == "answered" for r in answerable), len(answerable)),
         "states every key fact": count_text(sum(r.correct is True for r in judged), len(judged)),
         "unanswerable declined": count_text(sum(r.status == "insufficient" for r in unanswerable), len(unanswerable)),
         "false refusals": count_text(sum(r.status == "insufficient" for r in complete), len(complete)),
-        "errors": str(sum(r.status == "error" for r in rows)),
         "cited quotes found in their chunk": count_text(valid, total) if total else "no citation"}
 
 
@@ -62,7 +75,8 @@ def findings(result: WorkbookAnswersResult) -> list[str]:
         f = _funnel(result, result.answers[lang])
         out.append(f"{LANGUAGE_NAMES[lang]} questions on {result.title}, answered by {generator_text(result)} "
                    f"behind floor+aspects: {f['states every key fact']} answerable questions with a checkable key "
-                   f"fact get an answer that states every one ({f['answered']} answered); "
+                   f"fact get an answer that states every one ({f['answered']} answered, "
+                   f"{f['withheld by the checks']} withheld by the checks, {f['failed']} failed); "
                    f"{f['unanswerable declined']} unanswerable questions are declined, with {f['false refusals']} "
                    f"answerable questions whose Top-{result.k} holds every gold piece declined (false refusals).")
     note = (EXTRACTIVE_NOTE if result.generator.backend == "extractive"
