@@ -60,7 +60,7 @@ display(Table(view.funnel_rows(result)))
 
 # %%
 page.long_table(view.answer_rows(result), report.experiment_dir(EXPERIMENT.name) / "answers.csv", examples=10,
-                shown=["question", "language", "answerable", "evidence", "status", "declined by",
+                shown=["question", "language", "answerable", "evidence", "status", "declined by", "withheld or failed",
                        "states every key fact", "citations"])
 
 # %%

@@ -59,7 +59,8 @@ def funnel_rows(result: WorkbookAnswersResult) -> list[dict[str, Any]]:
 def answer_rows(result: WorkbookAnswersResult) -> list[dict[str, Any]]:
     """Every question and language: the gate's decision, the outcome, and whether the answer states every key fact."""
     return [{"question": r.question, "language": lang, "answerable": r.answerable, "evidence": r.label,
-             "status": r.status, "declined by": r.declined_by or "", "states every key fact": r.correct,
+             "status": r.status, "declined by": r.declined_by or "", "withheld or failed": r.error_kind or "",
+             "states every key fact": r.correct,
              "citations": f"{r.citations_valid}/{r.citations_total}", "answer": r.answer}
             for lang, rows in result.answers.items() for r in rows]
 
