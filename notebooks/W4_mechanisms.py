@@ -17,8 +17,9 @@
 # # W4 · What changes retrieval: the casebook's mechanisms on every answerable question of a workbook
 #
 # **Question.** The casebook tried mechanisms on Q7 (another embedder, hybrid BM25 + dense, query splitting,
-# near-duplicate demotion and MMR, a larger Top-k). On this workbook's corpus and questions, which of them put
-# more of the gold evidence in front of the model than dense retrieval does, beyond chance?
+# near-duplicate demotion and MMR, a larger Top-k); an imported corpus adds one of its own (the pages its import
+# flagged as lists of links moved to the end). On this workbook's corpus and questions, which of them put more of
+# the gold evidence in front of the model than dense retrieval does, beyond chance?
 #
 # **Configuration.** The workbook named in the parameters; the baseline is its dense retrieval with the default
 # embedder at its Top-k. Each mechanism's variants are those declared in `rag_lib/experiments/mechanisms/catalog/`
@@ -31,7 +32,7 @@
 
 # %% tags=["parameters"]
 workbook = "cloudflare"
-mechanisms = ["embedding", "hybrid", "query_split", "dedup_mmr", "topk", "reranker", "query_rewrite"]
+mechanisms = ["embedding", "hybrid", "query_split", "dedup_mmr", "topk", "flagged_pages", "reranker", "query_rewrite"]
 
 # %%
 from IPython.display import display

@@ -16,7 +16,14 @@ from rag_lib.core.config import RESULTS_DIR, RunConfig
 from rag_lib.core.errors import WorkbookError
 from rag_lib.evaluation.stats import PairedDifference, compare
 from rag_lib.experiments.bakeoff import run_bakeoff
-from rag_lib.experiments.mechanisms import MECHANISMS, LLMQueries, RankFailed, mechanism_metrics, q7_piece_ranks
+from rag_lib.experiments.mechanisms import (
+    MECHANISM_REGISTRY,
+    MECHANISMS,
+    LLMQueries,
+    RankFailed,
+    mechanism_metrics,
+    q7_piece_ranks,
+)
 from rag_lib.generation.base import LLMGenerator
 from rag_lib.generation.call_records import LLMRequest, LLMResponse
 from rag_lib.generation.llm_calls import CallRecorder
@@ -250,7 +257,7 @@ def test_findings_judge_every_metric_after_holm_and_never_turn_a_failure_into_no
 def test_an_unknown_mechanism_is_an_error_that_names_the_declared_ones() -> None:
     from rag_lib.experiments.mechanisms import run_mechanism
 
-    with pytest.raises(WorkbookError, match=r"unknown mechanism 'nope'; declared: dedup_mmr, embedding, hybrid"):
+    with pytest.raises(WorkbookError, match=r"unknown mechanism 'nope'; declared: dedup_mmr, embedding, flagged_"):
         run_mechanism("nope")
 
 
@@ -259,6 +266,7 @@ def test_every_declared_mechanism_has_a_run_and_every_mechanism_run_is_declared(
 
     runs = {str(row["parameters"]["mechanism"]) for row in conditions() if "mechanism" in row["parameters"]}
     assert runs == set(MECHANISMS)
+    assert set(MECHANISM_REGISTRY) - set(MECHANISMS) == {"flagged_pages"}  # for imported corpora (workbooks) only
 
 
 def test_the_list_shows_each_runs_notebook_parameters_with_the_workbooks_overrides(capsys) -> None:

@@ -150,3 +150,21 @@ def test_the_funnel_counts_each_stop_and_the_false_refusals() -> None:
     assert funnel["failed"].startswith("1/5 [") and funnel["failed"].endswith("] (truncated 1)")  # the call failed
     assert answers_view.findings(result)[0].startswith("English questions on A corpus, answered by qwen (llama_cpp, 1) "
                                                        "behind floor+aspects: 1/3 [")
+
+
+def test_pages_the_import_flagged_move_to_the_end_of_the_ranking(tiny: workbooks.Workbook,  # noqa: F811
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from rag_lib.experiments.mechanisms.catalog import flagged_pages
+    from rag_lib.experiments.mechanisms.registry import BaselineDense
+
+    wb = workbooks.open_workbook(tiny, RunConfig.from_settings()).workbench
+    base = BaselineDense(wb)
+    assert flagged_pages.flagged_page_variants(wb, base, ("list_page",))[0] == []  # the tiny import flags nothing
+    monkeypatch.setattr(flagged_pages, "page_warnings", lambda batch: {"limits": ["list_page"], "secrets": []})
+    [variant], reason = flagged_pages.flagged_page_variants(wb, base, ("list_page",))
+    assert reason == "" and variant.name == flagged_pages.VARIANT
+    question = "What is the CPU limit on the free plan?"
+    before, after = base(question), variant.rank(question)
+    assert wb.by_id[before.ids[0]].page == "limits" and wb.by_id[after.ids[0]].page == "secrets"
+    assert sorted(after.ids) == sorted(before.ids) and set(after.demoted) == {
+        c.id for c in wb.embeddable if c.page == "limits"}

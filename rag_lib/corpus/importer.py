@@ -14,7 +14,8 @@ from pathlib import Path
 
 from rag_lib.core.config import SNAPSHOTS_DIR, batch_dir, shown_path
 from rag_lib.core.errors import SnapshotError
-from rag_lib.corpus.build import chunked, corpus_stats, write_corpus
+from rag_lib.core.io import read_json
+from rag_lib.corpus.build import chunked, corpus_stats, load_pages, write_corpus
 from rag_lib.corpus.importing.pages import parsed_pages, write_report
 from rag_lib.corpus.importing.stage import DEFAULT_EXCLUDES, Progress, SourceSpec, source_files, stage_raw
 from rag_lib.corpus.snapshot import load_snapshot
@@ -69,6 +70,23 @@ def import_corpus(source: Path, name: str, spec: SourceSpec, excludes: tuple[str
         raise
     return ImportedBatch(target, len(docs), stats["chunks"], stats["embeddable_chunks"],
                          Counter(w.check for w in warnings), target / sample.name)
+
+
+def import_report(batch: str | None) -> dict:
+    """An imported batch's ``import_report.json`` (counts and every parser warning); empty for a committed MDX batch,
+    which was never imported."""
+    report = batch_dir(batch) / "import_report.json"
+    return read_json(report) if report.is_file() else {}
+
+
+def page_warnings(batch: str | None) -> dict[str, list[str]]:
+    """Page slug → the checks the import warned about for its source file (empty when there is no report)."""
+    by_source: dict[str, list[str]] = {}
+    for w in import_report(batch).get("warnings", []):
+        by_source.setdefault(w["document"], []).append(w["check"])
+    if not by_source:
+        return {}
+    return {page.slug: sorted(set(by_source.get(page.path, []))) for page in load_pages(batch)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,12 +4,11 @@ question's gold pieces are located in the ranking. Stored long (:mod:`rag_lib.re
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 
-from rag_lib.core.config import batch_dir, shown_path
-from rag_lib.corpus.build import load_pages
+from rag_lib.core.config import shown_path
+from rag_lib.corpus.importer import import_report, page_warnings
 from rag_lib.evaluation.blind_labels import blind_agreement
 from rag_lib.evaluation.metrics import HitAt, NDCGAt, PieceCoverage, piece_ranks
 from rag_lib.pipeline.workbook import OpenWorkbook
@@ -25,21 +24,6 @@ from rag_lib.results.workbook import (
 CROWDING = 5  # pages kept per configuration and language, those filling the most Top-k slots
 
 
-def _import_report(opened: OpenWorkbook) -> dict:
-    report = batch_dir(opened.workbook.batch) / "import_report.json"
-    return json.loads(report.read_text(encoding="utf-8")) if report.is_file() else {}
-
-
-def _page_warnings(opened: OpenWorkbook) -> dict[str, list[str]]:
-    """Page slug → the checks the import warned about for its source file."""
-    by_source: dict[str, list[str]] = {}
-    for w in _import_report(opened).get("warnings", []):
-        by_source.setdefault(w["document"], []).append(w["check"])
-    if not by_source:
-        return {}
-    return {page.slug: sorted(set(by_source.get(page.path, []))) for page in load_pages(opened.workbook.batch)}
-
-
 def run_diagnosis(opened: OpenWorkbook) -> WorkbookDiagnosisResult:
     wb, workbook = opened.workbench, opened.workbook
     questions = wb.benchmark.questions()
@@ -49,7 +33,7 @@ def run_diagnosis(opened: OpenWorkbook) -> WorkbookDiagnosisResult:
     ranks: list[PieceRanks] = []
     measurements: list[Measurement] = []
     crowding: list[PageSlots] = []
-    warned = _page_warnings(opened)
+    warned = page_warnings(workbook.batch)
     for label in labels:
         for lang in workbook.languages:
             rankings = wb.run(label, answerable, lang)
@@ -64,7 +48,7 @@ def run_diagnosis(opened: OpenWorkbook) -> WorkbookDiagnosisResult:
     pages = {c.page for c in wb.chunks}
     corpus = CorpusProfile(workbook.batch, workbook.source or "committed snapshot",
                            workbook.licence or "see its README", len(pages), len(wb.chunks), len(wb.embeddable),
-                           _import_report(opened).get("warnings_by_check", {}))
+                           import_report(workbook.batch).get("warnings_by_check", {}))
     source = (shown_path(workbook.questions) if workbook.questions
               else "data/benchmark/questions.yaml (the labelled benchmark)")
     coarse = sorted(opened.questions.document_level) if opened.questions else []

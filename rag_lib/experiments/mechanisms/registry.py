@@ -136,6 +136,7 @@ class MechanismSpec:
     description: str
     build: Builder
     parameters: dict[str, Any]
+    casebook: bool = True  # notebook 06 runs it on the casebook (False: it needs what only an imported corpus has)
 
     def resolved_parameters(self, config: RunConfig | None = None) -> dict[str, Parameter]:
         """The parameters with settings read (from ``config`` where it holds them) and tuples as lists (as
@@ -153,7 +154,7 @@ class MechanismSpec:
 MECHANISM_REGISTRY: dict[str, MechanismSpec] = {}
 
 
-def mechanism(name: str, description: str, **parameters: Any) -> Callable[[Builder], Builder]:
+def mechanism(name: str, description: str, casebook: bool = True, **parameters: Any) -> Callable[[Builder], Builder]:
     """Declare a mechanism: ``build(ctx, **parameters)`` returns its variants and, per model that is
     not on this machine, why. The parameters are explicit here and go into each run's provenance.
 
@@ -163,7 +164,7 @@ def mechanism(name: str, description: str, **parameters: Any) -> Callable[[Build
     def register(build: Builder) -> Builder:
         if name in MECHANISM_REGISTRY:
             raise WorkbookError(f"mechanism {name!r} is declared twice; pick another name.")
-        MECHANISM_REGISTRY[name] = MechanismSpec(name, description, build, dict(parameters))
+        MECHANISM_REGISTRY[name] = MechanismSpec(name, description, build, dict(parameters), casebook)
         return build
     return register
 
