@@ -128,7 +128,7 @@ class Judgement:
             return "no change (fixed)"
         lo, hi = self.adjusted
         return f"{signed_text(self.diff)} [{bound_text(lo)}, {bound_text(hi)}]" + (
-            f"; p_Holm {self.p_holm:.3g}" if p_holm else "")
+            (f"; p_Holm {self.p_holm:.3g}" if self.p_holm else "; p_Holm < 0.001") if p_holm else "")  # 0: no resample
 
     def stored(self) -> dict[str, Any]:
         """What a results.json keeps beside the comparison (:data:`STORED_KEYS`)."""
