@@ -88,16 +88,17 @@ def _variant_status(q7: Q7Ranks, q7_failures: dict[str, dict[str, str]], failure
     return "partial"
 
 
-def variant_measures(k: int, evidence_k: int) -> dict[str, Measure]:
+def _measures(k: int, evidence_k: int) -> dict[str, Measure]:
     """What each compared metric is measured with at the run's top-``k`` (coverage@evidence: at the
     variant's own k)."""
     return dict(zip(mechanism_metrics(k), (HitAt(k), PieceCoverage(10), MRR(), PieceCoverage(evidence_k)),
                     strict=True))
 
 
-def _scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
-    """Each metric's per-question values, questions in id order."""
-    measures = variant_measures(wb.config.k, evidence_k)
+def variant_scores(wb: Workbench, rankings: dict[str, Ranking], evidence_k: int) -> dict[str, list[float]]:
+    """Each compared metric's per-question values (:func:`rag_lib.results.mechanism.mechanism_metrics`;
+    ``coverage@evidence`` at the variant's own ``evidence_k``), questions in id order."""
+    measures = _measures(wb.config.k, evidence_k)
     table = wb.evaluate(rankings, tuple(measures.values()))
     return {metric: [float(v) for v in table[m.name]] for metric, m in measures.items()}
 
@@ -107,7 +108,7 @@ def _baseline_scores(baseline: BaselineMeasures, lang: str, question_ids: Sequen
     """The baseline's per-question values as 01 measured them at top-``k``, in :func:`_scores`' order (ids
     sorted)."""
     qids = sorted(question_ids)
-    return {metric: baseline.scores(lang, qids, m.name) for metric, m in variant_measures(k, k).items()}
+    return {metric: baseline.scores(lang, qids, m.name) for metric, m in _measures(k, k).items()}
 
 
 def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
@@ -136,7 +137,7 @@ def measure_variant(v: Variant, wb: Workbench, baseline: BaselineMeasures,
         # Paired comparison on the questions the variant ranked (all of them, unless some failed).
         same = len(runs) == len(questions)
         base = base_scores[lang] if same else _baseline_scores(baseline, lang, list(runs), wb.config.k)
-        scores = _scores(wb, runs, evidence_k)
+        scores = variant_scores(wb, runs, evidence_k)
         paired[lang] = {m: compare(scores[m], base[m], n_boot, seed) for m in mechanism_metrics(wb.config.k)}
         if not same:
             compared_on[lang] = len(runs)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from rag_lib.evaluation.stats import MIN_RESAMPLES
 from rag_lib.experiments.mechanisms.registry import BaselineDense, BuildContext, Variant, get_mechanism
-from rag_lib.experiments.mechanisms.run import variant_measures
+from rag_lib.experiments.mechanisms.run import variant_scores
 from rag_lib.pipeline.workbench import RunKey, Workbench
 from rag_lib.pipeline.workbook import OpenWorkbook, described
 from rag_lib.results.workbook import Measurement
@@ -31,11 +31,10 @@ CASEBOOK_ONLY = "runs on no language of this workbook (casebook questions only)"
 
 def _measured(wb: Workbench, name: str, rankings: dict[str, Ranking], lang: str,
               evidence_k: int) -> list[Measurement]:
-    """Each question's value of every compared metric (``coverage@evidence`` at the variant's own k)."""
-    measures = variant_measures(wb.config.k, evidence_k)
-    table = wb.evaluate(rankings, tuple({m.name: m for m in measures.values()}.values()))
-    return [Measurement(name, lang, qid, metric, float(table.loc[qid, m.name]))
-            for qid in sorted(rankings) for metric, m in measures.items()]
+    """Each question's value of every compared metric, as 06 measures a variant (:func:`variant_scores`)."""
+    scores = variant_scores(wb, rankings, evidence_k)
+    return [Measurement(name, lang, qid, metric, values[i])
+            for i, qid in enumerate(sorted(rankings)) for metric, values in scores.items()]
 
 
 def _same_model_as_baseline(v: Variant, wb: Workbench) -> bool:

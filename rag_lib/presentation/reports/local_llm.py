@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rag_lib.presentation.llm_eval import keyfact_line, statements
+from rag_lib.presentation.llm_eval import development_rows, keyfact_line, statements
 from rag_lib.presentation.report import bullets, markdown_table, prose
 from rag_lib.presentation.tables import pivot
 from rag_lib.results.local_llm import ANSWER_COLUMNS, EXPERIMENT, AnswerRow, LocalLLMResult
@@ -15,8 +15,6 @@ __all__ = ["EXPERIMENT", "report_markdown"]
 SET_COLUMNS = ["generator", "lang", "gate", "n", "missing", "answered", "gold_in_top_k", "correct_gold_in_top_k",
                "correct_gold_in_top_k_ci", "refusal_correctness", "refusal_correctness_ci", "false_refusal",
                "false_refusal_ci"]
-# The development set's gates set beside the test set's.
-DEVELOPMENT_GATES = ["ungated", "floor+aspects (leave-one-out)", "floor+aspects (leave-one-out) then judge"]
 PAIRED_COLUMNS = ["comparison", "lang", "metric", "questions", "answerer", "baseline", "difference", "95% interval",
                   "adjusted (Holm)"]
 NARROWING_COLUMNS = ["budget_tokens", "max_units", "lang", "choosing half", "choosing half share", "choosing half ci",
@@ -34,8 +32,7 @@ TARGET_COLUMNS = ["lang", "gate", "metric", "target", "measured", "ci", "recorde
 
 def development_beside_test(result: LocalLLMResult) -> list[AnswerRow]:
     """The narrowed and claims pipelines' development-set rows under the gates the test set has."""
-    labels = [result.answers["narrowed"].label, result.answers["claims"].label]
-    return [r for r in result.answer_rows if r.generator in labels and r.gate in DEVELOPMENT_GATES]
+    return [row for name in ("narrowed", "claims") for row in development_rows(result, result.answers[name].label)]
 
 
 def before_after_table(result: LocalLLMResult) -> str:
