@@ -71,7 +71,7 @@ def test_a_mechanism_run_without_a_stored_baseline_says_which_run_to_execute(mon
 def test_the_stored_baseline_equals_a_fresh_measurement_bit_for_bit() -> None:
     """What 06 pairs its variants with is what ranking the baseline again gives, to the last bit."""
     from rag_lib.experiments.mechanisms import BaselineDense
-    from rag_lib.experiments.mechanisms.run import _baseline_scores, _scores
+    from rag_lib.experiments.mechanisms.run import _baseline_scores, variant_scores
     from rag_lib.pipeline.workbench import Workbench
 
     wb = Workbench()
@@ -80,5 +80,5 @@ def test_the_stored_baseline_equals_a_fresh_measurement_bit_for_bit() -> None:
     stored.check(wb.provenance(BASE), wb.inputs_sha256, ["zh", "en"], [q.id for q in questions], ["original"])
     rank = BaselineDense(wb)
     for lang in ("zh", "en"):
-        fresh = _scores(wb, {q.id: rank(q.text(lang)) for q in questions}, wb.config.k)
+        fresh = variant_scores(wb, {q.id: rank(q.text(lang)) for q in questions}, wb.config.k)
         assert _baseline_scores(stored, lang, [q.id for q in questions], wb.config.k) == fresh
